@@ -1,0 +1,35 @@
+import { registerSecuritySchemes } from "./lib/openapi";
+import { createRouter } from "./lib/router";
+import { jsonBodyLimit } from "./middleware/body-limit";
+import { ensureBootstrap } from "./middleware/bootstrap";
+import { cors } from "./middleware/cors";
+import { createNotFoundHandler, onError } from "./middleware/error-handler";
+import { requestContext } from "./middleware/request-context";
+import { requestServices } from "./middleware/request-services";
+import { securityHeaders } from "./middleware/security-headers";
+import { devRouter } from "./routes/dev/dev.index";
+import { createDocsRouter } from "./routes/docs/docs.index";
+import { healthRouter } from "./routes/health/health.index";
+import { unitsRouter } from "./routes/units/units.index";
+
+export const app = createRouter();
+
+// Outermost first. requestContext and securityHeaders cannot fail, so even an error raised by
+// a later middleware gets the request id and the security headers.
+app.use(requestContext);
+app.use(securityHeaders);
+app.use(requestServices);
+app.use(cors);
+app.use(jsonBodyLimit);
+
+// Probes answer before bootstrap so liveness never waits on the database.
+app.route("/", healthRouter);
+app.use(ensureBootstrap);
+
+app.route("/v1", createDocsRouter(app));
+app.route("/v1", unitsRouter);
+app.route("/__dev", devRouter);
+
+registerSecuritySchemes(app);
+app.onError(onError);
+app.notFound(createNotFoundHandler(app.routes));

@@ -1,0 +1,120 @@
+import type { AppBindings } from "./env";
+import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
+
+/** OWASP's minimum Argon2id parameters; production refuses anything weaker. */
+export const ARGON2_MINIMUM = { memoryKib: 19_456, iterations: 2, parallelism: 1 } as const;
+
+export interface Argon2Params {
+  memoryKib: number;
+  iterations: number;
+  parallelism: number;
+}
+
+export interface AppConfig {
+  environment: string;
+  isDevelopment: boolean;
+  isProduction: boolean;
+  /** Browser origins allowed by CORS and the cross-site check, besides the API's own origin. */
+  corsOrigins: ReadonlySet<string>;
+  argon2: Argon2Params;
+  bootstrap: { email: string; password: string } | null;
+  email: { from: string; providerUrl: string | null; apiKey: string | null };
+  outbound: OutboundPolicy;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const cache = new WeakMap<object, AppConfig>();
+
+/**
+ * Reads and checks the Worker's variables once per `env` object (the runtime reuses it across
+ * requests of an isolate). A bad value throws `ConfigError`, which the error handler turns into a
+ * 500 and a log line naming the variable.
+ */
+export function loadConfig(env: AppBindings): AppConfig {
+  let config = cache.get(env);
+  if (!config) {
+    config = parseConfig(env);
+    cache.set(env, config);
+  }
+  return config;
+}
+
+function parseConfig(env: AppBindings): AppConfig {
+  const environment = (env.ENVIRONMENT || "development").trim();
+  const isProduction = environment === "production";
+  const argon2 = {
+    memoryKib: positiveInt(env.ARGON2_MEMORY_KIB, "ARGON2_MEMORY_KIB", ARGON2_MINIMUM.memoryKib),
+    iterations: positiveInt(env.ARGON2_ITERATIONS, "ARGON2_ITERATIONS", ARGON2_MINIMUM.iterations),
+    parallelism: ARGON2_MINIMUM.parallelism,
+  };
+  if (
+    isProduction &&
+    (argon2.memoryKib < ARGON2_MINIMUM.memoryKib || argon2.iterations < ARGON2_MINIMUM.iterations)
+  ) {
+    throw new ConfigError("ARGON2_MEMORY_KIB / ARGON2_ITERATIONS are below the OWASP minimum");
+  }
+
+  const providerUrl = optional(env.EMAIL_PROVIDER_URL);
+  const bootstrapEmail = optional(env.BOOTSTRAP_SUPERUSER_EMAIL);
+  const bootstrapPassword = optional(env.BOOTSTRAP_SUPERUSER_PASSWORD);
+
+  return {
+    environment,
+    isDevelopment: environment === "development",
+    isProduction,
+    corsOrigins: new Set(
+      [env.APP_ORIGIN, env.SITE_ORIGIN, env.DOCS_ORIGIN].flatMap((value, i) =>
+        originList(value, ["APP_ORIGIN", "SITE_ORIGIN", "DOCS_ORIGIN"][i]!),
+      ),
+    ),
+    argon2,
+    bootstrap:
+      bootstrapEmail && bootstrapPassword
+        ? { email: bootstrapEmail, password: bootstrapPassword }
+        : null,
+    email: {
+      from: env.EMAIL_FROM?.trim() || "relab <noreply@relab.localhost>",
+      providerUrl,
+      apiKey: optional(env.EMAIL_PROVIDER_API_KEY),
+    },
+    outbound: createOutboundPolicy(providerUrl ? [providerUrl] : []),
+  };
+}
+
+function optional(value: string | undefined): string | null {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : null;
+}
+
+function positiveInt(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined || value.trim() === "") return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) {
+    throw new ConfigError(`${name} must be a positive integer`);
+  }
+  return parsed;
+}
+
+/** A variable may hold one origin or a comma-separated list; each is normalised to scheme://host[:port]. */
+function originList(value: string | undefined, name: string): string[] {
+  if (!value) return [];
+  return value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      let url: URL;
+      try {
+        url = new URL(entry);
+      } catch {
+        throw new ConfigError(`${name} holds an entry that is not a URL`);
+      }
+      if (url.protocol !== "https:" && url.protocol !== "http:") {
+        throw new ConfigError(`${name} entries must be http(s) origins`);
+      }
+      return url.origin;
+    });
+}

@@ -1,0 +1,92 @@
+import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
+
+export type Db = DrizzleD1Database;
+
+/** Number of D1 round trips made so far through one counting wrapper. */
+export interface RoundTripCounter {
+  readonly count: number;
+}
+
+interface MutableCounter {
+  count: number;
+}
+
+/**
+ * Wraps a D1 binding so that each network round trip to the database is counted: every
+ * `first`/`run`/`all`/`raw` of a statement, every `exec`, and each `batch` (however many
+ * statements it carries) counts one. In production D1 lives in one region while the Worker runs
+ * at the edge, so this count is the number of network hops a request costs.
+ */
+export function countRoundTrips(d1: D1Database): { d1: D1Database; counter: RoundTripCounter } {
+  const counter: MutableCounter = { count: 0 };
+  return { d1: new CountingDatabase(d1, counter) as unknown as D1Database, counter };
+}
+
+/** A drizzle client over a counting wrapper of `d1`, and its counter. One per request. */
+export function createDb(d1: D1Database): { db: Db; roundTrips: RoundTripCounter } {
+  const { d1: counted, counter } = countRoundTrips(d1);
+  return { db: drizzle(counted), roundTrips: counter };
+}
+
+class CountingStatement {
+  constructor(
+    readonly inner: D1PreparedStatement,
+    private readonly counter: MutableCounter,
+  ) {}
+
+  bind(...values: unknown[]): CountingStatement {
+    return new CountingStatement(this.inner.bind(...values), this.counter);
+  }
+
+  first<T>(column?: string): Promise<T | null> {
+    this.counter.count++;
+    return column === undefined ? this.inner.first<T>() : this.inner.first<T>(column);
+  }
+
+  run<T>(): Promise<D1Result<T>> {
+    this.counter.count++;
+    return this.inner.run<T>();
+  }
+
+  all<T>(): Promise<D1Result<T>> {
+    this.counter.count++;
+    return this.inner.all<T>();
+  }
+
+  raw<T extends unknown[]>(options?: { columnNames?: boolean }): Promise<T[]> {
+    this.counter.count++;
+    // The overloads of raw() differ only in whether a header row comes first.
+    return this.inner.raw<T>(options as { columnNames?: false });
+  }
+}
+
+class CountingDatabase {
+  constructor(
+    private readonly inner: D1Database,
+    private readonly counter: MutableCounter,
+  ) {}
+
+  prepare(query: string): CountingStatement {
+    return new CountingStatement(this.inner.prepare(query), this.counter);
+  }
+
+  batch<T>(statements: (CountingStatement | D1PreparedStatement)[]): Promise<D1Result<T>[]> {
+    this.counter.count++;
+    return this.inner.batch<T>(
+      statements.map((s) => (s instanceof CountingStatement ? s.inner : s)),
+    );
+  }
+
+  exec(query: string): Promise<D1ExecResult> {
+    this.counter.count++;
+    return this.inner.exec(query);
+  }
+
+  withSession(): never {
+    throw new Error("D1 sessions are not used through the counting wrapper");
+  }
+
+  dump(): never {
+    throw new Error("D1 dump is not available through the counting wrapper");
+  }
+}

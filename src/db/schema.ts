@@ -1,0 +1,130 @@
+import { sql } from "drizzle-orm";
+import {
+  check,
+  index,
+  integer,
+  real,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+
+/** Unix seconds: the API's timestamps have seconds precision, and SQLite date functions read them directly. */
+const timestamps = {
+  createdAt: integer("created_at", { mode: "timestamp" }).notNull().default(sql`(unixepoch())`),
+  updatedAt: integer("updated_at", { mode: "timestamp" }).notNull().default(sql`(unixepoch())`),
+};
+
+export const ROLES = ["contributor", "lab"] as const;
+export const PROFILE_VISIBILITIES = ["public", "community", "private"] as const;
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** Lower-cased address as entered; unique, so addresses are unique case-insensitively. */
+    email: text("email").notNull(),
+    /** Canonical form (provider-specific dots and +tags removed) so aliases of one mailbox cannot register twice. */
+    emailCanonical: text("email_canonical").notNull(),
+    username: text("username").notNull(),
+    /** Argon2id PHC string; null for accounts that sign in only through an identity provider. */
+    hashedPassword: text("hashed_password"),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    isVerified: integer("is_verified", { mode: "boolean" }).notNull().default(false),
+    isSuperuser: integer("is_superuser", { mode: "boolean" }).notNull().default(false),
+    role: text("role", { enum: ROLES }).notNull().default("contributor"),
+    profileVisibility: text("profile_visibility", { enum: PROFILE_VISIBILITIES })
+      .notNull()
+      .default("public"),
+    lastLoginAt: integer("last_login_at", { mode: "timestamp" }),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex("users_email_unique").on(t.email),
+    uniqueIndex("users_email_canonical_unique").on(t.emailCanonical),
+    uniqueIndex("users_username_unique").on(t.username),
+    check("users_role_check", sql`${t.role} IN ('contributor', 'lab')`),
+    check(
+      "users_profile_visibility_check",
+      sql`${t.profileVisibility} IN ('public', 'community', 'private')`,
+    ),
+    check("users_superuser_is_lab", sql`${t.isSuperuser} = 0 OR ${t.role} = 'lab'`),
+  ],
+);
+
+export const productTypes = sqliteTable(
+  "product_types",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull(),
+    description: text("description"),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex("product_types_name_unique").on(t.name)],
+);
+
+/** Units of bill-of-materials quantities; `toBase` converts to kilograms (mass) or metres (length). */
+export const units = sqliteTable(
+  "units",
+  {
+    code: text("code").primaryKey(),
+    name: text("name").notNull(),
+    dimension: text("dimension", { enum: ["mass", "length"] }).notNull(),
+    toBase: real("to_base").notNull(),
+    position: integer("position").notNull(),
+  },
+  (t) => [check("units_dimension_check", sql`${t.dimension} IN ('mass', 'length')`)],
+);
+
+/**
+ * Base products and components share this table: a base product has no parent, a component has
+ * a parent (a base product or another component) and an amount in it. The API exposes the two
+ * kinds as separate resources.
+ */
+export const products = sqliteTable(
+  "products",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    parentId: integer("parent_id").references((): any => products.id, { onDelete: "cascade" }),
+    ownerId: integer("owner_id")
+      .notNull()
+      .references(() => users.id),
+    name: text("name").notNull(),
+    description: text("description"),
+    brand: text("brand"),
+    model: text("model"),
+    weightG: real("weight_g"),
+    heightCm: real("height_cm"),
+    widthCm: real("width_cm"),
+    depthCm: real("depth_cm"),
+    volumeCm3: real("volume_cm3").generatedAlwaysAs(
+      sql`height_cm * width_cm * depth_cm`,
+      { mode: "virtual" },
+    ),
+    /** JSON object with optional recyclability, disassemblability, remanufacturability notes. */
+    circularityProperties: text("circularity_properties", { mode: "json" }).$type<
+      Partial<Record<"recyclability" | "disassemblability" | "remanufacturability", string>>
+    >(),
+    productTypeId: integer("product_type_id").references(() => productTypes.id, {
+      onDelete: "set null",
+    }),
+    amountInParent: integer("amount_in_parent"),
+    /** Optimistic-concurrency counter: bumps when one of the record's own fields changes. */
+    version: integer("version").notNull().default(1),
+    ...timestamps,
+  },
+  (t) => [
+    index("products_owner_idx").on(t.ownerId),
+    index("products_parent_idx").on(t.parentId),
+    index("products_base_created_idx").on(t.createdAt).where(sql`${t.parentId} IS NULL`),
+    check("products_name_length", sql`length(${t.name}) BETWEEN 2 AND 100`),
+    check(
+      "products_component_amount",
+      sql`(${t.parentId} IS NULL AND ${t.amountInParent} IS NULL) OR (${t.parentId} IS NOT NULL AND ${t.amountInParent} BETWEEN 1 AND 1000)`,
+    ),
+    check(
+      "products_positive_dimensions",
+      sql`(${t.weightG} IS NULL OR ${t.weightG} > 0) AND (${t.heightCm} IS NULL OR ${t.heightCm} > 0) AND (${t.widthCm} IS NULL OR ${t.widthCm} > 0) AND (${t.depthCm} IS NULL OR ${t.depthCm} > 0)`,
+    ),
+  ],
+);

@@ -1,0 +1,84 @@
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+  /** A logger that adds `fields` to every line (e.g. the request id). */
+  child(fields: LogFields): Logger;
+}
+
+/** Members whose values are secrets whatever they hold. */
+const SECRET_KEY = /pass(word)?|secret|token|authorization|cookie|api[-_]?key|mfa|otp|recovery|signature|assertion/i;
+const EMAIL = /([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/g;
+const URL_WITH_EXTRAS = /\b(https?:\/\/[^\s"'<>?#]*)[?#][^\s"'<>]*/g;
+const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
+const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
+// drizzle's query errors append the bound values, which may be hashes, tokens or addresses.
+const QUERY_PARAMS = /\bparams: [^\n]*/g;
+
+/** Masks an address to its first character and domain: `a***@example.com`. */
+export function maskEmail(address: string): string {
+  return address.replace(EMAIL, "$1***@$2");
+}
+
+/**
+ * Removes what must never reach a log from free text: full email addresses, the query and
+ * fragment of URLs (verification and reset links carry their tokens there), bearer credentials,
+ * JWTs, and the bound parameters that query errors quote.
+ */
+export function scrubText(text: string): string {
+  return text
+    .replace(QUERY_PARAMS, "params: [redacted]")
+    .replace(URL_WITH_EXTRAS, "$1")
+    .replace(BEARER, "$1 [redacted]")
+    .replace(JWT, "[redacted-jwt]")
+    .replace(EMAIL, "$1***@$2");
+}
+
+/** Deep copy of `value` that is safe to log: secret-named members redacted, strings scrubbed. */
+export function scrub(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return scrubText(value);
+  if (value === null || typeof value !== "object") return value;
+  if (depth > 6) return "[truncated]";
+  if (value instanceof Error) {
+    return {
+      name: value.name,
+      message: scrubText(value.message),
+      ...(value.stack ? { stack: scrubText(value.stack) } : {}),
+      // drizzle wraps D1's own error (the useful part) as the cause.
+      ...(value.cause !== undefined ? { cause: scrub(value.cause, depth + 1) } : {}),
+    };
+  }
+  if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] = SECRET_KEY.test(key) ? "[redacted]" : scrub(item, depth + 1);
+  }
+  return out;
+}
+
+type Sink = (level: LogLevel, line: string) => void;
+
+const consoleSink: Sink = (level, line) => {
+  if (level === "error") console.error(line);
+  else if (level === "warn") console.warn(line);
+  else console.log(line);
+};
+
+/** A structured logger writing one JSON object per line; every field passes through `scrub`. */
+export function createLogger(base: LogFields = {}, sink: Sink = consoleSink): Logger {
+  const write = (level: LogLevel, msg: string, fields?: LogFields) => {
+    const entry = scrub({ ...base, ...fields }) as LogFields;
+    sink(level, JSON.stringify({ ts: new Date().toISOString(), level, msg: scrubText(msg), ...entry }));
+  };
+  return {
+    debug: (msg, fields) => write("debug", msg, fields),
+    info: (msg, fields) => write("info", msg, fields),
+    warn: (msg, fields) => write("warn", msg, fields),
+    error: (msg, fields) => write("error", msg, fields),
+    child: (fields) => createLogger({ ...base, ...fields }, sink),
+  };
+}

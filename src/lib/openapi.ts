@@ -1,0 +1,58 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env";
+
+/** Version of the public contract under `/v1`, reported in the schema's `info.version`. */
+export const API_VERSION = "1.0.0";
+
+/** Names of the security schemes routes refer to in their `security` member. */
+export const SECURITY = { bearer: "bearerAuth", cookie: "cookieAuth" } as const;
+
+const TAGS = [
+  { name: "Auth", description: "Registration, sign-in over bearer tokens or cookie sessions, and account recovery." },
+  { name: "Reference data", description: "Public lookups: taxonomies, categories, materials, product types, units." },
+];
+
+const DESCRIPTION = `Structured research data about products taken apart for study.
+
+Every route lives under \`/v1\`; keep the base URL and the \`/v1\` prefix as separate client settings.
+Errors are RFC 9457 Problem Details (\`application/problem+json\`) with a stable \`code\` and the
+\`request_id\` that is also sent as \`X-Request-ID\`. Send your own \`X-Request-ID\` (up to 128
+characters of letters, digits and \`._:-\`) to correlate logs; otherwise one is generated.
+
+Browsers sign in with cookie sessions; apps and scripts with bearer tokens.`;
+
+/** Registers the bearer and cookie security schemes on the root app's registry. */
+export function registerSecuritySchemes(app: OpenAPIHono<AppEnv>): void {
+  app.openAPIRegistry.registerComponent("securitySchemes", SECURITY.bearer, {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "Access token from `POST /v1/auth/bearer/login`; valid for 15 minutes.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", SECURITY.cookie, {
+    type: "apiKey",
+    in: "cookie",
+    name: "__Host-relab-auth",
+    description: "Browser session cookie set by `POST /v1/auth/session/login`.",
+  });
+}
+
+type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
+const documents = new WeakMap<object, Document>();
+
+/**
+ * The OpenAPI 3.1 document of `app`, generated once per isolate; `serverUrl` (the request's
+ * origin) is filled in per call.
+ */
+export function openApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string): Document {
+  let document = documents.get(app);
+  if (!document) {
+    document = app.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: { title: "relab research-data API", version: API_VERSION, description: DESCRIPTION },
+      tags: TAGS,
+    });
+    documents.set(app, document);
+  }
+  return { ...document, servers: [{ url: serverUrl, description: "This deployment" }] };
+}

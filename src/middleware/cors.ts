@@ -1,0 +1,52 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { writableHeaders } from "../lib/http";
+import { ApiError } from "../lib/problem";
+
+const ALLOW_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
+const ALLOW_HEADERS =
+  "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-ID";
+const EXPOSE_HEADERS =
+  "X-Request-ID, ETag, Location, Retry-After, RateLimit, RateLimit-Policy, Content-Disposition";
+const PREFLIGHT_MAX_AGE_SECONDS = "600";
+
+/** Whether `origin` may call the API from a browser: a configured app, site or docs origin, or the API's own. */
+export function isAllowedOrigin(origin: string, allowed: ReadonlySet<string>, requestUrl: string): boolean {
+  return allowed.has(origin) || origin === new URL(requestUrl).origin;
+}
+
+/**
+ * CORS with credentials for the configured origins and the API's own origin only. A preflight
+ * from any other origin is refused with 403, and actual responses to it carry no CORS headers,
+ * so the browser withholds them from the calling page.
+ */
+export const cors = createMiddleware<AppEnv>(async (c, next) => {
+  const origin = c.req.header("origin");
+  const allowed =
+    origin !== undefined && isAllowedOrigin(origin, c.var.config.corsOrigins, c.req.url);
+  const isPreflight =
+    c.req.method === "OPTIONS" && origin !== undefined && c.req.header("access-control-request-method");
+
+  if (isPreflight) {
+    if (!allowed) {
+      throw new ApiError(403, { code: "CORS_ORIGIN_NOT_ALLOWED", detail: "This origin may not call the API." });
+    }
+    return c.body(null, 204, {
+      "Access-Control-Allow-Origin": origin,
+      "Access-Control-Allow-Credentials": "true",
+      "Access-Control-Allow-Methods": ALLOW_METHODS,
+      "Access-Control-Allow-Headers": ALLOW_HEADERS,
+      "Access-Control-Max-Age": PREFLIGHT_MAX_AGE_SECONDS,
+      Vary: "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
+    });
+  }
+
+  await next();
+  const headers = writableHeaders(c);
+  headers.append("Vary", "Origin");
+  if (allowed) {
+    headers.set("Access-Control-Allow-Origin", origin);
+    headers.set("Access-Control-Allow-Credentials", "true");
+    headers.set("Access-Control-Expose-Headers", EXPOSE_HEADERS);
+  }
+});

@@ -1,0 +1,66 @@
+import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { AppEnv } from "../env";
+import { createLogger } from "../lib/logger";
+import { ApiError, internalError, noSuchPath, problemBody } from "../lib/problem";
+import { createMethodLookup } from "../lib/route-matcher";
+
+const PROBLEM_JSON = "application/problem+json";
+
+/** Renders an `ApiError` as `application/problem+json`; the only place errors become responses. */
+export function problemResponse(c: Context<AppEnv>, error: ApiError): Response {
+  const requestId = c.var.requestId ?? crypto.randomUUID();
+  return new Response(JSON.stringify(problemBody(error, requestId)), {
+    status: error.status,
+    headers: { ...error.headers, "Content-Type": PROBLEM_JSON, "Cache-Control": "no-store" },
+  });
+}
+
+/** Maps framework exceptions (malformed JSON, media type, body size) to the service's error codes. */
+function fromHttpException(error: HTTPException): ApiError {
+  switch (error.status) {
+    case 400:
+      return /malformed json/i.test(error.message)
+        ? new ApiError(400, { code: "MALFORMED_JSON", detail: "The request body is not valid JSON." })
+        : new ApiError(400, { code: "BAD_REQUEST", detail: "The request could not be read." });
+    case 413:
+      return new ApiError(413, { code: "PAYLOAD_TOO_LARGE", detail: "The request body is too large." });
+    case 415:
+      return new ApiError(415, {
+        code: "UNSUPPORTED_MEDIA_TYPE",
+        detail: "This route does not accept that Content-Type; see the OpenAPI schema for the accepted types.",
+      });
+    default:
+      return error.status >= 500
+        ? internalError()
+        : new ApiError(error.status, { code: "HTTP_ERROR", detail: "The request could not be processed." });
+  }
+}
+
+export const onError: ErrorHandler<AppEnv> = (error, c) => {
+  if (error instanceof ApiError) return problemResponse(c, error);
+  if (error instanceof HTTPException) return problemResponse(c, fromHttpException(error));
+  // Anything else is a bug or an outage: full detail to the log, nothing of it to the client.
+  const log = c.var.log ?? createLogger({ request_id: c.var.requestId });
+  log.error("unhandled exception", { method: c.req.method, path: c.req.path, error });
+  return problemResponse(c, internalError());
+};
+
+/** 404 for unknown paths, or 405 with `Allow` when the path exists with other methods. */
+export function createNotFoundHandler(routes: readonly { method: string; path: string }[]): NotFoundHandler<AppEnv> {
+  const methodsFor = createMethodLookup(routes);
+  return (c) => {
+    const allowed = methodsFor(c.req.path);
+    if (allowed.length > 0) {
+      return problemResponse(
+        c,
+        new ApiError(405, {
+          code: "METHOD_NOT_ALLOWED",
+          detail: `This resource supports ${allowed.join(", ")}.`,
+          headers: { Allow: allowed.join(", ") },
+        }),
+      );
+    }
+    return problemResponse(c, noSuchPath());
+  };
+}

@@ -1,0 +1,37 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { writableHeaders } from "../lib/http";
+import { createLogger } from "../lib/logger";
+import { resolveRequestId } from "../lib/request-id";
+
+/**
+ * Outermost middleware: gives the request its id, logger and client IP, and on the way out
+ * stamps `X-Request-ID`, reports D1 round trips in development, and writes the access log line.
+ * It does nothing that can throw, so its epilogue runs for every response, errors included.
+ */
+export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
+  const started = Date.now();
+  const requestId = resolveRequestId(c.req.header("x-request-id"));
+  const log = createLogger({ request_id: requestId });
+  c.set("requestId", requestId);
+  c.set("log", log);
+  // Cloudflare sets CF-Connecting-IP on every request it forwards; X-Forwarded-For is client-controlled.
+  c.set("clientIp", c.req.header("cf-connecting-ip") ?? null);
+
+  await next();
+
+  const headers = writableHeaders(c);
+  headers.set("X-Request-ID", requestId);
+  const roundTrips = c.var.roundTrips?.count ?? 0;
+  if (c.var.config?.isDevelopment) {
+    headers.append("Server-Timing", `d1;desc="${roundTrips} round trips"`);
+  }
+  log.info("request", {
+    method: c.req.method,
+    path: c.req.path,
+    status: c.res.status,
+    duration_ms: Date.now() - started,
+    d1_round_trips: roundTrips,
+    client_ip: c.var.clientIp,
+  });
+});

@@ -1,0 +1,41 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config";
+
+const withVars = (vars: Record<string, string | undefined>) => loadConfig({ ...env, ...vars });
+
+describe("configuration", () => {
+  it("reads the development defaults", () => {
+    const config = withVars({});
+    expect(config.isDevelopment).toBe(true);
+    expect(config.isProduction).toBe(false);
+    expect([...config.corsOrigins].sort()).toEqual([env.APP_ORIGIN, env.DOCS_ORIGIN, env.SITE_ORIGIN].sort());
+    expect(config.bootstrap).toEqual({ email: env.BOOTSTRAP_SUPERUSER_EMAIL, password: env.BOOTSTRAP_SUPERUSER_PASSWORD });
+  });
+
+  it("normalises origin lists", () => {
+    const config = withVars({ APP_ORIGIN: "https://a.example/, https://b.example:8443/path", SITE_ORIGIN: "", DOCS_ORIGIN: "" });
+    expect([...config.corsOrigins]).toEqual(["https://a.example", "https://b.example:8443"]);
+  });
+
+  it("refuses weaker-than-OWASP Argon2id in production", () => {
+    expect(() => withVars({ ENVIRONMENT: "production", ARGON2_MEMORY_KIB: "64" })).toThrow(ConfigError);
+    expect(withVars({ ENVIRONMENT: "production", ARGON2_MEMORY_KIB: "19456", ARGON2_ITERATIONS: "2" }).argon2.memoryKib).toBe(19456);
+  });
+
+  it.each([
+    ["a non-numeric Argon2 setting", { ARGON2_ITERATIONS: "two" }],
+    ["an origin that is not a URL", { APP_ORIGIN: "app.example" }],
+  ])("refuses %s", (_, vars) => {
+    expect(() => withVars(vars)).toThrow(ConfigError);
+  });
+
+  it("needs both bootstrap email and password", () => {
+    expect(withVars({ BOOTSTRAP_SUPERUSER_PASSWORD: "" }).bootstrap).toBeNull();
+  });
+
+  it("allow-lists the email provider URL exactly", () => {
+    const config = withVars({ EMAIL_PROVIDER_URL: "https://api.resend.com/emails" });
+    expect([...config.outbound.exact]).toEqual(["https://api.resend.com/emails"]);
+  });
+});

@@ -1,0 +1,43 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { verifyPassword } from "../../src/auth/password";
+import { api, roundTrips } from "../support/http";
+
+interface UserRow {
+  id: number;
+  email: string;
+  username: string;
+  hashed_password: string;
+  is_active: number;
+  is_verified: number;
+  is_superuser: number;
+  role: string;
+}
+
+describe("bootstrap superuser", () => {
+  it("exists before the first answer, once, even when the first requests arrive together", async () => {
+    const before = await env.DB.prepare("SELECT count(*) AS n FROM users").first<{ n: number }>();
+    expect(before?.n).toBe(0);
+
+    const responses = await Promise.all(Array.from({ length: 5 }, () => api("/v1/units")));
+    for (const response of responses) {
+      expect(response.status).toBe(200);
+      // The bootstrap's own queries use a separate client and are not charged to the request.
+      expect(roundTrips(response)).toBe(1);
+    }
+
+    const { results } = await env.DB.prepare("SELECT * FROM users WHERE is_superuser = 1").all<UserRow>();
+    expect(results).toHaveLength(1);
+    const admin = results[0]!;
+    expect(admin).toMatchObject({
+      email: env.BOOTSTRAP_SUPERUSER_EMAIL,
+      username: "admin",
+      is_active: 1,
+      is_verified: 1,
+      is_superuser: 1,
+      role: "lab",
+    });
+    expect(admin.hashed_password).toMatch(/^\$argon2id\$v=19\$/);
+    expect(verifyPassword(env.BOOTSTRAP_SUPERUSER_PASSWORD, admin.hashed_password)).toBe(true);
+  });
+});

@@ -1,0 +1,28 @@
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it } from "vitest";
+import { api } from "../../support/http";
+import { captureLogs } from "../../support/logs";
+
+// The database loses its schema for real (storage is per test file): the D1 probe must fail.
+describe("GET /health when D1 fails", () => {
+  let logs: ReturnType<typeof captureLogs>;
+  afterEach(() => logs.restore());
+
+  it("answers 503 unhealthy, names the failed check, and logs why", async () => {
+    await env.DB.exec("PRAGMA foreign_keys = OFF; DROP TABLE products; DROP TABLE users;");
+    logs = captureLogs();
+
+    const response = await api("/health");
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({ status: "unhealthy", checks: { d1: "fail", kv: "ok", r2: "ok" } });
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    const failure = logs.entries().find((entry) => entry.msg === "health probe failed");
+    expect(failure).toMatchObject({ level: "error", probe: "d1" });
+    expect(JSON.stringify(failure)).toContain("no such table: users");
+  });
+
+  it("/live still answers: liveness does not depend on storage", async () => {
+    logs = captureLogs();
+    expect((await api("/live")).status).toBe(200);
+  });
+});

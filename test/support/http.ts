@@ -1,0 +1,49 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import worker from "../../src/index";
+import type { Problem } from "../../src/lib/problem";
+
+export const ORIGIN = "http://localhost";
+
+/** Variables of a production deployment (production refuses the tests' cheap Argon2id settings). */
+export const PRODUCTION_VARS = { ENVIRONMENT: "production", ARGON2_MEMORY_KIB: "19456", ARGON2_ITERATIONS: "2" };
+
+/** A request to the Worker under test, through its real fetch handler and bindings. */
+export function api(path: string, init?: RequestInit): Promise<Response> {
+  return exports.default.fetch(new Request(new URL(path, ORIGIN), init));
+}
+
+/**
+ * The same, with some variables changed (ENVIRONMENT=production, say). The bindings stay the
+ * real local ones; only configuration values differ.
+ */
+export async function apiWithVars(
+  vars: Record<string, string>,
+  path: string,
+  init?: RequestInit,
+): Promise<Response> {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(new Request(new URL(path, ORIGIN), init), { ...env, ...vars }, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+/** Asserts a Problem Details response with `status` and `code`, and returns its body. */
+export async function expectProblem(response: Response, status: number, code: string): Promise<Problem> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get("content-type")).toBe("application/problem+json");
+  expect(response.headers.get("cache-control")).toBe("no-store");
+  const body = (await response.json()) as Problem;
+  expect(body).toMatchObject({ type: "about:blank", status, code });
+  expect(body.request_id).toBe(response.headers.get("x-request-id"));
+  return body;
+}
+
+/** D1 round trips the request made, from the development `Server-Timing` header. */
+export function roundTrips(response: Response): number {
+  const header = response.headers.get("server-timing") ?? "";
+  const match = /d1;desc="(\d+) round trips"/.exec(header);
+  if (!match) throw new Error(`no d1 entry in Server-Timing: ${header}`);
+  return Number(match[1]);
+}
