@@ -22,9 +22,11 @@ app.use(requestServices);
 app.use(cors);
 app.use(jsonBodyLimit);
 
-// Probes answer before bootstrap so liveness never waits on the database.
+// The probes answer even when bootstrap cannot run (a database outage is /health's to report).
+app.use("/live", ensureBootstrap({ bestEffort: true }));
+app.use("/health", ensureBootstrap({ bestEffort: true }));
 app.route("/", healthRouter);
-app.use(ensureBootstrap);
+app.use(ensureBootstrap());
 
 app.route("/v1", createDocsRouter(app));
 app.route("/v1", unitsRouter);

@@ -9,14 +9,26 @@ const runs = new WeakMap<object, Promise<unknown>>();
 /**
  * Makes sure the configured bootstrap superuser exists before the request is answered. Its D1
  * queries go through their own client, so they are not charged to the request's round trips.
+ * `bestEffort` is for the probes: when the database is down, `/live` must still answer and
+ * `/health` must report the outage itself, so a failed run is logged and the request goes on.
  */
-export const ensureBootstrap = createMiddleware<AppEnv>(async (c, next) => {
-  let run = runs.get(c.env.DB);
-  if (!run) {
-    run = ensureBootstrapSuperuser(createDb(c.env.DB).db, c.var.config, c.var.log);
-    runs.set(c.env.DB, run);
-    run.catch(() => runs.delete(c.env.DB));
-  }
-  await run;
-  await next();
-});
+export function ensureBootstrap({ bestEffort = false } = {}) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    let run = runs.get(c.env.DB);
+    if (!run) {
+      run = ensureBootstrapSuperuser(createDb(c.env.DB).db, c.var.config, c.var.log);
+      runs.set(c.env.DB, run);
+      run.catch(() => runs.delete(c.env.DB));
+    }
+    if (!bestEffort) {
+      await run;
+    } else {
+      try {
+        await run;
+      } catch (error) {
+        c.var.log.warn("bootstrap superuser check failed; retried on the next request", { error });
+      }
+    }
+    await next();
+  });
+}

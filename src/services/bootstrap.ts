@@ -21,12 +21,7 @@ export async function ensureBootstrapSuperuser(
   log: Logger,
 ): Promise<BootstrapOutcome> {
   if (!config.bootstrap) return "disabled";
-  const existing = await db
-    .select({ id: users.id })
-    .from(users)
-    .where(eq(users.isSuperuser, true))
-    .limit(1);
-  if (existing.length > 0) return "exists";
+  if (await superuserExists(db)) return "exists";
 
   const email = normalizeEmail(config.bootstrap.email);
   const inserted = await db
@@ -44,6 +39,8 @@ export async function ensureBootstrapSuperuser(
     .returning({ id: users.id });
 
   if (inserted.length === 0) {
+    // Another isolate may have created the superuser between our check and our insert.
+    if (await superuserExists(db)) return "exists";
     log.error("bootstrap superuser not created: email or username already taken by an ordinary account", {
       email,
       username: BOOTSTRAP_USERNAME,
@@ -52,4 +49,9 @@ export async function ensureBootstrapSuperuser(
   }
   log.info("bootstrap superuser created", { user_id: inserted[0]!.id, email });
   return "created";
+}
+
+async function superuserExists(db: Db): Promise<boolean> {
+  const rows = await db.select({ id: users.id }).from(users).where(eq(users.isSuperuser, true)).limit(1);
+  return rows.length > 0;
 }
