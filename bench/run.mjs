@@ -1,0 +1,212 @@
+// `npm run bench`: throughput and latency of the bundled worker on local workerd, against two
+// baselines measured in the same run. See bench/README.md.
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { runLoad } from "./load.mjs";
+import { formatTable, summarize } from "./report.mjs";
+import { scenarios as allScenarios } from "./scenarios.mjs";
+import {
+  BOOTSTRAP, HOST, applyMigrations, buildWorker, disposeAll, probe, startApp, startBaselines,
+} from "./targets.mjs";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const BUILD_DIR = path.join(ROOT, "bench/.build");
+const RESULTS = path.join(ROOT, "bench/results/latest.json");
+
+const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH_<NAME>, e.g. BENCH_DURATION)
+  --duration <s>       seconds per load run (default 5)
+  --rounds <n>         interleaved rounds; medians are taken over them (default 3)
+  --connections <n>    concurrent keep-alive connections (default 10)
+  --max-requests <n>   cap on responses per load run, ends a run early on a fast machine (default 200000)
+  --warmup <s>         unrecorded load per target before round 1 (default 1; 0 disables)
+  --only <name>        run only this scenario (repeatable or comma-separated); baselines always run
+  --port-base <n>      listen on n, n+1, ... (default 0: free ports chosen by the OS)
+  --out <file>         results file (default bench/results/latest.json)
+  --via-entry          serve through Miniflare's entry worker (its main port) instead of direct sockets`;
+
+function settingsFromArgs() {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: "string" }, rounds: { type: "string" }, connections: { type: "string" },
+      "max-requests": { type: "string" }, warmup: { type: "string" }, only: { type: "string", multiple: true },
+      "port-base": { type: "string" }, out: { type: "string" }, "via-entry": { type: "boolean" }, help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const num = (name, fallback, min) => {
+    const raw = values[name] ?? process.env[`BENCH_${name.toUpperCase().replace("-", "_")}`];
+    const value = raw === undefined || raw === "" ? fallback : Number(raw);
+    if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number >= ${min}\n${USAGE}`);
+    return value;
+  };
+  const s = {
+    duration: num("duration", 5, 0.5),
+    rounds: Math.round(num("rounds", 3, 1)),
+    connections: Math.round(num("connections", 10, 1)),
+    maxRequests: Math.round(num("max-requests", 200_000, 1)),
+    warmup: num("warmup", 1, 0),
+    portBase: Math.round(num("port-base", 0, 0)),
+    only: (values.only ?? (process.env.BENCH_ONLY ? [process.env.BENCH_ONLY] : []))
+      .flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean),
+    out: path.resolve(values.out ?? process.env.BENCH_OUT ?? RESULTS),
+    viaEntry: values["via-entry"] ?? ["1", "true"].includes(process.env.BENCH_VIA_ENTRY ?? ""),
+  };
+  if (s.maxRequests < s.connections) throw new Error("--max-requests cannot be below --connections");
+  const unknown = s.only.filter((name) => !allScenarios.some((sc) => sc.name === name));
+  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; known: ${allScenarios.map((sc) => sc.name).join(", ")}`);
+  return s;
+}
+
+// Cloudflare's edge adds CF-Connecting-IP to every request it forwards; the app reads it.
+const EDGE_HEADERS = { "cf-connecting-ip": "127.0.0.1" };
+
+/** A scenario (plus what its seed returned) as the request autocannon sends. */
+function toRequest(scenario, override = {}) {
+  const headers = { ...EDGE_HEADERS, ...scenario.headers, ...override.headers };
+  const merged = { ...scenario, ...override, headers };
+  let body = merged.body;
+  if (body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array)) {
+    body = JSON.stringify(body);
+    merged.headers["content-type"] ??= "application/json";
+  }
+  return { method: merged.method ?? "GET", path: merged.path, headers: merged.headers, body };
+}
+
+async function version(pkg) {
+  const json = JSON.parse(await readFile(path.join(ROOT, "node_modules", pkg, "package.json"), "utf8"));
+  return json.version;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (msg) => process.stderr.write(`${msg}\n`);
+
+async function main() {
+  const settings = settingsFromArgs();
+  const scenarios = allScenarios.filter((sc) => settings.only.length === 0 || settings.only.includes(sc.name));
+  const versions = { wrangler: await version("wrangler"), miniflare: await version("miniflare"), autocannon: await version("autocannon") };
+
+  log("building: wrangler deploy --dry-run --outdir bench/.build");
+  const bundle = await buildWorker(ROOT, BUILD_DIR);
+  const bundleBytes = (await stat(bundle)).size;
+
+  const portFor = (i) => (settings.portBase ? settings.portBase + i : 0);
+  const targets = [];
+  let failed = false;
+  try {
+    targets.push(...(await startBaselines(portFor, settings.viaEntry)));
+    const app = await startApp(ROOT, bundle, portFor(2), settings.viaEntry);
+    targets.push(app);
+
+    // Seed: schema and reference data, then one request so the bootstrap superuser exists
+    // (its Argon2id hash would otherwise land in the first measured run), then scenario seeds.
+    const db = await app.mf.getD1Database("DB");
+    const migrations = await applyMigrations(db, path.join(ROOT, "migrations"));
+    log(`seeded: ${migrations.map((m) => `${m.file} (${m.statements})`).join(", ")}`);
+    const warm = await probe(app.url, { method: "GET", path: "/v1/units", headers: EDGE_HEADERS });
+    if (warm.status < 200 || warm.status > 299) {
+      throw new Error(`warm-up GET /v1/units answered ${warm.status}: ${warm.bodySample}`);
+    }
+    const appFetch = (p, init) => fetch(app.url + p, init);
+    const scenarioTargets = [];
+    for (const sc of scenarios) {
+      const override = sc.seed ? ((await sc.seed({ db, fetch: appFetch, url: app.url, bootstrap: BOOTSTRAP })) ?? {}) : {};
+      const request = toRequest(sc, override);
+      const first = await probe(app.url, request);
+      const ok = first.status >= 200 && first.status < 300;
+      scenarioTargets.push({
+        name: sc.name, kind: "scenario", url: app.url, request, d1RoundTrips: first.d1RoundTrips, probe: first,
+        probeError: ok ? null : `first request answered ${first.status}: ${first.bodySample}`,
+      });
+      log(`${sc.name}: ${request.method} ${request.path} -> ${first.status}, Server-Timing ${first.serverTiming ?? "(none)"}`);
+    }
+
+    const benchTargets = [
+      ...targets.filter((t) => t.kind === "baseline").map((t) => ({ ...t, request: { method: "GET", path: "/" } })),
+      ...scenarioTargets,
+    ];
+    const loadOpts = { duration: settings.duration, connections: settings.connections, maxRequests: settings.maxRequests };
+
+    if (settings.warmup > 0) {
+      log(`warm-up: ${settings.warmup} s per target`);
+      for (const t of benchTargets) {
+        if (!t.probeError) await runLoad(t.url, t.request, { ...loadOpts, duration: settings.warmup });
+        await sleep(200);
+      }
+    }
+
+    const rounds = [];
+    for (let r = 1; r <= settings.rounds; r++) {
+      const runs = {};
+      for (const t of benchTargets) {
+        if (t.probeError) continue;
+        runs[t.name] = await runLoad(t.url, t.request, loadOpts);
+        const res = runs[t.name];
+        log(`round ${r}/${settings.rounds} ${t.name.padEnd(20)} ${String(res.rps).padStart(9)} req/s  p50 ${res.p50} ms  p99 ${res.p99} ms  client cpu ${res.clientCpu}${res.ok ? "" : "  NOT ALL 2xx"}`);
+        await sleep(200);
+      }
+      rounds.push({ round: r, runs });
+    }
+
+    const rows = summarize(benchTargets, rounds);
+    failed = rows.some((row) => !row.ok);
+    const cpus = os.cpus();
+    const how =
+      `bundled with wrangler ${versions.wrangler} deploy --dry-run (bench/.build/index.js, ${(bundleBytes / 1024).toFixed(0)} KiB); ` +
+      `served by Miniflare ${versions.miniflare}/workerd on ${HOST}, one instance per target, ` +
+      (settings.viaEntry
+        ? "through Miniflare's entry worker (main port); "
+        : "on direct sockets (no Miniflare entry worker), no wrangler dev proxy; ") +
+      `autocannon ${versions.autocannon} in-process, ${settings.connections} connections, ` +
+      `${settings.duration} s (cap ${settings.maxRequests} responses) × ${settings.rounds} rounds, interleaved; ` +
+      `${settings.warmup} s warm-up per target; medians over rounds`;
+    const machine = `${cpus.length} CPUs (${cpus[0]?.model?.trim() ?? "unknown"}), Node ${process.version}, ${os.platform()} ${os.release()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`;
+
+    console.log(`\n${how}`);
+    console.log(`machine: ${machine}`);
+    console.log("latency from exact per-response times (autocannon's histogram is whole ms); ratios are the figures that count\n");
+    console.log(formatTable(rows));
+
+    const document = {
+      timestamp: new Date().toISOString(),
+      ok: !failed,
+      how,
+      settings: { ...settings, out: path.relative(ROOT, settings.out), scenarios: scenarios.map((sc) => sc.name) },
+      machine: {
+        cpus: cpus.length, cpuModel: cpus[0]?.model?.trim() ?? null, totalMemGiB: +(os.totalmem() / 2 ** 30).toFixed(1),
+        node: process.version, platform: `${os.platform()} ${os.release()}`, loadavg: os.loadavg(),
+      },
+      versions,
+      build: { command: "wrangler deploy --dry-run --outdir bench/.build --env=\"\"", bundleBytes },
+      seeding: { migrations, warmUp: { path: "/v1/units", status: warm.status } },
+      targets: benchTargets.map((t) => ({
+        name: t.name, kind: t.kind, request: { method: t.request.method, path: t.request.path },
+        d1RoundTrips: t.d1RoundTrips, serverTiming: t.probe?.serverTiming ?? null, probeError: t.probeError ?? null,
+      })),
+      summary: rows,
+      rounds,
+    };
+    await mkdir(path.dirname(settings.out), { recursive: true });
+    await writeFile(settings.out, `${JSON.stringify(document, null, 2)}\n`);
+    console.log(`\nwrote ${path.relative(process.cwd(), settings.out)}`);
+  } catch (error) {
+    const app = targets.find((t) => t.name === "app");
+    if (app?.logTail.length) log(`last app worker output:\n${app.logTail.join("\n")}`);
+    throw error;
+  } finally {
+    await disposeAll(targets);
+  }
+  if (failed) {
+    log("bench: at least one target answered something other than 2xx; see FAILED above");
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error) => {
+  console.error(`bench failed: ${error?.stack ?? error}`);
+  process.exitCode = 1;
+});
