@@ -12,7 +12,7 @@ export interface Secrets {
 /** Every binding, variable and secret the Worker reads. */
 export type AppBindings = Env & Secrets;
 
-/** Per-request values set by the middleware in `app.ts`, read by handlers through `c.var`. */
+/** Per-request values set by the middleware in `app.ts`, read with `c.get(name)` (a map lookup; `c.var` copies every variable on each access). */
 export interface AppVariables {
   requestId: string;
   log: Logger;

@@ -18,6 +18,8 @@ const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
 // drizzle's query errors append the bound values, which may be hashes, tokens or addresses.
 const QUERY_PARAMS = /\bparams: [^\n]*/g;
+// Every pattern above needs one of these; text without any (most of it) is returned as is.
+const MAY_NEED_SCRUBBING = /[@?#]|bearer|basic|eyJ|params: /i;
 
 /** Masks an address to its first character and domain: `a***@example.com`. */
 export function maskEmail(address: string): string {
@@ -30,6 +32,7 @@ export function maskEmail(address: string): string {
  * JWTs, and the bound parameters that query errors quote.
  */
 export function scrubText(text: string): string {
+  if (!MAY_NEED_SCRUBBING.test(text)) return text;
   return text
     .replace(QUERY_PARAMS, "params: [redacted]")
     .replace(URL_WITH_EXTRAS, "$1")

@@ -16,7 +16,7 @@ export function ensureBootstrap({ bestEffort = false } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     let run = runs.get(c.env.DB);
     if (!run) {
-      run = ensureBootstrapSuperuser(createDb(c.env.DB).db, c.var.config, c.var.log);
+      run = ensureBootstrapSuperuser(createDb(c.env.DB).db, c.get("config"), c.get("log"));
       runs.set(c.env.DB, run);
       run.catch(() => runs.delete(c.env.DB));
     }
@@ -26,7 +26,7 @@ export function ensureBootstrap({ bestEffort = false } = {}) {
       try {
         await run;
       } catch (error) {
-        c.var.log.warn("bootstrap superuser check failed; retried on the next request", { error });
+        c.get("log").warn("bootstrap superuser check failed; retried on the next request", { error });
       }
     }
     await next();

@@ -9,7 +9,7 @@ const PROBLEM_JSON = "application/problem+json";
 
 /** Renders an `ApiError` as `application/problem+json`; the only place errors become responses. */
 export function problemResponse(c: Context<AppEnv>, error: ApiError): Response {
-  const requestId = c.var.requestId ?? crypto.randomUUID();
+  const requestId = c.get("requestId") ?? crypto.randomUUID();
   return new Response(JSON.stringify(problemBody(error, requestId)), {
     status: error.status,
     headers: { ...error.headers, "Content-Type": PROBLEM_JSON, "Cache-Control": "no-store" },
@@ -41,7 +41,7 @@ export const onError: ErrorHandler<AppEnv> = (error, c) => {
   if (error instanceof ApiError) return problemResponse(c, error);
   if (error instanceof HTTPException) return problemResponse(c, fromHttpException(error));
   // Anything else is a bug or an outage: full detail to the log, nothing of it to the client.
-  const log = c.var.log ?? createLogger({ request_id: c.var.requestId });
+  const log = c.get("log") ?? createLogger({ request_id: c.get("requestId") });
   log.error("unhandled exception", { method: c.req.method, path: c.req.path, error });
   return problemResponse(c, internalError());
 };

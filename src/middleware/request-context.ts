@@ -22,8 +22,8 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 
   const headers = writableHeaders(c);
   headers.set("X-Request-ID", requestId);
-  const roundTrips = c.var.roundTrips?.count ?? 0;
-  if (c.var.config?.isDevelopment) {
+  const roundTrips = c.get("roundTrips")?.count ?? 0;
+  if (c.get("config")?.isDevelopment) {
     headers.append("Server-Timing", `d1;desc="${roundTrips} round trips"`);
   }
   log.info("request", {
@@ -32,6 +32,6 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     status: c.res.status,
     duration_ms: Date.now() - started,
     d1_round_trips: roundTrips,
-    client_ip: c.var.clientIp,
+    client_ip: c.get("clientIp"),
   });
 });

@@ -20,7 +20,7 @@ export const securityHeaders = createMiddleware<AppEnv>(async (c, next) => {
   if (!headers.has("Content-Security-Policy")) headers.set("Content-Security-Policy", API_CSP);
   if (c.res.status >= 400 || !headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
   // Without a loaded configuration the environment is unknown: send HSTS rather than risk omitting it.
-  if (c.var.config?.isProduction ?? true) {
+  if (c.get("config")?.isProduction ?? true) {
     headers.set("Strict-Transport-Security", "max-age=63072000; includeSubDomains");
   }
 });

@@ -11,6 +11,6 @@ export const getOutbox: RouteHandler<typeof readOutbox, AppEnv> = async (c) => {
 
 export const postOutbox: RouteHandler<typeof sendToOutbox, AppEnv> = async (c) => {
   const message = c.req.valid("json");
-  await createEmailSender(c.var.config, c.env.KV, c.var.log).send(message);
+  await createEmailSender(c.get("config"), c.env.KV, c.get("log")).send(message);
   return c.body(null, 204);
 };

@@ -7,7 +7,7 @@ import * as routes from "./dev.routes";
 
 /** Outside development these routes answer exactly like a path that does not exist. */
 const developmentOnly = createMiddleware<AppEnv>(async (c, next) => {
-  if (!c.var.config.isDevelopment) throw noSuchPath();
+  if (!c.get("config").isDevelopment) throw noSuchPath();
   await next();
 });
 
