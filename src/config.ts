@@ -1,7 +1,7 @@
 import type { AppBindings } from "./env";
 import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
 
-/** OWASP's minimum Argon2id parameters; production refuses anything weaker. */
+/** OWASP's minimum Argon2id parameters; every environment but development refuses anything weaker. */
 export const ARGON2_MINIMUM = { memoryKib: 19_456, iterations: 2, parallelism: 1 } as const;
 
 export interface Argon2Params {
@@ -43,7 +43,11 @@ export function loadConfig(env: AppBindings): AppConfig {
 }
 
 function parseConfig(env: AppBindings): AppConfig {
-  const environment = (env.ENVIRONMENT || "development").trim();
+  // No default: a deployment that forgot ENVIRONMENT must not get development behaviour
+  // (the email outbox, relaxed hashing).
+  const environment = env.ENVIRONMENT?.trim();
+  if (!environment) throw new ConfigError("ENVIRONMENT must be set");
+  const isDevelopment = environment === "development";
   const isProduction = environment === "production";
   const argon2 = {
     memoryKib: positiveInt(env.ARGON2_MEMORY_KIB, "ARGON2_MEMORY_KIB", ARGON2_MINIMUM.memoryKib),
@@ -51,7 +55,7 @@ function parseConfig(env: AppBindings): AppConfig {
     parallelism: ARGON2_MINIMUM.parallelism,
   };
   if (
-    isProduction &&
+    !isDevelopment &&
     (argon2.memoryKib < ARGON2_MINIMUM.memoryKib || argon2.iterations < ARGON2_MINIMUM.iterations)
   ) {
     throw new ConfigError("ARGON2_MEMORY_KIB / ARGON2_ITERATIONS are below the OWASP minimum");
@@ -63,7 +67,7 @@ function parseConfig(env: AppBindings): AppConfig {
 
   return {
     environment,
-    isDevelopment: environment === "development",
+    isDevelopment,
     isProduction,
     corsOrigins: new Set(
       [env.APP_ORIGIN, env.SITE_ORIGIN, env.DOCS_ORIGIN].flatMap((value, i) =>
@@ -80,8 +84,16 @@ function parseConfig(env: AppBindings): AppConfig {
       providerUrl,
       apiKey: optional(env.EMAIL_PROVIDER_API_KEY),
     },
-    outbound: createOutboundPolicy(providerUrl ? [providerUrl] : []),
+    outbound: outboundPolicy(providerUrl ? [providerUrl] : []),
   };
+}
+
+function outboundPolicy(entries: string[]): OutboundPolicy {
+  try {
+    return createOutboundPolicy(entries);
+  } catch (error) {
+    throw new ConfigError(`EMAIL_PROVIDER_URL is not a plain https URL (${(error as Error).message})`);
+  }
 }
 
 function optional(value: string | undefined): string | null {

@@ -2,15 +2,12 @@ import type { Db, RoundTripCounter } from "./db/client";
 import type { AppConfig } from "./config";
 import type { Logger } from "./lib/logger";
 
-/** Secrets are set with `wrangler secret put` (or `.dev.vars` locally), so `wrangler types` cannot see them. */
-export interface Secrets {
-  BOOTSTRAP_SUPERUSER_EMAIL?: string;
-  BOOTSTRAP_SUPERUSER_PASSWORD?: string;
-  EMAIL_PROVIDER_API_KEY?: string;
-}
-
-/** Every binding, variable and secret the Worker reads. */
-export type AppBindings = Env & Secrets;
+/**
+ * Every binding, variable and secret the Worker reads (`worker-configuration.d.ts`, generated
+ * from wrangler.toml and .dev.vars.example). A secret typed `string` may still be unset in a
+ * deployment; `loadConfig` is the only reader of raw values and treats unset as empty.
+ */
+export type AppBindings = Env;
 
 /** Per-request values set by the middleware in `app.ts`, read with `c.get(name)` (a map lookup; `c.var` copies every variable on each access). */
 export interface AppVariables {

@@ -18,14 +18,21 @@ describe("configuration", () => {
     expect([...config.corsOrigins]).toEqual(["https://a.example", "https://b.example:8443"]);
   });
 
-  it("refuses weaker-than-OWASP Argon2id in production", () => {
+  it("refuses to guess the environment", () => {
+    expect(() => withVars({ ENVIRONMENT: "" })).toThrow(ConfigError);
+    expect(() => withVars({ ENVIRONMENT: undefined })).toThrow(ConfigError);
+  });
+
+  it("refuses weaker-than-OWASP Argon2id everywhere but development", () => {
     expect(() => withVars({ ENVIRONMENT: "production", ARGON2_MEMORY_KIB: "64" })).toThrow(ConfigError);
+    expect(() => withVars({ ENVIRONMENT: "staging", ARGON2_ITERATIONS: "1", ARGON2_MEMORY_KIB: "19456" })).toThrow(ConfigError);
     expect(withVars({ ENVIRONMENT: "production", ARGON2_MEMORY_KIB: "19456", ARGON2_ITERATIONS: "2" }).argon2.memoryKib).toBe(19456);
   });
 
   it.each([
     ["a non-numeric Argon2 setting", { ARGON2_ITERATIONS: "two" }],
     ["an origin that is not a URL", { APP_ORIGIN: "app.example" }],
+    ["an email provider URL that is not https", { EMAIL_PROVIDER_URL: "http://mail.example/send" }],
   ])("refuses %s", (_, vars) => {
     expect(() => withVars(vars)).toThrow(ConfigError);
   });

@@ -2,7 +2,5 @@
 declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
-    BOOTSTRAP_SUPERUSER_EMAIL: string;
-    BOOTSTRAP_SUPERUSER_PASSWORD: string;
   }
 }

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  type AnySQLiteColumn,
   check,
   index,
   integer,
@@ -85,7 +86,7 @@ export const products = sqliteTable(
   "products",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    parentId: integer("parent_id").references((): any => products.id, { onDelete: "cascade" }),
+    parentId: integer("parent_id").references((): AnySQLiteColumn => products.id, { onDelete: "cascade" }),
     ownerId: integer("owner_id")
       .notNull()
       .references(() => users.id),

@@ -36,7 +36,7 @@ export async function storeInOutbox(
 }
 
 /** Messages sent to `to`, newest first (at most 100). */
-export async function readOutbox(kv: KVNamespace, to: string): Promise<OutboxItem[]> {
+export async function listOutbox(kv: KVNamespace, to: string): Promise<OutboxItem[]> {
   const listed = await kv.list({ prefix: keyPrefix(to), limit: LIST_LIMIT });
   const values = await Promise.all(listed.keys.map((key) => kv.get<OutboxItem>(key.name, "json")));
   return values.filter((item): item is OutboxItem => item !== null);

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/lib/logger";
-import { readOutbox } from "../../src/services/dev-outbox";
+import { listOutbox } from "../../src/services/dev-outbox";
 import { createEmailSender, EmailDeliveryError } from "../../src/services/email";
 import { FAKE_EMAIL_API_KEY } from "../support/fake-upstream-config";
 import { PRODUCTION_VARS } from "../support/http";
@@ -23,7 +23,7 @@ function providerConfig(vars: Record<string, string>) {
 describe("email sender", () => {
   it("in development keeps the message in the outbox", async () => {
     await createEmailSender(loadConfig(env), env.KV, silent).send(message);
-    const items = await readOutbox(env.KV, message.to);
+    const items = await listOutbox(env.KV, message.to);
     expect(items[0]).toMatchObject(message);
   });
 

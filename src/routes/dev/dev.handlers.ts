@@ -1,12 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { readOutbox as readStoredOutbox } from "../../services/dev-outbox";
+import { listOutbox } from "../../services/dev-outbox";
 import { createEmailSender } from "../../services/email";
 import type { readOutbox, sendToOutbox } from "./dev.routes";
 
 export const getOutbox: RouteHandler<typeof readOutbox, AppEnv> = async (c) => {
   const { to } = c.req.valid("query");
-  return c.json({ items: await readStoredOutbox(c.env.KV, to) }, 200);
+  return c.json({ items: await listOutbox(c.env.KV, to) }, 200);
 };
 
 export const postOutbox: RouteHandler<typeof sendToOutbox, AppEnv> = async (c) => {

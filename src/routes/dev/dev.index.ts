@@ -5,9 +5,15 @@ import { createRouter } from "../../lib/router";
 import * as handlers from "./dev.handlers";
 import * as routes from "./dev.routes";
 
-/** Outside development these routes answer exactly like a path that does not exist. */
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Outside development, or when reached under any host name but loopback (a development build
+ * exposed by mistake), these routes answer exactly like a path that does not exist.
+ */
 const developmentOnly = createMiddleware<AppEnv>(async (c, next) => {
-  if (!c.get("config").isDevelopment) throw noSuchPath();
+  const local = LOOPBACK_HOSTS.has(new URL(c.req.url).hostname);
+  if (!c.get("config").isDevelopment || !local) throw noSuchPath();
   await next();
 });
 

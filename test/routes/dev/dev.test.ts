@@ -1,3 +1,4 @@
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, apiWithVars, expectProblem, PRODUCTION_VARS } from "../../support/http";
 
@@ -45,5 +46,10 @@ describe("development outbox", () => {
     });
     await expectProblem(post, 404, "NOT_FOUND");
     await expectProblem(await apiWithVars(vars, "/__dev/outbox", { method: "DELETE" }), 404, "NOT_FOUND");
+  });
+
+  it("does not exist under a public host name, even in development", async () => {
+    const request = new Request("https://api.relab.example/__dev/outbox?to=reader@example.org");
+    await expectProblem(await exports.default.fetch(request), 404, "NOT_FOUND");
   });
 });
