@@ -10,14 +10,20 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
-/** Members whose values are secrets whatever they hold. */
-const SECRET_KEY = /pass(word)?|secret|token|authorization|cookie|api[-_]?key|mfa|otp|recovery|signature|assertion/i;
-const EMAIL = /([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/g;
-const URL_WITH_EXTRAS = /\b(https?:\/\/[^\s"'<>?#]*)[?#][^\s"'<>]*/g;
+/**
+ * Members whose values are secrets whatever they hold. `code` is among them because one-time
+ * codes travel in members of that name; log error codes as `error_code`.
+ */
+const SECRET_KEY =
+  /pass(word)?|secret|token|authorization|cookie|(^|[-_])key$|api[-_]?key|credential|mfa|otp|recovery|signature|assertion|^code$/i;
+const EMAIL = /([\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]*@((?:[\p{L}\p{N}-]+\.)+[\p{L}\p{N}-]+)/gu;
+// Any scheme (https:, relab:, ...) or a path starting with `/`: links carry tokens in the query or fragment.
+const LINK_EXTRAS = /((?:\b[a-z][a-z0-9+.-]*:\/\/|(?<![\w/.])\/)[^\s"'<>?#]*)[?#][^\s"'<>]*/gi;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
-// drizzle's query errors append the bound values, which may be hashes, tokens or addresses.
-const QUERY_PARAMS = /\bparams: [^\n]*/g;
+// drizzle's query errors end their message with the bound values (hashes, tokens, addresses,
+// free text with newlines): everything up to the stack frames goes.
+const QUERY_PARAMS = /\bparams: [\s\S]*?(?=\n\s+at |$)/g;
 // Every pattern above needs one of these; text without any (most of it) is returned as is.
 const MAY_NEED_SCRUBBING = /[@?#]|bearer|basic|eyJ|params: /i;
 
@@ -28,14 +34,14 @@ export function maskEmail(address: string): string {
 
 /**
  * Removes what must never reach a log from free text: full email addresses, the query and
- * fragment of URLs (verification and reset links carry their tokens there), bearer credentials,
- * JWTs, and the bound parameters that query errors quote.
+ * fragment of links of any scheme and of absolute paths (verification and reset links carry
+ * their tokens there), bearer credentials, JWTs, and the bound parameters query errors quote.
  */
 export function scrubText(text: string): string {
   if (!MAY_NEED_SCRUBBING.test(text)) return text;
   return text
     .replace(QUERY_PARAMS, "params: [redacted]")
-    .replace(URL_WITH_EXTRAS, "$1")
+    .replace(LINK_EXTRAS, "$1")
     .replace(BEARER, "$1 [redacted]")
     .replace(JWT, "[redacted-jwt]")
     .replace(EMAIL, "$1***@$2");
@@ -55,6 +61,9 @@ export function scrub(value: unknown, depth = 0): unknown {
       ...(value.cause !== undefined ? { cause: scrub(value.cause, depth + 1) } : {}),
     };
   }
+  if (value instanceof Headers) return scrub(Object.fromEntries(value), depth + 1);
+  if (value instanceof URL) return scrubText(value.href);
+  if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {

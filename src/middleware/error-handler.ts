@@ -38,7 +38,14 @@ function fromHttpException(error: HTTPException): ApiError {
 }
 
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
-  if (error instanceof ApiError) return problemResponse(c, error);
+  if (error instanceof ApiError) {
+    // A 5xx the code raised on purpose (a store unreachable, say) is still an outage to see.
+    if (error.status >= 500) {
+      const log = c.get("log") ?? createLogger({ request_id: c.get("requestId") });
+      log.error("server error", { status: error.status, error_code: error.code, detail: error.message });
+    }
+    return problemResponse(c, error);
+  }
   if (error instanceof HTTPException) return problemResponse(c, fromHttpException(error));
   // Anything else is a bug or an outage: full detail to the log, nothing of it to the client.
   const log = c.get("log") ?? createLogger({ request_id: c.get("requestId") });

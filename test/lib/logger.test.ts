@@ -17,6 +17,19 @@ describe("scrubText", () => {
     expect(scrubText(input)).toBe(output);
   });
 
+  it.each([
+    ["a native-scheme link's fragment", "relab://login#status=mfa_required&mfa_handoff=h1", "relab://login"],
+    ["a relative link's query", "see /reset-password?token=abc now", "see /reset-password now"],
+    ["a non-ASCII address", "from jörg.müller@exämple.de", "from j***@exämple.de"],
+    [
+      "bound values spread over several lines, keeping the stack",
+      "Error: Failed query: insert into t values (?)\nparams: first line\nsecond line,$argon2id$x\n    at f (a.js:1:1)",
+      "Error: Failed query: insert into t values (?)\nparams: [redacted]\n    at f (a.js:1:1)",
+    ],
+  ])("removes %s", (_, input, output) => {
+    expect(scrubText(input)).toBe(output);
+  });
+
   it("leaves ordinary text alone", () => {
     expect(scrubText("GET /v1/units 200 in 3 ms")).toBe("GET /v1/units 200 in 3 ms");
   });
@@ -29,13 +42,33 @@ describe("scrub", () => {
         password: "hunter2hunter2",
         nested: { refresh_token: "r", apiKey: "k", mfa_code: "123456", cookie: "c" },
         list: [{ current_password: "p" }],
-        code: "VALIDATION_FAILED",
+        error_code: "VALIDATION_FAILED",
       }),
     ).toEqual({
       password: "[redacted]",
       nested: { refresh_token: "[redacted]", apiKey: "[redacted]", mfa_code: "[redacted]", cookie: "[redacted]" },
       list: [{ current_password: "[redacted]" }],
-      code: "VALIDATION_FAILED",
+      error_code: "VALIDATION_FAILED",
+    });
+  });
+
+  it("redacts key, credential and one-time-code members but not error codes", () => {
+    expect(
+      scrub({ data_encryption_key: "k", credential: "c", code: "123456", error_code: "NOT_FOUND", keyboard: "ok" }),
+    ).toEqual({ data_encryption_key: "[redacted]", credential: "[redacted]", code: "[redacted]", error_code: "NOT_FOUND", keyboard: "ok" });
+  });
+
+  it("renders dates, URLs and headers instead of flattening them to {}", () => {
+    expect(
+      scrub({
+        at: new Date(0),
+        link: new URL("https://app.example/verify?token=t"),
+        headers: new Headers({ authorization: "Bearer x", "content-type": "application/json" }),
+      }),
+    ).toEqual({
+      at: "1970-01-01T00:00:00.000Z",
+      link: "https://app.example/verify",
+      headers: { authorization: "[redacted]", "content-type": "application/json" },
     });
   });
 

@@ -19,8 +19,18 @@ describe("bootstrap superuser", () => {
     const before = await env.DB.prepare("SELECT count(*) AS n FROM users").first<{ n: number }>();
     expect(before?.n).toBe(0);
 
+    const superusers = async () =>
+      (await env.DB.prepare("SELECT count(*) AS n FROM users WHERE is_superuser = 1").first<{ n: number }>())?.n;
     const paths = ["/live", "/v1/units", "/health", "/v1/units", "/v1/nowhere"];
-    const responses = await Promise.all(paths.map((path) => api(path)));
+    // Each count is taken the moment its response arrives: work deferred to waitUntil would show as 0.
+    const answered = await Promise.all(
+      paths.map(async (path) => {
+        const response = await api(path);
+        return { response, superusersThen: await superusers() };
+      }),
+    );
+    expect(answered.map((a) => a.superusersThen)).toEqual([1, 1, 1, 1, 1]);
+    const responses = answered.map((a) => a.response);
     expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 404]);
     // The bootstrap's own queries use a separate client and are not charged to the request.
     expect(responses.map(roundTrips)).toEqual([0, 1, 1, 1, 0]);

@@ -1,5 +1,10 @@
+import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import type { AppEnv } from "../../src/env";
+import { ApiError } from "../../src/lib/problem";
+import { onError } from "../../src/middleware/error-handler";
 import { api, expectProblem } from "../support/http";
+import { captureLogs } from "../support/logs";
 
 const json = (body: unknown) => ({
   method: "POST",
@@ -87,5 +92,26 @@ describe("JSON request bodies", () => {
     const response = await api("/__dev/outbox?to=nope");
     const body = await expectProblem(response, 422, "VALIDATION_FAILED");
     expect(body.errors).toEqual([{ pointer: "#/query/to", detail: expect.any(String) }]);
+  });
+});
+
+describe("errors the service raises on purpose", () => {
+  it("a deliberate 5xx keeps its code and detail, and is logged as an outage", async () => {
+    const app = new Hono<AppEnv>();
+    app.onError(onError);
+    app.get("/store", () => {
+      throw new ApiError(503, { code: "STORE_UNAVAILABLE", detail: "The idempotency store is unreachable." });
+    });
+    const logs = captureLogs();
+    try {
+      const response = await app.request("/store");
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({ code: "STORE_UNAVAILABLE", detail: "The idempotency store is unreachable." });
+      expect(logs.entries()).toEqual([
+        expect.objectContaining({ level: "error", msg: "server error", status: 503, error_code: "STORE_UNAVAILABLE" }),
+      ]);
+    } finally {
+      logs.restore();
+    }
   });
 });
