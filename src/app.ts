@@ -1,6 +1,6 @@
 import { registerSecuritySchemes } from "./lib/openapi";
 import { createRouter } from "./lib/router";
-import { jsonBodyLimit } from "./middleware/body-limit";
+import { bodyLimit } from "./middleware/body-limit";
 import { ensureBootstrap } from "./middleware/bootstrap";
 import { cors } from "./middleware/cors";
 import { createNotFoundHandler, onError } from "./middleware/error-handler";
@@ -20,7 +20,7 @@ app.use(requestContext);
 app.use(securityHeaders);
 app.use(requestServices);
 app.use(cors);
-app.use(jsonBodyLimit);
+app.use(bodyLimit);
 
 // The probes answer even when bootstrap cannot run (a database outage is /health's to report).
 app.use("/live", ensureBootstrap({ bestEffort: true }));

@@ -49,12 +49,20 @@ export function createOutboundPolicy(entries: readonly string[]): OutboundPolicy
   return { exact, prefixes };
 }
 
-/** Whether `url` may be fetched under `policy` (HTTPS, no credentials, listed exactly or under a prefix). */
+// After a prefix, encoded separators or dots could climb out of it on a server that decodes them.
+const ENCODED_ESCAPE = /%2f|%5c|%2e|\\/i;
+
+/**
+ * Whether `url` may be fetched under `policy`: HTTPS, no credentials, and either listed exactly
+ * or under a prefix with no encoded `/`, `\` or `.` in what follows the prefix.
+ */
 export function isAllowedUrl(policy: OutboundPolicy, url: URL): boolean {
   if (url.protocol !== "https:" || url.username || url.password) return false;
   const href = url.href;
   if (policy.exact.has(href)) return true;
-  return policy.prefixes.some((prefix) => href.startsWith(prefix));
+  return policy.prefixes.some(
+    (prefix) => href.startsWith(prefix) && !ENCODED_ESCAPE.test(href.slice(prefix.length)),
+  );
 }
 
 export interface OutboundOptions {

@@ -13,18 +13,20 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** Hono path syntax (`/a/:id`, `/a/:id{[0-9]+}`, `/a/*`) to an anchored regular expression. */
+/** Hono path syntax (`/a/:id`, `/a/:id{[0-9]+}`, `/a/:id?`, `/a/*`) to an anchored regular expression. */
 function compile(path: string): RegExp {
   const source = path
     .split("/")
+    .slice(1)
     .map((segment) => {
-      if (segment === "*") return ".*";
+      if (segment === "*") return "(?:/.*)?";
       const param = /^:[A-Za-z0-9_]+(?:\{(.+)\})?(\?)?$/.exec(segment);
-      if (param) return param[1] ? `(?:${param[1]})` : "[^/]+";
-      return escapeRegExp(segment);
+      if (!param) return `/${escapeRegExp(segment)}`;
+      const value = param[1] ? `(?:${param[1]})` : "[^/]+";
+      return param[2] ? `(?:/${value})?` : `/${value}`;
     })
-    .join("/");
-  return new RegExp(`^${source}$`);
+    .join("");
+  return new RegExp(`^${source || "/"}$`);
 }
 
 /**

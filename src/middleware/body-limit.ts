@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError } from "../lib/problem";
 
-/** Largest JSON (or other non-multipart) request body accepted: 1 MiB. */
+/** Largest request body accepted: 1 MiB, whatever its content type. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
 const tooLarge = () =>
@@ -12,14 +12,13 @@ const tooLarge = () =>
   });
 
 /**
- * 413 for any non-multipart body over 1 MiB: at once by `Content-Length`, otherwise (chunked)
- * while reading, cancelling the rest of the upload. Multipart uploads are bounded by the media
- * routes' own per-file caps.
+ * 413 for any body over 1 MiB: at once by `Content-Length`, otherwise (chunked) while reading,
+ * cancelling the rest of the upload. Multipart is included: form routes (login) buffer their
+ * bodies too. Upload routes that need more will declare their own caps here.
  */
-export const jsonBodyLimit = createMiddleware<AppEnv>(async (c, next) => {
+export const bodyLimit = createMiddleware<AppEnv>(async (c, next) => {
   const request = c.req.raw;
-  const type = request.headers.get("content-type")?.toLowerCase() ?? "";
-  if (!request.body || type.startsWith("multipart/form-data")) return next();
+  if (!request.body) return next();
 
   const declared = request.headers.get("content-length");
   if (declared !== null && !request.headers.has("transfer-encoding")) {

@@ -29,7 +29,11 @@ export const cors = createMiddleware<AppEnv>(async (c, next) => {
 
   if (isPreflight) {
     if (!allowed) {
-      throw new ApiError(403, { code: "CORS_ORIGIN_NOT_ALLOWED", detail: "This origin may not call the API." });
+      throw new ApiError(403, {
+        code: "CORS_ORIGIN_NOT_ALLOWED",
+        detail: "This origin may not call the API.",
+        headers: { Vary: "Origin" },
+      });
     }
     return c.body(null, 204, {
       "Access-Control-Allow-Origin": origin,

@@ -28,6 +28,9 @@ describe("outbound allow-list", () => {
     ["a look-alike host", "https://upstream.test.evil.example/ok", false],
     ["dot segments escaping the prefix", "https://api.pwnedpasswords.com/range/../admin", false],
     ["the prefix's parent", "https://api.pwnedpasswords.com/range", false],
+    ["an encoded slash climbing out of the prefix", "https://api.pwnedpasswords.com/range/..%2Fadmin", false],
+    ["an encoded backslash", "https://api.pwnedpasswords.com/range/x%5C..%5Cadmin", false],
+    ["encoded dots", "https://api.pwnedpasswords.com/range/%2e%2e/admin", false],
   ])("%s: %s -> %s", (_, url, allowed) => {
     expect(isAllowedUrl(policy, new URL(url))).toBe(allowed);
   });

@@ -10,6 +10,8 @@ describe("createMethodLookup", () => {
     { method: "PATCH", path: "/v1/products/:id" },
     { method: "GET", path: "/v1/things/:id{[0-9]+}" },
     { method: "GET", path: "/files/*" },
+    { method: "DELETE", path: "/v1/tags/:name?" },
+    { method: "GET", path: "/" },
   ]);
 
   it.each([
@@ -21,6 +23,10 @@ describe("createMethodLookup", () => {
     ["/v1/things/abc", []],
     ["/files/a/b/c", ["GET", "HEAD"]],
     ["/unknown", []],
+    ["/v1/tags", ["DELETE"]],
+    ["/v1/tags/red", ["DELETE"]],
+    ["/v1/tags/red/more", []],
+    ["/", ["GET", "HEAD"]],
   ])("%s supports %j (middleware entries do not count)", (path, methods) => {
     expect(lookup(path)).toEqual(methods);
   });

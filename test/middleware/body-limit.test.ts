@@ -7,7 +7,7 @@ function jsonOfSize(bytes: number): string {
   return envelope.replace('"text":""', `"text":"${"x".repeat(bytes - envelope.length)}"`);
 }
 
-describe("JSON body size", () => {
+describe("request body size", () => {
   it("a body of exactly 1 MiB is read (and then validated)", async () => {
     const body = jsonOfSize(MAX_JSON_BODY_BYTES);
     expect(body.length).toBe(MAX_JSON_BODY_BYTES);
@@ -51,6 +51,13 @@ describe("JSON body size", () => {
       // @ts-expect-error duplex is required for streamed request bodies but missing from the type
       duplex: "half",
     });
+    await expectProblem(response, 413, "PAYLOAD_TOO_LARGE");
+  });
+
+  it("multipart bodies are held to the same limit", async () => {
+    const form = new FormData();
+    form.append("file", new Blob([new Uint8Array(MAX_JSON_BODY_BYTES + 1)]), "big.bin");
+    const response = await api("/__dev/outbox", { method: "POST", body: form });
     await expectProblem(response, 413, "PAYLOAD_TOO_LARGE");
   });
 });

@@ -13,6 +13,13 @@ describe("CORS", () => {
     expect(response.headers.get("vary")).toContain("Origin");
   });
 
+  it("adds CORS headers to error responses too, so the app can read them", async () => {
+    const response = await api("/v1/missing", { headers: { Origin: env.APP_ORIGIN } });
+    expect(response.status).toBe(404);
+    expect(response.headers.get("access-control-allow-origin")).toBe(env.APP_ORIGIN);
+    expect(response.headers.get("access-control-expose-headers")).toContain("X-Request-ID");
+  });
+
   it("sends no CORS headers to another origin", async () => {
     const response = await api("/v1/units", { headers: { Origin: "https://evil.example" } });
     expect(response.status).toBe(200);
@@ -51,6 +58,7 @@ describe("CORS", () => {
     });
     await expectProblem(response, 403, "CORS_ORIGIN_NOT_ALLOWED");
     expect(response.headers.get("access-control-allow-origin")).toBeNull();
+    expect(response.headers.get("vary")).toContain("Origin");
   });
 
   it("a plain OPTIONS (no preflight headers) is just a method the route lacks", async () => {
