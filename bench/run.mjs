@@ -8,7 +8,7 @@ import { runLoad } from "./load.mjs";
 import { formatTable, summarize } from "./report.mjs";
 import { scenarios as allScenarios } from "./scenarios.mjs";
 import {
-  BOOTSTRAP, HOST, applyMigrations, buildWorker, disposeAll, probe, startApp, startBaselines,
+  BOOTSTRAP, HOST, applyMigrations, buildWorker, disposeAll, probe, readWranglerConfig, startApp, startBaselines,
 } from "./targets.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -98,8 +98,9 @@ async function main() {
   const targets = [];
   let failed = false;
   try {
-    targets.push(...(await startBaselines(portFor, settings.viaEntry)));
-    const app = await startApp(ROOT, bundle, portFor(2), settings.viaEntry);
+    const config = readWranglerConfig(ROOT);
+    targets.push(...(await startBaselines(config, portFor, settings.viaEntry)));
+    const app = await startApp(config, bundle, portFor(2), settings.viaEntry);
     targets.push(app);
 
     // Seed: schema and reference data, then one request so the bootstrap superuser exists

@@ -1,18 +1,17 @@
 // Builds the worker like a deploy does and starts each bench target as its own Miniflare
 // instance (one workerd process, one socket on 127.0.0.1) with no wrangler dev proxy in front.
 import { spawn } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import { readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { Miniflare } from "miniflare";
+import { unstable_readConfig } from "wrangler";
 
-export const COMPATIBILITY_DATE = "2026-04-26";
 export const HOST = "127.0.0.1";
 export const BOOTSTRAP = { email: "bench-admin@relab.localhost", password: "bench-password-not-secret" };
 
-/** Top-level [vars] of wrangler.toml (the local-development environment), read with wrangler's own parser. */
-async function wranglerVars(root) {
-  const { unstable_readConfig } = await import("wrangler");
-  return unstable_readConfig({ config: path.join(root, "wrangler.toml") }, {}).vars;
+/** The top level of wrangler.toml (the local-development environment), read with wrangler's own parser. */
+export function readWranglerConfig(root) {
+  return unstable_readConfig({ config: path.join(root, "wrangler.toml") }, {});
 }
 
 const TRIVIAL_SCRIPT = `export default { fetch() { return new Response("ok") } }`;
@@ -68,13 +67,13 @@ function stdioTail(limit = 40) {
  * invocation plus a service-binding hop per request that costs about two thirds of a trivial
  * worker's throughput here; `viaEntry` measures through it anyway, for comparison.
  */
-async function start(name, options, port, viaEntry) {
+async function start(name, options, port, viaEntry, compatibilityDate) {
   const tail = stdioTail();
   const mf = new Miniflare({
     host: HOST,
     port: viaEntry ? port : 0,
     ...(viaEntry ? {} : { unsafeDirectSockets: [{ host: HOST, port }] }),
-    compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityDate,
     modules: true,
     // The entry worker would otherwise build a log line per request (and post it to Node when a
     // log is set); that is harness cost, not worker cost.
@@ -94,8 +93,9 @@ async function start(name, options, port, viaEntry) {
 }
 
 /** The two reference workers. Their D1 round trips per request are 0 and 1 by construction. */
-export async function startBaselines(portFor, viaEntry) {
-  const trivial = await start("baseline-trivial", { script: TRIVIAL_SCRIPT }, portFor(0), viaEntry);
+export async function startBaselines(config, portFor, viaEntry) {
+  const date = config.compatibility_date;
+  const trivial = await start("baseline-trivial", { script: TRIVIAL_SCRIPT }, portFor(0), viaEntry, date);
   const targets = [{ ...trivial, kind: "baseline", d1RoundTrips: 0 }];
   try {
     const select1 = await start(
@@ -103,6 +103,7 @@ export async function startBaselines(portFor, viaEntry) {
       { script: SELECT1_SCRIPT, d1Databases: { DB: "bench-select1" } },
       portFor(1),
       viaEntry,
+      date,
     );
     targets.push({ ...select1, kind: "baseline", d1RoundTrips: 1 });
   } catch (error) {
@@ -112,9 +113,11 @@ export async function startBaselines(portFor, viaEntry) {
   return targets;
 }
 
-/** The app, with every binding of wrangler.toml's top level, in memory. */
-export async function startApp(root, scriptPath, port, viaEntry) {
-  const vars = await wranglerVars(root);
+/**
+ * The app, with the bindings and variables of wrangler.toml's top level, in memory. The queue
+ * consumer is not attached: no scenario sends media work yet.
+ */
+export async function startApp(config, scriptPath, port, viaEntry) {
   return start(
     "app",
     {
@@ -125,13 +128,14 @@ export async function startApp(root, scriptPath, port, viaEntry) {
       queueProducers: { MEDIA_QUEUE: "relab-media" },
       durableObjects: { CAMERA_RELAY: { className: "CameraRelay", useSQLite: true } },
       bindings: {
-        ...vars,
+        ...config.vars,
         BOOTSTRAP_SUPERUSER_EMAIL: BOOTSTRAP.email,
         BOOTSTRAP_SUPERUSER_PASSWORD: BOOTSTRAP.password,
       },
     },
     port,
     viaEntry,
+    config.compatibility_date,
   );
 }
 
@@ -142,58 +146,19 @@ export async function disposeAll(targets) {
 }
 
 /**
- * Splits a migration into statements: drizzle-kit's `--> statement-breakpoint` first, then on
- * semicolons outside quotes and comments (hand-written migrations have no breakpoints). A chunk
- * holding CREATE TRIGGER is kept whole, since its body contains semicolons.
+ * Applies every migration in order, one atomic batch per file, split into statements by the
+ * test pool's `readD1Migrations` (the same reader the tests use).
  */
-export function splitSql(sql) {
-  const statements = [];
-  for (const chunk of sql.split("--> statement-breakpoint")) {
-    if (/\bCREATE\s+(TEMP\w*\s+)?TRIGGER\b/i.test(chunk)) {
-      if (chunk.trim()) statements.push(chunk.trim());
-      continue;
-    }
-    let current = "";
-    let quote = null;
-    for (let i = 0; i < chunk.length; i++) {
-      const ch = chunk[i];
-      if (quote) {
-        current += ch;
-        if (ch === quote) quote = null;
-      } else if (ch === "-" && chunk[i + 1] === "-") {
-        const end = chunk.indexOf("\n", i);
-        i = end === -1 ? chunk.length : end;
-        current += "\n";
-      } else if (ch === "/" && chunk[i + 1] === "*") {
-        const end = chunk.indexOf("*/", i + 2);
-        i = end === -1 ? chunk.length : end + 1;
-      } else if (ch === ";") {
-        if (current.trim()) statements.push(current.trim());
-        current = "";
-      } else {
-        if (ch === "'" || ch === '"' || ch === "`") quote = ch;
-        else if (ch === "[") quote = "]";
-        current += ch;
-      }
-    }
-    if (current.trim()) statements.push(current.trim());
-  }
-  return statements;
-}
-
-/** Applies every migrations/*.sql in file-name order, one atomic batch per file. */
 export async function applyMigrations(db, migrationsDir) {
-  const files = (await readdir(migrationsDir)).filter((f) => f.endsWith(".sql")).sort();
   const applied = [];
-  for (const file of files) {
-    const statements = splitSql(await readFile(path.join(migrationsDir, file), "utf8"));
-    if (statements.length === 0) continue;
+  for (const migration of await readD1Migrations(migrationsDir)) {
+    if (migration.queries.length === 0) continue;
     try {
-      await db.batch(statements.map((s) => db.prepare(s)));
+      await db.batch(migration.queries.map((query) => db.prepare(query)));
     } catch (error) {
-      throw new Error(`migration ${file} failed: ${error?.message ?? error}`);
+      throw new Error(`migration ${migration.name} failed: ${error?.message ?? error}`);
     }
-    applied.push({ file, statements: statements.length });
+    applied.push({ file: migration.name, statements: migration.queries.length });
   }
   return applied;
 }
