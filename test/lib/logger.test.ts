@@ -13,11 +13,6 @@ describe("scrubText", () => {
       "Failed query: insert into users values (?, ?)\nparams: $argon2id$v=19$m=1$abc,x@y.org",
       "Failed query: insert into users values (?, ?)\nparams: [redacted]",
     ],
-  ])("removes %s", (_, input, output) => {
-    expect(scrubText(input)).toBe(output);
-  });
-
-  it.each([
     ["a native-scheme link's fragment", "relab://login#status=mfa_required&mfa_handoff=h1", "relab://login"],
     ["a relative link's query", "see /reset-password?token=abc now", "see /reset-password now"],
     ["a non-ASCII address", "from jörg.müller@exämple.de", "from j***@exämple.de"],
