@@ -20,14 +20,11 @@ export function ensureBootstrap({ bestEffort = false } = {}) {
       runs.set(c.env.DB, run);
       run.catch(() => runs.delete(c.env.DB));
     }
-    if (!bestEffort) {
+    try {
       await run;
-    } else {
-      try {
-        await run;
-      } catch (error) {
-        c.get("log").warn("bootstrap superuser check failed; retried on the next request", { error });
-      }
+    } catch (error) {
+      if (!bestEffort) throw error;
+      c.get("log").warn("bootstrap superuser check failed; retried on the next request", { error });
     }
     await next();
   });
