@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { hashPassword, phcParams, verifyPassword } from "../../src/auth/password";
+import { dummyPasswordHash, hashPassword, phcParams, verifyPassword } from "../../src/auth/password";
 import { ARGON2_MINIMUM } from "../../src/config";
 
 const cheap = { memoryKib: 64, iterations: 1, parallelism: 1 };
+const NOBLE_HASH =
+  "$argon2id$v=19$m=64,t=1,p=1$MDEyMzQ1Njc4OWFiY2RlZg$SdRmGjbeONo0WAcggHLYJQsPZOKDsoBoSGZhsGsYb0E";
 
 describe("Argon2id password hashing", () => {
   it("uses the OWASP minimum parameters by default, in a PHC string", () => {
@@ -11,6 +13,19 @@ describe("Argon2id password hashing", () => {
     expect(phcParams(phc)).toEqual(ARGON2_MINIMUM);
     expect(verifyPassword("correct horse battery staple", phc)).toBe(true);
     expect(verifyPassword("correct horse battery stapl", phc)).toBe(false);
+  });
+
+  it("verifies hashes made by another Argon2id implementation (PHC interchange)", () => {
+    // Made by @noble/hashes argon2id, which this service used before the WebAssembly build.
+    expect(verifyPassword("interchange check", NOBLE_HASH)).toBe(true);
+    expect(verifyPassword("interchange checK", NOBLE_HASH)).toBe(false);
+  });
+
+  it("has a dummy hash that costs a verification and never matches", () => {
+    const dummy = dummyPasswordHash(cheap);
+    expect(phcParams(dummy)).toEqual(cheap);
+    expect(verifyPassword("", dummy)).toBe(false);
+    expect(verifyPassword("anything at all", dummy)).toBe(false);
   });
 
   it("salts every hash", () => {
