@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { Plugin } from "vite";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
 import { fakeUpstream } from "./test/support/fake-upstream.ts";
@@ -11,7 +12,19 @@ export const TEST_VARS = {
   ARGON2_ITERATIONS: "1",
   BOOTSTRAP_SUPERUSER_EMAIL: "admin@relab.test",
   BOOTSTRAP_SUPERUSER_PASSWORD: "bootstrap-password-for-tests",
+  AUTH_TOKEN_SECRET: "test-token-secret-0123456789abcdef0123456789abcdef",
 };
+
+/** In Node, `.wasm` imports become compiled modules, as Wrangler and workerd make them. */
+function wasmModules(): Plugin {
+  return {
+    name: "wasm-modules",
+    load(id) {
+      if (!id.endsWith(".wasm")) return null;
+      return `import { readFileSync } from "node:fs";\nexport default new WebAssembly.Module(readFileSync(${JSON.stringify(id)}));`;
+    },
+  };
+}
 
 export default defineConfig(async (): Promise<ViteUserConfig> => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -39,7 +52,14 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           },
         },
         {
-          test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
+          plugins: [wasmModules()],
+          test: {
+            name: "node",
+            include: ["test/node/**/*.test.ts"],
+            environment: "node",
+            // Inlined so that its `.wasm` import goes through the plugin instead of Node's loader.
+            server: { deps: { inline: [/@phi-ag\/argon2/] } },
+          },
         },
       ],
     },

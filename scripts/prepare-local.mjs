@@ -1,11 +1,32 @@
 // Runs before `npm run dev` / `npm start`: gives a fresh clone its local secrets and an
 // up-to-date local D1 database, without prompting.
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+
+const KEY = /^([A-Z0-9_]+)=/;
+// Secrets that must differ between installs get a fresh random value instead of the example's.
+const generated = { AUTH_TOKEN_SECRET: () => randomBytes(32).toString("hex") };
+
+const example = readFileSync(".dev.vars.example", "utf8").split("\n");
+const withLocalSecrets = (line) => {
+  const name = KEY.exec(line)?.[1];
+  return name && generated[name] ? `${name}=${generated[name]()}` : line;
+};
 
 if (!existsSync(".dev.vars")) {
-  copyFileSync(".dev.vars.example", ".dev.vars");
+  writeFileSync(".dev.vars", example.map(withLocalSecrets).join("\n"));
   console.log("Created .dev.vars from .dev.vars.example (local defaults; edit as you like).");
+} else {
+  // An older .dev.vars keeps its values but gains the variables added since it was made.
+  const present = new Set(
+    readFileSync(".dev.vars", "utf8").split("\n").map((line) => KEY.exec(line)?.[1]).filter(Boolean),
+  );
+  const missing = example.filter((line) => KEY.test(line) && !present.has(KEY.exec(line)[1]));
+  if (missing.length > 0) {
+    appendFileSync(".dev.vars", `\n${missing.map(withLocalSecrets).join("\n")}\n`);
+    console.log(`Added to .dev.vars: ${missing.map((line) => KEY.exec(line)[1]).join(", ")}`);
+  }
 }
 
 // CI=1 stops wrangler from asking for confirmation before it applies migrations.

@@ -2,7 +2,9 @@ import { registerSecuritySchemes } from "./lib/openapi";
 import { createRouter } from "./lib/router";
 import { bodyLimit } from "./middleware/body-limit";
 import { ensureBootstrap } from "./middleware/bootstrap";
+import { authFlow } from "./middleware/auth-flow";
 import { cors } from "./middleware/cors";
+import { crossSiteProtection } from "./middleware/cross-site";
 import { createNotFoundHandler, onError } from "./middleware/error-handler";
 import { requestContext } from "./middleware/request-context";
 import { requestServices } from "./middleware/request-services";
@@ -10,7 +12,9 @@ import { securityHeaders } from "./middleware/security-headers";
 import { devRouter } from "./routes/dev/dev.index";
 import { createDocsRouter } from "./routes/docs/docs.index";
 import { healthRouter } from "./routes/health/health.index";
+import { authRouter } from "./routes/auth/auth.index";
 import { unitsRouter } from "./routes/units/units.index";
+import { usersRouter } from "./routes/users/users.index";
 
 export const app = createRouter();
 
@@ -20,6 +24,7 @@ app.use(requestContext);
 app.use(securityHeaders);
 app.use(requestServices);
 app.use(cors);
+app.use("/v1/*", crossSiteProtection);
 app.use(bodyLimit);
 
 // The probes answer even when bootstrap cannot run (a database outage is /health's to report).
@@ -29,6 +34,9 @@ app.route("/", healthRouter);
 app.use(ensureBootstrap());
 
 app.route("/v1", createDocsRouter(app));
+app.use("/v1/auth/*", authFlow);
+app.route("/v1", authRouter);
+app.route("/v1", usersRouter);
 app.route("/v1", unitsRouter);
 app.route("/__dev", devRouter);
 

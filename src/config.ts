@@ -4,6 +4,9 @@ import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
 /** OWASP's minimum Argon2id parameters; every environment but development refuses anything weaker. */
 export const ARGON2_MINIMUM = { memoryKib: 19_456, iterations: 2, parallelism: 1 } as const;
 
+/** The k-anonymity range endpoint of Have I Been Pwned's Pwned Passwords (`<prefix>` is appended). */
+export const BREACHED_PASSWORDS_RANGE_URL = "https://api.pwnedpasswords.com/range/*";
+
 export interface Argon2Params {
   memoryKib: number;
   iterations: number;
@@ -18,6 +21,10 @@ export interface AppConfig {
   corsOrigins: ReadonlySet<string>;
   argon2: Argon2Params;
   bootstrap: { email: string; password: string } | null;
+  /** Keys derived from AUTH_TOKEN_SECRET: one per token kind, so a token of one kind never verifies as another. */
+  tokenSecret: string;
+  /** Base URL of the app; email links point at `<appUrl>/verify#token=...` and `<appUrl>/reset-password#token=...`. */
+  appUrl: string;
   email: { from: string; providerUrl: string | null; apiKey: string | null };
   outbound: OutboundPolicy;
 }
@@ -61,6 +68,12 @@ function parseConfig(env: AppBindings): AppConfig {
     throw new ConfigError("ARGON2_MEMORY_KIB / ARGON2_ITERATIONS are below the OWASP minimum");
   }
 
+  const tokenSecret = env.AUTH_TOKEN_SECRET ?? "";
+  if (tokenSecret.length < 32) {
+    throw new ConfigError("AUTH_TOKEN_SECRET must be set to at least 32 characters of random data");
+  }
+  const appUrl = httpUrl(env.APP_PUBLIC_URL, "APP_PUBLIC_URL");
+
   const providerUrl = optional(env.EMAIL_PROVIDER_URL);
   const bootstrapEmail = optional(env.BOOTSTRAP_SUPERUSER_EMAIL);
   const bootstrapPassword = optional(env.BOOTSTRAP_SUPERUSER_PASSWORD);
@@ -79,12 +92,14 @@ function parseConfig(env: AppBindings): AppConfig {
       bootstrapEmail && bootstrapPassword
         ? { email: bootstrapEmail, password: bootstrapPassword }
         : null,
+    tokenSecret,
+    appUrl,
     email: {
       from: env.EMAIL_FROM?.trim() || "relab <noreply@relab.localhost>",
       providerUrl,
       apiKey: optional(env.EMAIL_PROVIDER_API_KEY),
     },
-    outbound: outboundPolicy(providerUrl ? [providerUrl] : []),
+    outbound: outboundPolicy([BREACHED_PASSWORDS_RANGE_URL, ...(providerUrl ? [providerUrl] : [])]),
   };
 }
 
@@ -94,6 +109,19 @@ function outboundPolicy(entries: string[]): OutboundPolicy {
   } catch (error) {
     throw new ConfigError(`EMAIL_PROVIDER_URL is not a plain https URL (${(error as Error).message})`);
   }
+}
+
+function httpUrl(value: string | undefined, name: string): string {
+  const trimmed = value?.trim();
+  if (!trimmed) throw new ConfigError(`${name} must be set`);
+  let url: URL;
+  try {
+    url = new URL(trimmed);
+  } catch {
+    throw new ConfigError(`${name} is not a URL`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new ConfigError(`${name} must be an http(s) URL`);
+  return url.href.replace(/\/+$/, "");
 }
 
 function optional(value: string | undefined): string | null {

@@ -1,6 +1,14 @@
 import type { Db, RoundTripCounter } from "./db/client";
 import type { AppConfig } from "./config";
 import type { Logger } from "./lib/logger";
+import type { EmailSender } from "./services/email";
+import type { SessionUser } from "./services/sessions";
+
+/** How the signed-in caller presented its access token. */
+export interface SessionInfo {
+  transport: "bearer" | "cookie";
+  sessionId: string;
+}
 
 /**
  * Every binding, variable and secret the Worker reads (`worker-configuration.d.ts`, generated
@@ -17,6 +25,12 @@ export interface AppVariables {
   config: AppConfig;
   db: Db;
   roundTrips: RoundTripCounter;
+  email: EmailSender;
+  /** Set by `authenticate`: the signed-in user, or null for an anonymous request. */
+  user: SessionUser | null;
+  session: SessionInfo | null;
+  /** Set on auth flows, which fail closed: a token-store error becomes 503, never a pass. */
+  authFlow: boolean;
 }
 
 export interface AppEnv {

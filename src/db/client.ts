@@ -1,6 +1,8 @@
+import type { SQL } from "drizzle-orm";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 
-export type Db = DrizzleD1Database;
+export type Db = DrizzleD1Database & { $client: D1Database };
 
 /** Number of D1 round trips made so far through one counting wrapper. */
 export interface RoundTripCounter {
@@ -89,4 +91,21 @@ class CountingDatabase {
   dump(): never {
     throw new Error("D1 dump is not available through the counting wrapper");
   }
+}
+
+const dialect = new SQLiteAsyncDialect();
+
+/**
+ * Runs hand-written SQL statements (conditional writes, `RETURNING`) as one D1 batch: one round
+ * trip, one transaction, executed in order. drizzle's own `batch` cannot carry raw `sql`
+ * queries with parameters on D1, hence this. Returns the rows of each statement.
+ */
+export async function batchRows<T extends unknown[]>(db: Db, queries: { [K in keyof T]: SQL }): Promise<{ [K in keyof T]: T[K][] }> {
+  const client = db.$client;
+  const statements = queries.map((query) => {
+    const { sql: text, params } = dialect.sqlToQuery(query);
+    return client.prepare(text).bind(...params);
+  });
+  const results = await client.batch(statements);
+  return results.map((result) => result.results ?? []) as { [K in keyof T]: T[K][] };
 }

@@ -38,6 +38,14 @@ export const users = sqliteTable(
       .notNull()
       .default("public"),
     lastLoginAt: integer("last_login_at", { mode: "timestamp" }),
+    /**
+     * Revocation epoch in milliseconds of the database clock: an access token issued before it is
+     * refused. Stamped by every revocation (docs/storage.md, Tokens).
+     */
+    tokensValidAfter: integer("tokens_valid_after").notNull().default(0),
+    /** Upload usage charged to this account, kept next to the quota check that reads it. */
+    uploadFileCount: integer("upload_file_count").notNull().default(0),
+    uploadTotalBytes: integer("upload_total_bytes").notNull().default(0),
     ...timestamps,
   },
   (t) => [
@@ -128,4 +136,27 @@ export const products = sqliteTable(
       sql`(${t.weightG} IS NULL OR ${t.weightG} > 0) AND (${t.heightCm} IS NULL OR ${t.heightCm} > 0) AND (${t.widthCm} IS NULL OR ${t.widthCm} > 0) AND (${t.depthCm} IS NULL OR ${t.depthCm} > 0)`,
     ),
   ],
+);
+
+/**
+ * Refresh tokens, stored only as SHA-256 fingerprints of the random secret. A login starts a
+ * family (one session); each refresh adds a row and marks its predecessor rotated, keeping the
+ * family's absolute expiry. Rotated rows stay until they expire so that a replay is recognised.
+ */
+export const refreshTokens = sqliteTable(
+  "refresh_tokens",
+  {
+    fingerprint: text("fingerprint").primaryKey(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    familyId: text("family_id").notNull(),
+    /** Unix seconds: the inactivity expiry of this token (30 days after issue, capped by the session's). */
+    expiresAt: integer("expires_at").notNull(),
+    /** Unix seconds: the absolute end of the session, fixed at login. */
+    sessionExpiresAt: integer("session_expires_at").notNull(),
+    rotatedAt: integer("rotated_at"),
+    createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
+  },
+  (t) => [index("refresh_tokens_user_idx").on(t.userId), index("refresh_tokens_family_idx").on(t.familyId)],
 );

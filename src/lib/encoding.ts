@@ -21,3 +21,21 @@ export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
   return diff === 0;
 }
+
+/** URL-safe base64 without padding (JWTs, tokens in links and cookies). */
+export function toBase64Url(bytes: Uint8Array): string {
+  return toBase64NoPad(bytes).replaceAll("+", "-").replaceAll("/", "_");
+}
+
+/** Decodes URL-safe base64 without padding; throws on anything else. */
+export function fromBase64Url(text: string): Uint8Array {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new Error("Invalid base64url");
+  return fromBase64(text.replaceAll("-", "+").replaceAll("_", "/"));
+}
+
+/** Lower-case hex of `bytes`. */
+export function toHex(bytes: Uint8Array): string {
+  let hex = "";
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, "0");
+  return hex;
+}

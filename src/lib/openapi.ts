@@ -7,8 +7,12 @@ export const API_VERSION = "1.0.0";
 /** Names of the security schemes routes refer to in their `security` member. */
 export const SECURITY = { bearer: "bearerAuth", cookie: "cookieAuth" } as const;
 
+/** `security` of a route that needs a signed-in user: a bearer token or the session cookie. */
+export const SIGNED_IN: Record<string, string[]>[] = [{ [SECURITY.bearer]: [] }, { [SECURITY.cookie]: [] }];
+
 const TAGS = [
   { name: "Auth", description: "Registration, sign-in over bearer tokens or cookie sessions, and account recovery." },
+  { name: "Users", description: "Your own account: profile, preferences, email and password changes." },
   { name: "Reference data", description: "Public lookups: taxonomies, categories, materials, product types, units." },
 ];
 

@@ -11,7 +11,8 @@ export interface ProblemInit {
   detail: string;
   title?: string;
   errors?: FieldError[];
-  headers?: Record<string, string>;
+  /** Extra response headers; a list sends the header once per value (`Set-Cookie`). */
+  headers?: Record<string, string | string[]>;
 }
 
 /**
@@ -24,7 +25,7 @@ export class ApiError extends Error {
   readonly code: string;
   readonly title: string;
   readonly errors: FieldError[] | undefined;
-  readonly headers: Record<string, string>;
+  readonly headers: Record<string, string | string[]>;
 
   constructor(status: number, init: ProblemInit) {
     super(init.detail);

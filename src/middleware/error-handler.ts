@@ -10,10 +10,13 @@ const PROBLEM_JSON = "application/problem+json";
 /** Renders an `ApiError` as `application/problem+json`; the only place errors become responses. */
 export function problemResponse(c: Context<AppEnv>, error: ApiError): Response {
   const requestId = c.get("requestId") ?? crypto.randomUUID();
-  return new Response(JSON.stringify(problemBody(error, requestId)), {
-    status: error.status,
-    headers: { ...error.headers, "Content-Type": PROBLEM_JSON, "Cache-Control": "no-store" },
-  });
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(error.headers)) {
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  headers.set("Content-Type", PROBLEM_JSON);
+  headers.set("Cache-Control", "no-store");
+  return new Response(JSON.stringify(problemBody(error, requestId)), { status: error.status, headers });
 }
 
 /** Maps framework exceptions (malformed JSON, media type, body size) to the service's error codes. */
@@ -37,7 +40,29 @@ function fromHttpException(error: HTTPException): ApiError {
   }
 }
 
+/** Whether an error came from D1 (directly, or wrapped by drizzle). */
+function isDatabaseError(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e.name === "DrizzleQueryError" || /\bD1_|SQLITE_/.test(e.message)) return true;
+  }
+  return false;
+}
+
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
+  // Auth flows fail closed: without their token store they refuse rather than guess.
+  if (c.get("authFlow") && !(error instanceof ApiError) && isDatabaseError(error)) {
+    const log = c.get("log") ?? createLogger({ request_id: c.get("requestId") });
+    log.error("token store unavailable", { method: c.req.method, path: c.req.path, error });
+    return problemResponse(
+      c,
+      new ApiError(503, {
+        code: "AUTH_STORE_UNAVAILABLE",
+        detail: "Sign-in is unavailable right now; try again shortly.",
+        headers: { "Retry-After": "5" },
+      }),
+    );
+  }
+
   if (error instanceof ApiError) {
     // A 5xx the code raised on purpose (a store unreachable, say) is still an outage to see.
     if (error.status >= 500) {

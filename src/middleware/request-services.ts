@@ -2,12 +2,15 @@ import { createMiddleware } from "hono/factory";
 import { loadConfig } from "../config";
 import { createDb } from "../db/client";
 import type { AppEnv } from "../env";
+import { createEmailSender } from "../services/email";
 
-/** Builds what handlers use, once per request: the parsed configuration and a round-trip-counting database client. */
+/** Builds what handlers use, once per request: the parsed configuration, a round-trip-counting database client and the email sender. */
 export const requestServices = createMiddleware<AppEnv>(async (c, next) => {
   c.set("config", loadConfig(c.env));
   const { db, roundTrips } = createDb(c.env.DB);
   c.set("db", db);
   c.set("roundTrips", roundTrips);
+  c.set("email", createEmailSender(c.get("config"), c.env.KV, c.get("log")));
+  c.set("authFlow", false);
   await next();
 });

@@ -3,3 +3,13 @@
 
 /** API key the fake email provider accepts. */
 export const FAKE_EMAIL_API_KEY = "test-email-provider-key";
+
+/** Passwords the fake Pwned Passwords range service treats specially (each passes every local rule). */
+export const PWNED = {
+  /** Listed as breached (count 42). */
+  breached: "tangerine-osprey-1987-breach",
+  /** Its range request hangs longer than the service waits. */
+  slow: "marzipan-lighthouse-slow-77",
+  /** Its range request gets a 503. */
+  down: "quokka-harbour-outage-2024",
+} as const;

@@ -1,5 +1,29 @@
+import { createHash } from "node:crypto";
 import { Response, type Request } from "miniflare";
-import { FAKE_EMAIL_API_KEY } from "./fake-upstream-config.ts";
+import { FAKE_EMAIL_API_KEY, PWNED } from "./fake-upstream-config.ts";
+
+const sha1 = (text: string) => createHash("sha1").update(text).digest("hex").toUpperCase();
+const PWNED_HASHES = Object.fromEntries(Object.entries(PWNED).map(([kind, password]) => [kind, sha1(password)]));
+
+/**
+ * Pwned Passwords' range API: only `/range/<5 hex>` with `Add-Padding: true` is answered (so a
+ * client that sent more of the hash, or forgot the padding, would not find the breached password).
+ */
+async function pwnedRange(request: Request, url: URL): Promise<Response> {
+  const prefix = /^\/range\/([0-9A-F]{5})$/.exec(url.pathname)?.[1];
+  if (!prefix || request.method !== "GET" || request.headers.get("add-padding") !== "true") {
+    return new Response("bad range request", { status: 400 });
+  }
+  if (PWNED_HASHES.slow!.startsWith(prefix)) {
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    return new Response("", { status: 200 });
+  }
+  if (PWNED_HASHES.down!.startsWith(prefix)) return new Response("unavailable", { status: 503 });
+  // Padding entries have count 0; a real answer holds several hundred suffixes.
+  const lines = Array.from({ length: 20 }, (_, i) => `${sha1(`pad-${prefix}-${i}`).slice(5)}:0`);
+  if (PWNED_HASHES.breached!.startsWith(prefix)) lines.push(`${PWNED_HASHES.breached!.slice(5)}:42`);
+  return new Response(lines.join("\r\n"), { status: 200, headers: { "content-type": "text/plain" } });
+}
 
 /**
  * Stands in for the internet during tests (this machine has none): every outbound `fetch()` of
@@ -19,6 +43,7 @@ export async function fakeUpstream(request: Request): Promise<Response> {
         return new Response("late", { status: 200 });
     }
   }
+  if (url.host === "api.pwnedpasswords.com") return pwnedRange(request, url);
   if (url.host === "mail.upstream.test" && url.pathname === "/emails" && request.method === "POST") {
     if (request.headers.get("authorization") !== `Bearer ${FAKE_EMAIL_API_KEY}`) {
       return Response.json({ message: "invalid api key" }, { status: 401 });

@@ -1,0 +1,131 @@
+import { hmac } from "@noble/hashes/hmac.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { constantTimeEqual, fromBase64Url, toBase64Url, toHex } from "../lib/encoding";
+
+export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
+/** Inactivity lifetime of a refresh token: each refresh starts a new one (capped by the session). */
+export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+/** Absolute lifetime of a session, fixed at login; refreshing never extends it. */
+export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
+export const RESET_TOKEN_TTL_SECONDS = 3600;
+export const VERIFY_TOKEN_TTL_SECONDS = 24 * 3600;
+
+type Purpose = "access" | "verify" | "reset";
+type Keys = Record<Purpose, Uint8Array>;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const derived = new Map<string, Keys>();
+
+// One key per token kind, derived from the one configured secret, so that a token made for one
+// purpose can never be accepted as another.
+function keysFor(secret: string): Keys {
+  let keys = derived.get(secret);
+  if (!keys) {
+    const derive = (purpose: Purpose) => hmac(sha256, encoder.encode(secret), encoder.encode(`relab/${purpose}/v1`));
+    keys = { access: derive("access"), verify: derive("verify"), reset: derive("reset") };
+    derived.set(secret, keys);
+  }
+  return keys;
+}
+
+function mac(key: Uint8Array, message: string): Uint8Array {
+  return hmac(sha256, key, encoder.encode(message));
+}
+
+/** What an access token says: who, which session, and when it was issued (milliseconds). */
+export interface AccessClaims {
+  userId: number;
+  sessionId: string;
+  issuedAtMs: number;
+  /** Unix seconds. */
+  expiresAt: number;
+}
+
+// Fixed header: verification compares it byte for byte, so no other algorithm is ever considered.
+const JWT_HEADER = toBase64Url(encoder.encode(JSON.stringify({ alg: "HS256", typ: "JWT" })));
+
+/**
+ * Signs an access token: a compact HS256 JWT whose `iat` keeps millisecond precision (a
+ * fractional NumericDate, which RFC 7519 allows), so that a revocation within the same second as
+ * a login still tells the two apart.
+ */
+export function signAccessToken(secret: string, claims: AccessClaims): string {
+  const payload = toBase64Url(
+    encoder.encode(
+      JSON.stringify({
+        sub: String(claims.userId),
+        sid: claims.sessionId,
+        iat: claims.issuedAtMs / 1000,
+        exp: claims.expiresAt,
+      }),
+    ),
+  );
+  const signed = `${JWT_HEADER}.${payload}`;
+  return `${signed}.${toBase64Url(mac(keysFor(secret).access, signed))}`;
+}
+
+/** The claims of a well-signed, unexpired access token, or null. */
+export function readAccessToken(secret: string, token: string, nowSeconds: number): AccessClaims | null {
+  const parts = token.split(".");
+  if (parts.length !== 3 || parts[0] !== JWT_HEADER) return null;
+  let payload: unknown;
+  try {
+    const signature = fromBase64Url(parts[2]!);
+    if (!constantTimeEqual(signature, mac(keysFor(secret).access, `${parts[0]}.${parts[1]}`))) return null;
+    payload = JSON.parse(decoder.decode(fromBase64Url(parts[1]!)));
+  } catch {
+    return null;
+  }
+  const { sub, sid, iat, exp } = (payload ?? {}) as Record<string, unknown>;
+  if (typeof sub !== "string" || !/^[1-9]\d{0,15}$/.test(sub)) return null;
+  if (typeof sid !== "string" || typeof iat !== "number" || typeof exp !== "number") return null;
+  if (exp <= nowSeconds) return null;
+  return { userId: Number(sub), sessionId: sid, issuedAtMs: Math.round(iat * 1000), expiresAt: exp };
+}
+
+/** 32 random bytes, URL-safe: refresh tokens, session ids. */
+export function randomToken(): string {
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+/** SHA-256 of a secret token, in hex: the only form in which refresh tokens are stored. */
+export function fingerprint(token: string): string {
+  return toHex(sha256(encoder.encode(token)));
+}
+
+/**
+ * A token for an email link: `<user id>.<expiry>.<mac>`. Nothing is stored; the MAC also covers
+ * `binding` (the address being verified, or the current password hash for a reset), so the token
+ * stops working as soon as that value changes: a reset cannot be replayed after it succeeded.
+ */
+export function signLinkToken(
+  secret: string,
+  purpose: "verify" | "reset",
+  userId: number,
+  expiresAt: number,
+  binding: string,
+): string {
+  const head = `${userId}.${expiresAt}`;
+  return `${head}.${toBase64Url(mac(keysFor(secret)[purpose], `${head}.${binding}`))}`;
+}
+
+/** The user id and expiry a link token names, before it is checked; null when malformed. */
+export function parseLinkToken(token: string): { userId: number; expiresAt: number } | null {
+  const match = /^([1-9]\d{0,15})\.(\d{1,12})\.[A-Za-z0-9_-]{43}$/.exec(token);
+  return match ? { userId: Number(match[1]), expiresAt: Number(match[2]) } : null;
+}
+
+/** Whether a link token is unexpired and was made for `purpose` and the current `binding`. */
+export function checkLinkToken(
+  secret: string,
+  purpose: "verify" | "reset",
+  token: string,
+  binding: string,
+  nowSeconds: number,
+): boolean {
+  const parsed = parseLinkToken(token);
+  if (!parsed || parsed.expiresAt <= nowSeconds) return false;
+  const expected = signLinkToken(secret, purpose, parsed.userId, parsed.expiresAt, binding);
+  return constantTimeEqual(encoder.encode(expected), encoder.encode(token));
+}

@@ -1,0 +1,50 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { isDisposableEmail } from "../../auth/account-names";
+import type { AppEnv } from "../../env";
+import { register as registerAccount, requestVerification, verifyEmail } from "../../services/accounts";
+import { requestPasswordReset, resetPassword as resetWithToken } from "../../services/password-reset";
+import { serviceDeps } from "../deps";
+import { EmailSchema } from "./auth.schemas";
+import type * as routes from "./auth.routes";
+
+/** Accepted answers take at least this long, so a lookup that found an account is not faster or slower to answer. */
+export const UNIFORM_RESPONSE_MS = 300;
+
+async function uniformly(work: Promise<void>): Promise<void> {
+  await Promise.all([work, new Promise((resolve) => setTimeout(resolve, UNIFORM_RESPONSE_MS))]);
+}
+
+export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) => {
+  const user = await registerAccount(serviceDeps(c), c.req.valid("json"));
+  return c.json({ id: user.id, email: user.email, username: user.username }, 201);
+};
+
+export const verify: RouteHandler<typeof routes.verify, AppEnv> = async (c) => {
+  const user = await verifyEmail(serviceDeps(c), c.req.valid("json").token);
+  return c.json({ id: user.id, email: user.email, username: user.username, is_verified: user.isVerified }, 200);
+};
+
+export const requestVerifyToken: RouteHandler<typeof routes.requestVerifyToken, AppEnv> = async (c) => {
+  await uniformly(requestVerification(serviceDeps(c), c.req.valid("json").email));
+  return c.json({ detail: "If an unverified account uses this address, a new verification link is on its way." }, 202);
+};
+
+export const validateEmail: RouteHandler<typeof routes.validateEmail, AppEnv> = async (c) => {
+  const { email } = c.req.valid("json");
+  if (!EmailSchema.safeParse(email).success) return c.json({ is_valid: false, reason: "Not a valid email address." }, 200);
+  if (isDisposableEmail(email)) {
+    return c.json({ is_valid: false, reason: "Addresses of disposable-email providers cannot hold an account." }, 200);
+  }
+  return c.json({ is_valid: true, reason: null }, 200);
+};
+
+export const forgotPassword: RouteHandler<typeof routes.forgotPassword, AppEnv> = async (c) => {
+  await uniformly(requestPasswordReset(serviceDeps(c), c.req.valid("json").email));
+  return c.json({ detail: "If an account with this address exists, a password-reset link is on its way." }, 202);
+};
+
+export const resetPassword: RouteHandler<typeof routes.resetPassword, AppEnv> = async (c) => {
+  const { token, password } = c.req.valid("json");
+  await resetWithToken(serviceDeps(c), token, password);
+  return c.body(null, 204);
+};

@@ -1,0 +1,38 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { ACCESS_TOKEN_TTL_SECONDS } from "../../../auth/tokens";
+import type { AppEnv } from "../../../env";
+import { audit } from "../../../lib/audit";
+import { passwordLogin } from "../../../services/login";
+import { endSessionByRefreshToken, rotateSession, type SessionGrant } from "../../../services/sessions";
+import { serviceDeps } from "../../deps";
+import { readCredentials } from "../credentials";
+import { refreshTokenInvalid } from "../session/session.handlers";
+import type { bearerLogin, bearerLogout, bearerRefresh } from "./bearer.routes";
+
+function tokenPair(grant: SessionGrant) {
+  return {
+    access_token: grant.accessToken,
+    refresh_token: grant.refreshToken,
+    token_type: "bearer" as const,
+    expires_in: ACCESS_TOKEN_TTL_SECONDS,
+  };
+}
+
+export const login: RouteHandler<typeof bearerLogin, AppEnv> = async (c) => {
+  const { username, password } = readCredentials(c);
+  const outcome = await passwordLogin(serviceDeps(c), username, password, "bearer");
+  return c.json(tokenPair(outcome.grant), 200);
+};
+
+export const refresh: RouteHandler<typeof bearerRefresh, AppEnv> = async (c) => {
+  const { refresh_token } = c.req.valid("json");
+  const grant = await rotateSession(c.get("db"), c.get("config").tokenSecret, refresh_token);
+  if (!grant) throw refreshTokenInvalid();
+  return c.json(tokenPair(grant), 200);
+};
+
+export const logout: RouteHandler<typeof bearerLogout, AppEnv> = async (c) => {
+  const userId = await endSessionByRefreshToken(c.get("db"), c.req.valid("json").refresh_token);
+  if (userId !== null) audit(c.get("log"), "auth.logout", { transport: "bearer", user_id: userId });
+  return c.body(null, 204);
+};

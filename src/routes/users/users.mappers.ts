@@ -1,0 +1,29 @@
+import type { z } from "@hono/zod-openapi";
+import { isoSeconds } from "../../lib/time";
+import { ROLE_LIMITS } from "../../services/quotas";
+import type { SessionUser } from "../../services/sessions";
+import type { MeSchema } from "./users.routes";
+
+/** The account as `/users/me` shows it to its owner. */
+export function toMe(user: SessionUser): z.infer<typeof MeSchema> {
+  const limits = ROLE_LIMITS[user.role];
+  return {
+    id: user.id,
+    email: user.email,
+    username: user.username,
+    is_active: user.isActive,
+    is_verified: user.isVerified,
+    is_superuser: user.isSuperuser,
+    role: user.role,
+    preferences: { profile_visibility: user.profileVisibility },
+    created_at: isoSeconds(user.createdAt * 1000),
+    updated_at: isoSeconds(user.updatedAt * 1000),
+    last_login_at: user.lastLoginAt === null ? null : isoSeconds(user.lastLoginAt * 1000),
+    upload_quota_files: limits.uploadQuotaFiles,
+    upload_quota_bytes: limits.uploadQuotaBytes,
+    upload_file_count: user.uploadFileCount,
+    upload_total_bytes: user.uploadTotalBytes,
+    image_upload_max_bytes: limits.imageUploadMaxBytes,
+    image_upload_max_pixels: limits.imageUploadMaxPixels,
+  };
+}

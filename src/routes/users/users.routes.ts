@@ -1,0 +1,94 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { authenticate } from "../../auth/authenticate";
+import { PROFILE_VISIBILITIES, ROLES } from "../../db/schema";
+import { SIGNED_IN } from "../../lib/openapi";
+import { problemResponses } from "../../lib/problem";
+import { EmailSchema, NewPasswordSchema } from "../auth/auth.schemas";
+
+export const MeSchema = z
+  .object({
+    id: z.number().int(),
+    email: z.string(),
+    username: z.string(),
+    is_active: z.boolean(),
+    is_verified: z.boolean().openapi({ description: "Only verified accounts may create or change records." }),
+    is_superuser: z.boolean(),
+    role: z.enum(ROLES),
+    preferences: z.object({ profile_visibility: z.enum(PROFILE_VISIBILITIES) }),
+    created_at: z.string().openapi({ example: "2026-05-01T12:00:00Z" }),
+    updated_at: z.string().openapi({ example: "2026-05-01T12:00:00Z" }),
+    last_login_at: z.string().nullable().openapi({ example: "2026-05-01T12:00:00Z" }),
+    upload_quota_files: z.number().int(),
+    upload_quota_bytes: z.number().int(),
+    upload_file_count: z.number().int(),
+    upload_total_bytes: z.number().int(),
+    image_upload_max_bytes: z.number().int(),
+    image_upload_max_pixels: z.number().int(),
+  })
+  .openapi("Me", {
+    example: {
+      id: 42,
+      email: "ada@example.org",
+      username: "ada_l",
+      is_active: true,
+      is_verified: true,
+      is_superuser: false,
+      role: "contributor",
+      preferences: { profile_visibility: "public" },
+      created_at: "2026-05-01T12:00:00Z",
+      updated_at: "2026-05-01T12:00:00Z",
+      last_login_at: "2026-05-02T08:30:00Z",
+      upload_quota_files: 1000,
+      upload_quota_bytes: 3221225472,
+      upload_file_count: 0,
+      upload_total_bytes: 0,
+      image_upload_max_bytes: 10485760,
+      image_upload_max_pixels: 12582912,
+    },
+  });
+
+const MeUpdateSchema = z
+  .strictObject({
+    username: z.string().min(2).max(50).optional(),
+    email: EmailSchema.optional(),
+    password: NewPasswordSchema.optional(),
+    preferences: z.strictObject({ profile_visibility: z.enum(PROFILE_VISIBILITIES).optional() }).optional(),
+    current_password: z.string().max(1024).optional().openapi({ description: "Required to change `email` or `password`." }),
+    mfa_code: z.string().max(64).optional().openapi({ description: "With TOTP enrolled: an authenticator or recovery code." }),
+  })
+  .openapi("MeUpdate", { example: { preferences: { profile_visibility: "community" } } });
+
+export const getMe = createRoute({
+  method: "get",
+  path: "/users/me",
+  operationId: "getMe",
+  tags: ["Users"],
+  summary: "Read your account",
+  description: "The signed-in account with its role, verification state, preferences, upload quotas and usage.",
+  security: SIGNED_IN,
+  middleware: [authenticate("required")] as const,
+  responses: {
+    200: { description: "Your account.", content: { "application/json": { schema: MeSchema } } },
+    ...problemResponses(401, 503),
+  },
+});
+
+export const updateMe = createRoute({
+  method: "patch",
+  path: "/users/me",
+  operationId: "updateMe",
+  tags: ["Users"],
+  summary: "Update your account",
+  description:
+    "Changes username and preferences. Changing `email` or `password` also needs `current_password` (missing: 400, wrong: 403), " +
+    "revokes every token of the account (sign in again afterwards; a browser's cookies are cleared), and sends notices: a verification " +
+    "link to a new address (the account becomes unverified) and a security notice to the old one; a notice after a password change. " +
+    "`role` and other account-control members are refused with 422.",
+  security: SIGNED_IN,
+  middleware: [authenticate("required")] as const,
+  request: { body: { required: true, content: { "application/json": { schema: MeUpdateSchema } } } },
+  responses: {
+    200: { description: "The updated account.", content: { "application/json": { schema: MeSchema } } },
+    ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503),
+  },
+});

@@ -1,0 +1,68 @@
+import { sql } from "drizzle-orm";
+import { dummyPasswordHash, verifyPassword } from "../auth/password";
+import { audit } from "../lib/audit";
+import { canonicalEmail } from "../lib/email-address";
+import { maskEmail } from "../lib/logger";
+import { ApiError } from "../lib/problem";
+import type { ServiceDeps } from "./deps";
+import { type SessionGrant, type SessionUser, startSession, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
+
+export type LoginTransport = "bearer" | "cookie";
+
+/** What a successful password check leads to. TOTP accounts will get a challenge outcome here. */
+export type LoginOutcome = { kind: "session"; user: SessionUser; grant: SessionGrant };
+
+/** The one answer to every failed login, whatever the reason: the bytes must not tell them apart. */
+export function badCredentials(): ApiError {
+  return new ApiError(400, {
+    code: "LOGIN_BAD_CREDENTIALS",
+    detail: "The email or username and password do not match an active account.",
+  });
+}
+
+/** Looks an account up by email (any alias of its mailbox) or by username. */
+export async function findUserByIdentifier(deps: Pick<ServiceDeps, "db">, identifier: string): Promise<SessionUser | null> {
+  const trimmed = identifier.trim();
+  const condition = trimmed.includes("@")
+    ? sql`email_canonical = ${canonicalEmail(trimmed)}`
+    : sql`username = ${trimmed.toLowerCase()}`;
+  const rows = await deps.db.all<UserRow>(
+    sql`SELECT ${USER_COLUMNS} FROM users WHERE ${condition}`,
+  );
+  return rows[0] ? toSessionUser(rows[0]) : null;
+}
+
+/**
+ * Checks a password login. Unknown, wrong-password and inactive accounts all cost one Argon2id
+ * verification (a dummy hash when there is no account) and end in the same `badCredentials()`.
+ */
+export async function passwordLogin(
+  deps: ServiceDeps,
+  identifier: string,
+  password: string,
+  transport: LoginTransport,
+): Promise<LoginOutcome> {
+  const user = await findUserByIdentifier(deps, identifier);
+  const matches = verifyPassword(password, user?.hashedPassword ?? dummyPasswordHash(deps.config.argon2));
+  if (!user || !matches || !user.isActive) {
+    audit(deps.log, "auth.login.failed", {
+      transport,
+      user_id: user?.id ?? null,
+      // A typed identifier may be a password pasted into the wrong field: only masked emails are kept.
+      account: identifier.includes("@") ? maskEmail(identifier.trim()) : null,
+      reason: !user ? "unknown_account" : !matches ? "wrong_password" : "inactive",
+    });
+    throw badCredentials();
+  }
+  return completeLogin(deps, user, transport);
+}
+
+/**
+ * Everything that happens once a user has proven who they are. The single place where a TOTP
+ * account will be diverted to a challenge instead of receiving a session.
+ */
+export async function completeLogin(deps: ServiceDeps, user: SessionUser, transport: LoginTransport): Promise<LoginOutcome> {
+  const grant = await startSession(deps.db, deps.config.tokenSecret, user.id, { recordLogin: true });
+  audit(deps.log, "auth.login.succeeded", { transport, user_id: user.id });
+  return { kind: "session", user, grant };
+}

@@ -1,0 +1,67 @@
+import { sql } from "drizzle-orm";
+import { hashPassword } from "../auth/password";
+import { batchRows } from "../db/client";
+import { assertAcceptablePassword } from "../auth/password-policy";
+import { checkLinkToken, parseLinkToken, RESET_TOKEN_TTL_SECONDS, signLinkToken } from "../auth/tokens";
+import { audit } from "../lib/audit";
+import { canonicalEmail } from "../lib/email-address";
+import { ApiError } from "../lib/problem";
+import { passwordResetDoneEmail, passwordResetEmail } from "./account-emails";
+import { type ServiceDeps, sendQuietly } from "./deps";
+import { revocationStatements } from "./sessions";
+
+// A reset token is bound to the password hash it was issued under; accounts without a password
+// (identity-provider sign-in only) bind to this marker and can set one by reset.
+const NO_PASSWORD = "no-password";
+
+/**
+ * Emails a reset link when the address belongs to an active account. The caller answers the same
+ * accepted response in every case; the email goes out after the response (`defer`) so that its
+ * delivery time cannot tell known addresses from unknown ones.
+ */
+export async function requestPasswordReset(deps: ServiceDeps, address: string): Promise<void> {
+  const rows = await deps.db.all<{ id: number; email: string; hashed_password: string | null; is_active: number }>(
+    sql`SELECT id, email, hashed_password, is_active FROM users WHERE email_canonical = ${canonicalEmail(address)}`,
+  );
+  const user = rows[0];
+  if (!user || user.is_active !== 1) return;
+  const expiresAt = Math.floor(Date.now() / 1000) + RESET_TOKEN_TTL_SECONDS;
+  const token = signLinkToken(deps.config.tokenSecret, "reset", user.id, expiresAt, user.hashed_password ?? NO_PASSWORD);
+  deps.defer(sendQuietly(deps, passwordResetEmail(user.email, deps.config.appUrl, token)));
+}
+
+function invalidResetToken(): ApiError {
+  return new ApiError(400, {
+    code: "RESET_TOKEN_INVALID",
+    detail: "The reset link is invalid, has expired or was already used; ask for a new one.",
+  });
+}
+
+/**
+ * Sets a new password with a reset token, revokes every session of the account and sends a
+ * confirmation without any link or credential. The update is conditional on the hash the token
+ * was bound to, so of two concurrent resets with one token exactly one succeeds.
+ */
+export async function resetPassword(deps: ServiceDeps, token: string, password: string): Promise<void> {
+  const parsed = parseLinkToken(token);
+  if (!parsed) throw invalidResetToken();
+  const rows = await deps.db.all<{ id: number; email: string; username: string; hashed_password: string | null; is_active: number }>(
+    sql`SELECT id, email, username, hashed_password, is_active FROM users WHERE id = ${parsed.userId}`,
+  );
+  const user = rows[0];
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  const binding = user?.hashed_password ?? NO_PASSWORD;
+  if (!user || user.is_active !== 1 || !checkLinkToken(deps.config.tokenSecret, "reset", token, binding, nowSeconds)) {
+    throw invalidResetToken();
+  }
+  await assertAcceptablePassword(deps.config, deps.log, password, { username: user.username, email: user.email });
+  const hashed = hashPassword(password, deps.config.argon2);
+  const [changed] = await batchRows<[{ id: number }, never, never]>(deps.db, [
+    sql`UPDATE users SET hashed_password = ${hashed}, updated_at = unixepoch()
+      WHERE id = ${user.id} AND hashed_password IS ${user.hashed_password} RETURNING id`,
+    ...revocationStatements(user.id),
+  ]);
+  if (changed.length === 0) throw invalidResetToken();
+  audit(deps.log, "auth.password.reset", { user_id: user.id });
+  await sendQuietly(deps, passwordResetDoneEmail(user.email));
+}

@@ -1,0 +1,222 @@
+import { type SQL, sql } from "drizzle-orm";
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  fingerprint,
+  randomToken,
+  REFRESH_TOKEN_TTL_SECONDS,
+  SESSION_TTL_SECONDS,
+  signAccessToken,
+} from "../auth/tokens";
+import { batchRows, type Db } from "../db/client";
+
+/** Tokens handed to a client at login or refresh. */
+export interface SessionGrant {
+  accessToken: string;
+  refreshToken: string;
+  /** Seconds until the refresh token expires (its cookie's Max-Age). */
+  refreshExpiresIn: number;
+}
+
+// Issue times and revocation epochs both come from the database clock, so whether a token was
+// issued before a revocation is decided by D1's commit order, not by the clocks of two isolates.
+// A new token is never dated before the user's current epoch.
+const NOW_MS = sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
+const ISSUED_AT_MS = sql`max(${NOW_MS}, tokens_valid_after)`;
+// A replay this soon after a rotation is most likely two tabs refreshing at once: refused, but
+// the session survives. Later replays end the whole session (the token may have been stolen).
+const REUSE_GRACE_SECONDS = 10;
+
+interface IssueRow {
+  user_id: number;
+  family_id: string;
+  issued_at_ms: number;
+  refresh_expires_at: number;
+  now: number;
+}
+
+function grantFrom(secret: string, row: IssueRow, refreshToken: string): SessionGrant {
+  const issuedAt = Math.floor(row.issued_at_ms / 1000);
+  return {
+    accessToken: signAccessToken(secret, {
+      userId: row.user_id,
+      sessionId: row.family_id,
+      issuedAtMs: row.issued_at_ms,
+      expiresAt: issuedAt + ACCESS_TOKEN_TTL_SECONDS,
+    }),
+    refreshToken,
+    refreshExpiresIn: Math.max(0, row.refresh_expires_at - row.now),
+  };
+}
+
+/**
+ * Starts a session (a new refresh-token family) for a user whose credentials were checked, in one
+ * round trip; `recordLogin` also stamps `last_login_at`.
+ */
+export async function startSession(
+  db: Db,
+  secret: string,
+  userId: number,
+  { recordLogin }: { recordLogin: boolean },
+): Promise<SessionGrant> {
+  const refreshToken = randomToken();
+  const familyId = randomToken();
+  const [, , rows] = await batchRows<[never, never, IssueRow]>(db, [
+    // Housekeeping: this user's expired tokens go when a new session starts.
+    sql`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND expires_at <= unixepoch()`,
+    sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at)
+      VALUES (${fingerprint(refreshToken)}, ${userId}, ${familyId},
+        unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, unixepoch() + ${SESSION_TTL_SECONDS})`,
+    sql`UPDATE users
+      SET last_login_at = CASE WHEN ${recordLogin ? 1 : 0} = 1 THEN unixepoch() ELSE last_login_at END
+      WHERE id = ${userId}
+      RETURNING id AS user_id, ${familyId} AS family_id, ${ISSUED_AT_MS} AS issued_at_ms,
+        unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS} AS refresh_expires_at, unixepoch() AS now`,
+  ]);
+  const row = rows[0];
+  if (!row) throw new Error("user vanished while starting a session");
+  return grantFrom(secret, row, refreshToken);
+}
+
+/**
+ * Exchanges a refresh token for a new pair, in one round trip. The presented token is marked
+ * rotated and its successor keeps the session's absolute expiry. Returns null for an unknown,
+ * expired, rotated or revoked token, or an inactive account. Two concurrent refreshes with one
+ * token cannot both succeed: D1 runs batches one at a time, and the second finds it rotated.
+ */
+export async function rotateSession(db: Db, secret: string, presented: string): Promise<SessionGrant | null> {
+  const old = fingerprint(presented);
+  const refreshToken = randomToken();
+  const next = fingerprint(refreshToken);
+  const [, , , rows] = await batchRows<[never, never, never, IssueRow]>(db, [
+    sql`DELETE FROM refresh_tokens WHERE family_id = (
+      SELECT family_id FROM refresh_tokens
+      WHERE fingerprint = ${old} AND rotated_at IS NOT NULL AND rotated_at < unixepoch() - ${REUSE_GRACE_SECONDS})`,
+    sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at)
+      SELECT ${next}, r.user_id, r.family_id,
+        min(unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, r.session_expires_at), r.session_expires_at
+      FROM refresh_tokens r JOIN users u ON u.id = r.user_id
+      WHERE r.fingerprint = ${old} AND r.rotated_at IS NULL AND u.is_active = 1
+        AND r.expires_at > unixepoch() AND r.session_expires_at > unixepoch()`,
+    sql`UPDATE refresh_tokens SET rotated_at = unixepoch()
+      WHERE fingerprint = ${old} AND rotated_at IS NULL
+        AND EXISTS (SELECT 1 FROM refresh_tokens WHERE fingerprint = ${next})`,
+    sql`SELECT u.id AS user_id, r.family_id, ${ISSUED_AT_MS} AS issued_at_ms,
+        r.expires_at AS refresh_expires_at, unixepoch() AS now
+      FROM refresh_tokens r JOIN users u ON u.id = r.user_id WHERE r.fingerprint = ${next}`,
+  ]);
+  const row = rows[0];
+  return row ? grantFrom(secret, row, refreshToken) : null;
+}
+
+/** Ends the session a refresh token belongs to; returns its user id, or null when there was none. */
+export async function endSessionByRefreshToken(db: Db, presented: string): Promise<number | null> {
+  const rows = await db.all<{ user_id: number }>(sql`DELETE FROM refresh_tokens WHERE family_id = (
+    SELECT family_id FROM refresh_tokens WHERE fingerprint = ${fingerprint(presented)}) RETURNING user_id`);
+  return rows[0]?.user_id ?? null;
+}
+
+/** Ends a session by its id (from an access token); returns whether it existed. */
+export async function endSessionById(db: Db, userId: number, sessionId: string): Promise<boolean> {
+  const rows = await db.all<{ user_id: number }>(
+    sql`DELETE FROM refresh_tokens WHERE family_id = ${sessionId} AND user_id = ${userId} RETURNING user_id`,
+  );
+  return rows.length > 0;
+}
+
+/**
+ * The two statements that revoke every token of a user, to be put in a `batchRows` after the
+ * change that calls for it: refresh state is purged first, then the epoch is stamped one
+ * millisecond past the database clock, so every access token issued so far is refused.
+ */
+export function revocationStatements(userId: number): [SQL, SQL] {
+  return [
+    sql`DELETE FROM refresh_tokens WHERE user_id = ${userId}`,
+    sql`UPDATE users SET tokens_valid_after = ${NOW_MS} + 1 WHERE id = ${userId}`,
+  ];
+}
+
+/** Revokes every refresh and access token of a user (sign out everywhere), in one round trip. */
+export async function revokeAllSessions(db: Db, userId: number): Promise<void> {
+  await batchRows(db, revocationStatements(userId));
+}
+
+/** The account behind a request, as the permission checks and `/users/me` need it. */
+export interface SessionUser {
+  id: number;
+  email: string;
+  username: string;
+  hashedPassword: string | null;
+  isActive: boolean;
+  isVerified: boolean;
+  isSuperuser: boolean;
+  role: "contributor" | "lab";
+  profileVisibility: "public" | "community" | "private";
+  lastLoginAt: number | null;
+  uploadFileCount: number;
+  uploadTotalBytes: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface UserRow {
+  id: number;
+  email: string;
+  username: string;
+  hashed_password: string | null;
+  is_active: number;
+  is_verified: number;
+  is_superuser: number;
+  role: "contributor" | "lab";
+  profile_visibility: "public" | "community" | "private";
+  last_login_at: number | null;
+  upload_file_count: number;
+  upload_total_bytes: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Columns of `UserRow` (unqualified: usable in SELECT and RETURNING), for every query that loads a `SessionUser`. */
+export const USER_COLUMNS = sql.raw(
+  "id, email, username, hashed_password, is_active, is_verified, is_superuser, role, " +
+    "profile_visibility, last_login_at, upload_file_count, upload_total_bytes, created_at, updated_at",
+);
+
+/** Maps a row selected (or returned) with `USER_COLUMNS`. */
+export function toSessionUser(row: UserRow): SessionUser {
+  return {
+    id: row.id,
+    email: row.email,
+    username: row.username,
+    hashedPassword: row.hashed_password,
+    isActive: row.is_active === 1,
+    isVerified: row.is_verified === 1,
+    isSuperuser: row.is_superuser === 1,
+    role: row.role,
+    profileVisibility: row.profile_visibility,
+    lastLoginAt: row.last_login_at,
+    uploadFileCount: row.upload_file_count,
+    uploadTotalBytes: row.upload_total_bytes,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * The user an access token speaks for, in one round trip, or null when the token no longer
+ * counts: the account is gone or inactive, the token predates the user's revocation epoch, or its
+ * session was ended (logout) or expired.
+ */
+export async function userForAccessToken(
+  db: Db,
+  claims: { userId: number; sessionId: string; issuedAtMs: number },
+): Promise<SessionUser | null> {
+  const rows = await db.all<UserRow & { tokens_valid_after: number; session_live: number }>(sql`
+    SELECT ${USER_COLUMNS}, tokens_valid_after,
+      EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.family_id = ${claims.sessionId} AND r.user_id = users.id
+        AND r.rotated_at IS NULL AND r.session_expires_at > unixepoch()) AS session_live
+    FROM users WHERE id = ${claims.userId}`);
+  const row = rows[0];
+  if (!row || row.is_active !== 1 || row.session_live !== 1) return null;
+  if (claims.issuedAtMs < row.tokens_valid_after) return null;
+  return toSessionUser(row);
+}
