@@ -56,17 +56,20 @@ export function uniqueViolation(error: unknown): ApiError | null {
   return null;
 }
 
-/** Finds which of an email (by its mailbox) and a username is already held by another account. */
+/**
+ * 409 when an email (by its mailbox) or a username is already held. Registration asks before
+ * the breach check and the hash; the unique indexes remain the final word under races.
+ */
 export async function assertAvailable(
   deps: Pick<ServiceDeps, "db">,
-  { email, username, exceptUserId = 0 }: { email?: string; username?: string; exceptUserId?: number },
+  { email, username }: { email?: string; username?: string },
 ): Promise<void> {
   const conditions: SQL[] = [];
   if (email !== undefined) conditions.push(sql`email = ${email} OR email_canonical = ${canonicalEmail(email)}`);
   if (username !== undefined) conditions.push(sql`username = ${username}`);
   if (conditions.length === 0) return;
   const rows = await deps.db.all<{ email: string; email_canonical: string; username: string }>(
-    sql`SELECT email, email_canonical, username FROM users WHERE id != ${exceptUserId} AND (${sql.join(conditions, sql` OR `)})`,
+    sql`SELECT email, email_canonical, username FROM users WHERE ${sql.join(conditions, sql` OR `)}`,
   );
   if (email !== undefined && rows.some((r) => r.email === email || r.email_canonical === canonicalEmail(email))) {
     throw emailTaken();

@@ -6,13 +6,7 @@ import { audit } from "../lib/audit";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
 import { ApiError } from "../lib/problem";
 import { emailChangedEmail, passwordChangedEmail } from "./account-emails";
-import {
-  assertAvailable,
-  assertNotDisposable,
-  assertUsableUsername,
-  sendVerification,
-  uniqueViolation,
-} from "./accounts";
+import { assertNotDisposable, assertUsableUsername, sendVerification, uniqueViolation } from "./accounts";
 import { type ServiceDeps, sendQuietly } from "./deps";
 import { revocationStatements, type SessionUser, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 
@@ -76,13 +70,6 @@ export async function updateProfile(deps: ServiceDeps, user: SessionUser, change
   if (usernameChanged) assertUsableUsername(username);
   if (changes.email !== undefined || passwordChanged) assertStepUp(user, changes.current_password);
   if (emailChanged) assertNotDisposable(email);
-  if (emailChanged || usernameChanged) {
-    await assertAvailable(deps, {
-      email: emailChanged ? email : undefined,
-      username: usernameChanged ? username : undefined,
-      exceptUserId: user.id,
-    });
-  }
   if (passwordChanged) {
     await assertAcceptablePassword(deps.config, deps.log, changes.password!, {
       username: usernameChanged ? username : user.username,
@@ -104,6 +91,7 @@ export async function updateProfile(deps: ServiceDeps, user: SessionUser, change
   const update = sql`UPDATE users SET ${sql.join(sets, sql`, `)}, updated_at = unixepoch()
     WHERE id = ${user.id} RETURNING ${USER_COLUMNS}`;
   let rows: UserRow[];
+  // The unique indexes on email, its canonical form and username decide collisions (409).
   try {
     [rows] = revoke
       ? await batchRows<[UserRow, never, never]>(deps.db, [update, ...revocationStatements(user.id)])

@@ -73,3 +73,11 @@ export async function verifiedUser(prefix = "user"): Promise<Identity & { id: nu
 export function me(token: string): Promise<Response> {
   return api("/v1/users/me", { headers: bearer(token) });
 }
+
+export function patchMe(token: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return api("/v1/users/me", {
+    method: "PATCH",
+    headers: { ...bearer(token), "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+}

@@ -1,11 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../lib/problem";
-import { AcceptedSchema, EmailSchema, NewPasswordSchema } from "./auth.schemas";
-
-const UsernameSchema = z.string().min(2).max(50).openapi({
-  description: "2 to 50 characters of `a-z`, `0-9` and `_`; reserved words (me, admin, api, ...) are refused.",
-  example: "ada_l",
-});
+import { AcceptedSchema, EmailSchema, NewPasswordSchema, UsernameSchema } from "./auth.schemas";
 
 const RegisterBodySchema = z
   .strictObject({ email: EmailSchema, password: NewPasswordSchema, username: UsernameSchema })

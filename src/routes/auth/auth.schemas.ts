@@ -1,7 +1,16 @@
 import { z } from "@hono/zod-openapi";
+import { USERNAME_PATTERN } from "../../auth/account-names";
 import { PASSWORD_MAX_LENGTH } from "../../auth/password-policy";
 
 export const EmailSchema = z.email({ error: "Must be an email address." }).max(254).openapi({ example: "ada@example.org" });
+
+export const UsernameSchema = z
+  .string()
+  .regex(USERNAME_PATTERN, { error: "Username must be 2 to 50 characters of lower-case letters, digits and underscores." })
+  .openapi({
+    description: "2 to 50 characters of `a-z`, `0-9` and `_`; reserved words (me, admin, api, ...) are refused.",
+    example: "ada_l",
+  });
 
 /** A new password: the length rule is checked here; the other rules run in the service (422 at `/password`). */
 export const NewPasswordSchema = z

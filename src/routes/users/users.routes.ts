@@ -3,7 +3,7 @@ import { authenticate } from "../../auth/authenticate";
 import { PROFILE_VISIBILITIES, ROLES } from "../../db/schema";
 import { SIGNED_IN } from "../../lib/openapi";
 import { problemResponses } from "../../lib/problem";
-import { EmailSchema, NewPasswordSchema } from "../auth/auth.schemas";
+import { EmailSchema, NewPasswordSchema, UsernameSchema } from "../auth/auth.schemas";
 
 export const MeSchema = z
   .object({
@@ -49,7 +49,7 @@ export const MeSchema = z
 
 const MeUpdateSchema = z
   .strictObject({
-    username: z.string().min(2).max(50).optional(),
+    username: UsernameSchema.optional(),
     email: EmailSchema.optional(),
     password: NewPasswordSchema.optional(),
     preferences: z.strictObject({ profile_visibility: z.enum(PROFILE_VISIBILITIES).optional() }).optional(),
