@@ -57,7 +57,6 @@ export const login: RouteHandler<typeof sessionLogin, AppEnv> = async (c) => {
 
 export const refresh: RouteHandler<typeof sessionRefresh, AppEnv> = async (c) => {
   const presented = readCookie(c.req.header("cookie"), REFRESH_COOKIE);
-  c.set("authFlow", true);
   const grant = presented ? await rotateSession(c.get("db"), c.get("config").tokenSecret, presented) : null;
   if (!grant) {
     // Stale cookies would only make the browser retry; they go with the refusal.
