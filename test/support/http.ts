@@ -47,3 +47,8 @@ export function roundTrips(response: Response): number {
   if (!match) throw new Error(`no d1 entry in Server-Timing: ${header}`);
   return Number(match[1]);
 }
+
+/** Each `Set-Cookie` of a response (workerd has `Headers.getSetCookie()`; the pinned workers-types do not declare it). */
+export function getSetCookie(response: Response): string[] {
+  return (response.headers as Headers & { getSetCookie(): string[] }).getSetCookie();
+}
