@@ -17,8 +17,21 @@ function argon2(): Argon2 {
   return engine;
 }
 
+const utf8 = new TextEncoder();
+
+/**
+ * @phi-ag/argon2 0.5.28 copies the password to Wasm memory as UTF-8 but passes its UTF-16
+ * length as the byte count, so any non-ASCII password would be cut short. It only ever reads
+ * `length` and the string value, so it gets both right here: the text, and its UTF-8 byte count.
+ */
+function withByteLength(password: string): string {
+  const bytes = utf8.encode(password).length;
+  if (bytes === password.length) return password;
+  return { length: bytes, toString: () => password, valueOf: () => password } as unknown as string;
+}
+
 function derive(password: string, salt: Uint8Array, params: Argon2Params, length: number): Uint8Array {
-  return argon2().hash(password, {
+  return argon2().hash(withByteLength(password), {
     salt,
     hashLength: length,
     timeCost: params.iterations,

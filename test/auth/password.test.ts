@@ -21,6 +21,16 @@ describe("Argon2id password hashing", () => {
     expect(verifyPassword("interchange checK", NOBLE_HASH)).toBe(false);
   });
 
+  it("hashes every byte of a non-ASCII password", () => {
+    // Made by @noble/hashes from the whole UTF-8 encoding of the password.
+    const reference = "$argon2id$v=19$m=64,t=1,p=1$MDEyMzQ1Njc4OWFiY2RlZg$qlyo30ywZ1sAFOKpV8Q/o8AocDNi4MGvn3y2dU2tCo4";
+    expect(verifyPassword("сорока-ворона-99 ✓ 鸟", reference)).toBe(true);
+    expect(verifyPassword("сорока-ворона-99 ✓ 鳥", reference)).toBe(false);
+    // Same UTF-16 length, same first bytes: only the tail differs.
+    const phc = hashPassword("сорока-ворона-99", cheap);
+    expect(verifyPassword("сорока-во1234567", phc)).toBe(false);
+  });
+
   it("has a dummy hash that costs a verification and never matches", () => {
     const dummy = dummyPasswordHash(cheap);
     expect(phcParams(dummy)).toEqual(cheap);
