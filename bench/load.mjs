@@ -4,18 +4,23 @@ import autocannon from "autocannon";
 
 /**
  * Runs `connections` keep-alive connections against url+path for `duration` seconds or until
- * `maxRequests` responses, whichever comes first.
+ * `maxRequests` responses, whichever comes first. Every response must have the expected status:
+ * `expectStatus` when given (a scenario that measures an error path, e.g. 400), any 2xx otherwise;
+ * anything else (and any connection error or timeout) makes the run not `ok`.
  *
  * Two autocannon details shape what is reported here:
  *  - its latency histogram stores whole milliseconds, too coarse for sub-millisecond local
  *    responses, so p50/p99 are computed from the exact per-response times (the same hrtime values
- *    autocannon records, 2xx only like autocannon's own histogram); autocannon's integer figures
- *    are kept in `autocannon` for reference;
+ *    autocannon records) of the responses with the expected status; autocannon's integer figures
+ *    are kept in `autocannon` for reference (its histogram holds 2xx only: empty for a scenario
+ *    that expects an error status);
  *  - when the request cap ends a run, the result only arrives at the next 1 s sample tick, so its
  *    `duration` includes idle time; req/s is therefore responses / (last response - start).
  */
-export async function runLoad(url, request, { duration, connections, maxRequests }) {
+export async function runLoad(url, request, { duration, connections, maxRequests, expectStatus = null }) {
+  const isExpected = expectStatus === null ? (code) => code >= 200 && code < 300 : (code) => code === expectStatus;
   const latencies = new Float64Array(maxRequests + connections * 2);
+  let nExpected = 0;
   let n2xx = 0;
   let responses = 0;
   let lastResponseAt = 0;
@@ -35,19 +40,26 @@ export async function runLoad(url, request, { duration, connections, maxRequests
   instance.on("response", (_client, statusCode, _bytes, responseTime) => {
     responses++;
     lastResponseAt = performance.now();
-    if (statusCode >= 200 && statusCode < 300 && n2xx < latencies.length) latencies[n2xx++] = responseTime;
+    if (statusCode >= 200 && statusCode < 300) n2xx++;
+    if (isExpected(statusCode)) {
+      if (nExpected < latencies.length) latencies[nExpected] = responseTime;
+      nExpected++;
+    }
   });
   const result = await instance;
   const cpu = process.cpuUsage(cpuBefore);
 
-  const sorted = latencies.subarray(0, n2xx).sort();
+  const sorted = latencies.subarray(0, Math.min(nExpected, latencies.length)).sort();
   const elapsedS = (lastResponseAt - startedAt) / 1000;
   const statusCounts = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count]),
   );
   return {
-    ok: result.non2xx === 0 && result.errors === 0 && result.timeouts === 0 && n2xx > 0,
+    ok: nExpected === responses && result.errors === 0 && result.timeouts === 0 && nExpected > 0,
     requests: responses,
+    expectStatus: expectStatus ?? "2xx",
+    expected: nExpected,
+    unexpected: responses - nExpected,
     ok2xx: n2xx,
     non2xx: result.non2xx,
     errors: result.errors,

@@ -1,6 +1,7 @@
 // Builds the worker like a deploy does and starts each bench target as its own Miniflare
 // instance (one workerd process, one socket on 127.0.0.1) with no wrangler dev proxy in front.
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { Miniflare } from "miniflare";
@@ -114,14 +115,18 @@ export async function startBaselines(config, portFor, viaEntry) {
 }
 
 /**
- * The app, with the bindings and variables of wrangler.toml's top level, in memory. The queue
- * consumer is not attached: no scenario sends media work yet.
+ * The app, with the bindings and variables of wrangler.toml's top level, in memory, plus the
+ * secrets it requires (.dev.vars.example): a random AUTH_TOKEN_SECRET and the bootstrap
+ * superuser. The queue consumer is not attached: no scenario sends media work yet.
  */
 export async function startApp(config, scriptPath, port, viaEntry) {
   return start(
     "app",
     {
       scriptPath,
+      // The bundle imports the Argon2id WebAssembly (src/auth/password.ts) as a separate file next
+      // to index.js; like wrangler's own upload, it is loaded as a precompiled module.
+      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
       d1Databases: { DB: "bench-relab" },
       kvNamespaces: ["KV"],
       r2Buckets: ["UPLOADS"],
@@ -129,6 +134,8 @@ export async function startApp(config, scriptPath, port, viaEntry) {
       durableObjects: { CAMERA_RELAY: { className: "CameraRelay", useSQLite: true } },
       bindings: {
         ...config.vars,
+        // A secret, so not in wrangler.toml: signs access and email-link tokens; a fresh one per run.
+        AUTH_TOKEN_SECRET: randomBytes(32).toString("hex"),
         BOOTSTRAP_SUPERUSER_EMAIL: BOOTSTRAP.email,
         BOOTSTRAP_SUPERUSER_PASSWORD: BOOTSTRAP.password,
       },
