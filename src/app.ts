@@ -31,10 +31,11 @@ app.use(bodyLimit);
 app.use("/live", ensureBootstrap({ bestEffort: true }));
 app.use("/health", ensureBootstrap({ bestEffort: true }));
 app.route("/", healthRouter);
+app.use("/v1/auth/*", authFlow);
+app.use("/v1/users/me", authFlow);
 app.use(ensureBootstrap());
 
 app.route("/v1", createDocsRouter(app));
-app.use("/v1/auth/*", authFlow);
 app.route("/v1", authRouter);
 app.route("/v1", usersRouter);
 app.route("/v1", unitsRouter);

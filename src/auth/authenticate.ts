@@ -42,8 +42,11 @@ export function authenticate(mode: "required" | "optional") {
     const token = bearer ?? cookie;
     const claims = token ? readAccessToken(c.get("config").tokenSecret, token, Date.now() / 1000) : null;
     if (claims) {
+      // Only the token check itself fails closed here; what the route does next has its own rules.
+      const wasAuthFlow = c.get("authFlow");
       c.set("authFlow", true);
       const user = await userForAccessToken(c.get("db"), claims);
+      c.set("authFlow", wasAuthFlow);
       if (user) {
         c.set("user", user);
         c.set("session", { transport: bearer ? "bearer" : "cookie", sessionId: claims.sessionId });

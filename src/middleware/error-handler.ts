@@ -40,17 +40,10 @@ function fromHttpException(error: HTTPException): ApiError {
   }
 }
 
-/** Whether an error came from D1 (directly, or wrapped by drizzle). */
-function isDatabaseError(error: unknown): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    if (e.name === "DrizzleQueryError" || /\bD1_|SQLITE_/.test(e.message)) return true;
-  }
-  return false;
-}
-
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
-  // Auth flows fail closed: without their token store they refuse rather than guess.
-  if (c.get("authFlow") && !(error instanceof ApiError) && isDatabaseError(error)) {
+  // Auth flows fail closed: whatever broke underneath (D1 unreachable, most likely), they refuse
+  // rather than guess. Matching D1's message wording instead would miss failures worded otherwise.
+  if (c.get("authFlow") && !(error instanceof ApiError) && !(error instanceof HTTPException)) {
     const log = c.get("log") ?? createLogger({ request_id: c.get("requestId") });
     log.error("token store unavailable", { method: c.req.method, path: c.req.path, error });
     return problemResponse(

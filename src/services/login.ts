@@ -5,7 +5,16 @@ import { canonicalEmail } from "../lib/email-address";
 import { maskEmail } from "../lib/logger";
 import { ApiError } from "../lib/problem";
 import type { ServiceDeps } from "./deps";
-import { type SessionGrant, type SessionUser, startSession, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
+import {
+  type RefreshRefusal,
+  rotateSession,
+  type SessionGrant,
+  type SessionUser,
+  startSession,
+  toSessionUser,
+  USER_COLUMNS,
+  type UserRow,
+} from "./sessions";
 
 export type LoginTransport = "bearer" | "cookie";
 
@@ -62,7 +71,33 @@ export async function passwordLogin(
  * account will be diverted to a challenge instead of receiving a session.
  */
 export async function completeLogin(deps: ServiceDeps, user: SessionUser, transport: LoginTransport): Promise<LoginOutcome> {
-  const grant = await startSession(deps.db, deps.config.tokenSecret, user.id, { recordLogin: true });
+  const grant = await startSession(deps.db, deps.config.tokenSecret, user.id, user, { recordLogin: true });
+  if (!grant) {
+    // The account changed while the password was being checked: the check no longer stands.
+    audit(deps.log, "auth.login.failed", { transport, user_id: user.id, account: null, reason: "changed_during_login" });
+    throw badCredentials();
+  }
   audit(deps.log, "auth.login.succeeded", { transport, user_id: user.id });
   return { kind: "session", user, grant };
+}
+
+/** 401 for a refresh token that is unknown, spent, expired or revoked. */
+export function refreshTokenInvalid(headers?: Record<string, string[]>): ApiError {
+  return new ApiError(401, {
+    code: "REFRESH_TOKEN_INVALID",
+    detail: "The refresh token is invalid, expired, already used or revoked; sign in again.",
+    headers,
+  });
+}
+
+/** Rotates a refresh token; a replay that ended its session is audited. */
+export async function refreshSession(
+  deps: Pick<ServiceDeps, "db" | "config" | "log">,
+  presented: string,
+): Promise<{ grant: SessionGrant } | { refused: RefreshRefusal }> {
+  const result = await rotateSession(deps.db, deps.config.tokenSecret, presented);
+  if ("refused" in result && result.refused === "replayed") {
+    audit(deps.log, "auth.refresh.replayed", { user_id: result.userId });
+  }
+  return result;
 }

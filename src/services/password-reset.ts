@@ -14,6 +14,11 @@ import { revocationStatements } from "./sessions";
 // (identity-provider sign-in only) bind to this marker and can set one by reset.
 const NO_PASSWORD = "no-password";
 
+// The token is bound to the password hash and the address it was sent to: a reset, a password
+// change or an email change each void every earlier link.
+const resetBinding = (user: { hashed_password: string | null; email: string }) =>
+  `${user.hashed_password ?? NO_PASSWORD}|${user.email}`;
+
 /**
  * Emails a reset link when the address belongs to an active account. The caller answers the same
  * accepted response in every case; the email goes out after the response (`defer`) so that its
@@ -26,7 +31,7 @@ export async function requestPasswordReset(deps: ServiceDeps, address: string): 
   const user = rows[0];
   if (!user || user.is_active !== 1) return;
   const expiresAt = Math.floor(Date.now() / 1000) + RESET_TOKEN_TTL_SECONDS;
-  const token = signLinkToken(deps.config.tokenSecret, "reset", user.id, expiresAt, user.hashed_password ?? NO_PASSWORD);
+  const token = signLinkToken(deps.config.tokenSecret, "reset", user.id, expiresAt, resetBinding(user));
   deps.defer(sendQuietly(deps, passwordResetEmail(user.email, deps.config.appUrl, token)));
 }
 
@@ -50,8 +55,7 @@ export async function resetPassword(deps: ServiceDeps, token: string, password: 
   );
   const user = rows[0];
   const nowSeconds = Math.floor(Date.now() / 1000);
-  const binding = user?.hashed_password ?? NO_PASSWORD;
-  if (!user || user.is_active !== 1 || !checkLinkToken(deps.config.tokenSecret, "reset", token, binding, nowSeconds)) {
+  if (!user || user.is_active !== 1 || !checkLinkToken(deps.config.tokenSecret, "reset", token, resetBinding(user), nowSeconds)) {
     throw invalidResetToken();
   }
   await assertAcceptablePassword(deps.config, deps.log, password, { username: user.username, email: user.email });
@@ -59,7 +63,8 @@ export async function resetPassword(deps: ServiceDeps, token: string, password: 
   const [changed] = await batchRows<[{ id: number }, never, never]>(deps.db, [
     sql`UPDATE users SET hashed_password = ${hashed}, updated_at = unixepoch()
       WHERE id = ${user.id} AND hashed_password IS ${user.hashed_password} RETURNING id`,
-    ...revocationStatements(user.id),
+    // A reset that lost a race revokes nothing: the winner's sessions are not its to end.
+    ...revocationStatements(user.id, sql`EXISTS (SELECT 1 FROM users WHERE id = ${user.id} AND hashed_password = ${hashed})`),
   ]);
   if (changed.length === 0) throw invalidResetToken();
   audit(deps.log, "auth.password.reset", { user_id: user.id });

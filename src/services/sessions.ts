@@ -48,49 +48,70 @@ function grantFrom(secret: string, row: IssueRow, refreshToken: string): Session
   };
 }
 
+/** The account state a login checked the credentials against; the session starts only if it still holds. */
+export interface CheckedState {
+  hashedPassword: string | null;
+  tokensValidAfter: number;
+}
+
 /**
  * Starts a session (a new refresh-token family) for a user whose credentials were checked, in one
- * round trip; `recordLogin` also stamps `last_login_at`.
+ * round trip; `recordLogin` also stamps `last_login_at`. Returns null, and starts nothing, when
+ * the account changed since the check (deactivated, password changed or reset, sessions revoked
+ * while the password was being verified).
  */
 export async function startSession(
   db: Db,
   secret: string,
   userId: number,
+  checked: CheckedState,
   { recordLogin }: { recordLogin: boolean },
-): Promise<SessionGrant> {
+): Promise<SessionGrant | null> {
   const refreshToken = randomToken();
   const familyId = randomToken();
+  const unchanged = sql`id = ${userId} AND is_active = 1 AND hashed_password IS ${checked.hashedPassword}
+    AND tokens_valid_after = ${checked.tokensValidAfter}`;
   const [, , rows] = await batchRows<[never, never, IssueRow]>(db, [
     // Housekeeping: this user's expired tokens go when a new session starts.
     sql`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND expires_at <= unixepoch()`,
     sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at)
-      VALUES (${fingerprint(refreshToken)}, ${userId}, ${familyId},
-        unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, unixepoch() + ${SESSION_TTL_SECONDS})`,
+      SELECT ${fingerprint(refreshToken)}, id, ${familyId},
+        unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, unixepoch() + ${SESSION_TTL_SECONDS}
+      FROM users WHERE ${unchanged}`,
     sql`UPDATE users
       SET last_login_at = CASE WHEN ${recordLogin ? 1 : 0} = 1 THEN unixepoch() ELSE last_login_at END
-      WHERE id = ${userId}
+      WHERE ${unchanged}
       RETURNING id AS user_id, ${familyId} AS family_id, ${ISSUED_AT_MS} AS issued_at_ms,
         unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS} AS refresh_expires_at, unixepoch() AS now`,
   ]);
   const row = rows[0];
-  if (!row) throw new Error("user vanished while starting a session");
-  return grantFrom(secret, row, refreshToken);
+  return row ? grantFrom(secret, row, refreshToken) : null;
 }
+
+/** Why a refresh was refused: `raced` is a token rotated moments ago (another tab won), `replayed` ended its session. */
+export type RefreshRefusal = "invalid" | "raced" | "replayed";
 
 /**
  * Exchanges a refresh token for a new pair, in one round trip. The presented token is marked
- * rotated and its successor keeps the session's absolute expiry. Returns null for an unknown,
- * expired, rotated or revoked token, or an inactive account. Two concurrent refreshes with one
- * token cannot both succeed: D1 runs batches one at a time, and the second finds it rotated.
+ * rotated and its successor keeps the session's absolute expiry. Refuses an unknown, expired,
+ * rotated or revoked token, or an inactive account. Two concurrent refreshes with one token
+ * cannot both succeed: D1 runs batches one at a time, and the second finds it rotated.
  */
-export async function rotateSession(db: Db, secret: string, presented: string): Promise<SessionGrant | null> {
+export async function rotateSession(
+  db: Db,
+  secret: string,
+  presented: string,
+): Promise<{ grant: SessionGrant } | { refused: RefreshRefusal; userId: number | null }> {
   const old = fingerprint(presented);
   const refreshToken = randomToken();
   const next = fingerprint(refreshToken);
-  const [, , , rows] = await batchRows<[never, never, never, IssueRow]>(db, [
+  const [replayed, , , rows, previous] = await batchRows<
+    [{ user_id: number }, never, never, IssueRow, { user_id: number; rotated_at: number | null; now: number }]
+  >(db, [
     sql`DELETE FROM refresh_tokens WHERE family_id = (
       SELECT family_id FROM refresh_tokens
-      WHERE fingerprint = ${old} AND rotated_at IS NOT NULL AND rotated_at < unixepoch() - ${REUSE_GRACE_SECONDS})`,
+      WHERE fingerprint = ${old} AND rotated_at IS NOT NULL AND rotated_at < unixepoch() - ${REUSE_GRACE_SECONDS})
+      RETURNING user_id`,
     sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at)
       SELECT ${next}, r.user_id, r.family_id,
         min(unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, r.session_expires_at), r.session_expires_at
@@ -103,9 +124,14 @@ export async function rotateSession(db: Db, secret: string, presented: string): 
     sql`SELECT u.id AS user_id, r.family_id, ${ISSUED_AT_MS} AS issued_at_ms,
         r.expires_at AS refresh_expires_at, unixepoch() AS now
       FROM refresh_tokens r JOIN users u ON u.id = r.user_id WHERE r.fingerprint = ${next}`,
+    sql`SELECT user_id, rotated_at, unixepoch() AS now FROM refresh_tokens WHERE fingerprint = ${old}`,
   ]);
   const row = rows[0];
-  return row ? grantFrom(secret, row, refreshToken) : null;
+  if (row) return { grant: grantFrom(secret, row, refreshToken) };
+  if (replayed.length > 0) return { refused: "replayed", userId: replayed[0]!.user_id };
+  const before = previous[0];
+  const raced = before?.rotated_at != null && before.now - before.rotated_at <= REUSE_GRACE_SECONDS;
+  return { refused: raced ? "raced" : "invalid", userId: before?.user_id ?? null };
 }
 
 /** Ends the session a refresh token belongs to; returns its user id, or null when there was none. */
@@ -126,12 +152,13 @@ export async function endSessionById(db: Db, userId: number, sessionId: string):
 /**
  * The two statements that revoke every token of a user, to be put in a `batchRows` after the
  * change that calls for it: refresh state is purged first, then the epoch is stamped one
- * millisecond past the database clock, so every access token issued so far is refused.
+ * millisecond past the database clock, so every access token issued so far is refused. `onlyIf`
+ * (SQL) makes both conditional, for changes that may lose a race.
  */
-export function revocationStatements(userId: number): [SQL, SQL] {
+export function revocationStatements(userId: number, onlyIf: SQL = sql`1`): [SQL, SQL] {
   return [
-    sql`DELETE FROM refresh_tokens WHERE user_id = ${userId}`,
-    sql`UPDATE users SET tokens_valid_after = ${NOW_MS} + 1 WHERE id = ${userId}`,
+    sql`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND (${onlyIf})`,
+    sql`UPDATE users SET tokens_valid_after = ${NOW_MS} + 1 WHERE id = ${userId} AND (${onlyIf})`,
   ];
 }
 
@@ -154,6 +181,8 @@ export interface SessionUser {
   lastLoginAt: number | null;
   uploadFileCount: number;
   uploadTotalBytes: number;
+  /** Revocation epoch (ms); a login starts a session only if it is unchanged since the check. */
+  tokensValidAfter: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -171,6 +200,7 @@ export interface UserRow {
   last_login_at: number | null;
   upload_file_count: number;
   upload_total_bytes: number;
+  tokens_valid_after: number;
   created_at: number;
   updated_at: number;
 }
@@ -178,7 +208,7 @@ export interface UserRow {
 /** Columns of `UserRow` (unqualified: usable in SELECT and RETURNING), for every query that loads a `SessionUser`. */
 export const USER_COLUMNS = sql.raw(
   "id, email, username, hashed_password, is_active, is_verified, is_superuser, role, " +
-    "profile_visibility, last_login_at, upload_file_count, upload_total_bytes, created_at, updated_at",
+    "profile_visibility, last_login_at, upload_file_count, upload_total_bytes, tokens_valid_after, created_at, updated_at",
 );
 
 /** Maps a row selected (or returned) with `USER_COLUMNS`. */
@@ -196,6 +226,7 @@ export function toSessionUser(row: UserRow): SessionUser {
     lastLoginAt: row.last_login_at,
     uploadFileCount: row.upload_file_count,
     uploadTotalBytes: row.upload_total_bytes,
+    tokensValidAfter: row.tokens_valid_after,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -210,10 +241,10 @@ export async function userForAccessToken(
   db: Db,
   claims: { userId: number; sessionId: string; issuedAtMs: number },
 ): Promise<SessionUser | null> {
-  const rows = await db.all<UserRow & { tokens_valid_after: number; session_live: number }>(sql`
-    SELECT ${USER_COLUMNS}, tokens_valid_after,
+  const rows = await db.all<UserRow & { session_live: number }>(sql`
+    SELECT ${USER_COLUMNS},
       EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.family_id = ${claims.sessionId} AND r.user_id = users.id
-        AND r.rotated_at IS NULL AND r.session_expires_at > unixepoch()) AS session_live
+        AND r.rotated_at IS NULL AND r.expires_at > unixepoch() AND r.session_expires_at > unixepoch()) AS session_live
     FROM users WHERE id = ${claims.userId}`);
   const row = rows[0];
   if (!row || row.is_active !== 1 || row.session_live !== 1) return null;

@@ -18,6 +18,7 @@ const verified: SessionUser = {
   lastLoginAt: null,
   uploadFileCount: 0,
   uploadTotalBytes: 0,
+  tokensValidAfter: 0,
   createdAt: 1_750_000_000,
   updatedAt: 1_750_000_000,
 };

@@ -82,20 +82,32 @@ describe("reset password", () => {
 
   it("refuses expired, tampered and verification tokens", async () => {
     const user = await registerUser();
-    const hash = (await env.DB.prepare("SELECT hashed_password AS h FROM users WHERE id = ?").bind(user.id).first<{ h: string }>())!.h;
+    const stored = await env.DB.prepare("SELECT hashed_password AS h FROM users WHERE id = ?").bind(user.id).first<{ h: string }>();
+    const binding = `${stored!.h}|${user.email}`;
     const secret = env.AUTH_TOKEN_SECRET;
     const past = Math.floor(Date.now() / 1000) - 1;
     const future = Math.floor(Date.now() / 1000) + 600;
     for (const token of [
-      signLinkToken(secret, "reset", user.id, past, hash),
-      signLinkToken(secret, "verify", user.id, future, hash),
-      signLinkToken(secret, "reset", user.id, future, "another hash"),
+      signLinkToken(secret, "reset", user.id, past, binding),
+      signLinkToken(secret, "verify", user.id, future, binding),
+      signLinkToken(secret, "reset", user.id, future, `another hash|${user.email}`),
       `${user.id}.${future}.${"A".repeat(43)}`,
     ]) {
       await expectProblem(await reset(token, "quiet-meadow-58-lantern"), 400, "RESET_TOKEN_INVALID");
     }
     // A good token still has to meet the password rules.
-    const good = signLinkToken(secret, "reset", user.id, future, hash);
+    const good = signLinkToken(secret, "reset", user.id, future, binding);
     await expectProblem(await reset(good, "short"), 422, "PASSWORD_REJECTED");
+  });
+});
+
+describe("reset links and email changes", () => {
+  it("voids a reset link sent to an address the account no longer uses", async () => {
+    const user = await registerUser();
+    const token = await resetToken(user.email);
+    const session = await bearerLogin(user);
+    const moved = `moved.${user.email}`;
+    expect((await patchMe(session.access_token, { email: moved, current_password: user.password })).status).toBe(200);
+    await expectProblem(await reset(token, "quiet-meadow-59-lantern"), 400, "RESET_TOKEN_INVALID");
   });
 });

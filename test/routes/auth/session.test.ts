@@ -178,7 +178,7 @@ describe("session login", () => {
 });
 
 describe("session refresh", () => {
-  it("rotates both cookies; the spent refresh cookie is refused and the refusal clears the cookies", async () => {
+  it("rotates both cookies; the spent refresh cookie is refused, and a late replay ends the session and clears the cookies", async () => {
     const user = await registerUser();
     const first = await signIn(user);
 
@@ -193,9 +193,16 @@ describe("session refresh", () => {
     expect(account.status).toBe(200);
     expect(await account.json()).toMatchObject({ id: user.id });
 
+    // Within seconds of the rotation a replay is most likely another tab: refused, cookies kept.
+    const soon = await post("/v1/auth/session/refresh", cookie({ refresh: first.refresh }));
+    await expectProblem(soon, 401, "REFRESH_TOKEN_INVALID");
+    expect(getSetCookie(soon)).toEqual([]);
+    // Later it ends the session, and the refusal clears the cookies.
+    await env.DB.prepare("UPDATE refresh_tokens SET rotated_at = rotated_at - 60 WHERE rotated_at IS NOT NULL").run();
     const replay = await post("/v1/auth/session/refresh", cookie({ refresh: first.refresh }));
     expectClearedCookies(replay);
     await expectProblem(replay, 401, "REFRESH_TOKEN_INVALID");
+    expect((await meWithCookie(second.access)).status).toBe(401);
   });
 
   it("needs only the refresh cookie", async () => {
@@ -309,5 +316,19 @@ describe("revoke-all with the session cookies", () => {
     await expectProblem(await post("/v1/auth/sessions/revoke-all", cookie({ refresh: session.refresh })), 401, "AUTHENTICATION_REQUIRED");
     // Nothing was revoked.
     expect((await meWithCookie(session.access)).status).toBe(200);
+  });
+});
+
+describe("racing tabs", () => {
+  it("does not clear the cookies of the tab that lost a refresh race", async () => {
+    const user = await registerUser();
+    const login = await postJson("/v1/auth/session/login", { username: user.email, password: user.password });
+    const refreshCookie = getSetCookie(login).find((c) => c.startsWith("__Host-relab-refresh="))!.split(";")[0]!;
+    const refresh = () => api("/v1/auth/session/refresh", { method: "POST", headers: { cookie: refreshCookie } });
+    const [a, b] = await Promise.all([refresh(), refresh()]);
+    const loser = a.status === 401 ? a : b;
+    expect([a.status, b.status].sort()).toEqual([204, 401]);
+    await expectProblem(loser, 401, "REFRESH_TOKEN_INVALID");
+    expect(getSetCookie(loser)).toEqual([]);
   });
 });

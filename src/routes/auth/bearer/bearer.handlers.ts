@@ -2,11 +2,10 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../../../auth/tokens";
 import type { AppEnv } from "../../../env";
 import { audit } from "../../../lib/audit";
-import { passwordLogin } from "../../../services/login";
-import { endSessionByRefreshToken, rotateSession, type SessionGrant } from "../../../services/sessions";
+import { passwordLogin, refreshSession, refreshTokenInvalid } from "../../../services/login";
+import { endSessionByRefreshToken, type SessionGrant } from "../../../services/sessions";
 import { serviceDeps } from "../../deps";
 import { readCredentials } from "../credentials";
-import { refreshTokenInvalid } from "../session/session.handlers";
 import type { bearerLogin, bearerLogout, bearerRefresh } from "./bearer.routes";
 
 function tokenPair(grant: SessionGrant) {
@@ -26,9 +25,9 @@ export const login: RouteHandler<typeof bearerLogin, AppEnv> = async (c) => {
 
 export const refresh: RouteHandler<typeof bearerRefresh, AppEnv> = async (c) => {
   const { refresh_token } = c.req.valid("json");
-  const grant = await rotateSession(c.get("db"), c.get("config").tokenSecret, refresh_token);
-  if (!grant) throw refreshTokenInvalid();
-  return c.json(tokenPair(grant), 200);
+  const result = await refreshSession(serviceDeps(c), refresh_token);
+  if ("refused" in result) throw refreshTokenInvalid();
+  return c.json(tokenPair(result.grant), 200);
 };
 
 export const logout: RouteHandler<typeof bearerLogout, AppEnv> = async (c) => {

@@ -12,27 +12,16 @@ import { requireUser } from "../../../auth/permissions";
 import { readAccessToken } from "../../../auth/tokens";
 import type { AppEnv } from "../../../env";
 import { audit } from "../../../lib/audit";
-import { ApiError } from "../../../lib/problem";
-import { passwordLogin } from "../../../services/login";
+import { passwordLogin, refreshSession, refreshTokenInvalid } from "../../../services/login";
 import {
   endSessionById,
   endSessionByRefreshToken,
   revokeAllSessions,
-  rotateSession,
   type SessionGrant,
 } from "../../../services/sessions";
 import { serviceDeps } from "../../deps";
 import { readCredentials } from "../credentials";
 import type { revokeAllSessions as revokeAllRoute, sessionLogin, sessionLogout, sessionRefresh } from "./session.routes";
-
-/** 401 for a refresh token that is unknown, spent, expired or revoked. */
-export function refreshTokenInvalid(headers?: Record<string, string[]>): ApiError {
-  return new ApiError(401, {
-    code: "REFRESH_TOKEN_INVALID",
-    detail: "The refresh token is invalid, expired, already used or revoked; sign in again.",
-    headers,
-  });
-}
 
 function setCookies(c: Context<AppEnv>, values: string[]): void {
   for (const value of values) c.header("Set-Cookie", value, { append: true });
@@ -57,12 +46,13 @@ export const login: RouteHandler<typeof sessionLogin, AppEnv> = async (c) => {
 
 export const refresh: RouteHandler<typeof sessionRefresh, AppEnv> = async (c) => {
   const presented = readCookie(c.req.header("cookie"), REFRESH_COOKIE);
-  const grant = presented ? await rotateSession(c.get("db"), c.get("config").tokenSecret, presented) : null;
-  if (!grant) {
-    // Stale cookies would only make the browser retry; they go with the refusal.
-    throw refreshTokenInvalid({ "Set-Cookie": clearedSessionCookies() });
+  const result = presented ? await refreshSession(serviceDeps(c), presented) : ({ refused: "invalid" } as const);
+  if ("refused" in result) {
+    // Another tab just won the race with this token and the browser already holds the new
+    // cookies: clearing them now would sign it out. Otherwise stale cookies only cause retries.
+    throw refreshTokenInvalid(result.refused === "raced" ? undefined : { "Set-Cookie": clearedSessionCookies() });
   }
-  setSession(c, grant);
+  setSession(c, result.grant);
   return c.body(null, 204);
 };
 
