@@ -13,6 +13,10 @@ export const TEST_VARS = {
   BOOTSTRAP_SUPERUSER_EMAIL: "admin@relab.test",
   BOOTSTRAP_SUPERUSER_PASSWORD: "bootstrap-password-for-tests",
   AUTH_TOKEN_SECRET: "test-token-secret-0123456789abcdef0123456789abcdef",
+  // Suites share one client IP ("unknown"): the request-rate limiters would hold them up. The
+  // limiter tests switch them on per request (test/support/limits.ts); the per-account guards
+  // stay on everywhere, as in production.
+  RATE_LIMITS_ENABLED: "false",
 };
 
 /** In Node, `.wasm` imports become compiled modules, as Wrangler and workerd make them. */

@@ -6,6 +6,7 @@ import { authFlow } from "./middleware/auth-flow";
 import { cors } from "./middleware/cors";
 import { crossSiteProtection } from "./middleware/cross-site";
 import { createNotFoundHandler, onError } from "./middleware/error-handler";
+import { requestRateLimits } from "./middleware/rate-limit";
 import { requestContext } from "./middleware/request-context";
 import { requestServices } from "./middleware/request-services";
 import { securityHeaders } from "./middleware/security-headers";
@@ -24,6 +25,8 @@ app.use(requestContext);
 app.use(securityHeaders);
 app.use(requestServices);
 app.use(cors);
+// Counted before any other check, so refused and malformed requests count too.
+app.use("/v1/*", requestRateLimits);
 app.use("/v1/*", crossSiteProtection);
 app.use(bodyLimit);
 

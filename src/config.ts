@@ -27,6 +27,8 @@ export interface AppConfig {
   appUrl: string;
   email: { from: string; providerUrl: string | null; apiKey: string | null };
   outbound: OutboundPolicy;
+  /** `RATE_LIMITS_ENABLED`: the request-rate limiters. The per-account guards (failure budgets, reset mail) are always on. */
+  rateLimitsEnabled: boolean;
 }
 
 export class ConfigError extends Error {
@@ -100,6 +102,7 @@ function parseConfig(env: AppBindings): AppConfig {
       apiKey: optional(env.EMAIL_PROVIDER_API_KEY),
     },
     outbound: outboundPolicy([BREACHED_PASSWORDS_RANGE_URL, ...(providerUrl ? [providerUrl] : [])]),
+    rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
   };
 }
 
@@ -122,6 +125,14 @@ function httpUrl(value: string | undefined, name: string): string {
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new ConfigError(`${name} must be an http(s) URL`);
   return url.href.replace(/\/+$/, "");
+}
+
+function flag(value: string | undefined, name: string, fallback: boolean): boolean {
+  const trimmed = value?.trim().toLowerCase();
+  if (!trimmed) return fallback;
+  if (trimmed === "true") return true;
+  if (trimmed === "false") return false;
+  throw new ConfigError(`${name} must be "true" or "false"`);
 }
 
 function optional(value: string | undefined): string | null {

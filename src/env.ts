@@ -2,6 +2,7 @@ import type { Db, RoundTripCounter } from "./db/client";
 import type { AppConfig } from "./config";
 import type { Logger } from "./lib/logger";
 import type { EmailSender } from "./services/email";
+import type { Limiter } from "./services/rate-limiter";
 import type { SessionUser } from "./services/sessions";
 
 /** How the signed-in caller presented its access token. */
@@ -26,6 +27,8 @@ export interface AppVariables {
   db: Db;
   roundTrips: RoundTripCounter;
   email: EmailSender;
+  /** The counter store (`RATE_LIMITER`) behind its time-out. */
+  limiter: Limiter;
   /** Set by `authenticate`: the signed-in user, or null for an anonymous request. */
   user: SessionUser | null;
   session: SessionInfo | null;

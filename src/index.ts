@@ -3,6 +3,7 @@ import type { AppBindings } from "./env";
 import { handleMediaBatch } from "./queues/media";
 
 export { CameraRelay } from "../durable-objects/camera-relay";
+export { RateLimiter } from "../durable-objects/rate-limiter";
 
 export default {
   fetch: app.fetch,

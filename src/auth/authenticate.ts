@@ -23,6 +23,21 @@ function invalidToken(): ApiError {
 }
 
 /**
+ * The access token a request presents: `Authorization: Bearer <token>` wins over the access
+ * cookie. `token` is undefined when credentials were sent but are not a bearer token.
+ */
+export function presentedAccessToken(
+  authorization: string | undefined,
+  cookieHeader: string | undefined,
+): { token: string | undefined; transport: "bearer" | "cookie" } | null {
+  if (authorization !== undefined) {
+    return { token: /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(authorization)?.[1], transport: "bearer" };
+  }
+  const cookie = readCookie(cookieHeader, ACCESS_COOKIE);
+  return cookie ? { token: cookie, transport: "cookie" } : null;
+}
+
+/**
  * Resolves the caller from `Authorization: Bearer <token>` (which wins) or the access cookie.
  * `required`: no or bad credentials answer 401. `optional`: they leave the request anonymous
  * (public reads that only vary with the viewer). Checking a token reads D1 once; the check fails
@@ -32,14 +47,12 @@ export function authenticate(mode: "required" | "optional") {
   return createMiddleware<AppEnv>(async (c, next) => {
     c.set("user", null);
     c.set("session", null);
-    const header = c.req.header("authorization");
-    const cookie = header === undefined ? readCookie(c.req.header("cookie"), ACCESS_COOKIE) : undefined;
-    if (header === undefined && !cookie) {
+    const presented = presentedAccessToken(c.req.header("authorization"), c.req.header("cookie"));
+    if (!presented) {
       if (mode === "required") throw authenticationRequired();
       return next();
     }
-    const bearer = header === undefined ? undefined : /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header)?.[1];
-    const token = bearer ?? cookie;
+    const { token, transport } = presented;
     const claims = token ? readAccessToken(c.get("config").tokenSecret, token, Date.now() / 1000) : null;
     if (claims) {
       // Only the token check itself fails closed here; what the route does next has its own rules.
@@ -49,7 +62,7 @@ export function authenticate(mode: "required" | "optional") {
       c.set("authFlow", wasAuthFlow);
       if (user) {
         c.set("user", user);
-        c.set("session", { transport: bearer ? "bearer" : "cookie", sessionId: claims.sessionId });
+        c.set("session", { transport, sessionId: claims.sessionId });
         return next();
       }
     }

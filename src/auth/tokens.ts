@@ -10,7 +10,7 @@ export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
 export const RESET_TOKEN_TTL_SECONDS = 3600;
 export const VERIFY_TOKEN_TTL_SECONDS = 24 * 3600;
 
-type Purpose = "access" | "verify" | "reset";
+type Purpose = "access" | "verify" | "reset" | "limit";
 type Keys = Record<Purpose, Uint8Array>;
 
 const encoder = new TextEncoder();
@@ -23,7 +23,7 @@ function keysFor(secret: string): Keys {
   let keys = derived.get(secret);
   if (!keys) {
     const derive = (purpose: Purpose) => hmac(sha256, encoder.encode(secret), encoder.encode(`relab/${purpose}/v1`));
-    keys = { access: derive("access"), verify: derive("verify"), reset: derive("reset") };
+    keys = { access: derive("access"), verify: derive("verify"), reset: derive("reset"), limit: derive("limit") };
     derived.set(secret, keys);
   }
   return keys;
@@ -84,6 +84,15 @@ export function readAccessToken(secret: string, token: string, nowSeconds: numbe
   if (typeof sid !== "string" || typeof iat !== "number" || typeof exp !== "number") return null;
   if (exp <= nowSeconds) return null;
   return { userId: Number(sub), sessionId: sid, issuedAtMs: Math.round(iat * 1000), expiresAt: exp };
+}
+
+/**
+ * A keyed digest (HMAC-SHA-256, hex) of an identifier such as a canonical email address: rate-limit
+ * counters are named by it, so the counter store never holds the address, and without the secret
+ * no one can test which addresses have counters.
+ */
+export function keyedDigest(secret: string, value: string): string {
+  return toHex(mac(keysFor(secret).limit, value));
 }
 
 /** 32 random bytes, URL-safe: refresh tokens, session ids. */

@@ -10,7 +10,8 @@ export type AuditEvent =
   | "auth.password.reset"
   | "auth.password.changed"
   | "auth.email.changed"
-  | "auth.email.verified";
+  | "auth.email.verified"
+  | "rate_limit.exceeded";
 
 /**
  * Writes one structured audit line (`"msg":"audit","event":...`). Callers pass ids, masked

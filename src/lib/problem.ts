@@ -37,6 +37,18 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * 503 for an authentication flow whose store (D1 for tokens, the counter store for its limits)
+ * cannot answer: auth flows fail closed, so the client is told to retry rather than let through.
+ */
+export function authStoreUnavailable(): ApiError {
+  return new ApiError(503, {
+    code: "AUTH_STORE_UNAVAILABLE",
+    detail: "Sign-in is unavailable right now; try again shortly.",
+    headers: { "Retry-After": "5" },
+  });
+}
+
 const TITLES: Record<number, string> = {
   400: "Bad Request",
   401: "Unauthorized",

@@ -14,7 +14,7 @@ function escapeRegExp(text: string): string {
 }
 
 /** Hono path syntax (`/a/:id`, `/a/:id{[0-9]+}`, `/a/:id?`, `/a/*`) to an anchored regular expression. */
-function compile(path: string): RegExp {
+export function compilePath(path: string): RegExp {
   const source = path
     .split("/")
     .slice(1)
@@ -38,7 +38,7 @@ export function createMethodLookup(routes: readonly RouteEntry[]) {
   return (path: string): string[] => {
     compiled ??= routes
       .filter((route) => route.method !== "ALL")
-      .map((route) => ({ method: route.method, path: route.path, pattern: compile(route.path) }));
+      .map((route) => ({ method: route.method, path: route.path, pattern: compilePath(route.path) }));
     const methods = new Set<string>();
     for (const route of compiled) {
       if (route.pattern.test(path)) methods.add(route.method);

@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "../env";
 import { createLogger } from "../lib/logger";
-import { ApiError, internalError, noSuchPath, problemBody } from "../lib/problem";
+import { ApiError, authStoreUnavailable, internalError, noSuchPath, problemBody } from "../lib/problem";
 import { createMethodLookup } from "../lib/route-matcher";
 
 const PROBLEM_JSON = "application/problem+json";
@@ -46,14 +46,7 @@ export const onError: ErrorHandler<AppEnv> = (error, c) => {
   if (c.get("authFlow") && !(error instanceof ApiError) && !(error instanceof HTTPException)) {
     const log = c.get("log") ?? createLogger({ request_id: c.get("requestId") });
     log.error("token store unavailable", { method: c.req.method, path: c.req.path, error });
-    return problemResponse(
-      c,
-      new ApiError(503, {
-        code: "AUTH_STORE_UNAVAILABLE",
-        detail: "Sign-in is unavailable right now; try again shortly.",
-        headers: { "Retry-After": "5" },
-      }),
-    );
+    return problemResponse(c, authStoreUnavailable());
   }
 
   if (error instanceof ApiError) {

@@ -9,6 +9,7 @@ export function serviceDeps(c: Context<AppEnv>): ServiceDeps {
     config: c.get("config"),
     log: c.get("log"),
     email: c.get("email"),
+    limiter: c.get("limiter"),
     defer: (work) => c.executionCtx.waitUntil(work),
   };
 }

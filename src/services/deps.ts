@@ -2,6 +2,7 @@ import type { AppConfig } from "../config";
 import type { Db } from "../db/client";
 import type { Logger } from "../lib/logger";
 import type { EmailSender } from "./email";
+import type { Limiter } from "./rate-limiter";
 
 /** What account services need from the request, without tying them to Hono. */
 export interface ServiceDeps {
@@ -9,6 +10,7 @@ export interface ServiceDeps {
   config: AppConfig;
   log: Logger;
   email: EmailSender;
+  limiter: Limiter;
   /** Runs work after the response is sent (the execution context's `waitUntil`). */
   defer: (work: Promise<unknown>) => void;
 }

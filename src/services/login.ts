@@ -5,6 +5,7 @@ import { canonicalEmail } from "../lib/email-address";
 import { maskEmail } from "../lib/logger";
 import { ApiError } from "../lib/problem";
 import type { ServiceDeps } from "./deps";
+import { reserveLoginFailure } from "./failure-budgets";
 import {
   type RefreshRefusal,
   rotateSession,
@@ -44,6 +45,7 @@ export async function findUserByIdentifier(deps: Pick<ServiceDeps, "db">, identi
 /**
  * Checks a password login. Unknown, wrong-password and inactive accounts all cost one Argon2id
  * verification (a dummy hash when there is no account) and end in the same `badCredentials()`.
+ * Each attempt first takes a unit of the account's failed-login budget, given back on success.
  */
 export async function passwordLogin(
   deps: ServiceDeps,
@@ -52,6 +54,7 @@ export async function passwordLogin(
   transport: LoginTransport,
 ): Promise<LoginOutcome> {
   const user = await findUserByIdentifier(deps, identifier);
+  const reservation = await reserveLoginFailure(deps, identifier, user);
   const matches = verifyPassword(password, user?.hashedPassword ?? dummyPasswordHash(deps.config.argon2));
   if (!user || !matches || !user.isActive) {
     audit(deps.log, "auth.login.failed", {
@@ -63,6 +66,7 @@ export async function passwordLogin(
     });
     throw badCredentials();
   }
+  await reservation.refund();
   return completeLogin(deps, user, transport);
 }
 

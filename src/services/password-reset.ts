@@ -8,6 +8,7 @@ import { canonicalEmail } from "../lib/email-address";
 import { ApiError } from "../lib/problem";
 import { passwordResetDoneEmail, passwordResetEmail } from "./account-emails";
 import { type ServiceDeps, sendQuietly } from "./deps";
+import { enforceLimits, subjects } from "./rate-limiter";
 import { revocationStatements } from "./sessions";
 
 // A reset token is bound to the password hash it was issued under; accounts without a password
@@ -25,8 +26,11 @@ const resetBinding = (user: { hashed_password: string | null; email: string }) =
  * delivery time cannot tell known addresses from unknown ones.
  */
 export async function requestPasswordReset(deps: ServiceDeps, address: string): Promise<void> {
+  // Per mailbox, whatever the client IP, and whether or not an account uses it.
+  const mailbox = canonicalEmail(address);
+  await enforceLimits(deps, subjects.email(deps.config.tokenSecret, mailbox), ["forgot-password-email"]);
   const rows = await deps.db.all<{ id: number; email: string; hashed_password: string | null; is_active: number }>(
-    sql`SELECT id, email, hashed_password, is_active FROM users WHERE email_canonical = ${canonicalEmail(address)}`,
+    sql`SELECT id, email, hashed_password, is_active FROM users WHERE email_canonical = ${mailbox}`,
   );
   const user = rows[0];
   if (!user || user.is_active !== 1) return;

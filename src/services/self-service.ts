@@ -8,6 +8,7 @@ import { ApiError } from "../lib/problem";
 import { emailChangedEmail, passwordChangedEmail } from "./account-emails";
 import { assertNotDisposable, assertUsableUsername, sendVerification, uniqueViolation } from "./accounts";
 import { type ServiceDeps, sendQuietly } from "./deps";
+import { reserveWrongSecret } from "./failure-budgets";
 import { revocationStatements, type SessionUser, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 
 /** Seconds within which a sign-in counts as recent for a step-up without a password. */
@@ -31,9 +32,9 @@ export interface ProfileUpdate {
 /**
  * The step-up an email or password change needs: the current password (missing 400, wrong 403,
  * never 401, since the session itself is fine), or for an account without one a sign-in within
- * the last 10 minutes.
+ * the last 10 minutes. A password check takes a unit of the account's wrong-secret budget first.
  */
-function assertStepUp(user: SessionUser, currentPassword: string | undefined): void {
+async function assertStepUp(deps: ServiceDeps, user: SessionUser, currentPassword: string | undefined): Promise<void> {
   if (user.hashedPassword) {
     if (currentPassword === undefined) {
       throw new ApiError(400, {
@@ -41,9 +42,11 @@ function assertStepUp(user: SessionUser, currentPassword: string | undefined): v
         detail: "Changing the email address or password needs `current_password`.",
       });
     }
+    const reservation = await reserveWrongSecret(deps, user.id);
     if (!verifyPassword(currentPassword, user.hashedPassword)) {
       throw new ApiError(403, { code: "CURRENT_PASSWORD_INVALID", detail: "The current password is not correct." });
     }
+    await reservation.refund();
     return;
   }
   const recent = user.lastLoginAt !== null && Date.now() / 1000 - user.lastLoginAt <= RECENT_SIGN_IN_SECONDS;
@@ -68,7 +71,7 @@ export async function updateProfile(deps: ServiceDeps, user: SessionUser, change
   const passwordChanged = changes.password !== undefined;
 
   if (usernameChanged) assertUsableUsername(username);
-  if (changes.email !== undefined || passwordChanged) assertStepUp(user, changes.current_password);
+  if (changes.email !== undefined || passwordChanged) await assertStepUp(deps, user, changes.current_password);
   if (emailChanged) assertNotDisposable(email);
   if (passwordChanged) {
     await assertAcceptablePassword(deps.config, deps.log, changes.password!, {

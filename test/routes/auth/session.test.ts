@@ -146,12 +146,14 @@ describe("session login", () => {
 
   it("answers bad credentials with the bearer route's exact 400, and sets no cookie", async () => {
     const user = await registerUser();
+    // Each account takes two failures here (session and bearer): within its budget of 3 a minute.
+    const other = await registerUser();
     const inactive = await registerUser();
     await env.DB.prepare("UPDATE users SET is_active = 0 WHERE id = ?").bind(inactive.id).run();
     const attempts = [
       { username: newIdentity().email, password: user.password },
       { username: user.email, password: "wrong-password-entirely" },
-      { username: user.username, password: "wrong-password-entirely" },
+      { username: other.username, password: "wrong-password-entirely" },
       { username: inactive.email, password: inactive.password },
     ];
     const snapshot = async (response: Response) => {

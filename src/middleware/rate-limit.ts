@@ -1,0 +1,38 @@
+import { createMiddleware } from "hono/factory";
+import { presentedAccessToken } from "../auth/authenticate";
+import { readAccessToken } from "../auth/tokens";
+import type { AppEnv } from "../env";
+import { writableHeaders } from "../lib/http";
+import { planRequestLimits } from "../lib/rate-limits";
+import { enforceLimits, rateLimitHeaders, subjects } from "../services/rate-limiter";
+
+/**
+ * The request-rate limiters of `/v1`: counts the request in its general bucket (and an
+ * authentication route's own IP limit) before anything else runs, and stamps `RateLimit` /
+ * `RateLimit-Policy` on the response. A correctly signed, unexpired access token selects the
+ * per-user bucket without a database read; revocation is checked by the routes that act on the
+ * identity. Off when `RATE_LIMITS_ENABLED=false`.
+ */
+export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
+  const config = c.get("config");
+  if (!config.rateLimitsEnabled) return next();
+
+  const presented = presentedAccessToken(c.req.header("authorization"), c.req.header("cookie"));
+  const claims = presented?.token ? readAccessToken(config.tokenSecret, presented.token, Date.now() / 1000) : null;
+  const userId = claims?.userId ?? null;
+  const plan = planRequestLimits(c.req.method, c.req.path, userId);
+  const deps = { limiter: c.get("limiter"), log: c.get("log") };
+  const decisions = await Promise.all([
+    plan.ip.length > 0 ? enforceLimits(deps, subjects.ip(c.get("clientIp")), plan.ip, { userId }) : null,
+    plan.user.length > 0 && userId !== null ? enforceLimits(deps, subjects.user(userId), plan.user, { userId }) : null,
+  ]);
+
+  await next();
+
+  const counters = decisions.flatMap((decision) => decision?.counters ?? []);
+  const headers = writableHeaders(c);
+  // A 429 from a guard further in already names the policy that refused it.
+  if (counters.length > 0 && !headers.has("RateLimit")) {
+    for (const [name, value] of Object.entries(rateLimitHeaders(counters))) headers.set(name, value);
+  }
+});

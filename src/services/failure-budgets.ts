@@ -1,0 +1,57 @@
+import { canonicalEmail } from "../lib/email-address";
+import { type LimitName, WRONG_SECRET_BUDGET } from "../lib/rate-limits";
+import type { ServiceDeps } from "./deps";
+import { enforceLimits, subjects } from "./rate-limiter";
+
+/** One unit taken from a failure budget for an attempt whose secret is about to be checked. */
+export interface FailureReservation {
+  /** The secret was right: the attempt does not count. */
+  refund(): Promise<void>;
+}
+
+type BudgetDeps = Pick<ServiceDeps, "limiter" | "log" | "config">;
+
+/**
+ * Reserves the failure before the secret is checked and refunds it on success, rather than
+ * counting failures afterwards: concurrent guesses then cannot all pass a check of the old count.
+ * A spent budget is 429 and the secret is not checked; the store being unreachable is 503 (these
+ * budgets fail closed).
+ */
+async function reserve(deps: BudgetDeps, subject: string, names: readonly LimitName[], userId: number | null): Promise<FailureReservation> {
+  const decision = await enforceLimits(deps, subject, names, { userId });
+  return {
+    async refund() {
+      if (!decision) return;
+      try {
+        await deps.limiter.refund(subject, decision.counters);
+      } catch (error) {
+        // The sign-in itself succeeded; the cost is one unit of budget until the window ends.
+        deps.log.warn("failure budget refund failed", { limits: names.join(","), error });
+      }
+    },
+  };
+}
+
+/**
+ * Failed logins per account, keyed by the canonical email: of the account when the identifier
+ * found one (so its username and every alias of its address share one budget), else of the
+ * identifier itself, so that unknown accounts are limited exactly like known ones.
+ */
+export function reserveLoginFailure(
+  deps: BudgetDeps,
+  identifier: string,
+  account: { id: number; email: string } | null,
+): Promise<FailureReservation> {
+  const trimmed = identifier.trim();
+  const key = account
+    ? canonicalEmail(account.email)
+    : trimmed.includes("@")
+      ? canonicalEmail(trimmed)
+      : `username:${trimmed.toLowerCase()}`;
+  return reserve(deps, subjects.email(deps.config.tokenSecret, key), ["failed-login"], account?.id ?? null);
+}
+
+/** Wrong passwords or codes of one account at any step-up or challenge route: one shared budget, per minute and per day. */
+export function reserveWrongSecret(deps: BudgetDeps, userId: number): Promise<FailureReservation> {
+  return reserve(deps, subjects.user(userId), WRONG_SECRET_BUDGET, userId);
+}

@@ -1,0 +1,178 @@
+import type { CounterReading, RateLimiter } from "../../durable-objects/rate-limiter";
+import { keyedDigest } from "../auth/tokens";
+import { audit } from "../lib/audit";
+import { ipLimitKey } from "../lib/client-ip";
+import type { Logger } from "../lib/logger";
+import { ApiError, authStoreUnavailable } from "../lib/problem";
+import { LIMITS, type LimitName } from "../lib/rate-limits";
+
+/** How long a counter-store call may take before it counts as unreachable. */
+export const LIMITER_TIMEOUT_MS = 1_000;
+
+/** The counter store did not answer (an error, or no answer within `LIMITER_TIMEOUT_MS`). */
+export class LimiterUnavailable extends Error {
+  override name = "LimiterUnavailable";
+}
+
+export interface LimitDecision {
+  allowed: boolean;
+  counters: CounterReading[];
+}
+
+/** The counter store of one request: `RATE_LIMITER` behind a time-out and an isolate-local memory of blocks. */
+export interface Limiter {
+  /** Takes one unit from each named counter of `subject`, or none if one is spent. Throws `LimiterUnavailable`. */
+  consume(subject: string, names: readonly LimitName[]): Promise<LimitDecision>;
+  /** Gives the units of a decision back (a failure budget whose attempt succeeded). Throws `LimiterUnavailable`. */
+  refund(subject: string, counters: readonly CounterReading[]): Promise<void>;
+}
+
+/** Counter subjects: one Durable Object each. */
+export const subjects = {
+  ip: (clientIp: string | null) => `ip:${ipLimitKey(clientIp)}`,
+  user: (userId: number) => `user:${userId}`,
+  /** A keyed digest, so that the counter store never holds an address. */
+  email: (secret: string, canonical: string) => `email:${keyedDigest(secret, canonical)}`,
+};
+
+// A spent request-rate counter stays spent until its window ends (refused calls count nothing),
+// so this isolate can refuse further requests itself until then: a flood from one client then
+// costs no counter-store calls. Guards are left out: their refunds can free a unit early.
+const blockedUntil = new Map<string, number>();
+const BLOCK_MEMORY_ENTRIES = 10_000;
+
+function rememberBlocks(subject: string, counters: readonly CounterReading[]): void {
+  if (blockedUntil.size >= BLOCK_MEMORY_ENTRIES) {
+    const now = Date.now();
+    for (const [key, until] of blockedUntil) if (until <= now) blockedUntil.delete(key);
+    if (blockedUntil.size >= BLOCK_MEMORY_ENTRIES) blockedUntil.clear();
+  }
+  for (const counter of counters) {
+    if (counter.exhausted && LIMITS[counter.name as LimitName].kind === "request") {
+      blockedUntil.set(`${subject} ${counter.name}`, counter.windowStart + counter.windowSeconds * 1000);
+    }
+  }
+}
+
+function rememberedBlock(subject: string, names: readonly LimitName[]): LimitDecision | null {
+  const now = Date.now();
+  const counters: CounterReading[] = [];
+  for (const name of names) {
+    const until = blockedUntil.get(`${subject} ${name}`);
+    if (until === undefined) continue;
+    if (until <= now) {
+      blockedUntil.delete(`${subject} ${name}`);
+      continue;
+    }
+    const { amount, windowSeconds } = LIMITS[name];
+    counters.push({
+      name,
+      amount,
+      windowSeconds,
+      used: amount,
+      remaining: 0,
+      resetSeconds: Math.max(1, Math.ceil((until - now) / 1000)),
+      windowStart: until - windowSeconds * 1000,
+      exhausted: true,
+    });
+  }
+  return counters.length > 0 ? { allowed: false, counters } : null;
+}
+
+async function withinTimeout<T>(work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LimiterUnavailable("the counter store did not answer in time")), LIMITER_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } catch (error) {
+    throw error instanceof LimiterUnavailable ? error : new LimiterUnavailable("the counter store failed", { cause: error });
+  } finally {
+    if (timer !== null) clearTimeout(timer);
+  }
+}
+
+/** Wraps the `RATE_LIMITER` namespace; cheap enough to build per request. */
+export function createLimiter(namespace: DurableObjectNamespace<RateLimiter>): Limiter {
+  const stub = (subject: string) => namespace.get(namespace.idFromName(subject));
+  return {
+    async consume(subject, names) {
+      const remembered = rememberedBlock(subject, names);
+      if (remembered) return remembered;
+      const specs = names.map((name) => ({ name, amount: LIMITS[name].amount, windowSeconds: LIMITS[name].windowSeconds }));
+      const result = await withinTimeout(stub(subject).consume(specs));
+      if (!result.allowed) rememberBlocks(subject, result.counters);
+      return result;
+    },
+    async refund(subject, counters) {
+      const units = counters.map(({ name, windowStart }) => ({ name, windowStart }));
+      await withinTimeout(stub(subject).refund(units));
+    },
+  };
+}
+
+/** `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers) for the counters a response answers to. */
+export function rateLimitHeaders(counters: readonly CounterReading[]): Record<string, string> {
+  return {
+    "RateLimit-Policy": counters.map((c) => `"${c.name}";q=${c.amount};w=${c.windowSeconds}`).join(", "),
+    RateLimit: counters.map((c) => `"${c.name}";r=${c.remaining};t=${c.resetSeconds}`).join(", "),
+  };
+}
+
+/** 429 with `Retry-After`: the seconds until every spent counter has a unit again. */
+export function rateLimited(counters: readonly CounterReading[]): ApiError {
+  const spent = counters.filter((counter) => counter.exhausted);
+  const retryAfter = Math.max(...spent.map((counter) => counter.resetSeconds));
+  const first = spent[0]!;
+  return new ApiError(429, {
+    code: "RATE_LIMITED",
+    detail:
+      `Too many requests: the limit "${first.name}" allows ${first.amount} per ${describeWindow(first.windowSeconds)}. ` +
+      `Retry in ${retryAfter} s.`,
+    headers: { "Retry-After": String(retryAfter), ...rateLimitHeaders(counters) },
+  });
+}
+
+function describeWindow(seconds: number): string {
+  if (seconds === 60) return "minute";
+  if (seconds === 3600) return "hour";
+  if (seconds === 86_400) return "day";
+  return `${seconds} s`;
+}
+
+export interface EnforceDeps {
+  limiter: Limiter;
+  log: Logger;
+}
+
+/**
+ * Counts one request against `names` of `subject`. Refused: audits and throws 429. Store
+ * unreachable: throws 503 if any of the limits fails closed, otherwise logs and returns null so
+ * the request goes on unlimited (the application limiters fail open).
+ */
+export async function enforceLimits(
+  deps: EnforceDeps,
+  subject: string,
+  names: readonly LimitName[],
+  context: { userId?: number | null } = {},
+): Promise<LimitDecision | null> {
+  let decision: LimitDecision;
+  try {
+    decision = await deps.limiter.consume(subject, names);
+  } catch (error) {
+    const failsClosed = names.some((name) => LIMITS[name].onStoreFailure === "closed");
+    deps.log.error("rate limiter unavailable", { limits: names.join(","), fails: failsClosed ? "closed" : "open", error });
+    if (failsClosed) throw authStoreUnavailable();
+    return null;
+  }
+  if (!decision.allowed) {
+    audit(deps.log, "rate_limit.exceeded", {
+      limits: decision.counters.filter((c) => c.exhausted).map((c) => c.name).join(","),
+      subject: subject.slice(0, subject.indexOf(":")),
+      user_id: context.userId ?? null,
+    });
+    throw rateLimited(decision.counters);
+  }
+  return decision;
+}
