@@ -6,7 +6,8 @@ import { resolveRequestId } from "../lib/request-id";
 
 /**
  * Outermost middleware: gives the request its id, logger and client IP, and on the way out
- * stamps `X-Request-ID`, reports D1 round trips in development, and writes the access log line.
+ * stamps `X-Request-ID`, reports D1 round trips and counter-store calls in development, and writes
+ * the access log line.
  * It does nothing that can throw, so its epilogue runs for every response, errors included.
  */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
@@ -25,6 +26,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const roundTrips = c.get("roundTrips")?.count ?? 0;
   if (c.get("config")?.isDevelopment) {
     headers.append("Server-Timing", `d1;desc="${roundTrips} round trips"`);
+    headers.append("Server-Timing", `limiter;desc="${c.get("limiter")?.calls ?? 0} calls"`);
   }
   log.info("request", {
     method: c.req.method,
@@ -32,6 +34,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     status: c.res.status,
     duration_ms: Date.now() - started,
     d1_round_trips: roundTrips,
+    limiter_calls: c.get("limiter")?.calls ?? 0,
     client_ip: c.get("clientIp"),
   });
 });

@@ -25,6 +25,8 @@ export interface Limiter {
   consume(subject: string, names: readonly LimitName[]): Promise<LimitDecision>;
   /** Gives the units of a decision back (a failure budget whose attempt succeeded). Throws `LimiterUnavailable`. */
   refund(subject: string, counters: readonly CounterReading[]): Promise<void>;
+  /** Counter-store calls made so far (each one a network hop in production), for `Server-Timing`. */
+  readonly calls: number;
 }
 
 /** Counter subjects: one Durable Object each. */
@@ -95,8 +97,15 @@ async function withinTimeout<T>(work: Promise<T>): Promise<T> {
 
 /** Wraps the `RATE_LIMITER` namespace; cheap enough to build per request. */
 export function createLimiter(namespace: DurableObjectNamespace<RateLimiter>): Limiter {
-  const stub = (subject: string) => namespace.get(namespace.idFromName(subject));
+  let calls = 0;
+  const stub = (subject: string) => {
+    calls += 1;
+    return namespace.get(namespace.idFromName(subject));
+  };
   return {
+    get calls() {
+      return calls;
+    },
     async consume(subject, names) {
       const remembered = rememberedBlock(subject, names);
       if (remembered) return remembered;

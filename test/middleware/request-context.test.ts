@@ -56,6 +56,7 @@ describe("request logging", () => {
       path: "/__dev/outbox",
       status: 204,
       d1_round_trips: 0,
+      limiter_calls: 0,
       client_ip: "203.0.113.9",
     });
   });

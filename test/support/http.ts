@@ -48,6 +48,14 @@ export function roundTrips(response: Response): number {
   return Number(match[1]);
 }
 
+/** Counter-store (rate limiter) calls the request made, from the development `Server-Timing` header. */
+export function limiterCalls(response: Response): number {
+  const header = response.headers.get("server-timing") ?? "";
+  const match = /limiter;desc="(\d+) calls"/.exec(header);
+  if (!match) throw new Error(`no limiter entry in Server-Timing: ${header}`);
+  return Number(match[1]);
+}
+
 /** Each `Set-Cookie` of a response (workerd has `Headers.getSetCookie()`; the pinned workers-types do not declare it). */
 export function getSetCookie(response: Response): string[] {
   return (response.headers as Headers & { getSetCookie(): string[] }).getSetCookie();
