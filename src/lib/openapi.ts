@@ -23,7 +23,28 @@ Errors are RFC 9457 Problem Details (\`application/problem+json\`) with a stable
 \`request_id\` that is also sent as \`X-Request-ID\`. Send your own \`X-Request-ID\` (up to 128
 characters of letters, digits and \`._:-\`) to correlate logs; otherwise one is generated.
 
-Browsers sign in with cookie sessions; apps and scripts with bearer tokens.`;
+Browsers sign in with cookie sessions; apps and scripts with bearer tokens.
+
+## Rate limits
+
+Every \`/v1\` request counts against a bucket: per client IP when anonymous (reads 300, writes
+120, uploads 30 a minute), per user with a valid access token (reads 1,500, writes 600, uploads 300
+a minute). Exports have their own, stricter limits per IP (30 a minute anonymous, 90 signed in).
+Sign-in, registration, verification and password-reset routes have further per-IP limits, and
+failed logins are limited to 3 a minute per account. Responses carry \`RateLimit-Policy\` (each
+policy's quota \`q\` and window \`w\` in seconds) and \`RateLimit\` (remaining \`r\` and seconds
+to reset \`t\`). A refused request is 429 \`RATE_LIMITED\` with \`Retry-After\` in seconds; wait
+that long before retrying.`;
+
+const RATE_LIMITED_RESPONSE = {
+  description: "Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds.",
+  headers: {
+    "Retry-After": { description: "Seconds until the spent limit's window ends.", schema: { type: "integer", minimum: 1 } },
+    RateLimit: { description: 'Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`.', schema: { type: "string" } },
+    "RateLimit-Policy": { description: 'Quota and window per policy, e.g. `"read-ip";q=300;w=60`.', schema: { type: "string" } },
+  },
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } },
+};
 
 /** Registers the bearer and cookie security schemes on the root app's registry. */
 export function registerSecuritySchemes(app: OpenAPIHono<AppEnv>): void {
@@ -42,6 +63,17 @@ export function registerSecuritySchemes(app: OpenAPIHono<AppEnv>): void {
 }
 
 type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
+
+// The limiter runs in front of every /v1 route, so every operation can answer 429.
+function addRateLimitedResponses(document: Document): void {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (!path.startsWith("/v1/") || !item) continue;
+    for (const method of ["get", "put", "post", "delete", "patch", "head"] as const) {
+      const operation = item[method];
+      if (operation?.responses && !operation.responses["429"]) operation.responses["429"] = RATE_LIMITED_RESPONSE;
+    }
+  }
+}
 const documents = new WeakMap<object, Document>();
 
 /**
@@ -56,6 +88,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string): Do
       info: { title: "relab research-data API", version: API_VERSION, description: DESCRIPTION },
       tags: TAGS,
     });
+    addRateLimitedResponses(document);
     documents.set(app, document);
   }
   return { ...document, servers: [{ url: serverUrl, description: "This deployment" }] };

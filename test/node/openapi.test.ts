@@ -14,4 +14,17 @@ describe("the OpenAPI document", () => {
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");
   });
+
+  it("documents the 429 of the rate limiter, with its headers, on every /v1 operation", () => {
+    const document = openApiDocument(app, "https://api.relab.example");
+    const operations = Object.entries(document.paths ?? {})
+      .filter(([path]) => path.startsWith("/v1/"))
+      .flatMap(([path, item]) => Object.entries(item ?? {}).map(([method, operation]) => ({ path, method, operation })));
+    expect(operations.length).toBeGreaterThan(10);
+    for (const { path, method, operation } of operations) {
+      const refused = (operation as { responses: Record<string, { headers?: Record<string, unknown> }> }).responses["429"];
+      expect(refused, `${method} ${path}`).toBeDefined();
+      expect(Object.keys(refused!.headers ?? {}).sort()).toEqual(["RateLimit", "RateLimit-Policy", "Retry-After"]);
+    }
+  });
 });
