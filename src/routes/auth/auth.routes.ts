@@ -99,7 +99,8 @@ export const forgotPassword = createRoute({
   summary: "Ask for a password-reset link",
   description:
     "Emails a reset link (valid one hour) when the address belongs to an active account. Known, unknown and inactive addresses get the " +
-    "same 202, padded to a minimum duration so that timing does not tell them apart either.",
+    "same 202, padded to a minimum duration so that timing does not tell them apart either. Limits: 3 an hour per client IP and " +
+    "3 an hour per mailbox (any address, known or not), then 429 `RATE_LIMITED`.",
   request: { body: json(EmailBodySchema) },
   responses: {
     202: { description: "Accepted.", content: { "application/json": { schema: AcceptedSchema } } },

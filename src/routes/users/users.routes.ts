@@ -83,7 +83,8 @@ export const updateMe = createRoute({
     "Changes username and preferences. Changing `email` or `password` also needs `current_password` (missing: 400, wrong: 403), " +
     "revokes every token of the account (sign in again afterwards; a browser's cookies are cleared), and sends notices: a verification " +
     "link to a new address (the account becomes unverified) and a security notice to the old one; a notice after a password change. " +
-    "`role` and other account-control members are refused with 422.",
+    "`role` and other account-control members are refused with 422. Wrong current passwords share the account's step-up budget " +
+    "(3 a minute, 100 a day, across every step-up and challenge route); past it, 429 `RATE_LIMITED` with `Retry-After`.",
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   request: { body: { required: true, content: { "application/json": { schema: MeUpdateSchema } } } },
