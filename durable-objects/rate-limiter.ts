@@ -62,7 +62,9 @@ export class RateLimiter extends DurableObject<AppBindings> {
   async consume(specs: CounterSpec[]): Promise<ConsumeResult> {
     const now = Date.now();
     const sql = this.ctx.storage.sql;
-    const states = specs.map((spec) => {
+    // Each row is read before any is written: a name given twice would be counted twice.
+    const unique = [...new Map(specs.map((spec) => [spec.name, spec])).values()];
+    const states = unique.map((spec) => {
       const row = sql
         .exec<CounterRow>("SELECT window_start, used FROM counters WHERE name = ? AND ends_at > ?", spec.name, now)
         .toArray()[0];
