@@ -45,4 +45,26 @@ describe("configuration", () => {
     const config = withVars({ EMAIL_PROVIDER_URL: "https://api.resend.com/emails" });
     expect([...config.outbound.exact]).toEqual(["https://api.resend.com/emails"]);
   });
+
+  it("switches the request-rate limiters on unless RATE_LIMITS_ENABLED says otherwise", () => {
+    expect(withVars({ RATE_LIMITS_ENABLED: undefined }).rateLimitsEnabled).toBe(true);
+    expect(withVars({ RATE_LIMITS_ENABLED: "" }).rateLimitsEnabled).toBe(true);
+    expect(withVars({ RATE_LIMITS_ENABLED: "   " }).rateLimitsEnabled).toBe(true);
+  });
+
+  it.each([
+    ["false", false],
+    ["FALSE", false],
+    [" false\n", false],
+    ["true", true],
+    ["True", true],
+    [" true ", true],
+  ])("reads RATE_LIMITS_ENABLED=%j as %s", (value, enabled) => {
+    expect(withVars({ RATE_LIMITS_ENABLED: value }).rateLimitsEnabled).toBe(enabled);
+  });
+
+  it.each(["no", "0", "1", "yes", "off", "disabled"])("refuses RATE_LIMITS_ENABLED=%j, naming the variable", (value) => {
+    expect(() => withVars({ RATE_LIMITS_ENABLED: value })).toThrow(ConfigError);
+    expect(() => withVars({ RATE_LIMITS_ENABLED: value })).toThrow('RATE_LIMITS_ENABLED must be "true" or "false"');
+  });
 });
