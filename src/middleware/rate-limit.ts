@@ -22,10 +22,25 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
   const userId = claims?.userId ?? null;
   const plan = planRequestLimits(c.req.method, c.req.path, userId);
   const deps = { limiter: c.get("limiter"), log: c.get("log") };
-  const decisions = await Promise.all([
-    plan.ip.length > 0 ? enforceLimits(deps, subjects.ip(c.get("clientIp")), plan.ip, { userId }) : null,
-    plan.user.length > 0 && userId !== null ? enforceLimits(deps, subjects.user(userId), plan.user, { userId }) : null,
-  ]);
+  const calls = [
+    ...(plan.ip.length > 0 ? [{ subject: subjects.ip(c.get("clientIp")), names: plan.ip }] : []),
+    ...(plan.user.length > 0 && userId !== null ? [{ subject: subjects.user(userId), names: plan.user }] : []),
+  ];
+  const settled = await Promise.allSettled(calls.map((call) => enforceLimits(deps, call.subject, call.names, { userId })));
+  const refusal = settled.find((outcome) => outcome.status === "rejected");
+  if (refusal) {
+    // The subjects are counted in parallel; what one counted for a request the other refused is
+    // given back, so that a refused request costs nothing anywhere.
+    await Promise.all(
+      settled.map((outcome, i) =>
+        outcome.status === "fulfilled" && outcome.value
+          ? deps.limiter.refund(calls[i]!.subject, outcome.value.counters).catch(() => undefined)
+          : undefined,
+      ),
+    );
+    throw refusal.reason;
+  }
+  const decisions = settled.map((outcome) => (outcome.status === "fulfilled" ? outcome.value : null));
 
   await next();
 

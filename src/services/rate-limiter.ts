@@ -6,10 +6,14 @@ import type { Logger } from "../lib/logger";
 import { ApiError, authStoreUnavailable } from "../lib/problem";
 import { LIMITS, type LimitName } from "../lib/rate-limits";
 
-/** How long a counter-store call may take before it counts as unreachable. */
-export const LIMITER_TIMEOUT_MS = 1_000;
+/**
+ * How long a counter-store call may take before it counts as unreachable. Calls that fail open
+ * give up soon, so a slow store barely slows a read; calls that fail closed wait longer, since
+ * giving up refuses a sign-in (a busy isolate or a cold object can take a second).
+ */
+export const LIMITER_TIMEOUT_MS = { failOpen: 1_000, failClosed: 5_000 } as const;
 
-/** The counter store did not answer (an error, or no answer within `LIMITER_TIMEOUT_MS`). */
+/** The counter store did not answer (an error, or no answer within its time-out). */
 export class LimiterUnavailable extends Error {
   override name = "LimiterUnavailable";
 }
@@ -81,10 +85,10 @@ function rememberedBlock(subject: string, names: readonly LimitName[]): LimitDec
   return counters.length > 0 ? { allowed: false, counters } : null;
 }
 
-async function withinTimeout<T>(work: Promise<T>): Promise<T> {
+async function withinTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | null = null;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LimiterUnavailable("the counter store did not answer in time")), LIMITER_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new LimiterUnavailable("the counter store did not answer in time")), ms);
   });
   try {
     return await Promise.race([work, timeout]);
@@ -110,13 +114,17 @@ export function createLimiter(namespace: DurableObjectNamespace<RateLimiter>): L
       const remembered = rememberedBlock(subject, names);
       if (remembered) return remembered;
       const specs = names.map((name) => ({ name, amount: LIMITS[name].amount, windowSeconds: LIMITS[name].windowSeconds }));
-      const result = await withinTimeout(stub(subject).consume(specs));
+      const failsClosed = names.some((name) => LIMITS[name].onStoreFailure === "closed");
+      const result = await withinTimeout(
+        stub(subject).consume(specs),
+        failsClosed ? LIMITER_TIMEOUT_MS.failClosed : LIMITER_TIMEOUT_MS.failOpen,
+      );
       if (!result.allowed) rememberBlocks(subject, result.counters);
       return result;
     },
     async refund(subject, counters) {
       const units = counters.map(({ name, windowStart }) => ({ name, windowStart }));
-      await withinTimeout(stub(subject).refund(units));
+      await withinTimeout(stub(subject).refund(units), LIMITER_TIMEOUT_MS.failClosed);
     },
   };
 }

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { bearer, postJson, registerUser, verifiedUser } from "../support/accounts";
+import { api, limiterCalls, roundTrips } from "../support/http";
+import { fireTogether, freshIp, limitedApi, statusCounts } from "../support/limits";
+
+// In production every counter-store call is a network hop to a Durable Object: the limiter's
+// cost is counted per request like D1 round trips, never timed.
+describe("counter-store calls per request", () => {
+  it("costs an anonymous read one call and no D1 round trip of its own", async () => {
+    const limited = await limitedApi(freshIp(), "/v1/units");
+    const unlimited = await api("/v1/units", { headers: { "cf-connecting-ip": freshIp() } });
+    expect(limiterCalls(limited)).toBe(1);
+    expect(limiterCalls(unlimited)).toBe(0);
+    expect(roundTrips(limited)).toBe(roundTrips(unlimited));
+  });
+
+  it("costs a signed-in read one call, and the token check no extra D1 round trip", async () => {
+    const user = await verifiedUser("calls");
+    const response = await limitedApi(freshIp(), "/v1/users/me", { headers: bearer(user.tokens.access_token) });
+    expect(response.status).toBe(200);
+    expect(limiterCalls(response)).toBe(1);
+    expect(roundTrips(response)).toBe(roundTrips(await api("/v1/users/me", { headers: bearer(user.tokens.access_token) })));
+  });
+
+  it("costs a login one call for the IP limits and one for the account's budget, plus its refund on success", async () => {
+    const user = await registerUser();
+    const ip = freshIp();
+    const login = (password: string) =>
+      limitedApi(ip, "/v1/auth/bearer/login", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: user.email, password }),
+      });
+    const failed = await login("not-the-password-at-all");
+    expect(failed.status).toBe(400);
+    expect(limiterCalls(failed)).toBe(2);
+    const succeeded = await login(user.password);
+    expect(succeeded.status).toBe(200);
+    expect(limiterCalls(succeeded)).toBe(3);
+    // With the request limits off only the budget remains.
+    const budgetOnly = await postJson("/v1/auth/bearer/login", { username: user.email, password: "not-the-password-at-all" });
+    expect(limiterCalls(budgetOnly)).toBe(1);
+  });
+
+  it("answers a client whose bucket is spent without calling the store again", async () => {
+    const ip = freshIp();
+    const responses = await fireTogether(301, () => limitedApi(ip, "/v1/units"));
+    expect(statusCounts(responses)).toEqual({ 200: 300, 429: 1 });
+    const again = await limitedApi(ip, "/v1/units");
+    expect(again.status).toBe(429);
+    expect(limiterCalls(again)).toBe(0);
+  }, 60_000);
+});
