@@ -8,6 +8,10 @@ import autocannon from "autocannon";
  * `expectStatus` when given (a scenario that measures an error path, e.g. 400), any 2xx otherwise;
  * anything else (and any connection error or timeout) makes the run not `ok`.
  *
+ * `request.rotation` (createRotation) varies each request: client address, and the scenario's
+ * own `vary(i)`. It is used for every request to the app, so that all app targets pay the same
+ * client-side cost of building each request anew; the baselines send one fixed request.
+ *
  * Two autocannon details shape what is reported here:
  *  - its latency histogram stores whole milliseconds, too coarse for sub-millisecond local
  *    responses, so p50/p99 are computed from the exact per-response times (the same hrtime values
@@ -17,6 +21,44 @@ import autocannon from "autocannon";
  *  - when the request cap ends a run, the result only arrives at the next 1 s sample tick, so its
  *    `duration` includes idle time; req/s is therefore responses / (last response - start).
  */
+/** Client addresses the load rotates through by default (`--addresses`): 10.0.0.0–10.0.15.255. */
+export const ADDRESS_POOL = 4096;
+
+/** The i-th client address of a pool of `addresses`, round robin. */
+export function clientAddress(i, addresses = ADDRESS_POOL) {
+  const k = i % addresses;
+  return `10.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`;
+}
+
+/**
+ * Per-request variation of one target, kept across its runs (warm-up and every round), so the
+ * sequence goes on where the previous run stopped instead of starting again at the same clients.
+ * Request i gets `CF-Connecting-IP: clientAddress(i, addresses)` and, when the scenario has one,
+ * what `vary(i)` returns (`{ headers?, body? }`; an object body is sent as JSON).
+ */
+export function createRotation(vary = null, addresses = ADDRESS_POOL) {
+  return { next: 0, vary, addresses };
+}
+
+/** The i-th request of a rotation: autocannon's raw request object (method, path, headers, body), modified in place. */
+export function applyRotation(rotation, req) {
+  const i = rotation.next++;
+  req.headers["cf-connecting-ip"] = clientAddress(i, rotation.addresses);
+  if (rotation.vary) {
+    const v = rotation.vary(i) ?? {};
+    if (v.headers) Object.assign(req.headers, v.headers);
+    if (v.body !== undefined) {
+      if (typeof v.body === "string" || v.body instanceof Uint8Array) {
+        req.body = v.body;
+      } else {
+        req.body = JSON.stringify(v.body);
+        req.headers["content-type"] ??= "application/json";
+      }
+    }
+  }
+  return req;
+}
+
 export async function runLoad(url, request, { duration, connections, maxRequests, expectStatus = null }) {
   const isExpected = expectStatus === null ? (code) => code >= 200 && code < 300 : (code) => code === expectStatus;
   const latencies = new Float64Array(maxRequests + connections * 2);
@@ -31,6 +73,19 @@ export async function runLoad(url, request, { duration, connections, maxRequests
     method: request.method,
     headers: request.headers,
     body: request.body,
+    // With a rotation, every request is built anew (autocannon's `setupRequest`, called once per
+    // request on the connection that sends it); without one (the baselines), one fixed request.
+    ...(request.rotation
+      ? {
+          requests: [{
+            method: request.method,
+            path: request.path,
+            headers: request.headers,
+            body: request.body,
+            setupRequest: (req) => applyRotation(request.rotation, req),
+          }],
+        }
+      : {}),
     connections,
     pipelining: 1,
     duration,

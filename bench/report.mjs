@@ -21,6 +21,9 @@ export function summarize(targets, rounds) {
       clientCpu: round(median(runs.map((r) => r.clientCpu)), 2),
       d1RoundTrips: t.d1RoundTrips,
       d1RoundTripsSource: t.kind === "baseline" ? "by construction" : "Server-Timing header",
+      // Counter-store (RATE_LIMITER Durable Object) calls per request, from the probe's Server-Timing; null on a baseline.
+      limiterCalls: t.kind === "baseline" ? null : (t.limiterCalls ?? null),
+      instance: t.instance ?? null,
     };
   });
   const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
@@ -82,13 +85,14 @@ const fmt = (x, digits = 2) => (x === null || x === undefined ? "-" : Number(x).
 const fmtRatio = (x) => (x === null || x === undefined ? "-" : Math.abs(x) >= 0.1 || x === 0 ? x.toFixed(2) : x.toPrecision(2));
 
 export function formatTable(rows) {
-  const header = ["target", "req/s", "p50 ms", "p99 ms", "D1 rt/req", "req/s ÷ trivial", "req/s ÷ select1", "p99 ÷ trivial", "p99 ÷ select1", ""];
+  const header = ["target", "req/s", "p50 ms", "p99 ms", "D1 rt/req", "limiter calls", "req/s ÷ trivial", "req/s ÷ select1", "p99 ÷ trivial", "p99 ÷ select1", ""];
   const body = rows.map((r) => [
     r.expectStatus === "2xx" ? r.name : `${r.name} [${r.expectStatus}]`,
     fmt(r.rps, 0),
     fmt(r.p50),
     fmt(r.p99),
     r.d1RoundTrips === null ? "?" : String(r.d1RoundTrips) + (r.kind === "baseline" ? "*" : ""),
+    r.kind === "baseline" ? "-" : r.limiterCalls === null ? "?" : String(r.limiterCalls),
     fmtRatio(r.ratios.rpsVsTrivial),
     fmtRatio(r.ratios.rpsVsSelect1),
     fmtRatio(r.ratios.p99VsTrivial),
@@ -99,7 +103,7 @@ export function formatTable(rows) {
   const line = (cells) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ").trimEnd();
   const out = [line(header), line(widths.map((w) => "-".repeat(w))), ...body.map(line)];
-  out.push("* baselines: 0 and 1 D1 round trips per request by construction; scenarios: Server-Timing header.");
+  out.push("* baselines: 0 and 1 D1 round trips per request by construction; scenarios: Server-Timing header (d1, and limiter: counter-store calls).");
   out.push("ratios: taken within each round, median over rounds (so they need not equal the quotient of the medians).");
   if (rows.some((r) => r.expectStatus !== "2xx")) {
     out.push("[NNN]: a scenario that measures an error path; every response must have that status (any other is a failure).");
@@ -109,6 +113,68 @@ export function formatTable(rows) {
     out.push(`note: the load generator used ~a full core on ${clientBound.join(", ")}: there the client limits req/s, so ratios to it understate costs.`);
   }
   for (const r of rows) if (!r.ok) out.push(`FAILED ${r.name}: ${r.failure} — its numbers are not comparable.`);
+  return out.join("\n");
+}
+
+/**
+ * What the rate limiter costs a read: `units` (limits on) against `units-no-limits` (the same
+ * bundle on a second instance with RATE_LIMITS_ENABLED=false), both in every round. Ratios are
+ * taken within each round (on ÷ off) and the median kept; the throughput cost is 1 - that ratio.
+ * The aims (product issue): at most one counter-store round trip per read, under 25 % throughput
+ * cost. Reported, never a reason to fail the run.
+ */
+export function summarizeLimiter(rows, rounds, { on = "units", off = "units-no-limits", maxCalls = 1, maxCostPct = 25 } = {}) {
+  const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
+  if (!byName[on] || !byName[off]) return null;
+  // Three decimals here (not roundRatio's two): the cost is read in percent.
+  const per = (key) => rounds.map((r) => {
+    const a = r.runs[on]?.[key];
+    const b = r.runs[off]?.[key];
+    return Number.isFinite(a) && Number.isFinite(b) && b > 0 ? round(a / b, 3) : null;
+  });
+  const rpsPerRound = per("rps");
+  const p99PerRound = per("p99");
+  const p50PerRound = per("p50");
+  const rpsRatio = round(median(rpsPerRound), 3);
+  const costPct = Number.isFinite(rpsRatio) ? round((1 - rpsRatio) * 100, 1) : null;
+  const costPerRoundPct = rpsPerRound.map((x) => (Number.isFinite(x) ? round((1 - x) * 100, 1) : null));
+  const calls = byName[on].limiterCalls;
+  const side = (row) => ({ ok: row.ok, instance: row.instance, rps: row.rps, p50: row.p50, p99: row.p99, limiterCalls: row.limiterCalls, d1RoundTrips: row.d1RoundTrips });
+  return {
+    compared: `${on} (RATE_LIMITS_ENABLED=true) ÷ ${off} (RATE_LIMITS_ENABLED=false), same bundle, same run; ratios per round, median kept`,
+    on: { name: on, ...side(byName[on]) },
+    off: { name: off, ...side(byName[off]) },
+    rpsRatio,
+    p99Ratio: round(median(p99PerRound), 3),
+    p50Ratio: round(median(p50PerRound), 3),
+    costPct,
+    rpsRatioPerRound: rpsPerRound,
+    p99RatioPerRound: p99PerRound,
+    costPerRoundPct,
+    limiterCallsPerRead: calls,
+    aims: {
+      maxCallsPerRead: maxCalls,
+      maxCostPct,
+      callsMet: calls !== null && calls <= maxCalls,
+      costMet: costPct !== null && costPct < maxCostPct,
+      comparable: byName[on].ok && byName[off].ok,
+    },
+  };
+}
+
+export function formatLimiter(limiter) {
+  const { on, off, aims } = limiter;
+  const pct = (x) => (x === null ? "-" : `${x.toFixed(1)} %`);
+  const out = [
+    `Rate limiter on a read: ${on.name} (limits on) ${fmt(on.rps, 0)} req/s, p99 ${fmt(on.p99)} ms; ` +
+      `${off.name} (limits off) ${fmt(off.rps, 0)} req/s, p99 ${fmt(off.p99)} ms.`,
+    `  on ÷ off per round: req/s ${limiter.rpsRatioPerRound.map((x) => fmt(x)).join(", ")} (median ×${fmt(limiter.rpsRatio)}), ` +
+      `p99 ${limiter.p99RatioPerRound.map((x) => fmt(x)).join(", ")} (median ×${fmt(limiter.p99Ratio)}).`,
+    `  throughput cost ${pct(limiter.costPct)} (per round ${limiter.costPerRoundPct.map(pct).join(", ")}); aim < ${aims.maxCostPct} %: ${aims.costMet ? "met" : "NOT met"}.`,
+    `  counter-store calls per read (Server-Timing limiter): ${limiter.limiterCallsPerRead ?? "?"} with limits on, ${off.limiterCalls ?? "?"} off; ` +
+      `aim ≤ ${aims.maxCallsPerRead}: ${aims.callsMet ? "met" : "NOT met"}.`,
+  ];
+  if (!aims.comparable) out.push("  (one of the two targets FAILED: these figures are not comparable)");
   return out.join("\n");
 }
 
@@ -132,6 +198,7 @@ export function summarizeLogin(rows, rounds, names = ["login", "login-wrong-pass
       ok: byName[name].ok,
       expectStatus: byName[name].expectStatus,
       d1RoundTrips: byName[name].d1RoundTrips,
+      limiterCalls: byName[name].limiterCalls,
       rps: byName[name].rps,
       p50: byName[name].p50,
       p99: byName[name].p99,

@@ -6,8 +6,8 @@ import { performance } from "node:perf_hooks";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { compareHashes, formatHashCompare } from "./hash-compare.mjs";
-import { runLoad } from "./load.mjs";
-import { formatLogin, formatTable, summarize, summarizeLogin } from "./report.mjs";
+import { ADDRESS_POOL, applyRotation, clientAddress, createRotation, runLoad } from "./load.mjs";
+import { formatLimiter, formatLogin, formatTable, summarize, summarizeLimiter, summarizeLogin } from "./report.mjs";
 import { scenarios as allScenarios } from "./scenarios.mjs";
 import {
   BOOTSTRAP, HOST, applyMigrations, buildWorker, disposeAll, probe, readWranglerConfig, startApp, startBaselines,
@@ -23,6 +23,8 @@ const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH
   --connections <n>    concurrent keep-alive connections (default 10)
   --max-requests <n>   cap on responses per load run, ends a run early on a fast machine (default 200000)
   --warmup <s>         unrecorded load per target before round 1 (default 1; 0 disables)
+  --addresses <n>      client addresses (CF-Connecting-IP) the requests to the app rotate through (default 4096, max 65536)
+  --do-storage <kind>  where the app's Durable Objects keep their SQLite files: tmpfs (default, /dev/shm) or disk (Miniflare's default)
   --only <name>        run only this scenario (repeatable or comma-separated); baselines always run
   --port-base <n>      listen on n, n+1, ... (default 0: free ports chosen by the OS)
   --out <file>         results file (default bench/results/latest.json)
@@ -34,7 +36,7 @@ function settingsFromArgs() {
   const { values } = parseArgs({
     options: {
       duration: { type: "string" }, rounds: { type: "string" }, connections: { type: "string" },
-      "max-requests": { type: "string" }, warmup: { type: "string" }, only: { type: "string", multiple: true },
+      "max-requests": { type: "string" }, addresses: { type: "string" }, "do-storage": { type: "string" }, warmup: { type: "string" }, only: { type: "string", multiple: true },
       "port-base": { type: "string" }, out: { type: "string" }, "via-entry": { type: "boolean" }, help: { type: "boolean", short: "h" },
       "hash-runs": { type: "string" }, "hash-warmup": { type: "string" },
     },
@@ -55,6 +57,8 @@ function settingsFromArgs() {
     connections: Math.round(num("connections", 10, 1)),
     maxRequests: Math.round(num("max-requests", 200_000, 1)),
     warmup: num("warmup", 1, 0),
+    addresses: Math.round(num("addresses", ADDRESS_POOL, 1)),
+    doStorage: values["do-storage"] ?? (process.env.BENCH_DO_STORAGE || "tmpfs"),
     portBase: Math.round(num("port-base", 0, 0)),
     hashRuns: Math.round(num("hash-runs", 10, 0)),
     hashWarmup: Math.round(num("hash-warmup", 3, 0)),
@@ -63,17 +67,33 @@ function settingsFromArgs() {
     out: path.resolve(values.out ?? process.env.BENCH_OUT ?? RESULTS),
     viaEntry: values["via-entry"] ?? ["1", "true"].includes(process.env.BENCH_VIA_ENTRY ?? ""),
   };
+  if (!["tmpfs", "disk"].includes(s.doStorage)) throw new Error(`--do-storage must be tmpfs or disk\n${USAGE}`);
+  if (s.addresses > 65_536) throw new Error("--addresses cannot exceed 65536 (10.0.0.0/16)");
   if (s.maxRequests < s.connections) throw new Error("--max-requests cannot be below --connections");
+  const badInstance = allScenarios.filter((sc) => !INSTANCES[sc.instance ?? "app"]);
+  if (badInstance.length) throw new Error(`scenario(s) ${badInstance.map((sc) => sc.name).join(", ")}: unknown instance; known: ${Object.keys(INSTANCES).join(", ")}`);
   const unknown = s.only.filter((name) => !allScenarios.some((sc) => sc.name === name));
   if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; known: ${allScenarios.map((sc) => sc.name).join(", ")}`);
   return s;
 }
 
-// Cloudflare's edge adds CF-Connecting-IP to every request it forwards; the app reads it.
+// Cloudflare's edge adds CF-Connecting-IP to every request it forwards; the app reads it. Seeds,
+// warm-up and drain requests come from 127.0.0.1; the load rotates over --addresses addresses.
 const EDGE_HEADERS = { "cf-connecting-ip": "127.0.0.1" };
 
+/**
+ * The app instances a scenario can run against (its `instance`, default "app"). Each is its own
+ * Miniflare/workerd process running the same bundle, seeded the same way; "no-limits" starts only
+ * when a selected scenario needs it.
+ */
+const INSTANCES = {
+  app: { name: "app", vars: {} },
+  // The request-rate limiters off (the failed-login and other guard budgets stay on).
+  "no-limits": { name: "app-no-limits", vars: { RATE_LIMITS_ENABLED: "false" } },
+};
+
 /** A scenario (plus what its seed returned) as the request autocannon sends. */
-function toRequest(scenario, override = {}) {
+function toRequest(scenario, override, addresses) {
   const headers = { ...EDGE_HEADERS, ...scenario.headers, ...override.headers };
   const merged = { ...scenario, ...override, headers };
   let body = merged.body;
@@ -81,7 +101,7 @@ function toRequest(scenario, override = {}) {
     body = JSON.stringify(body);
     merged.headers["content-type"] ??= "application/json";
   }
-  return { method: merged.method ?? "GET", path: merged.path, headers: merged.headers, body };
+  return { method: merged.method ?? "GET", path: merged.path, headers: merged.headers, body, rotation: createRotation(merged.vary ?? null, addresses) };
 }
 
 async function version(pkg) {
@@ -114,31 +134,52 @@ async function main() {
   try {
     const config = readWranglerConfig(ROOT);
     targets.push(...(await startBaselines(config, portFor, settings.viaEntry)));
-    const app = await startApp(config, bundle, portFor(2), settings.viaEntry);
-    targets.push(app);
-
-    // Seed: schema and reference data, then one request so the bootstrap superuser exists
-    // (its Argon2id hash would otherwise land in the first measured run), then scenario seeds.
-    const db = await app.mf.getD1Database("DB");
-    const migrations = await applyMigrations(db, path.join(ROOT, "migrations"));
-    log(`seeded: ${migrations.map((m) => `${m.file} (${m.statements})`).join(", ")}`);
-    const warm = await probe(app.url, { method: "GET", path: "/v1/units", headers: EDGE_HEADERS });
-    if (warm.status < 200 || warm.status > 299) {
-      throw new Error(`warm-up GET /v1/units answered ${warm.status}: ${warm.bodySample}`);
+    const instanceKeys = ["app", ...new Set(scenarios.map((sc) => sc.instance ?? "app").filter((k) => k !== "app"))];
+    const instances = {};
+    for (const [i, key] of instanceKeys.entries()) {
+      const app = await startApp(config, bundle, portFor(2 + i), settings.viaEntry, { ...INSTANCES[key], doStorage: settings.doStorage });
+      targets.push(app);
+      instances[key] = app;
     }
-    const appFetch = (p, init) => fetch(app.url + p, init);
+
+    // Seed each instance alike: schema and reference data, then one request so the bootstrap
+    // superuser exists (its Argon2id hash would otherwise land in the first measured run).
+    const seeding = {};
+    for (const [key, app] of Object.entries(instances)) {
+      app.db = await app.mf.getD1Database("DB");
+      const migrations = await applyMigrations(app.db, path.join(ROOT, "migrations"));
+      log(`seeded ${app.name}: ${migrations.map((m) => `${m.file} (${m.statements})`).join(", ")}`);
+      const warm = await probe(app.url, { method: "GET", path: "/v1/units", headers: EDGE_HEADERS });
+      if (warm.status < 200 || warm.status > 299) {
+        throw new Error(`${app.name}: warm-up GET /v1/units answered ${warm.status}: ${warm.bodySample}`);
+      }
+      // With limits on, a read that was counted carries RateLimit-Policy; without it the counter
+      // store failed and the read went through unlimited (fail open): nothing would be measured.
+      const limitsOn = app.vars.RATE_LIMITS_ENABLED !== "false";
+      if (limitsOn && !warm.rateLimitPolicy) {
+        throw new Error(`${app.name}: the warm-up read carries no RateLimit-Policy: the rate limiter's counter store is not working (see the worker output below)`);
+      }
+      seeding[key] = { name: app.name, vars: INSTANCES[key].vars, doStorage: app.doStorage, migrations, warmUp: { path: "/v1/units", status: warm.status, serverTiming: warm.serverTiming } };
+    }
+
+    // Then the scenario seeds, each against its instance, and one probe per scenario: the first
+    // request of its rotation, whose Server-Timing gives the D1 round trips and counter-store calls.
     const scenarioTargets = [];
     for (const sc of scenarios) {
-      const override = sc.seed ? ((await sc.seed({ db, fetch: appFetch, url: app.url, bootstrap: BOOTSTRAP })) ?? {}) : {};
-      const request = toRequest(sc, override);
+      const app = instances[sc.instance ?? "app"];
+      const appFetch = (p, init) => fetch(app.url + p, init);
+      const override = sc.seed ? ((await sc.seed({ db: app.db, fetch: appFetch, url: app.url, bootstrap: BOOTSTRAP })) ?? {}) : {};
+      const request = toRequest(sc, override, settings.addresses);
       const expectStatus = sc.expectStatus ?? null;
-      const first = await probe(app.url, request);
+      const probeRequest = applyRotation(request.rotation, { ...request, headers: { ...request.headers } });
+      const first = await probe(app.url, probeRequest);
       const ok = expectStatus === null ? first.status >= 200 && first.status < 300 : first.status === expectStatus;
       scenarioTargets.push({
-        name: sc.name, kind: "scenario", url: app.url, request, expectStatus, d1RoundTrips: first.d1RoundTrips, probe: first,
+        name: sc.name, kind: "scenario", instance: app.name, url: app.url, request, expectStatus,
+        d1RoundTrips: first.d1RoundTrips, limiterCalls: first.limiterCalls, probe: first,
         probeError: ok ? null : `first request answered ${first.status}, expected ${expectStatus ?? "2xx"}: ${first.bodySample}`,
       });
-      log(`${sc.name}: ${request.method} ${request.path} -> ${first.status}, Server-Timing ${first.serverTiming ?? "(none)"}`);
+      log(`${sc.name} (${app.name}): ${request.method} ${request.path} -> ${first.status}, Server-Timing ${first.serverTiming ?? "(none)"}`);
     }
 
     const benchTargets = [
@@ -183,7 +224,14 @@ async function main() {
 
     const rows = summarize(benchTargets, rounds);
     failed = rows.some((row) => !row.ok);
+    // Counter-store failures during the whole run (seeds included), per instance: each let a
+    // request through unlimited, so the limits-on figures would understate the limiter's cost.
+    const storeFailures = Object.fromEntries(Object.values(instances).map((app) => [app.name, app.logCounts.limiterUnavailable]));
+    const storeFailed = Object.values(storeFailures).some((n) => n > 0);
+    if (storeFailed) failed = true;
     const login = summarizeLogin(rows, rounds);
+    const limiter = summarizeLimiter(rows, rounds);
+    if (limiter) limiter.storeFailures = storeFailures;
     const cpus = os.cpus();
     const how =
       `bundled with wrangler ${versions.wrangler} deploy --dry-run (bench/.build/index.js, ${(bundleBytes / 1024).toFixed(0)} KiB); ` +
@@ -193,7 +241,9 @@ async function main() {
         : "on direct sockets (no Miniflare entry worker), no wrangler dev proxy; ") +
       `autocannon ${versions.autocannon} in-process, ${settings.connections} connections, ` +
       `${settings.duration} s (cap ${settings.maxRequests} responses) × ${settings.rounds} rounds, interleaved; ` +
-      `${settings.warmup} s warm-up per target; medians over rounds`;
+      `${settings.warmup} s warm-up per target; medians over rounds; ` +
+      `Durable Object storage: SQLite files on ${instances.app.doStorage}; ` +
+      `requests to the app from ${settings.addresses} rotating client addresses (CF-Connecting-IP ${clientAddress(0)}–${clientAddress(settings.addresses - 1, settings.addresses)})`;
     const machine = `${cpus.length} CPUs (${cpus[0]?.model?.trim() ?? "unknown"}), Node ${process.version}, ${os.platform()} ${os.release()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`;
 
     console.log(`\n${how}`);
@@ -201,6 +251,11 @@ async function main() {
     console.log("latency from exact per-response times (autocannon's histogram is whole ms); ratios are the figures that count\n");
     console.log(formatTable(rows));
     if (hashCompare) console.log(`\n${formatHashCompare(hashCompare)}`);
+    if (limiter) console.log(`\n${formatLimiter(limiter)}`);
+    if (storeFailed) {
+      console.log(`\nFAILED: "rate limiter unavailable" logged by ${Object.entries(storeFailures).filter(([, n]) => n > 0).map(([name, n]) => `${name} (${n})`).join(", ")}: ` +
+        "those requests went through unlimited (fail open); the limits-on figures are not comparable.");
+    }
     if (login || hashCompare) console.log(`\n${formatLogin(login, hashCompare, { connections: settings.connections })}`);
 
     const document = {
@@ -214,30 +269,37 @@ async function main() {
       },
       versions,
       build: { command: "wrangler deploy --dry-run --outdir bench/.build --env=\"\"", bundleBytes },
-      seeding: { migrations, warmUp: { path: "/v1/units", status: warm.status } },
+      seeding: { migrations: seeding.app.migrations, warmUp: seeding.app.warmUp, instances: seeding },
       targets: benchTargets.map((t) => ({
-        name: t.name, kind: t.kind, request: { method: t.request.method, path: t.request.path }, expectStatus: t.expectStatus ?? "2xx",
-        d1RoundTrips: t.d1RoundTrips, serverTiming: t.probe?.serverTiming ?? null, probeError: t.probeError ?? null,
+        name: t.name, kind: t.kind, instance: t.instance ?? null, request: { method: t.request.method, path: t.request.path },
+        varied: t.kind === "scenario" ? (t.request.rotation.vary ? "client address and vary(i)" : "client address") : null,
+        requestsSent: t.request.rotation?.next ?? null,
+        expectStatus: t.expectStatus ?? "2xx",
+        d1RoundTrips: t.d1RoundTrips, limiterCalls: t.limiterCalls ?? null, serverTiming: t.probe?.serverTiming ?? null, probeError: t.probeError ?? null,
       })),
       summary: rows,
       // Argon2id: both implementations timed in Node (null with --hash-runs 0), and what the login
       // scenarios show inside workerd (null when none ran). See bench/README.md, Argon2id.
       hashCompare,
       login,
+      // The limiter's cost to a read: units against units-no-limits (null unless both ran). See bench/README.md, The limiter.
+      limiter,
+      storeFailures,
       rounds,
     };
     await mkdir(path.dirname(settings.out), { recursive: true });
     await writeFile(settings.out, `${JSON.stringify(document, null, 2)}\n`);
     console.log(`\nwrote ${path.relative(process.cwd(), settings.out)}`);
   } catch (error) {
-    const app = targets.find((t) => t.name === "app");
-    if (app?.logTail.length) log(`last app worker output:\n${app.logTail.join("\n")}`);
+    for (const app of targets.filter((t) => t.name.startsWith("app"))) {
+      if (app.logTail.length) log(`last ${app.name} worker output:\n${app.logTail.join("\n")}`);
+    }
     throw error;
   } finally {
     await disposeAll(targets);
   }
   if (failed) {
-    log("bench: at least one target answered something other than its expected status; see FAILED above");
+    log("bench: at least one target answered something other than its expected status, or the counter store failed; see FAILED above");
     process.exitCode = 1;
   }
 }

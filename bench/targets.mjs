@@ -2,6 +2,8 @@
 // instance (one workerd process, one socket on 127.0.0.1) with no wrangler dev proxy in front.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { Miniflare } from "miniflare";
@@ -43,9 +45,15 @@ export async function buildWorker(root, outdir) {
   return path.join(outdir, "index.js");
 }
 
-/** Keeps the last lines workerd printed (the app logs one line per request) without echoing them. */
+/**
+ * Keeps the last lines workerd printed (the app logs one line per request) without echoing them,
+ * and counts the app's "rate limiter unavailable" errors: a counter-store call that failed or
+ * timed out lets a read through unlimited (fail open), so a run with any of them did not measure
+ * the limiter it claims to.
+ */
 function stdioTail(limit = 40) {
   const lines = [];
+  const counts = { limiterUnavailable: 0 };
   const keep = (stream) => {
     let partial = "";
     stream.setEncoding("utf8");
@@ -53,12 +61,13 @@ function stdioTail(limit = 40) {
       const parts = (partial + chunk).split("\n");
       partial = parts.pop() ?? "";
       for (const line of parts) {
+        if (line.includes('"rate limiter unavailable"')) counts.limiterUnavailable++;
         lines.push(line);
         if (lines.length > limit) lines.shift();
       }
     });
   };
-  return { lines, handleRuntimeStdio: (stdout, stderr) => (keep(stdout), keep(stderr)) };
+  return { lines, counts, handleRuntimeStdio: (stdout, stderr) => (keep(stdout), keep(stderr)) };
 }
 
 /**
@@ -90,7 +99,7 @@ async function start(name, options, port, viaEntry, compatibilityDate) {
     await mf.dispose().catch(() => {});
     throw new Error(`${name}: Miniflare failed to start: ${error?.message ?? error}\n${tail.lines.join("\n")}`);
   }
-  return { name, mf, url: url.href.replace(/\/$/, ""), logTail: tail.lines };
+  return { name, mf, url: url.href.replace(/\/$/, ""), logTail: tail.lines, logCounts: tail.counts };
 }
 
 /** The two reference workers. Their D1 round trips per request are 0 and 1 by construction. */
@@ -115,13 +124,30 @@ export async function startBaselines(config, portFor, viaEntry) {
 }
 
 /**
+ * The Durable Object bindings of wrangler.toml's top level (`[[durable_objects.bindings]]`), each
+ * SQLite-backed when a `[[migrations]]` entry lists its class in `new_sqlite_classes`, as on
+ * deploy. The classes are exported by the bundle itself (src/index.ts).
+ */
+export function durableObjectsFrom(config) {
+  const sqlite = new Set((config.migrations ?? []).flatMap((m) => m.new_sqlite_classes ?? []));
+  const bindings = config.durable_objects?.bindings ?? [];
+  for (const b of bindings) {
+    if (b.script_name) throw new Error(`durable object ${b.name}: script_name (${b.script_name}) is not supported by the bench`);
+  }
+  return Object.fromEntries(bindings.map((b) => [b.name, { className: b.class_name, useSQLite: sqlite.has(b.class_name) }]));
+}
+
+/**
  * The app, with the bindings and variables of wrangler.toml's top level, in memory, plus the
  * secrets it requires (.dev.vars.example): a random AUTH_TOKEN_SECRET and the bootstrap
- * superuser. The queue consumer is not attached: no scenario sends media work yet.
+ * superuser. The queue consumer is not attached: no scenario sends media work yet. `vars`
+ * overrides variables (e.g. `RATE_LIMITS_ENABLED: "false"` for the limits-off instance); `name`
+ * labels the instance in errors; `doStorage` is "tmpfs" or "disk" (durableObjectStorage).
  */
-export async function startApp(config, scriptPath, port, viaEntry) {
-  return start(
-    "app",
+export async function startApp(config, scriptPath, port, viaEntry, { name = "app", vars = {}, doStorage = "tmpfs" } = {}) {
+  const persist = durableObjectStorage(doStorage);
+  const app = await start(
+    name,
     {
       scriptPath,
       // The bundle imports the Argon2id WebAssembly (src/auth/password.ts) as a separate file next
@@ -131,23 +157,59 @@ export async function startApp(config, scriptPath, port, viaEntry) {
       kvNamespaces: ["KV"],
       r2Buckets: ["UPLOADS"],
       queueProducers: { MEDIA_QUEUE: "relab-media" },
-      durableObjects: { CAMERA_RELAY: { className: "CameraRelay", useSQLite: true } },
+      // RATE_LIMITER (one counter object per subject) and CAMERA_RELAY, from wrangler.toml.
+      durableObjects: durableObjectsFrom(config),
+      ...persist.options,
       bindings: {
         ...config.vars,
         // A secret, so not in wrangler.toml: signs access and email-link tokens; a fresh one per run.
         AUTH_TOKEN_SECRET: randomBytes(32).toString("hex"),
         BOOTSTRAP_SUPERUSER_EMAIL: BOOTSTRAP.email,
         BOOTSTRAP_SUPERUSER_PASSWORD: BOOTSTRAP.password,
+        ...vars,
       },
     },
     port,
     viaEntry,
     config.compatibility_date,
-  );
+  ).catch((error) => {
+    persist.remove();
+    throw error;
+  });
+  return { ...app, vars: { ...config.vars, ...vars }, doStorage: persist.kind, removeStorage: persist.remove };
+}
+
+/**
+ * Where the Durable Objects keep their SQLite files; removed when the instance is disposed.
+ * Miniflare's default is a temporary directory on disk (wrangler dev: .wrangler/state), where
+ * every counter write is a SQLite commit to this machine's disk inside the one workerd process
+ * that also serves the app: on this VM the disk then costs the reads more than the limiter's own
+ * work (on Cloudflare each object runs apart from the calling worker). "tmpfs" (default) keeps the same
+ * SQLite files in memory (/dev/shm): the objects still run and store exactly as on disk, without
+ * the disk. (Miniflare's in-memory storage, `unsafeEphemeralDurableObjects`, is not
+ * SQLite-backed: the limiter's SQL calls fail there.) "disk": Miniflare's default.
+ */
+function durableObjectStorage(kind) {
+  if (kind === "disk") return { kind: "disk", options: {}, remove: () => {} };
+  if (kind !== "tmpfs") throw new Error(`unknown Durable Object storage ${kind}`);
+  const shm = "/dev/shm";
+  const base = existsSync(shm) ? shm : os.tmpdir();
+  const dir = mkdtempSync(path.join(base, "relab-bench-do-"));
+  return {
+    kind: base === shm ? "tmpfs" : "disk (no /dev/shm)",
+    options: { durableObjectsPersist: dir },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 export async function disposeAll(targets) {
-  const results = await Promise.allSettled(targets.map((t) => t.mf.dispose()));
+  const results = await Promise.allSettled(targets.map(async (t) => {
+    try {
+      await t.mf.dispose();
+    } finally {
+      t.removeStorage?.();
+    }
+  }));
   const failed = results.filter((r) => r.status === "rejected");
   if (failed.length) console.error(`warning: ${failed.length} Miniflare instance(s) failed to dispose`);
 }
@@ -170,7 +232,7 @@ export async function applyMigrations(db, migrationsDir) {
   return applied;
 }
 
-/** One request; returns its status and the D1 round trips of its Server-Timing header (or null). */
+/** One request; returns its status, and the D1 round trips and counter-store calls of its Server-Timing header (or null). */
 export async function probe(url, request) {
   const response = await fetch(url + request.path, {
     method: request.method,
@@ -178,11 +240,15 @@ export async function probe(url, request) {
     body: request.body,
   });
   const text = await response.text();
+  // Server-Timing (development only): `d1;desc="N round trips", limiter;desc="M calls"`.
   const timing = response.headers.get("server-timing") ?? "";
-  const match = /(?:^|,)\s*d1\s*;[^,]*desc="(\d+) round trips?"/.exec(timing);
+  const d1 = /(?:^|,)\s*d1\s*;[^,]*desc="(\d+) round trips?"/.exec(timing);
+  const limiter = /(?:^|,)\s*limiter\s*;[^,]*desc="(\d+) calls?"/.exec(timing);
   return {
     status: response.status,
-    d1RoundTrips: match ? Number(match[1]) : null,
+    d1RoundTrips: d1 ? Number(d1[1]) : null,
+    limiterCalls: limiter ? Number(limiter[1]) : null,
+    rateLimitPolicy: response.headers.get("ratelimit-policy"),
     serverTiming: timing || null,
     bodySample: text.slice(0, 300),
   };
