@@ -6,6 +6,11 @@ export interface CounterSpec {
   name: string;
   amount: number;
   windowSeconds: number;
+  /**
+   * Kept in the object's SQLite storage, so it survives an eviction or a deploy; otherwise kept
+   * in memory (see the class comment).
+   */
+  durable?: boolean;
 }
 
 /** A counter after the call: units used in the current window and when that window ends. */
@@ -30,30 +35,29 @@ interface CounterRow extends Record<string, SqlStorageValue> {
   used: number;
 }
 
+interface Window {
+  windowStart: number;
+  endsAt: number;
+  used: number;
+}
+
 /**
  * Exact fixed-window counters for one subject (one client IP, one user, one account digest):
  * `RATE_LIMITER.idFromName(subject)` gives every subject its own object, so no object is hot for
  * more than one client. Each call runs to completion before the next starts, and the counting part
- * has no `await`, so concurrent requests can never both take the last unit. Rows live in the
- * object's SQLite storage (an eviction keeps the day-long budgets); an alarm deletes ended windows.
+ * has no `await`, so concurrent requests can never both take the last unit.
+ *
+ * Durable counters (the guards and windows longer than a minute) live in SQLite storage, with one
+ * alarm at the earliest window end deleting ended rows. Minute counters of request rates live in
+ * memory: an object is only evicted after sitting idle for longer than such a window, so nothing
+ * is lost but on a deploy or restart, and an object that never holds a durable counter never
+ * touches storage, which keeps the first request of each new client cheap.
  */
 export class RateLimiter extends DurableObject<AppBindings> {
-  private alarmAt: number | null = null;
-
-  constructor(ctx: DurableObjectState, env: AppBindings) {
-    super(ctx, env);
-    ctx.storage.sql.exec(
-      `CREATE TABLE IF NOT EXISTS counters (
-         name TEXT PRIMARY KEY,
-         window_start INTEGER NOT NULL,
-         ends_at INTEGER NOT NULL,
-         used INTEGER NOT NULL
-       )`,
-    );
-    void ctx.blockConcurrencyWhile(async () => {
-      this.alarmAt = await ctx.storage.getAlarm();
-    });
-  }
+  private readonly memory = new Map<string, Window>();
+  private tableReady = false;
+  /** The pending alarm; undefined until read from storage. */
+  private alarmAt: number | null | undefined = undefined;
 
   /**
    * Takes one unit from every counter, or from none: when any counter has no unit left in its
@@ -61,31 +65,25 @@ export class RateLimiter extends DurableObject<AppBindings> {
    */
   async consume(specs: CounterSpec[]): Promise<ConsumeResult> {
     const now = Date.now();
-    const sql = this.ctx.storage.sql;
-    // Each row is read before any is written: a name given twice would be counted twice.
+    for (const [name, window] of this.memory) if (window.endsAt <= now) this.memory.delete(name);
+    // Each counter is read before any is written: a name given twice would be counted twice.
     const unique = [...new Map(specs.map((spec) => [spec.name, spec])).values()];
     const states = unique.map((spec) => {
-      const row = sql
-        .exec<CounterRow>("SELECT window_start, used FROM counters WHERE name = ? AND ends_at > ?", spec.name, now)
-        .toArray()[0];
-      const windowStart = row?.window_start ?? now;
-      const used = row?.used ?? 0;
-      return { spec, windowStart, endsAt: windowStart + spec.windowSeconds * 1000, used, fresh: !row };
+      const current = spec.durable ? this.readDurable(spec.name, now) : this.memory.get(spec.name);
+      const windowStart = current?.windowStart ?? now;
+      return { spec, windowStart, endsAt: windowStart + spec.windowSeconds * 1000, used: current?.used ?? 0, fresh: !current };
     });
     const allowed = states.every((state) => state.used < state.spec.amount);
     let earliestNewEnd = Infinity;
     if (allowed) {
       for (const state of states) {
         state.used += 1;
-        sql.exec(
-          `INSERT INTO counters (name, window_start, ends_at, used) VALUES (?, ?, ?, 1)
-           ON CONFLICT (name) DO UPDATE SET
-             window_start = excluded.window_start, ends_at = excluded.ends_at,
-             used = CASE WHEN counters.window_start = excluded.window_start THEN counters.used + 1 ELSE 1 END`,
-          state.spec.name,
-          state.windowStart,
-          state.endsAt,
-        );
+        const window = { windowStart: state.windowStart, endsAt: state.endsAt, used: state.used };
+        if (!state.spec.durable) {
+          this.memory.set(state.spec.name, window);
+          continue;
+        }
+        this.writeDurable(state.spec.name, window);
         if (state.fresh) earliestNewEnd = Math.min(earliestNewEnd, state.endsAt);
       }
     }
@@ -104,6 +102,12 @@ export class RateLimiter extends DurableObject<AppBindings> {
   /** Gives back one unit per counter, in the same window only: a failure budget refunds an attempt that turned out to succeed. */
   refund(units: { name: string; windowStart: number }[]): void {
     for (const unit of units) {
+      const window = this.memory.get(unit.name);
+      if (window) {
+        if (window.windowStart === unit.windowStart && window.used > 0) window.used -= 1;
+        continue;
+      }
+      this.ensureTable();
       this.ctx.storage.sql.exec(
         "UPDATE counters SET used = used - 1 WHERE name = ? AND window_start = ? AND used > 0",
         unit.name,
@@ -113,6 +117,7 @@ export class RateLimiter extends DurableObject<AppBindings> {
   }
 
   override async alarm(): Promise<void> {
+    this.ensureTable();
     const now = Date.now();
     const sql = this.ctx.storage.sql;
     sql.exec("DELETE FROM counters WHERE ends_at <= ?", now);
@@ -121,9 +126,42 @@ export class RateLimiter extends DurableObject<AppBindings> {
     if (next !== null) await this.cleanUpBy(next);
   }
 
+  private ensureTable(): void {
+    if (this.tableReady) return;
+    this.ctx.storage.sql.exec(
+      `CREATE TABLE IF NOT EXISTS counters (
+         name TEXT PRIMARY KEY,
+         window_start INTEGER NOT NULL,
+         ends_at INTEGER NOT NULL,
+         used INTEGER NOT NULL
+       )`,
+    );
+    this.tableReady = true;
+  }
+
+  private readDurable(name: string, now: number): Window | undefined {
+    this.ensureTable();
+    const row = this.ctx.storage.sql
+      .exec<CounterRow & { ends_at: number }>("SELECT window_start, ends_at, used FROM counters WHERE name = ? AND ends_at > ?", name, now)
+      .toArray()[0];
+    return row ? { windowStart: row.window_start, endsAt: row.ends_at, used: row.used } : undefined;
+  }
+
+  private writeDurable(name: string, window: Window): void {
+    this.ctx.storage.sql.exec(
+      `INSERT INTO counters (name, window_start, ends_at, used) VALUES (?, ?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET window_start = excluded.window_start, ends_at = excluded.ends_at, used = excluded.used`,
+      name,
+      window.windowStart,
+      window.endsAt,
+      window.used,
+    );
+  }
+
   // An alarm per new window would be a storage write per window; one pending alarm at the
   // earliest end is enough, since each alarm schedules the next.
   private async cleanUpBy(endsAt: number): Promise<void> {
+    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
     if (this.alarmAt !== null && this.alarmAt <= endsAt) return;
     this.alarmAt = endsAt;
     await this.ctx.storage.setAlarm(endsAt);

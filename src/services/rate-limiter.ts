@@ -113,7 +113,11 @@ export function createLimiter(namespace: DurableObjectNamespace<RateLimiter>): L
     async consume(subject, names) {
       const remembered = rememberedBlock(subject, names);
       if (remembered) return remembered;
-      const specs = names.map((name) => ({ name, amount: LIMITS[name].amount, windowSeconds: LIMITS[name].windowSeconds }));
+      const specs = names.map((name) => {
+        const { amount, windowSeconds, kind } = LIMITS[name];
+        // Guards and long windows must survive a deploy; minute request rates may live in memory.
+        return { name, amount, windowSeconds, durable: kind === "guard" || windowSeconds > 60 };
+      });
       const failsClosed = names.some((name) => LIMITS[name].onStoreFailure === "closed");
       const result = await withinTimeout(
         stub(subject).consume(specs),

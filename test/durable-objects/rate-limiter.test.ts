@@ -3,6 +3,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { RateLimiter, type CounterSpec } from "../../durable-objects/rate-limiter";
 
+// Most tests use durable counters (SQLite rows they can inspect); "memory counters" covers the
+// minute request rates, which never touch storage.
+
 /** A counter-store object no other test touches. */
 function freshStub(label: string) {
   return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`rate-limiter-test:${label}:${crypto.randomUUID()}`));
@@ -32,7 +35,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe("RateLimiter counting", () => {
   it("counts up to the amount, then refuses; readings describe every counter", async () => {
     const stub = freshStub("count");
-    const spec: CounterSpec = { name: "a", amount: 3, windowSeconds: 60 };
+    const spec: CounterSpec = { name: "a", amount: 3, windowSeconds: 60, durable: true };
 
     const first = await stub.consume([spec]);
     expect(first.allowed).toBe(true);
@@ -63,8 +66,8 @@ describe("RateLimiter counting", () => {
 
   it("takes a unit from every counter or from none", async () => {
     const stub = freshStub("all-or-nothing");
-    const narrow: CounterSpec = { name: "narrow", amount: 2, windowSeconds: 60 };
-    const wide: CounterSpec = { name: "wide", amount: 10, windowSeconds: 3600 };
+    const narrow: CounterSpec = { name: "narrow", amount: 2, windowSeconds: 60, durable: true };
+    const wide: CounterSpec = { name: "wide", amount: 10, windowSeconds: 3600, durable: true };
 
     for (let i = 1; i <= 2; i++) {
       const result = await stub.consume([narrow, wide]);
@@ -100,7 +103,7 @@ describe("RateLimiter counting", () => {
 
   it("is exact under concurrency: 50 calls at once on an amount of 10 allow exactly 10", async () => {
     const stub = freshStub("concurrency");
-    const spec: CounterSpec = { name: "burst", amount: 10, windowSeconds: 60 };
+    const spec: CounterSpec = { name: "burst", amount: 10, windowSeconds: 60, durable: true };
     const results = await Promise.all(Array.from({ length: 50 }, () => stub.consume([spec])));
 
     const allowed = results.filter((result) => result.allowed);
@@ -116,7 +119,7 @@ describe("RateLimiter counting", () => {
 
   it("starts a new window, counting from 1 again, once the old one has ended", async () => {
     const stub = freshStub("window");
-    const spec: CounterSpec = { name: "short", amount: 2, windowSeconds: 1 };
+    const spec: CounterSpec = { name: "short", amount: 2, windowSeconds: 1, durable: true };
 
     const first = await stub.consume([spec]);
     const oldWindow = first.counters[0]!.windowStart;
@@ -139,7 +142,7 @@ describe("RateLimiter counting", () => {
 describe("RateLimiter refunds", () => {
   it("gives back one unit in the same window, never below zero", async () => {
     const stub = freshStub("refund");
-    const spec: CounterSpec = { name: "budget", amount: 3, windowSeconds: 60 };
+    const spec: CounterSpec = { name: "budget", amount: 3, windowSeconds: 60, durable: true };
     await stub.consume([spec]);
     const second = await stub.consume([spec]);
     const windowStart = second.counters[0]!.windowStart;
@@ -169,7 +172,7 @@ describe("RateLimiter refunds", () => {
 
   it("frees the unit a refund gives back", async () => {
     const stub = freshStub("refund-frees");
-    const spec: CounterSpec = { name: "tight", amount: 1, windowSeconds: 60 };
+    const spec: CounterSpec = { name: "tight", amount: 1, windowSeconds: 60, durable: true };
     const taken = await stub.consume([spec]);
     expect((await stub.consume([spec])).allowed).toBe(false);
     await stub.refund([{ name: "tight", windowStart: taken.counters[0]!.windowStart }]);
@@ -180,7 +183,7 @@ describe("RateLimiter refunds", () => {
 
   it("does not land a refund of an ended window in the next one", async () => {
     const stub = freshStub("refund-old-window");
-    const spec: CounterSpec = { name: "short", amount: 5, windowSeconds: 1 };
+    const spec: CounterSpec = { name: "short", amount: 5, windowSeconds: 1, durable: true };
     const old = await stub.consume([spec]);
     await sleep(1_100);
     const current = await stub.consume([spec]);
@@ -198,8 +201,8 @@ describe("RateLimiter storage and clean-up", () => {
   it("keeps its counters in SQLite storage", async () => {
     const stub = freshStub("storage");
     const result = await stub.consume([
-      { name: "x", amount: 5, windowSeconds: 60 },
-      { name: "y", amount: 7, windowSeconds: 86_400 },
+      { name: "x", amount: 5, windowSeconds: 60, durable: true },
+      { name: "y", amount: 7, windowSeconds: 86_400, durable: true },
     ]);
     const [x, y] = result.counters;
     const rows = await runInDurableObject(stub, (instance, state) => {
@@ -217,22 +220,22 @@ describe("RateLimiter storage and clean-up", () => {
     const stub = freshStub("alarm-pending");
     expect(await pendingAlarm(stub)).toBeNull();
 
-    const minute = await stub.consume([{ name: "minute", amount: 5, windowSeconds: 60 }]);
+    const minute = await stub.consume([{ name: "minute", amount: 5, windowSeconds: 60, durable: true }]);
     const minuteEnd = minute.counters[0]!.windowStart + 60_000;
     expect(await pendingAlarm(stub)).toBe(minuteEnd);
 
     // A later end leaves the alarm where it is.
-    await stub.consume([{ name: "hour", amount: 5, windowSeconds: 3600 }]);
+    await stub.consume([{ name: "hour", amount: 5, windowSeconds: 3600, durable: true }]);
     expect(await pendingAlarm(stub)).toBe(minuteEnd);
 
     // An earlier end moves it forward.
-    const second = await stub.consume([{ name: "second", amount: 5, windowSeconds: 1 }]);
+    const second = await stub.consume([{ name: "second", amount: 5, windowSeconds: 1, durable: true }]);
     expect(await pendingAlarm(stub)).toBe(second.counters[0]!.windowStart + 1_000);
   });
 
   it("deletes ended windows when the alarm runs and schedules the next end", async () => {
     const stub = freshStub("alarm-delete");
-    const live = await stub.consume([{ name: "live", amount: 5, windowSeconds: 60 }]);
+    const live = await stub.consume([{ name: "live", amount: 5, windowSeconds: 60, durable: true }]);
     const liveStart = live.counters[0]!.windowStart;
     // A window that has ended but whose row is still stored (what the alarm is for).
     const endedStart = liveStart - 120_000;
@@ -254,8 +257,8 @@ describe("RateLimiter storage and clean-up", () => {
   it("leaves no rows and no alarm once every window has ended", async () => {
     const stub = freshStub("alarm-empty");
     const result = await stub.consume([
-      { name: "p", amount: 5, windowSeconds: 1 },
-      { name: "q", amount: 5, windowSeconds: 1 },
+      { name: "p", amount: 5, windowSeconds: 1, durable: true },
+      { name: "q", amount: 5, windowSeconds: 1, durable: true },
     ]);
     expect(await pendingAlarm(stub)).toBe(result.counters[0]!.windowStart + 1_000);
     await sleep(1_100);
@@ -266,8 +269,56 @@ describe("RateLimiter storage and clean-up", () => {
     expect(await pendingAlarm(stub)).toBeNull();
 
     // A new window after the clean-up schedules a new alarm.
-    const again = await stub.consume([{ name: "p", amount: 5, windowSeconds: 60 }]);
+    const again = await stub.consume([{ name: "p", amount: 5, windowSeconds: 60, durable: true }]);
     expect(again.counters[0]!.used).toBe(1);
     expect(await pendingAlarm(stub)).toBe(again.counters[0]!.windowStart + 60_000);
+  });
+});
+
+describe("RateLimiter memory counters (minute request rates)", () => {
+  const minute: CounterSpec = { name: "read-ip", amount: 3, windowSeconds: 60 };
+
+  function hasTable(stub: Stub): Promise<boolean> {
+    return runInDurableObject(stub, (_, state) =>
+      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'counters'").toArray().length === 1,
+    );
+  }
+
+  it("counts exactly, refuses without counting, and never touches storage", async () => {
+    const stub = freshStub("memory");
+    const results = await Promise.all(Array.from({ length: 10 }, () => stub.consume([minute])));
+    expect(results.filter((result) => result.allowed)).toHaveLength(3);
+    const refused = results.find((result) => !result.allowed)!;
+    expect(refused.counters[0]).toMatchObject({ name: "read-ip", used: 3, remaining: 0, exhausted: true });
+    expect(await hasTable(stub)).toBe(false);
+    expect(await pendingAlarm(stub)).toBeNull();
+  });
+
+  it("takes from a memory and a durable counter together, or from neither", async () => {
+    const stub = freshStub("memory-mixed");
+    const durable: CounterSpec = { name: "register-ip", amount: 1, windowSeconds: 3600, durable: true };
+    expect((await stub.consume([minute, durable])).allowed).toBe(true);
+    const refused = await stub.consume([minute, durable]);
+    expect(refused.allowed).toBe(false);
+    // The refusal by the durable counter took nothing from the memory one.
+    expect((await stub.consume([minute])).counters[0]!.used).toBe(2);
+    expect(await storedRows(stub)).toMatchObject([{ name: "register-ip", used: 1 }]);
+  });
+
+  it("refunds in the same window only, and starts a new window once the old one ended", async () => {
+    const stub = freshStub("memory-window");
+    const short: CounterSpec = { name: "login-ip", amount: 2, windowSeconds: 1 };
+    const first = await stub.consume([short]);
+    await stub.consume([short]);
+    await stub.refund([{ name: "login-ip", windowStart: first.counters[0]!.windowStart - 1 }]);
+    expect((await stub.consume([short])).allowed).toBe(false);
+    await stub.refund([{ name: "login-ip", windowStart: first.counters[0]!.windowStart }]);
+    expect((await stub.consume([short])).counters[0]).toMatchObject({ used: 2, exhausted: false });
+
+    await sleep(1_100);
+    const renewed = await stub.consume([short]);
+    expect(renewed.counters[0]!.used).toBe(1);
+    expect(renewed.counters[0]!.windowStart).toBeGreaterThanOrEqual(first.counters[0]!.windowStart + 1_000);
+    expect(await hasTable(stub)).toBe(false);
   });
 });

@@ -1,4 +1,3 @@
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { CounterReading } from "../../durable-objects/rate-limiter";
@@ -13,6 +12,7 @@ import {
   rateLimited,
   subjects,
 } from "../../src/services/rate-limiter";
+import { stallStore, withBrokenTable } from "../support/limits";
 
 function reading(name: LimitName, overrides: Partial<CounterReading> = {}): CounterReading {
   const { amount, windowSeconds } = LIMITS[name];
@@ -21,21 +21,6 @@ function reading(name: LimitName, overrides: Partial<CounterReading> = {}): Coun
 
 /** A subject no other test uses. */
 const freshSubject = (label: string) => `ip:test-${label}-${crypto.randomUUID()}`;
-
-/** Takes the subject's counter table away for the duration of `work`: every store call then fails. */
-async function withBrokenStore<T>(subject: string, work: () => Promise<T>): Promise<T> {
-  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
-  await runInDurableObject(stub, (_, state) => {
-    state.storage.sql.exec("ALTER TABLE counters RENAME TO counters_offline");
-  });
-  try {
-    return await work();
-  } finally {
-    await runInDurableObject(stub, (_, state) => {
-      state.storage.sql.exec("ALTER TABLE counters_offline RENAME TO counters");
-    });
-  }
-}
 
 function recordingLogger() {
   const lines: Array<Record<string, unknown>> = [];
@@ -116,7 +101,17 @@ describe("createLimiter", () => {
     const first = await limiter.consume(subject, ["failed-login"]);
     expect(first.allowed).toBe(true);
     expect(first.counters).toEqual([
-      { name: "failed-login", amount: 3, windowSeconds: 60, used: 1, remaining: 2, resetSeconds: 60, windowStart: first.counters[0]!.windowStart, exhausted: false },
+      {
+        name: "failed-login",
+        amount: 3,
+        windowSeconds: 60,
+        durable: true,
+        used: 1,
+        remaining: 2,
+        resetSeconds: 60,
+        windowStart: first.counters[0]!.windowStart,
+        exhausted: false,
+      },
     ]);
     const second = await limiter.consume(subject, ["failed-login"]);
     expect(second.counters[0]!.used).toBe(2);
@@ -139,29 +134,28 @@ describe("createLimiter", () => {
     const spent = refused.counters[0]!;
     expect(spent).toMatchObject({ name: "read-ip", used: 300, remaining: 0, exhausted: true });
 
-    await withBrokenStore(subject, async () => {
-      // The store is really broken: another counter of the same subject cannot be counted.
-      await expect(limiter.consume(subject, ["write-ip"])).rejects.toBeInstanceOf(LimiterUnavailable);
-
-      // The spent counter is answered from memory, with the store's window.
-      const remembered = await limiter.consume(subject, ["read-ip"]);
-      expect(remembered.allowed).toBe(false);
-      expect(remembered.counters).toHaveLength(1);
-      expect(remembered.counters[0]).toMatchObject({
-        name: "read-ip",
-        amount: 300,
-        windowSeconds: 60,
-        used: 300,
-        remaining: 0,
-        windowStart: spent.windowStart,
-        exhausted: true,
-      });
-      expect(remembered.counters[0]!.resetSeconds).toBeGreaterThanOrEqual(1);
-      expect(remembered.counters[0]!.resetSeconds).toBeLessThanOrEqual(60);
-
-      // So does a limiter built for a later request of the same isolate.
-      expect((await createLimiter(env.RATE_LIMITER).consume(subject, ["read-ip", "write-ip"])).allowed).toBe(false);
+    // The spent counter is answered from memory, with the store's window, without a store call.
+    const callsBefore = limiter.calls;
+    const remembered = await limiter.consume(subject, ["read-ip"]);
+    expect(limiter.calls).toBe(callsBefore);
+    expect(remembered.allowed).toBe(false);
+    expect(remembered.counters).toHaveLength(1);
+    expect(remembered.counters[0]).toMatchObject({
+      name: "read-ip",
+      amount: 300,
+      windowSeconds: 60,
+      used: 300,
+      remaining: 0,
+      windowStart: spent.windowStart,
+      exhausted: true,
     });
+    expect(remembered.counters[0]!.resetSeconds).toBeGreaterThanOrEqual(1);
+    expect(remembered.counters[0]!.resetSeconds).toBeLessThanOrEqual(60);
+
+    // So does a limiter built for a later request of the same isolate.
+    const later = createLimiter(env.RATE_LIMITER);
+    expect((await later.consume(subject, ["read-ip", "write-ip"])).allowed).toBe(false);
+    expect(later.calls).toBe(0);
   });
 
   it("does not remember spent guards: a broken store is LimiterUnavailable", async () => {
@@ -172,7 +166,7 @@ describe("createLimiter", () => {
     expect(refused.allowed).toBe(false);
     expect(refused.counters[0]).toMatchObject({ name: "failed-login", used: 3, exhausted: true });
 
-    await withBrokenStore(subject, async () => {
+    await withBrokenTable(subject, async () => {
       const error = await limiter.consume(subject, ["failed-login"]).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LimiterUnavailable);
       expect((error as LimiterUnavailable).message).toBe("the counter store failed");
@@ -211,36 +205,52 @@ describe("enforceLimits", () => {
     expect(lines[0]).toMatchObject({ level: "info", msg: "audit", event: "rate_limit.exceeded", limits: "verify-ip", subject: "ip", user_id: 9 });
   });
 
-  it("lets a request through when the store is broken and every limit fails open", async () => {
+  it("lets a request through when the store does not answer in time and every limit fails open", async () => {
     const { log, lines } = recordingLogger();
     const subject = freshSubject("enforce-open");
     const limiter = createLimiter(env.RATE_LIMITER);
-    const result = await withBrokenStore(subject, () => enforceLimits({ limiter, log }, subject, ["read-ip"]));
+    const stall = await stallStore(subject, 1_500);
+    const result = await enforceLimits({ limiter, log }, subject, ["read-ip"]);
+    await stall.ended;
     expect(result).toBeNull();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: "error", msg: "rate limiter unavailable", limits: "read-ip", fails: "open" });
-    expect(lines[0]!.error).toMatchObject({ name: "LimiterUnavailable" });
+    expect(lines[0]!.error).toMatchObject({ name: "LimiterUnavailable", message: "the counter store did not answer in time" });
   });
 
-  it("throws 503 AUTH_STORE_UNAVAILABLE when the store is broken and any limit fails closed", async () => {
+  it("throws 503 AUTH_STORE_UNAVAILABLE when the store fails and any limit fails closed", async () => {
     const { log, lines } = recordingLogger();
     const subject = freshSubject("enforce-closed");
     const limiter = createLimiter(env.RATE_LIMITER);
-    const error = await withBrokenStore(subject, () =>
-      enforceLimits({ limiter, log }, subject, ["write-ip", "login-ip"]).catch((e: unknown) => e),
+    const error = await withBrokenTable(subject, () =>
+      enforceLimits({ limiter, log }, subject, ["write-ip", "register-ip"]).catch((e: unknown) => e),
     );
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(503);
     expect((error as ApiError).code).toBe("AUTH_STORE_UNAVAILABLE");
     expect((error as ApiError).headers).toEqual({ "Retry-After": "5" });
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: "error", msg: "rate limiter unavailable", limits: "write-ip,login-ip", fails: "closed" });
+    expect(lines[0]).toMatchObject({ level: "error", msg: "rate limiter unavailable", limits: "write-ip,register-ip", fails: "closed" });
 
     // A guard alone fails closed too.
-    const guardError = await withBrokenStore(subject, () =>
+    const guardError = await withBrokenTable(subject, () =>
       enforceLimits({ limiter, log }, subject, ["failed-login"]).catch((e: unknown) => e),
     );
     expect((guardError as ApiError).status).toBe(503);
     expect((guardError as ApiError).code).toBe("AUTH_STORE_UNAVAILABLE");
   });
+
+  it("waits longer before giving up on limits that fail closed than on those that fail open", async () => {
+    const { log } = recordingLogger();
+    const subject = freshSubject("enforce-patience");
+    const limiter = createLimiter(env.RATE_LIMITER);
+    // A store that answers after 2 s: too late for a read (1 s), in time for a sign-in (5 s).
+    let stall = await stallStore(subject, 2_000);
+    expect(await enforceLimits({ limiter, log }, subject, ["read-ip"])).toBeNull();
+    await stall.ended;
+    stall = await stallStore(subject, 2_000);
+    const decision = await enforceLimits({ limiter, log }, subject, ["write-ip", "login-ip"]);
+    await stall.ended;
+    expect(decision?.allowed).toBe(true);
+  }, 20_000);
 });
