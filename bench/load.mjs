@@ -3,6 +3,86 @@ import { performance } from "node:perf_hooks";
 import autocannon from "autocannon";
 
 /**
+ * Client addresses. `clientAddress(i, size, first)` is address number `first + (i mod size)` of
+ * 10.0.0.0/8 (2^24 = 16,777,216 addresses, number k = 10.(k >> 16).(k >> 8 & 255).(k & 255)).
+ * Two kinds of pool:
+ *  - steady clients (`--addresses`, default 256): 10.0.0.0 up, at most 10.0.0.0/16, round robin,
+ *    so each address comes back a few times a second, as a client already known to the limiter;
+ *  - new clients (NEW_CLIENT_POOL, `units-new-clients`): 10.1.0.0–10.255.255.255, 16.7 M
+ *    addresses, outside every steady pool, so within a run no request's address was seen before.
+ */
+export const ADDRESS_POOL = 256;
+/** The largest steady pool, `--addresses` (10.0.0.0/16). */
+export const MAX_STEADY_ADDRESSES = 65_536;
+/** 10.0.0.0/8. */
+export const ALL_ADDRESSES = 2 ** 24;
+/** A never-seen address per request: all of 10.0.0.0/8 above the steady pools (unique: a repeat fails the target). */
+export const NEW_CLIENT_POOL = { first: MAX_STEADY_ADDRESSES, size: ALL_ADDRESSES - MAX_STEADY_ADDRESSES, unique: true };
+
+/** The i-th client address of a pool of `size` addresses starting at address number `first`, round robin. */
+export function clientAddress(i, size = ADDRESS_POOL, first = 0) {
+  const k = first + (i % size);
+  if (!(k >= 0 && k < ALL_ADDRESSES)) throw new Error(`client address number ${k} is outside 10.0.0.0/8`);
+  return `10.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`;
+}
+
+/** `{ first, size, unique }` from a number (a steady pool from 10.0.0.0) or a pool object. */
+export function addressPool(pool) {
+  const p = typeof pool === "number" ? { first: 0, size: pool } : { first: 0, ...pool };
+  if (!Number.isInteger(p.first) || !Number.isInteger(p.size) || p.size < 1 || p.first < 0 || p.first + p.size > ALL_ADDRESSES) {
+    throw new Error(`address pool ${JSON.stringify(pool)} does not fit in 10.0.0.0/8`);
+  }
+  return { first: p.first, size: p.size, unique: p.unique === true };
+}
+
+/**
+ * Per-request variation of one target, kept across its runs (warm-up and every round): the same
+ * object is used by every runLoad of the target, so `next` goes on where the previous run stopped
+ * instead of starting again at the same clients. Request i gets `CF-Connecting-IP:
+ * clientAddress(i, pool.size, pool.first)` and, when the scenario has one, what `vary(i)` returns
+ * (`{ headers?, body? }`; an object body is sent as JSON). `next` ends as the number of requests
+ * built (probe included).
+ */
+export function createRotation(vary = null, pool = ADDRESS_POOL) {
+  return { next: 0, vary, pool: addressPool(pool) };
+}
+
+/** How many distinct addresses a rotation has used so far, and whether any came back. */
+export function rotationAddresses(rotation) {
+  const { first, size, unique } = rotation.pool;
+  const used = Math.min(rotation.next, size);
+  return {
+    first: clientAddress(0, size, first),
+    last: clientAddress(size - 1, size, first),
+    size,
+    unique,
+    requests: rotation.next,
+    distinct: used,
+    repeated: rotation.next > size,
+    range: rotation.next > 0 ? `${clientAddress(0, size, first)}–${clientAddress(used - 1, size, first)}` : null,
+  };
+}
+
+/** The i-th request of a rotation: autocannon's raw request object (method, path, headers, body), modified in place. */
+export function applyRotation(rotation, req) {
+  const i = rotation.next++;
+  req.headers["cf-connecting-ip"] = clientAddress(i, rotation.pool.size, rotation.pool.first);
+  if (rotation.vary) {
+    const v = rotation.vary(i) ?? {};
+    if (v.headers) Object.assign(req.headers, v.headers);
+    if (v.body !== undefined) {
+      if (typeof v.body === "string" || v.body instanceof Uint8Array) {
+        req.body = v.body;
+      } else {
+        req.body = JSON.stringify(v.body);
+        req.headers["content-type"] ??= "application/json";
+      }
+    }
+  }
+  return req;
+}
+
+/**
  * Runs `connections` keep-alive connections against url+path for `duration` seconds or until
  * `maxRequests` responses, whichever comes first. Every response must have the expected status:
  * `expectStatus` when given (a scenario that measures an error path, e.g. 400), any 2xx otherwise;
@@ -21,44 +101,6 @@ import autocannon from "autocannon";
  *  - when the request cap ends a run, the result only arrives at the next 1 s sample tick, so its
  *    `duration` includes idle time; req/s is therefore responses / (last response - start).
  */
-/** Client addresses the load rotates through by default (`--addresses`): 10.0.0.0–10.0.15.255. */
-export const ADDRESS_POOL = 4096;
-
-/** The i-th client address of a pool of `addresses`, round robin. */
-export function clientAddress(i, addresses = ADDRESS_POOL) {
-  const k = i % addresses;
-  return `10.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`;
-}
-
-/**
- * Per-request variation of one target, kept across its runs (warm-up and every round), so the
- * sequence goes on where the previous run stopped instead of starting again at the same clients.
- * Request i gets `CF-Connecting-IP: clientAddress(i, addresses)` and, when the scenario has one,
- * what `vary(i)` returns (`{ headers?, body? }`; an object body is sent as JSON).
- */
-export function createRotation(vary = null, addresses = ADDRESS_POOL) {
-  return { next: 0, vary, addresses };
-}
-
-/** The i-th request of a rotation: autocannon's raw request object (method, path, headers, body), modified in place. */
-export function applyRotation(rotation, req) {
-  const i = rotation.next++;
-  req.headers["cf-connecting-ip"] = clientAddress(i, rotation.addresses);
-  if (rotation.vary) {
-    const v = rotation.vary(i) ?? {};
-    if (v.headers) Object.assign(req.headers, v.headers);
-    if (v.body !== undefined) {
-      if (typeof v.body === "string" || v.body instanceof Uint8Array) {
-        req.body = v.body;
-      } else {
-        req.body = JSON.stringify(v.body);
-        req.headers["content-type"] ??= "application/json";
-      }
-    }
-  }
-  return req;
-}
-
 export async function runLoad(url, request, { duration, connections, maxRequests, expectStatus = null }) {
   const isExpected = expectStatus === null ? (code) => code >= 200 && code < 300 : (code) => code === expectStatus;
   const latencies = new Float64Array(maxRequests + connections * 2);

@@ -6,8 +6,10 @@ import { performance } from "node:perf_hooks";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { compareHashes, formatHashCompare } from "./hash-compare.mjs";
-import { ADDRESS_POOL, applyRotation, clientAddress, createRotation, runLoad } from "./load.mjs";
-import { formatLimiter, formatLogin, formatTable, summarize, summarizeLimiter, summarizeLogin } from "./report.mjs";
+import { ADDRESS_POOL, MAX_STEADY_ADDRESSES, addressPool, applyRotation, createRotation, rotationAddresses, runLoad } from "./load.mjs";
+import {
+  checkClientAddresses, formatClientAddresses, formatLimiter, formatLogin, formatTable, summarize, summarizeLimiter, summarizeLogin,
+} from "./report.mjs";
 import { scenarios as allScenarios } from "./scenarios.mjs";
 import {
   BOOTSTRAP, HOST, applyMigrations, buildWorker, disposeAll, probe, readWranglerConfig, startApp, startBaselines,
@@ -23,7 +25,8 @@ const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH
   --connections <n>    concurrent keep-alive connections (default 10)
   --max-requests <n>   cap on responses per load run, ends a run early on a fast machine (default 200000)
   --warmup <s>         unrecorded load per target before round 1 (default 1; 0 disables)
-  --addresses <n>      client addresses (CF-Connecting-IP) the requests to the app rotate through (default 4096, max 65536)
+  --addresses <n>      client addresses (CF-Connecting-IP) the requests to the app rotate through, "steady clients"
+                       (default 256 from 10.0.0.0, max 65536); a scenario with its own pool (units-new-clients) keeps it
   --do-storage <kind>  where the app's Durable Objects keep their SQLite files: tmpfs (default, /dev/shm) or disk (Miniflare's default)
   --only <name>        run only this scenario (repeatable or comma-separated); baselines always run
   --port-base <n>      listen on n, n+1, ... (default 0: free ports chosen by the OS)
@@ -68,7 +71,8 @@ function settingsFromArgs() {
     viaEntry: values["via-entry"] ?? ["1", "true"].includes(process.env.BENCH_VIA_ENTRY ?? ""),
   };
   if (!["tmpfs", "disk"].includes(s.doStorage)) throw new Error(`--do-storage must be tmpfs or disk\n${USAGE}`);
-  if (s.addresses > 65_536) throw new Error("--addresses cannot exceed 65536 (10.0.0.0/16)");
+  if (s.addresses > MAX_STEADY_ADDRESSES) throw new Error(`--addresses cannot exceed ${MAX_STEADY_ADDRESSES} (10.0.0.0/16; 10.1.0.0 up is the new-clients pool)`);
+  for (const sc of allScenarios) if (sc.addresses !== undefined) addressPool(sc.addresses);
   if (s.maxRequests < s.connections) throw new Error("--max-requests cannot be below --connections");
   const badInstance = allScenarios.filter((sc) => !INSTANCES[sc.instance ?? "app"]);
   if (badInstance.length) throw new Error(`scenario(s) ${badInstance.map((sc) => sc.name).join(", ")}: unknown instance; known: ${Object.keys(INSTANCES).join(", ")}`);
@@ -78,7 +82,8 @@ function settingsFromArgs() {
 }
 
 // Cloudflare's edge adds CF-Connecting-IP to every request it forwards; the app reads it. Seeds,
-// warm-up and drain requests come from 127.0.0.1; the load rotates over --addresses addresses.
+// warm-up and drain requests come from 127.0.0.1; the load rotates over --addresses addresses, or
+// over the scenario's own pool (`addresses`).
 const EDGE_HEADERS = { "cf-connecting-ip": "127.0.0.1" };
 
 /**
@@ -94,6 +99,7 @@ const INSTANCES = {
 
 /** A scenario (plus what its seed returned) as the request autocannon sends. */
 function toRequest(scenario, override, addresses) {
+  // A scenario's own pool (e.g. NEW_CLIENT_POOL) wins over --addresses.
   const headers = { ...EDGE_HEADERS, ...scenario.headers, ...override.headers };
   const merged = { ...scenario, ...override, headers };
   let body = merged.body;
@@ -101,12 +107,18 @@ function toRequest(scenario, override, addresses) {
     body = JSON.stringify(body);
     merged.headers["content-type"] ??= "application/json";
   }
-  return { method: merged.method ?? "GET", path: merged.path, headers: merged.headers, body, rotation: createRotation(merged.vary ?? null, addresses) };
+  return { method: merged.method ?? "GET", path: merged.path, headers: merged.headers, body, rotation: createRotation(merged.vary ?? null, scenario.addresses ?? addresses) };
 }
 
 async function version(pkg) {
   const json = JSON.parse(await readFile(path.join(ROOT, "node_modules", pkg, "package.json"), "utf8"));
   return json.version;
+}
+
+/** "10.0.0.0–10.0.0.255" for a pool size or `{ first, size, unique }`. */
+function describePool(pool) {
+  const a = rotationAddresses(createRotation(null, pool));
+  return a.unique ? `a new address per request, ${a.first}–${a.last} (${a.size}, none repeated)` : `${a.first}–${a.last}`;
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -204,7 +216,7 @@ async function main() {
     if (settings.warmup > 0) {
       log(`warm-up: ${settings.warmup} s per target`);
       for (const t of benchTargets) {
-        if (!t.probeError) await runLoad(t.url, t.request, { ...loadOpts, duration: settings.warmup, expectStatus: t.expectStatus });
+        if (!t.probeError) t.warmupResponses = (await runLoad(t.url, t.request, { ...loadOpts, duration: settings.warmup, expectStatus: t.expectStatus })).requests;
         await settle(t);
       }
     }
@@ -223,6 +235,9 @@ async function main() {
     }
 
     const rows = summarize(benchTargets, rounds);
+    // Client addresses: a steady pool must stay under the per-IP limits at this machine's rate
+    // (sustained), a new-clients pool must not repeat; either failing marks the target FAILED.
+    checkClientAddresses(rows, benchTargets, rounds);
     failed = rows.some((row) => !row.ok);
     // Counter-store failures during the whole run (seeds included), per instance: each let a
     // request through unlimited, so the limits-on figures would understate the limiter's cost.
@@ -243,13 +258,15 @@ async function main() {
       `${settings.duration} s (cap ${settings.maxRequests} responses) × ${settings.rounds} rounds, interleaved; ` +
       `${settings.warmup} s warm-up per target; medians over rounds; ` +
       `Durable Object storage: SQLite files on ${instances.app.doStorage}; ` +
-      `requests to the app from ${settings.addresses} rotating client addresses (CF-Connecting-IP ${clientAddress(0)}–${clientAddress(settings.addresses - 1, settings.addresses)})`;
+      `requests to the app from ${settings.addresses} rotating client addresses (CF-Connecting-IP ${describePool(settings.addresses)})` +
+      scenarios.filter((sc) => sc.addresses !== undefined).map((sc) => `, ${sc.name} from ${describePool(sc.addresses)}`).join("");
     const machine = `${cpus.length} CPUs (${cpus[0]?.model?.trim() ?? "unknown"}), Node ${process.version}, ${os.platform()} ${os.release()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`;
 
     console.log(`\n${how}`);
     console.log(`machine: ${machine}`);
     console.log("latency from exact per-response times (autocannon's histogram is whole ms); ratios are the figures that count\n");
     console.log(formatTable(rows));
+    console.log(`\n${formatClientAddresses(rows)}`);
     if (hashCompare) console.log(`\n${formatHashCompare(hashCompare)}`);
     if (limiter) console.log(`\n${formatLimiter(limiter)}`);
     if (storeFailed) {
@@ -274,6 +291,7 @@ async function main() {
         name: t.name, kind: t.kind, instance: t.instance ?? null, request: { method: t.request.method, path: t.request.path },
         varied: t.kind === "scenario" ? (t.request.rotation.vary ? "client address and vary(i)" : "client address") : null,
         requestsSent: t.request.rotation?.next ?? null,
+        rateLimitPolicy: t.probe?.rateLimitPolicy ?? null,
         expectStatus: t.expectStatus ?? "2xx",
         d1RoundTrips: t.d1RoundTrips, limiterCalls: t.limiterCalls ?? null, serverTiming: t.probe?.serverTiming ?? null, probeError: t.probeError ?? null,
       })),
@@ -282,7 +300,8 @@ async function main() {
       // scenarios show inside workerd (null when none ran). See bench/README.md, Argon2id.
       hashCompare,
       login,
-      // The limiter's cost to a read: units against units-no-limits (null unless both ran). See bench/README.md, The limiter.
+      // The limiter's cost to a read against units-no-limits: `steady` (units) and `newClients`
+      // (units-new-clients), aims judged on steady (null unless units-no-limits and one of them ran). See bench/README.md, The limiter.
       limiter,
       storeFailures,
       rounds,

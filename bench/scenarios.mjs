@@ -9,14 +9,17 @@
 //     expectStatus: 400,            // optional: the one status every response must have (default: any 2xx)
 //     vary: (i) => ({ headers?, body? }), // optional: what request i changes (e.g. a different account per request)
 //     instance: "no-limits",        // optional: which app instance serves it (default "app"), see INSTANCES in run.mjs
+//     addresses: NEW_CLIENT_POOL,   // optional: its own client-address pool (a size from 10.0.0.0, or { first, size, unique }); default --addresses
 //     seed: async (ctx) => {...},   // optional, see below
 //   }
 //
-// Every request to the app comes from a client address of a pool (10.0.0.0–10.0.15.255, round
-// robin; load.mjs), as `CF-Connecting-IP` from Cloudflare's edge: the per-IP rate limits then see
-// many clients at a few requests per minute each, as real traffic looks, not one client at
-// thousands per second (which they would refuse with 429). `vary(i)` is applied on top, with the
-// same i; i counts the scenario's requests over all its runs (warm-up and rounds), from 0.
+// Every request to the app comes from a client address of a pool (load.mjs), as `CF-Connecting-IP`
+// from Cloudflare's edge: the per-IP rate limits then see many clients at a bounded rate each, as
+// real traffic looks, not one client at hundreds per second (which they would refuse with 429).
+// By default the pool is `--addresses` (256: 10.0.0.0–10.0.0.255, round robin), "steady clients"
+// the limiter already knows; a scenario's `addresses` replaces it (NEW_CLIENT_POOL: a never-seen
+// address per request, 10.1.0.0 up). `vary(i)` is applied on top, with the same i; i counts the
+// scenario's requests over all its runs (warm-up and rounds), from 0.
 //
 // `seed(ctx)` runs once after the migrations and the bootstrap warm-up request, before any load,
 // only when its scenario is selected. ctx = { db, fetch, url, bootstrap }:
@@ -31,6 +34,8 @@
 // that measures an error path); anything else flags the scenario as failed. A seed that sets up
 // an error path should also check, once, that the error is the intended one (its body's code):
 // under load only the status is checked.
+
+import { NEW_CLIENT_POOL } from "./load.mjs";
 
 /** The account the login scenarios sign in to; the password obeys the registration rules. */
 export const LOGIN_ACCOUNT = { email: "bench.login@example.org", username: "bench_login", password: "violet-kettle-47-orbit" };
@@ -128,6 +133,10 @@ export const scenarios = [
   // The same read on a second app instance (same bundle) with RATE_LIMITS_ENABLED=false: next to
   // `units`, what the limiter costs a read (bench/README.md, The limiter).
   { name: "units-no-limits", method: "GET", path: "/v1/units", instance: "no-limits" },
+  // The same read with limits on, every request from an address never seen before (10.1.0.0 up,
+  // 16.7 M addresses, none repeated within a run: the target fails if one is): each read creates
+  // its address's counter object. The cold-start worst case, next to `units` (steady clients).
+  { name: "units-new-clients", method: "GET", path: "/v1/units", addresses: NEW_CLIENT_POOL },
   // A successful bearer login: 1 D1 round trip to find the account, one Argon2id verification
   // (m=19456 KiB, t=2, p=1, wrangler.toml), 1 batch to store the refresh token. Every response
   // issues a new session (a refresh_tokens row), as real logins do. Over the account pool too:
