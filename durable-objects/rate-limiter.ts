@@ -25,6 +25,7 @@ export interface CounterReading extends CounterSpec {
   exhausted: boolean;
 }
 
+/** The answer to `consume`: whether the units were taken, and every counter's state after the call. */
 export interface ConsumeResult {
   allowed: boolean;
   counters: CounterReading[];
@@ -49,9 +50,10 @@ interface Window {
  *
  * Durable counters (the guards and windows longer than a minute) live in SQLite storage, with one
  * alarm at the earliest window end deleting ended rows. Minute counters of request rates live in
- * memory: an object is only evicted after sitting idle for longer than such a window, so nothing
- * is lost but on a deploy or restart, and an object that never holds a durable counter never
- * touches storage, which keeps the first request of each new client cheap.
+ * memory: an idle object is only evicted after longer than such a window, so a count is lost only
+ * when the object restarts (a deploy, a runtime update, a move), which lets a client a little over
+ * its minute once; an object that never holds a durable counter never touches storage, which
+ * keeps the first request of each new client cheap.
  */
 export class RateLimiter extends DurableObject<AppBindings> {
   private readonly memory = new Map<string, Window>();
@@ -66,7 +68,7 @@ export class RateLimiter extends DurableObject<AppBindings> {
   async consume(specs: CounterSpec[]): Promise<ConsumeResult> {
     const now = Date.now();
     for (const [name, window] of this.memory) if (window.endsAt <= now) this.memory.delete(name);
-    // Each counter is read before any is written: a name given twice would be counted twice.
+    // Each counter is read before any is written, so a name given twice is taken once.
     const unique = [...new Map(specs.map((spec) => [spec.name, spec])).values()];
     const states = unique.map((spec) => {
       const current = spec.durable ? this.readDurable(spec.name, now) : this.memory.get(spec.name);
@@ -99,12 +101,15 @@ export class RateLimiter extends DurableObject<AppBindings> {
     return { allowed, counters };
   }
 
-  /** Gives back one unit per counter, in the same window only: a failure budget refunds an attempt that turned out to succeed. */
-  refund(units: { name: string; windowStart: number }[]): void {
+  /**
+   * Gives back one unit per counter, in the same window only: a failure budget refunds an attempt
+   * that turned out to succeed, and a request refused by another subject's counter its unit here.
+   */
+  refund(units: { name: string; windowStart: number; durable?: boolean }[]): void {
     for (const unit of units) {
-      const window = this.memory.get(unit.name);
-      if (window) {
-        if (window.windowStart === unit.windowStart && window.used > 0) window.used -= 1;
+      if (!unit.durable) {
+        const window = this.memory.get(unit.name);
+        if (window && window.windowStart === unit.windowStart && window.used > 0) window.used -= 1;
         continue;
       }
       this.ensureTable();

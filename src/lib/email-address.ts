@@ -22,3 +22,9 @@ export function canonicalEmail(address: string): string {
   }
   return `${local}@${domain}`;
 }
+
+/** What a sign-in identifier names: a mailbox, by its canonical address, or a username, lower-cased. */
+export function loginIdentifier(identifier: string): { kind: "email" | "username"; key: string } {
+  const trimmed = identifier.trim();
+  return trimmed.includes("@") ? { kind: "email", key: canonicalEmail(trimmed) } : { kind: "username", key: trimmed.toLowerCase() };
+}

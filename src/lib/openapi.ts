@@ -29,9 +29,10 @@ Browsers sign in with cookie sessions; apps and scripts with bearer tokens.
 
 Every \`/v1\` request counts against a bucket: per client IP when anonymous (reads 300, writes
 120, uploads 30 a minute), per user with a valid access token (reads 1,500, writes 600, uploads 300
-a minute). Exports have their own, stricter limits per IP (30 a minute anonymous, 90 signed in).
-Sign-in, registration, verification and password-reset routes have further per-IP limits, and
-failed logins are limited to 3 a minute per account. Responses carry \`RateLimit-Policy\` (each
+a minute). Exports have their own, stricter limits per IP (30 a minute anonymous; signed in,
+90 a minute per IP on top of the user's read bucket). Sign-in, registration, verification and
+password-reset routes have further per-IP limits, and failed logins are limited to 3 a minute per
+email address and per username. Responses carry \`RateLimit-Policy\` (each
 policy's quota \`q\` and window \`w\` in seconds) and \`RateLimit\` (remaining \`r\` and seconds
 to reset \`t\`). A refused request is 429 \`RATE_LIMITED\` with \`Retry-After\` in seconds; wait
 that long before retrying.`;

@@ -1,8 +1,9 @@
 import { compilePath } from "./route-matcher";
 
-/** Whose counter a limit uses: the client IP (IPv6 by /64), the signed-in user, or a keyed digest of an account's canonical email. */
+/** Whose counter a limit uses: the client IP (IPv6 by /64), the signed-in user, or a keyed digest of a login identifier or mailbox. */
 export type LimitKey = "ip" | "user" | "email";
 
+/** One row of the limits table. */
 export interface LimitSpec {
   key: LimitKey;
   amount: number;
@@ -26,7 +27,7 @@ const DAY = 86_400;
  * Windows are fixed and start with the first request counted in them.
  */
 export const LIMITS = {
-  // General buckets: every /v1 request counts in exactly one of them (see `planRequestLimits`).
+  // General buckets: every /v1 request counts in one of them, a signed-in export in two (see `planRequestLimits`).
   "read-ip": { key: "ip", amount: 300, windowSeconds: MINUTE, kind: "request", onStoreFailure: "open" },
   "write-ip": { key: "ip", amount: 120, windowSeconds: MINUTE, kind: "request", onStoreFailure: "open" },
   "upload-ip": { key: "ip", amount: 30, windowSeconds: MINUTE, kind: "request", onStoreFailure: "open" },
@@ -49,7 +50,22 @@ export const LIMITS = {
   "wrong-secret-day": { key: "user", amount: 100, windowSeconds: DAY, kind: "guard", onStoreFailure: "closed" },
 } as const satisfies Record<string, LimitSpec>;
 
+/** The name of a limit: its policy id in `RateLimit-Policy`. */
 export type LimitName = keyof typeof LIMITS;
+
+/** Whether any of `names` refuses requests (503) rather than letting them through when the counter store fails. */
+export function failsClosed(names: readonly LimitName[]): boolean {
+  return names.some((name) => LIMITS[name].onStoreFailure === "closed");
+}
+
+/**
+ * Whether a limit's counter must survive an object restart (kept in SQLite): guards, and windows
+ * longer than a minute. Minute request rates may live in memory; see durable-objects/rate-limiter.ts.
+ */
+export function isDurable(name: LimitName): boolean {
+  const { kind, windowSeconds } = LIMITS[name];
+  return kind === "guard" || windowSeconds > 60;
+}
 
 /** The shared budget of wrong passwords and codes at every step-up and challenge route. */
 export const WRONG_SECRET_BUDGET = ["wrong-secret-minute", "wrong-secret-day"] as const satisfies readonly LimitName[];
@@ -80,6 +96,7 @@ const EXPORT_ROUTES = ["/v1/products/export", "/v1/products/:id/export"].map(com
 
 const COMPILED_ROUTE_LIMITS = ROUTE_LIMITS.map((entry) => ({ ...entry, pattern: compilePath(entry.path) }));
 
+/** The general bucket family of a request. */
 export type RequestCategory = "read" | "write" | "upload" | "export";
 
 /** Which general bucket a request falls in, by method and path. */
@@ -103,22 +120,21 @@ export interface RequestLimitPlan {
  * signed-in users (a ceiling for a shared account), and authentication routes add their own IP limit.
  */
 export function planRequestLimits(method: string, path: string, userId: number | null): RequestLimitPlan {
-  const plan: RequestLimitPlan = { ip: [], user: [] };
   const category = requestCategory(method, path);
-  if (category === "export") {
-    if (userId === null) {
-      plan.ip.push("export-ip");
-    } else {
-      plan.user.push("read-user");
-      plan.ip.push("export-signed-in-ip");
-    }
-  } else if (userId === null) {
-    plan.ip.push(`${category}-ip`);
-  } else {
-    plan.user.push(`${category}-user`);
-  }
+  const names: LimitName[] =
+    category === "export"
+      ? userId === null
+        ? ["export-ip"]
+        : ["read-user", "export-signed-in-ip"]
+      : [userId === null ? `${category}-ip` : `${category}-user`];
   for (const entry of COMPILED_ROUTE_LIMITS) {
-    if (entry.method === method && entry.pattern.test(path)) plan.ip.push(entry.limit);
+    if (entry.method === method && entry.pattern.test(path)) names.push(entry.limit);
+  }
+  const plan: RequestLimitPlan = { ip: [], user: [] };
+  for (const name of names) {
+    const { key } = LIMITS[name];
+    if (key === "email") throw new Error(`${name} is keyed by email and cannot be planned per request`);
+    plan[key].push(name);
   }
   return plan;
 }

@@ -4,7 +4,7 @@ import { readAccessToken } from "../auth/tokens";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import { planRequestLimits } from "../lib/rate-limits";
-import { enforceLimits, rateLimitHeaders, subjects } from "../services/rate-limiter";
+import { enforceLimits, rateLimited, rateLimitHeaders, subjects } from "../services/rate-limiter";
 
 /**
  * The request-rate limiters of `/v1`: counts the request in its general bucket (and an
@@ -21,22 +21,36 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
   const claims = presented?.token ? readAccessToken(config.tokenSecret, presented.token, Date.now() / 1000) : null;
   const userId = claims?.userId ?? null;
   const plan = planRequestLimits(c.req.method, c.req.path, userId);
-  const deps = { limiter: c.get("limiter"), log: c.get("log") };
+  const limiter = c.get("limiter");
+  const deps = { limiter, log: c.get("log") };
   const calls = [
     ...(plan.ip.length > 0 ? [{ subject: subjects.ip(c.get("clientIp")), names: plan.ip }] : []),
     ...(plan.user.length > 0 && userId !== null ? [{ subject: subjects.user(userId), names: plan.user }] : []),
   ];
-  const settled = await Promise.allSettled(calls.map((call) => enforceLimits(deps, call.subject, call.names, { userId })));
+  // With two subjects, a refusal by one is refunded by the other (below), which can free a unit
+  // this isolate would otherwise remember as spent; so only single-subject refusals are remembered,
+  // and a remembered one spares the other subject its call.
+  for (const call of calls) {
+    const remembered = calls.length > 1 ? limiter.remembered(call.subject, call.names) : null;
+    if (remembered) throw rateLimited(remembered.counters);
+  }
+  const remember = calls.length === 1;
+  const settled = await Promise.allSettled(
+    calls.map((call) => enforceLimits(deps, call.subject, call.names, { userId, remember })),
+  );
   const refusal = settled.find((outcome) => outcome.status === "rejected");
   if (refusal) {
-    // The subjects are counted in parallel; what one counted for a request the other refused is
-    // given back, so that a refused request costs nothing anywhere.
+    // Counted in parallel: what one subject counted for a request the other refused is given
+    // back, so that a refused request costs nothing anywhere.
     await Promise.all(
-      settled.map((outcome, i) =>
-        outcome.status === "fulfilled" && outcome.value
-          ? deps.limiter.refund(calls[i]!.subject, outcome.value.counters).catch(() => undefined)
-          : undefined,
-      ),
+      settled.map(async (outcome, i) => {
+        if (outcome.status !== "fulfilled" || !outcome.value) return;
+        try {
+          await limiter.refund(calls[i]!.subject, outcome.value.counters);
+        } catch (error) {
+          deps.log.warn("rate limit refund failed", { limits: calls[i]!.names.join(","), error });
+        }
+      }),
     );
     throw refusal.reason;
   }

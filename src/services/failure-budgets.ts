@@ -1,4 +1,4 @@
-import { canonicalEmail } from "../lib/email-address";
+import { loginIdentifier } from "../lib/email-address";
 import { type LimitName, WRONG_SECRET_BUDGET } from "../lib/rate-limits";
 import type { ServiceDeps } from "./deps";
 import { enforceLimits, subjects } from "./rate-limiter";
@@ -33,22 +33,15 @@ async function reserve(deps: BudgetDeps, subject: string, names: readonly LimitN
 }
 
 /**
- * Failed logins per account, keyed by the canonical email: of the account when the identifier
- * found one (so its username and every alias of its address share one budget), else of the
- * identifier itself, so that unknown accounts are limited exactly like known ones.
+ * Failed logins per account, keyed by what the identifier names: the canonical email for an
+ * address (so every alias of a mailbox shares one budget), the username for a username. Not by
+ * the account the identifier finds: then a 429 on a username after spending an address's budget
+ * would tell that the two belong together. The cost is a second budget per account (3 a minute by
+ * address, 3 by username). Unknown accounts are limited exactly like known ones.
  */
-export function reserveLoginFailure(
-  deps: BudgetDeps,
-  identifier: string,
-  account: { id: number; email: string } | null,
-): Promise<FailureReservation> {
-  const trimmed = identifier.trim();
-  const key = account
-    ? canonicalEmail(account.email)
-    : trimmed.includes("@")
-      ? canonicalEmail(trimmed)
-      : `username:${trimmed.toLowerCase()}`;
-  return reserve(deps, subjects.email(deps.config.tokenSecret, key), ["failed-login"], account?.id ?? null);
+export function reserveLoginFailure(deps: BudgetDeps, identifier: string): Promise<FailureReservation> {
+  const { kind, key } = loginIdentifier(identifier);
+  return reserve(deps, subjects.email(deps.config.tokenSecret, kind === "email" ? key : `username:${key}`), ["failed-login"], null);
 }
 
 /** Wrong passwords or codes of one account at any step-up or challenge route: one shared budget, per minute and per day. */

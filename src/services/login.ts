@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { dummyPasswordHash, verifyPassword } from "../auth/password";
 import { audit } from "../lib/audit";
-import { canonicalEmail } from "../lib/email-address";
+import { loginIdentifier } from "../lib/email-address";
 import { maskEmail } from "../lib/logger";
 import { ApiError } from "../lib/problem";
 import type { ServiceDeps } from "./deps";
@@ -32,10 +32,8 @@ export function badCredentials(): ApiError {
 
 /** Looks an account up by email (any alias of its mailbox) or by username. */
 export async function findUserByIdentifier(deps: Pick<ServiceDeps, "db">, identifier: string): Promise<SessionUser | null> {
-  const trimmed = identifier.trim();
-  const condition = trimmed.includes("@")
-    ? sql`email_canonical = ${canonicalEmail(trimmed)}`
-    : sql`username = ${trimmed.toLowerCase()}`;
+  const { kind, key } = loginIdentifier(identifier);
+  const condition = kind === "email" ? sql`email_canonical = ${key}` : sql`username = ${key}`;
   const rows = await deps.db.all<UserRow>(
     sql`SELECT ${USER_COLUMNS} FROM users WHERE ${condition}`,
   );
@@ -53,8 +51,8 @@ export async function passwordLogin(
   password: string,
   transport: LoginTransport,
 ): Promise<LoginOutcome> {
-  const user = await findUserByIdentifier(deps, identifier);
-  const reservation = await reserveLoginFailure(deps, identifier, user);
+  // The budget does not depend on the account, so it is taken while the account is looked up.
+  const [user, reservation] = await Promise.all([findUserByIdentifier(deps, identifier), reserveLoginFailure(deps, identifier)]);
   const matches = verifyPassword(password, user?.hashedPassword ?? dummyPasswordHash(deps.config.argon2));
   if (!user || !matches || !user.isActive) {
     audit(deps.log, "auth.login.failed", {

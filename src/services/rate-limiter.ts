@@ -4,7 +4,7 @@ import { audit } from "../lib/audit";
 import { ipLimitKey } from "../lib/client-ip";
 import type { Logger } from "../lib/logger";
 import { ApiError, authStoreUnavailable } from "../lib/problem";
-import { LIMITS, type LimitName } from "../lib/rate-limits";
+import { failsClosed, isDurable, LIMITS, type LimitName } from "../lib/rate-limits";
 
 /**
  * How long a counter-store call may take before it counts as unreachable. Calls that fail open
@@ -21,12 +21,20 @@ export class LimiterUnavailable extends Error {
 export interface LimitDecision {
   allowed: boolean;
   counters: CounterReading[];
+  /** Answered from this isolate's memory of spent counters, without a store call. */
+  remembered?: boolean;
 }
 
 /** The counter store of one request: `RATE_LIMITER` behind a time-out and an isolate-local memory of blocks. */
 export interface Limiter {
-  /** Takes one unit from each named counter of `subject`, or none if one is spent. Throws `LimiterUnavailable`. */
-  consume(subject: string, names: readonly LimitName[]): Promise<LimitDecision>;
+  /**
+   * Takes one unit from each named counter of `subject`, or none if one is spent. Throws
+   * `LimiterUnavailable`. `remember: false` keeps a refusal out of the isolate's memory (for
+   * counters a refund may free early).
+   */
+  consume(subject: string, names: readonly LimitName[], options?: { remember?: boolean }): Promise<LimitDecision>;
+  /** The refusal this isolate remembers for these counters, if any: no store call. */
+  remembered(subject: string, names: readonly LimitName[]): LimitDecision | null;
   /** Gives the units of a decision back (a failure budget whose attempt succeeded). Throws `LimiterUnavailable`. */
   refund(subject: string, counters: readonly CounterReading[]): Promise<void>;
   /** Counter-store calls made so far (each one a network hop in production), for `Server-Timing`. */
@@ -82,7 +90,7 @@ function rememberedBlock(subject: string, names: readonly LimitName[]): LimitDec
       exhausted: true,
     });
   }
-  return counters.length > 0 ? { allowed: false, counters } : null;
+  return counters.length > 0 ? { allowed: false, counters, remembered: true } : null;
 }
 
 async function withinTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -110,24 +118,25 @@ export function createLimiter(namespace: DurableObjectNamespace<RateLimiter>): L
     get calls() {
       return calls;
     },
-    async consume(subject, names) {
+    remembered: rememberedBlock,
+    async consume(subject, names, { remember = true } = {}) {
       const remembered = rememberedBlock(subject, names);
       if (remembered) return remembered;
-      const specs = names.map((name) => {
-        const { amount, windowSeconds, kind } = LIMITS[name];
-        // Guards and long windows must survive a deploy; minute request rates may live in memory.
-        return { name, amount, windowSeconds, durable: kind === "guard" || windowSeconds > 60 };
-      });
-      const failsClosed = names.some((name) => LIMITS[name].onStoreFailure === "closed");
+      const specs = names.map((name) => ({
+        name,
+        amount: LIMITS[name].amount,
+        windowSeconds: LIMITS[name].windowSeconds,
+        durable: isDurable(name),
+      }));
       const result = await withinTimeout(
         stub(subject).consume(specs),
-        failsClosed ? LIMITER_TIMEOUT_MS.failClosed : LIMITER_TIMEOUT_MS.failOpen,
+        failsClosed(names) ? LIMITER_TIMEOUT_MS.failClosed : LIMITER_TIMEOUT_MS.failOpen,
       );
-      if (!result.allowed) rememberBlocks(subject, result.counters);
+      if (!result.allowed && remember) rememberBlocks(subject, result.counters);
       return result;
     },
     async refund(subject, counters) {
-      const units = counters.map(({ name, windowStart }) => ({ name, windowStart }));
+      const units = counters.map(({ name, windowStart, durable }) => ({ name, windowStart, durable }));
       await withinTimeout(stub(subject).refund(units), LIMITER_TIMEOUT_MS.failClosed);
     },
   };
@@ -176,24 +185,30 @@ export async function enforceLimits(
   deps: EnforceDeps,
   subject: string,
   names: readonly LimitName[],
-  context: { userId?: number | null } = {},
+  context: { userId?: number | null; remember?: boolean } = {},
 ): Promise<LimitDecision | null> {
   let decision: LimitDecision;
   try {
-    decision = await deps.limiter.consume(subject, names);
+    decision = await deps.limiter.consume(subject, names, { remember: context.remember ?? true });
   } catch (error) {
-    const failsClosed = names.some((name) => LIMITS[name].onStoreFailure === "closed");
-    deps.log.error("rate limiter unavailable", { limits: names.join(","), fails: failsClosed ? "closed" : "open", error });
-    if (failsClosed) throw authStoreUnavailable();
+    const closed = failsClosed(names);
+    deps.log.error("rate limiter unavailable", { limits: names.join(","), fails: closed ? "closed" : "open", error });
+    if (closed) throw authStoreUnavailable();
     return null;
   }
   if (!decision.allowed) {
-    audit(deps.log, "rate_limit.exceeded", {
-      limits: decision.counters.filter((c) => c.exhausted).map((c) => c.name).join(","),
-      subject: subject.slice(0, subject.indexOf(":")),
-      user_id: context.userId ?? null,
-    });
+    // A flood answered from memory is audited once, when the store first refused it.
+    if (!decision.remembered) auditRefusal(deps.log, subject, decision, context.userId ?? null);
     throw rateLimited(decision.counters);
   }
   return decision;
+}
+
+/** Audits a refusal: the limits and the kind of subject, never the subject itself (an IP or a digest). */
+export function auditRefusal(log: Logger, subject: string, decision: LimitDecision, userId: number | null): void {
+  audit(log, "rate_limit.exceeded", {
+    limits: decision.counters.filter((c) => c.exhausted).map((c) => c.name).join(","),
+    subject: subject.slice(0, subject.indexOf(":")),
+    user_id: userId,
+  });
 }

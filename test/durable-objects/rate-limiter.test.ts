@@ -149,20 +149,20 @@ describe("RateLimiter refunds", () => {
     expect(second.counters[0]!.used).toBe(2);
 
     // A unit of an earlier window is not given back to this one.
-    await stub.refund([{ name: "budget", windowStart: windowStart - 1 }]);
+    await stub.refund([{ name: "budget", windowStart: windowStart - 1, durable: true }]);
     expect((await storedRows(stub))[0]!.used).toBe(2);
 
-    await stub.refund([{ name: "budget", windowStart }]);
+    await stub.refund([{ name: "budget", windowStart, durable: true }]);
     expect((await storedRows(stub))[0]).toEqual({ name: "budget", window_start: windowStart, ends_at: windowStart + 60_000, used: 1 });
 
     // More refunds than units: stops at zero.
-    await stub.refund([{ name: "budget", windowStart }]);
-    await stub.refund([{ name: "budget", windowStart }]);
-    await stub.refund([{ name: "budget", windowStart }]);
+    await stub.refund([{ name: "budget", windowStart, durable: true }]);
+    await stub.refund([{ name: "budget", windowStart, durable: true }]);
+    await stub.refund([{ name: "budget", windowStart, durable: true }]);
     expect((await storedRows(stub))[0]!.used).toBe(0);
 
     // Refunding a counter that was never counted creates nothing.
-    await stub.refund([{ name: "unknown", windowStart }]);
+    await stub.refund([{ name: "unknown", windowStart, durable: true }]);
     expect((await storedRows(stub)).map((row) => row.name)).toEqual(["budget"]);
 
     // The window itself is unchanged: counting goes on in it.
@@ -175,7 +175,7 @@ describe("RateLimiter refunds", () => {
     const spec: CounterSpec = { name: "tight", amount: 1, windowSeconds: 60, durable: true };
     const taken = await stub.consume([spec]);
     expect((await stub.consume([spec])).allowed).toBe(false);
-    await stub.refund([{ name: "tight", windowStart: taken.counters[0]!.windowStart }]);
+    await stub.refund([{ name: "tight", windowStart: taken.counters[0]!.windowStart, durable: true }]);
     const again = await stub.consume([spec]);
     expect(again.allowed).toBe(true);
     expect(again.counters[0]).toMatchObject({ used: 1, remaining: 0, windowStart: taken.counters[0]!.windowStart });
@@ -190,7 +190,7 @@ describe("RateLimiter refunds", () => {
     expect(current.counters[0]!.windowStart).not.toBe(old.counters[0]!.windowStart);
     expect(current.counters[0]!.used).toBe(1);
 
-    await stub.refund([{ name: "short", windowStart: old.counters[0]!.windowStart }]);
+    await stub.refund([{ name: "short", windowStart: old.counters[0]!.windowStart, durable: true }]);
     expect(await storedRows(stub)).toEqual([
       { name: "short", window_start: current.counters[0]!.windowStart, ends_at: current.counters[0]!.windowStart + 1_000, used: 1 },
     ]);

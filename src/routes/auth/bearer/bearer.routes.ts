@@ -16,8 +16,9 @@ export const bearerLogin = createRoute({
     "Password sign-in for apps and scripts: returns a 15-minute access token and a refresh token (30 days of inactivity, 30 days absolute). " +
     "Unknown accounts, wrong passwords and inactive accounts all get the same 400 `LOGIN_BAD_CREDENTIALS`, byte for byte. " +
     "Unverified accounts may sign in; they cannot create or change records until verified. " +
-    "Limits: 60 sign-ins a minute per client IP (shared with the session login), and 3 failed sign-ins a minute per account " +
-    "(keyed by its email, whatever the IP; successful sign-ins do not count): the next attempt is 429 `RATE_LIMITED`, even with the right password.",
+    "Limits: 60 sign-ins a minute per client IP (shared with the session login), and 3 failed sign-ins a minute " +
+    "per email address (any alias of the mailbox) and per username, whatever the IP; successful sign-ins do not count: the next attempt is 429 " +
+    "`RATE_LIMITED`, even with the right password.",
   request: { body: credentialsBody },
   responses: {
     200: { description: "Signed in.", content: { "application/json": { schema: TokenPairSchema } } },
