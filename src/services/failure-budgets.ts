@@ -33,7 +33,7 @@ async function reserve(deps: BudgetDeps, subject: string, names: readonly LimitN
 }
 
 /**
- * Failed logins per account, keyed by what the identifier names: the canonical email for an
+ * The failed-login budget, keyed by what the sign-in identifier names: the canonical email for an
  * address (so every alias of a mailbox shares one budget), the username for a username. Not by
  * the account the identifier finds: then a 429 on a username after spending an address's budget
  * would tell that the two belong together. The cost is a second budget per account (3 a minute by

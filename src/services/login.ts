@@ -52,7 +52,15 @@ export async function passwordLogin(
   transport: LoginTransport,
 ): Promise<LoginOutcome> {
   // The budget does not depend on the account, so it is taken while the account is looked up.
-  const [user, reservation] = await Promise.all([findUserByIdentifier(deps, identifier), reserveLoginFailure(deps, identifier)]);
+  const [found, reserved] = await Promise.allSettled([findUserByIdentifier(deps, identifier), reserveLoginFailure(deps, identifier)]);
+  if (reserved.status === "rejected") throw reserved.reason;
+  const reservation = reserved.value;
+  if (found.status === "rejected") {
+    // A database failure is not a wrong password.
+    await reservation.refund();
+    throw found.reason;
+  }
+  const user = found.value;
   const matches = verifyPassword(password, user?.hashedPassword ?? dummyPasswordHash(deps.config.argon2));
   if (!user || !matches || !user.isActive) {
     audit(deps.log, "auth.login.failed", {

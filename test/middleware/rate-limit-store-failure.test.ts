@@ -4,17 +4,12 @@ import { canonicalEmail } from "../../src/lib/email-address";
 import { subjects } from "../../src/services/rate-limiter";
 import { newIdentity, patchMe, postJson, registerUser, verifiedUser } from "../support/accounts";
 import { api, expectProblem } from "../support/http";
-import { freshIp, limitedApi, stallStore, withBrokenTable } from "../support/limits";
+import { freshIp, json, limitedApi, stallStore, withBrokenTable } from "../support/limits";
 import { captureLogs } from "../support/logs";
 
 // A local object cannot be unplugged. Durable counters (guards, hour windows) fail for real when
 // their table is taken away; memory counters (minute request rates) when the object is kept too
 // busy to answer within the limiter's time-out (1 s fail open, 5 s fail closed).
-const json = (body: unknown): RequestInit => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify(body),
-});
 
 async function expectUnavailable(response: Response): Promise<void> {
   await expectProblem(response, 503, "AUTH_STORE_UNAVAILABLE");
@@ -82,9 +77,12 @@ describe("auth-route limits and guards fail closed", () => {
     const [local, domain] = user.email.split("@") as [string, string];
     const logs = captureLogs();
     await withBrokenTable(subjects.email(env.AUTH_TOKEN_SECRET, canonicalEmail(user.email)), async () => {
-      // The failed-login budget, whatever identifier names the account.
+      // The failed-login budget of the address, whatever spelling of it.
       await expectUnavailable(await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password }));
-      await expectUnavailable(await postJson("/v1/auth/session/login", { username: user.username, password: user.password }));
+      await expectUnavailable(await postJson("/v1/auth/session/login", { username: `${local}+tag@${domain}`, password: user.password }));
+      // The username has a budget of its own, in another object: it still signs in.
+      const byUsername = await postJson("/v1/auth/session/login", { username: user.username, password: user.password });
+      expect(byUsername.status, await byUsername.clone().text()).toBe(204);
       // The reset-mail guard of the mailbox, whatever spelling of it.
       await expectUnavailable(await postJson("/v1/auth/forgot-password", { email: user.email }));
       await expectUnavailable(await postJson("/v1/auth/forgot-password", { email: `${local.toUpperCase()}+tag@${domain}` }));
@@ -99,6 +97,24 @@ describe("auth-route limits and guards fail closed", () => {
     const restored = await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password });
     expect(restored.status, await restored.clone().text()).toBe(200);
     expect((await postJson("/v1/auth/forgot-password", { email: user.email })).status).toBe(202);
+  });
+
+  it("refuses a login by username with 503 when that username's counter store is broken, limits off", async () => {
+    const user = await registerUser();
+    const logs = captureLogs();
+    await withBrokenTable(subjects.email(env.AUTH_TOKEN_SECRET, `username:${user.username}`), async () => {
+      // In any case: the budget is keyed by the lower-cased username.
+      await expectUnavailable(await postJson("/v1/auth/session/login", { username: user.username, password: user.password }));
+      await expectUnavailable(await postJson("/v1/auth/bearer/login", { username: user.username.toUpperCase(), password: user.password }));
+      // The address's budget is another object: it still signs in.
+      expect((await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password })).status).toBe(200);
+    }).finally(logs.restore);
+    expect(limiterErrors(logs)).toEqual([
+      { level: "error", limits: "failed-login", fails: "closed" },
+      { level: "error", limits: "failed-login", fails: "closed" },
+    ]);
+
+    expect((await postJson("/v1/auth/session/login", { username: user.username, password: user.password })).status).toBe(204);
   });
 
   it("refuses a step-up with 503 when the user's counter store is broken", async () => {

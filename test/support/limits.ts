@@ -1,6 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { apiWithVars } from "./http";
+import { expect } from "vitest";
+import { newIdentity } from "./accounts";
+import { apiWithVars, expectProblem } from "./http";
 
 let next = 0;
 
@@ -75,3 +77,123 @@ export async function stallStore(subject: string, ms: number): Promise<{ ended: 
   await started;
   return { ended };
 }
+
+// Request builders and readings of the HTTP tests.
+
+/** A JSON POST body for `fetch`. */
+export const json = (body: unknown): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(body),
+});
+
+/** A POST from `ip` with the request-rate limiters on. */
+export const limitedPost = (ip: string, path: string, body: unknown) => limitedApi(ip, path, json(body));
+
+/** An address no account uses and no other test asks about. */
+export const unknownEmail = (prefix = "ghost") => newIdentity(prefix).email;
+
+/** A path in the general read bucket. */
+export const READ = "/v1/units";
+/** A path in the general write bucket (POST). */
+export const WRITE = "/v1/auth/validate-email";
+/** A path in the general upload bucket (POST). */
+export const UPLOAD = "/v1/products/1/images";
+/** A path in the export buckets. */
+export const EXPORT = "/v1/products/export";
+
+/** A write from `ip` with the request-rate limiters on: `POST /v1/auth/validate-email`, which changes nothing. */
+export function validateEmail(ip: string, headers: Record<string, string> = {}): Promise<Response> {
+  return limitedApi(ip, WRITE, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ email: "a@example.org" }),
+  });
+}
+
+/** One policy's `r=` (remaining) and `t=` (seconds to reset) in a `RateLimit` header. */
+export interface Reading {
+  r: number;
+  t: number;
+}
+
+/** The `RateLimit` header of a response, by policy name. */
+export function readings(response: Response): Record<string, Reading> {
+  const header = response.headers.get("ratelimit");
+  if (header === null) throw new Error(`no RateLimit header (status ${response.status})`);
+  const result: Record<string, Reading> = {};
+  for (const item of header.split(", ")) {
+    const match = /^"([a-z-]+)";r=(\d+);t=(\d+)$/.exec(item);
+    if (!match) throw new Error(`malformed RateLimit item: ${item}`);
+    result[match[1]!] = { r: Number(match[2]), t: Number(match[3]) };
+  }
+  return result;
+}
+
+/** `r=` of one policy in the `RateLimit` header. */
+export function remaining(response: Response, policy: string): number {
+  const reading = readings(response)[policy];
+  if (!reading) throw new Error(`no "${policy}" in RateLimit: ${response.headers.get("ratelimit")}`);
+  return reading.r;
+}
+
+/** Asserts the one refused response of a boundary run: 429 Problem Details, `Retry-After` = `t=`, `r=0`. */
+export async function expectRefused(response: Response, policy: string, amount: number): Promise<void> {
+  await expectProblem(response, 429, "RATE_LIMITED");
+  const retryAfter = response.headers.get("retry-after");
+  expect(retryAfter).toMatch(/^\d+$/);
+  const seconds = Number(retryAfter);
+  expect(seconds).toBeGreaterThanOrEqual(1);
+  expect(seconds).toBeLessThanOrEqual(60);
+  expect(response.headers.get("ratelimit-policy")).toBe(`"${policy}";q=${amount};w=60`);
+  expect(response.headers.get("ratelimit")).toBe(`"${policy}";r=0;t=${seconds}`);
+}
+
+/** Asserts a 429 `RATE_LIMITED` with exactly `policy` as `RateLimit-Policy`, and returns its `Retry-After` in seconds. */
+export async function expectRateLimited(response: Response, policy: string): Promise<number> {
+  await expectProblem(response, 429, "RATE_LIMITED");
+  expect(response.headers.get("ratelimit-policy")).toBe(policy);
+  const retryAfter = Number(response.headers.get("retry-after"));
+  expect(Number.isInteger(retryAfter)).toBe(true);
+  return retryAfter;
+}
+
+/** The single 429 among `responses`. */
+export function theRefused(responses: Response[]): Response {
+  const refused = responses.filter((response) => response.status === 429);
+  expect(refused).toHaveLength(1);
+  return refused[0]!;
+}
+
+// The counter-store object itself (test/durable-objects).
+
+/** A counter-store object no other test touches. */
+export function freshStub(label: string) {
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`rate-limiter-test:${label}:${crypto.randomUUID()}`));
+}
+
+/** A counter-store object's stub. */
+export type Stub = ReturnType<typeof freshStub>;
+
+/** A row of a counter-store object's `counters` table (its durable counters). */
+export interface StoredRow extends Record<string, SqlStorageValue> {
+  name: string;
+  window_start: number;
+  ends_at: number;
+  used: number;
+}
+
+/** The durable counters an object holds, by name. */
+export function storedRows(stub: Stub): Promise<StoredRow[]> {
+  return runInDurableObject(stub, (_, state) =>
+    state.storage.sql.exec<StoredRow>("SELECT name, window_start, ends_at, used FROM counters ORDER BY name").toArray(),
+  );
+}
+
+/** When the object's clean-up alarm is due, if one is set. */
+export function pendingAlarm(stub: Stub): Promise<number | null> {
+  return runInDurableObject(stub, (_, state) => state.storage.getAlarm());
+}
+
+/** Waits `ms` (to let a one-second window end). */
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -3,33 +3,12 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { canonicalEmail } from "../../../src/lib/email-address";
 import { subjects } from "../../../src/services/rate-limiter";
-import { bearerLogin, newIdentity, patchMe, postJson, registerUser, verifiedUser } from "../../support/accounts";
+import { newIdentity, postJson, registerUser } from "../../support/accounts";
 import { expectProblem } from "../../support/http";
-import { fireTogether, freshIp, limitedApi, statusCounts } from "../../support/limits";
-import { captureLogs } from "../../support/logs";
+import { expectRateLimited, fireTogether, freshIp, limitedPost, statusCounts, unknownEmail } from "../../support/limits";
 
-const json = (body: unknown): RequestInit => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify(body),
-});
-
-/** A POST from `ip` with the request-rate limiters on. */
-const limitedPost = (ip: string, path: string, body: unknown) => limitedApi(ip, path, json(body));
-
-const login = (username: string, password: string) => postJson("/v1/auth/bearer/login", { username, password });
-
-/** An address no account uses and no other test asks about. */
-const unknownEmail = (prefix = "ghost") => newIdentity(prefix).email;
-
-/** Asserts a 429 `RATE_LIMITED` and returns its `Retry-After` in seconds. */
-async function expectRateLimited(response: Response, policy: string): Promise<number> {
-  await expectProblem(response, 429, "RATE_LIMITED");
-  expect(response.headers.get("ratelimit-policy")).toBe(policy);
-  const retryAfter = Number(response.headers.get("retry-after"));
-  expect(Number.isInteger(retryAfter)).toBe(true);
-  return retryAfter;
-}
+// The per-IP limits of the auth routes and the reset-mail limit per mailbox. The failure budgets
+// (failed logins, wrong secrets at the step-up) are in failure-budgets.test.ts.
 
 const GENERAL_WRITE = '"write-ip";q=120;w=60';
 
@@ -214,137 +193,5 @@ describe("forgot-password-email: 3 reset mails per mailbox per hour, whatever th
       { status: 429, code: "RATE_LIMITED", policy: MAILBOX_POLICY },
       { status: 429, code: "RATE_LIMITED", policy: MAILBOX_POLICY },
     ]);
-  });
-});
-
-describe("failed-login budget: 3 per minute per account, always on", () => {
-  const BUDGET_POLICY = '"failed-login";q=3;w=60';
-
-  async function expectBudgetSpent(response: Response): Promise<void> {
-    const retryAfter = await expectRateLimited(response, BUDGET_POLICY);
-    expect(retryAfter).toBeGreaterThan(0);
-    expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(response.headers.get("ratelimit")).toMatch(/^"failed-login";r=0;t=\d+$/);
-  }
-
-  it("refuses even the right password after 3 wrong ones, from any IP", async () => {
-    const user = await registerUser();
-    for (let i = 0; i < 3; i++) await expectProblem(await login(user.email, `wrong-password-${i}`), 400, "LOGIN_BAD_CREDENTIALS");
-    await expectBudgetSpent(await login(user.email, user.password));
-    // With the request-rate limiters on and a fresh IP, the account's budget still holds.
-    await expectBudgetSpent(await limitedPost(freshIp(), "/v1/auth/bearer/login", { username: user.email, password: user.password }));
-    await expectBudgetSpent(await postJson("/v1/auth/session/login", { username: user.email, password: user.password }));
-  });
-
-  it("shares one budget between the username, the email and its aliases", async () => {
-    const user = await registerUser();
-    const [local, domain] = user.email.split("@") as [string, string];
-    await expectProblem(await login(user.username, "wrong-password-1"), 400, "LOGIN_BAD_CREDENTIALS");
-    await expectProblem(await login(user.email, "wrong-password-2"), 400, "LOGIN_BAD_CREDENTIALS");
-    await expectProblem(await login(`${local.toUpperCase()}+alias@${domain}`, "wrong-password-3"), 400, "LOGIN_BAD_CREDENTIALS");
-    await expectBudgetSpent(await login(user.username, user.password));
-    await expectBudgetSpent(await login(user.email.toUpperCase(), user.password));
-  });
-
-  it("limits an unknown email exactly like a known one", async () => {
-    const ghost = unknownEmail("unknown");
-    for (let i = 0; i < 3; i++) await expectProblem(await login(ghost, `wrong-password-${i}`), 400, "LOGIN_BAD_CREDENTIALS");
-    await expectBudgetSpent(await login(ghost, "wrong-password-3"));
-    await expectBudgetSpent(await login(ghost.replace("@", "+alias@"), "wrong-password-4"));
-  });
-
-  it("does not count successful logins", async () => {
-    const user = await registerUser();
-    await expectProblem(await login(user.email, "wrong-password-1"), 400, "LOGIN_BAD_CREDENTIALS");
-    await expectProblem(await login(user.email, "wrong-password-2"), 400, "LOGIN_BAD_CREDENTIALS");
-    expect((await login(user.email, user.password)).status).toBe(200);
-    await expectProblem(await login(user.email, "wrong-password-3"), 400, "LOGIN_BAD_CREDENTIALS");
-    await expectBudgetSpent(await login(user.email, "wrong-password-4"));
-  });
-
-  it("lets exactly 3 of 10 concurrent wrong attempts be checked", async () => {
-    const user = await registerUser();
-    const responses = await fireTogether(10, (index) => login(user.email, `wrong-password-${index}`));
-    expect(statusCounts(responses)).toEqual({ 400: 3, 429: 7 });
-    for (const response of responses) {
-      if (response.status === 400) await expectProblem(response, 400, "LOGIN_BAD_CREDENTIALS");
-      else await expectBudgetSpent(response);
-    }
-  });
-
-  it("audits the refusal without the address or the password", async () => {
-    const user = await registerUser();
-    for (let i = 0; i < 3; i++) await expectProblem(await login(user.email, `wrong-password-${i}`), 400, "LOGIN_BAD_CREDENTIALS");
-    const logs = captureLogs();
-    try {
-      await expectBudgetSpent(await login(user.email, user.password));
-    } finally {
-      logs.restore();
-    }
-    const lines = logs.lines.filter((line) => line.includes('"event":"rate_limit.exceeded"'));
-    expect(lines).toHaveLength(1);
-    const line = lines[0]!;
-    expect(JSON.parse(line)).toMatchObject({ msg: "audit", event: "rate_limit.exceeded", limits: "failed-login", subject: "email", user_id: user.id });
-    expect(line).not.toContain(user.email);
-    expect(line).not.toContain(user.email.split("@")[0]!);
-    expect(line).not.toContain(user.password);
-  });
-});
-
-describe("wrong-secret budget at the step-up", () => {
-  const WRONG_SECRET_POLICY = '"wrong-secret-minute";q=3;w=60, "wrong-secret-day";q=100;w=86400';
-  const newPassword = "quiet-meadow-61-lantern";
-
-  async function expectSecretBudgetSpent(response: Response, dayUsed: number): Promise<void> {
-    const retryAfter = await expectRateLimited(response, WRONG_SECRET_POLICY);
-    expect(retryAfter).toBeGreaterThan(0);
-    expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(response.headers.get("ratelimit")).toMatch(
-      new RegExp(`^"wrong-secret-minute";r=0;t=\\d+, "wrong-secret-day";r=${100 - dayUsed};t=\\d+$`),
-    );
-  }
-
-  it("refuses the right current password after 3 wrong ones", async () => {
-    const user = await verifiedUser("stepup");
-    const token = user.tokens.access_token;
-    for (let i = 0; i < 3; i++) {
-      await expectProblem(await patchMe(token, { password: newPassword, current_password: "wrong" }), 403, "CURRENT_PASSWORD_INVALID");
-    }
-    await expectSecretBudgetSpent(await patchMe(token, { password: newPassword, current_password: user.password }), 3);
-    // The password was not changed: the old one still signs in.
-    expect((await login(user.email, user.password)).status).toBe(200);
-  });
-
-  it("does not count a correct step-up", async () => {
-    const user = await verifiedUser("stepup");
-    const token = user.tokens.access_token;
-    // Re-stating the current email runs the step-up without changing anything (no revocation).
-    const right = () => patchMe(token, { email: user.email, current_password: user.password });
-    const wrong = () => patchMe(token, { email: user.email, current_password: "wrong" });
-    expect((await right()).status).toBe(200);
-    expect((await right()).status).toBe(200);
-    await expectProblem(await wrong(), 403, "CURRENT_PASSWORD_INVALID");
-    expect((await right()).status).toBe(200);
-    await expectProblem(await wrong(), 403, "CURRENT_PASSWORD_INVALID");
-    await expectProblem(await wrong(), 403, "CURRENT_PASSWORD_INVALID");
-    await expectSecretBudgetSpent(await right(), 3);
-  });
-
-  it("lets a real email change through after a wrong guess, and the budget is per account", async () => {
-    const user = await verifiedUser("stepup");
-    await expectProblem(
-      await patchMe(user.tokens.access_token, { email: `moved.${user.email}`, current_password: "wrong" }),
-      403,
-      "CURRENT_PASSWORD_INVALID",
-    );
-    const moved = await patchMe(user.tokens.access_token, { email: `moved.${user.email}`, current_password: user.password });
-    expect(moved.status, await moved.clone().text()).toBe(200);
-    // Another account's step-up is untouched by this one's guesses.
-    const other = await verifiedUser("stepup");
-    for (let i = 0; i < 3; i++) {
-      await expectProblem(await patchMe(other.tokens.access_token, { email: other.email, current_password: "wrong" }), 403, "CURRENT_PASSWORD_INVALID");
-    }
-    const again = await bearerLogin({ email: `moved.${user.email}`, password: user.password });
-    expect((await patchMe(again.access_token, { email: `moved.${user.email}`, current_password: user.password })).status).toBe(200);
   });
 });
