@@ -4,6 +4,7 @@ import {
   check,
   index,
   integer,
+  primaryKey,
   real,
   sqliteTable,
   text,
@@ -118,6 +119,8 @@ export const products = sqliteTable(
       onDelete: "set null",
     }),
     amountInParent: integer("amount_in_parent"),
+    /** Levels below the base product: 0 for a base product, at most 10 for a component. */
+    depth: integer("depth").notNull().default(0),
     /** Optimistic-concurrency counter: bumps when one of the record's own fields changes. */
     version: integer("version").notNull().default(1),
     ...timestamps,
@@ -130,6 +133,10 @@ export const products = sqliteTable(
     check(
       "products_component_amount",
       sql`(${t.parentId} IS NULL AND ${t.amountInParent} IS NULL) OR (${t.parentId} IS NOT NULL AND ${t.amountInParent} BETWEEN 1 AND 1000)`,
+    ),
+    check(
+      "products_depth",
+      sql`(${t.parentId} IS NULL AND ${t.depth} = 0) OR (${t.parentId} IS NOT NULL AND ${t.depth} BETWEEN 1 AND 10)`,
     ),
     check(
       "products_positive_dimensions",
@@ -159,4 +166,80 @@ export const refreshTokens = sqliteTable(
     createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
   },
   (t) => [index("refresh_tokens_user_idx").on(t.userId), index("refresh_tokens_family_idx").on(t.familyId)],
+);
+
+/** Materials a bill of materials names. Its routes come with the reference data. */
+export const materials = sqliteTable(
+  "materials",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull(),
+    description: text("description"),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex("materials_name_unique").on(t.name)],
+);
+
+/** One entry per material per record: how much of it the record contains. */
+export const billOfMaterials = sqliteTable(
+  "bill_of_materials",
+  {
+    productId: integer("product_id")
+      .notNull()
+      .references(() => products.id, { onDelete: "cascade" }),
+    materialId: integer("material_id")
+      .notNull()
+      .references(() => materials.id),
+    quantity: real("quantity").notNull(),
+    unit: text("unit")
+      .notNull()
+      .references(() => units.code),
+    ...timestamps,
+  },
+  (t) => [
+    primaryKey({ columns: [t.productId, t.materialId] }),
+    index("bill_of_materials_material_idx").on(t.materialId),
+    check("bill_of_materials_quantity", sql`${t.quantity} > 0 AND ${t.quantity} <= 1000000`),
+  ],
+);
+
+/** Videos of base products: links to a video platform, not uploads. */
+export const videos = sqliteTable(
+  "videos",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    productId: integer("product_id")
+      .notNull()
+      .references(() => products.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    title: text("title"),
+    description: text("description"),
+    videoMetadata: text("video_metadata", { mode: "json" }).$type<Record<string, unknown>>(),
+    ...timestamps,
+  },
+  (t) => [index("videos_product_idx").on(t.productId)],
+);
+
+/**
+ * Responses of create requests sent with an `Idempotency-Key`, per user and key, kept one hour.
+ * `response_status` null marks a request still running (the atomic in-flight marker).
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** Method and full path of the original request, parent id included. */
+    target: text("target").notNull(),
+    /** SHA-256 of the original body. */
+    bodyHash: text("body_hash").notNull(),
+    responseStatus: integer("response_status"),
+    responseBody: text("response_body"),
+    responseHeaders: text("response_headers", { mode: "json" }).$type<Record<string, string>>(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.key] }), index("idempotency_keys_expires_idx").on(t.expiresAt)],
 );
