@@ -14,6 +14,7 @@ import { devRouter } from "./routes/dev/dev.index";
 import { createDocsRouter } from "./routes/docs/docs.index";
 import { healthRouter } from "./routes/health/health.index";
 import { authRouter } from "./routes/auth/auth.index";
+import { productsRouter } from "./routes/products/products.index";
 import { unitsRouter } from "./routes/units/units.index";
 import { usersRouter } from "./routes/users/users.index";
 
@@ -42,6 +43,7 @@ app.route("/v1", createDocsRouter(app));
 app.route("/v1", authRouter);
 app.route("/v1", usersRouter);
 app.route("/v1", unitsRouter);
+app.route("/v1", productsRouter);
 app.route("/__dev", devRouter);
 
 registerSecuritySchemes(app);

@@ -25,3 +25,35 @@ export function requireVerified(c: Context<AppEnv>): SessionUser {
   }
   return user;
 }
+
+/** What the ownership rule needs of a record: whose it is. */
+export interface OwnedRecord {
+  ownerId: number;
+}
+
+/**
+ * The one write rule for research records: the owner may change their record; anyone else is told
+ * it does not exist (404, so existence is not revealed). Superuser moderation (correct and delete,
+ * never add content) will extend this rule, not the handlers.
+ */
+export function assertMayModify(user: SessionUser, record: OwnedRecord | null, notFound: () => ApiError): asserts record is OwnedRecord {
+  if (!record || record.ownerId !== user.id) throw notFound();
+}
+
+/** Profile visibility of a record's owner, and who is looking. */
+export interface OwnerView {
+  ownerId: number;
+  ownerUsername: string;
+  ownerVisibility: "public" | "community" | "private";
+}
+
+/**
+ * Whether `viewer` may see who owns a record (spec, owner visibility): public profiles to
+ * everyone, community profiles to signed-in users, private ones to the owner and superusers.
+ */
+export function ownerVisibleTo(viewer: SessionUser | null, owner: OwnerView): boolean {
+  if (owner.ownerVisibility === "public") return true;
+  if (!viewer) return false;
+  if (owner.ownerVisibility === "community") return true;
+  return viewer.id === owner.ownerId || viewer.isSuperuser;
+}

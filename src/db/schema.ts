@@ -243,3 +243,12 @@ export const idempotencyKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.key] }), index("idempotency_keys_expires_idx").on(t.expiresAt)],
 );
+
+/**
+ * Blocks of ids handed out ahead of an insert: a create with nested components reserves all its
+ * ids in one statement, so every row (children naming their parents) goes into one batch.
+ */
+export const idBlocks = sqliteTable("id_blocks", {
+  name: text("name").primaryKey(),
+  nextId: integer("next_id").notNull(),
+});

@@ -13,6 +13,7 @@ export const SIGNED_IN: Record<string, string[]>[] = [{ [SECURITY.bearer]: [] },
 const TAGS = [
   { name: "Auth", description: "Registration, sign-in over bearer tokens or cookie sessions, and account recovery." },
   { name: "Users", description: "Your own account: profile, preferences, email and password changes." },
+  { name: "Products", description: "Base products and their components, nested to any depth, with bills of materials and videos." },
   { name: "Reference data", description: "Public lookups: taxonomies, categories, materials, product types, units." },
 ];
 

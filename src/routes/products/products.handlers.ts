@@ -1,0 +1,80 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { assertMayModify, requireVerified } from "../../auth/permissions";
+import type { AppEnv } from "../../env";
+import { jsonWithEtag } from "../../lib/etag";
+import { notFound } from "../../lib/problem";
+import { createRecords, type CreatedRecords } from "../../services/product-create";
+import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
+import { authenticationRequired } from "../../auth/authenticate";
+import { batchRows } from "../../db/client";
+import { pageEnvelope } from "../../lib/pagination";
+import { type CountRow, type ProductListRow, productListStatements } from "../../services/product-query";
+import { toComponentDetail, toProductDetail, toProductSummary } from "./products.mappers";
+import { parseProductListQuery } from "./products.query";
+import type * as routes from "./products.routes";
+
+const missing = (kind: RecordKind) => () =>
+  notFound(kind === "product" ? "No base product has this id." : "No component has this id.");
+
+/** The detail of the top record of a create, from what the create knows. */
+function createdDetail(created: CreatedRecords): RecordDetail {
+  const row = created.rows[0]!;
+  return {
+    row,
+    bom: (created.bom.get(row.id) ?? []).map((entry) => ({ product_id: row.id, ...entry, unit: entry.unit as "kg" })),
+    components: created.rows.filter((candidate) => candidate.parent_id === row.id),
+    videos: created.videos,
+  };
+}
+
+export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = async (c) => {
+  const user = requireVerified(c);
+  const detail = createdDetail(await createRecords(c.get("db"), user, c.req.valid("json"), null, missing("product")));
+  c.header("Location", `/v1/products/${detail.row.id}`);
+  c.header("Cache-Control", "no-store");
+  return c.json(toProductDetail(detail, user), 201);
+};
+
+const createComponentUnder = (kind: RecordKind): RouteHandler<typeof routes.createProductComponent, AppEnv> => async (c) => {
+  const user = requireVerified(c);
+  const parent = { id: c.req.valid("param").id, kind };
+  const detail = createdDetail(await createRecords(c.get("db"), user, c.req.valid("json"), parent, missing(kind)));
+  c.header("Location", `/v1/components/${detail.row.id}`);
+  c.header("Cache-Control", "no-store");
+  return c.json(toComponentDetail(detail, user), 201);
+};
+
+export const createProductComponent = createComponentUnder("product");
+export const createSubcomponent = createComponentUnder("component");
+
+export const getProduct: RouteHandler<typeof routes.getProduct, AppEnv> = async (c) => {
+  const detail = await readDetail(c.get("db"), c.req.valid("param").id, "product");
+  if (!detail) throw missing("product")();
+  return jsonWithEtag(c, toProductDetail(detail, c.get("user"))) as never;
+};
+
+export const getComponent: RouteHandler<typeof routes.getComponent, AppEnv> = async (c) => {
+  const detail = await readDetail(c.get("db"), c.req.valid("param").id, "component");
+  if (!detail) throw missing("component")();
+  return jsonWithEtag(c, toComponentDetail(detail, c.get("user"))) as never;
+};
+
+const deleteOf = (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, AppEnv> => async (c) => {
+  const user = requireVerified(c);
+  const { id } = c.req.valid("param");
+  assertMayModify(user, await readOwnership(c.get("db"), id, kind), missing(kind));
+  await deleteRecord(c.get("db"), id);
+  return c.body(null, 204);
+};
+
+export const deleteProduct = deleteOf("product");
+export const deleteComponent = deleteOf("component");
+
+export const listProducts: RouteHandler<typeof routes.listProducts, AppEnv> = async (c) => {
+  const viewer = c.get("user");
+  const { filter, page } = parseProductListQuery(c.req.valid("query"));
+  if (filter.ownerMe && !viewer) throw authenticationRequired();
+  const [rows, total] = await batchRows<[ProductListRow, CountRow]>(c.get("db"), productListStatements(filter, viewer?.id ?? null, page));
+  c.header("Cache-Control", "no-store");
+  return c.json(pageEnvelope(rows.map((row) => toProductSummary(row, viewer)), total[0]?.total ?? 0, page), 200);
+};

@@ -1,0 +1,13 @@
+import { createRouter } from "../../lib/router";
+import * as handlers from "./products.handlers";
+import * as routes from "./products.routes";
+
+export const productsRouter = createRouter()
+  .openapi(routes.listProducts, handlers.listProducts)
+  .openapi(routes.createProduct, handlers.createProduct)
+  .openapi(routes.getProduct, handlers.getProduct)
+  .openapi(routes.deleteProduct, handlers.deleteProduct)
+  .openapi(routes.createProductComponent, handlers.createProductComponent)
+  .openapi(routes.getComponent, handlers.getComponent)
+  .openapi(routes.deleteComponent, handlers.deleteComponent)
+  .openapi(routes.createSubcomponent, handlers.createSubcomponent);

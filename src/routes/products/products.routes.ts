@@ -1,0 +1,139 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { authenticate } from "../../auth/authenticate";
+import { SIGNED_IN } from "../../lib/openapi";
+import { problemResponses } from "../../lib/problem";
+import { pagedSchema } from "../../lib/pagination";
+import { ProductListQuerySchema } from "./products.query";
+import {
+  ProductSummarySchema,
+  ComponentCreateSchema,
+  ComponentDetailSchema,
+  ProductCreateSchema,
+  ProductDetailSchema,
+} from "./products.schemas";
+
+export const IdParamsSchema = z.object({
+  id: z.coerce.number().int().positive().openapi({ param: { name: "id", in: "path" }, example: 17 }),
+});
+
+const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
+const VIEWER_DEPENDENT =
+  "Public. Who owns the record is shown only as far as the owner's profile visibility allows the viewer " +
+  "(hence `Cache-Control: no-store`). Sends an `ETag` over the whole response and answers `If-None-Match` with 304.";
+
+export const createProduct = createRoute({
+  method: "post",
+  path: "/products",
+  operationId: "createProduct",
+  tags: ["Products"],
+  summary: "Create a base product",
+  description:
+    "Creates a base product with, optionally, nested `components` (at most 100 per level, 10 levels, 1,000 in all), a " +
+    "`bill_of_materials` per record and up to 5 `videos`, atomically. Needs a verified account. Unknown product type or " +
+    "material ids: 422 pointing at them; nesting deeper than 10 levels: 400 `COMPONENT_TOO_DEEP`.",
+  security: SIGNED_IN,
+  middleware: [authenticate("required")] as const,
+  request: { body: json(ProductCreateSchema) },
+  responses: {
+    201: { description: "Created; `Location` names it.", content: { "application/json": { schema: ProductDetailSchema } } },
+    ...problemResponses(400, 401, 403, 413, 415, 422, 503),
+  },
+});
+
+export const getProduct = createRoute({
+  method: "get",
+  path: "/products/{id}",
+  operationId: "getProduct",
+  tags: ["Products"],
+  summary: "Read a base product",
+  description: `A base product with its type, bill of materials, direct components and videos (a component id: 404). ${VIEWER_DEPENDENT}`,
+  middleware: [authenticate("optional")] as const,
+  request: { params: IdParamsSchema },
+  responses: {
+    200: { description: "The product.", content: { "application/json": { schema: ProductDetailSchema } } },
+    304: { description: "Unchanged since the `If-None-Match` ETag." },
+    ...problemResponses(404, 422),
+  },
+});
+
+export const deleteProduct = createRoute({
+  method: "delete",
+  path: "/products/{id}",
+  operationId: "deleteProduct",
+  tags: ["Products"],
+  summary: "Delete a base product",
+  description: "Deletes your base product with all its components, bills of materials and videos. Someone else's product: 404.",
+  security: SIGNED_IN,
+  middleware: [authenticate("required")] as const,
+  request: { params: IdParamsSchema },
+  responses: { 204: { description: "Deleted." }, ...problemResponses(401, 403, 404, 422) },
+});
+
+export const getComponent = createRoute({
+  method: "get",
+  path: "/components/{id}",
+  operationId: "getComponent",
+  tags: ["Products"],
+  summary: "Read a component",
+  description: `A component with its type, bill of materials and direct components (a base product id: 404). ${VIEWER_DEPENDENT}`,
+  middleware: [authenticate("optional")] as const,
+  request: { params: IdParamsSchema },
+  responses: {
+    200: { description: "The component.", content: { "application/json": { schema: ComponentDetailSchema } } },
+    304: { description: "Unchanged since the `If-None-Match` ETag." },
+    ...problemResponses(404, 422),
+  },
+});
+
+export const deleteComponent = createRoute({
+  method: "delete",
+  path: "/components/{id}",
+  operationId: "deleteComponent",
+  tags: ["Products"],
+  summary: "Delete a component",
+  description: "Deletes your component with everything nested in it. Someone else's component: 404.",
+  security: SIGNED_IN,
+  middleware: [authenticate("required")] as const,
+  request: { params: IdParamsSchema },
+  responses: { 204: { description: "Deleted." }, ...problemResponses(401, 403, 404, 422) },
+});
+
+const componentCreate = (path: "/products/{id}/components" | "/components/{id}/components", parent: string) =>
+  createRoute({
+    method: "post",
+    path,
+    operationId: path.startsWith("/products") ? "createProductComponent" : "createSubcomponent",
+    tags: ["Products"],
+    summary: `Create a component under a ${parent}`,
+    description:
+      `Creates a component (with nested components and bills of materials) under your ${parent}; someone else's: 404. ` +
+      "Components nest at most 10 levels below the base product (deeper: 400 `COMPONENT_TOO_DEEP`). Needs a verified account.",
+    security: SIGNED_IN,
+    middleware: [authenticate("required")] as const,
+    request: { params: IdParamsSchema, body: json(ComponentCreateSchema) },
+    responses: {
+      201: { description: "Created; `Location` names it.", content: { "application/json": { schema: ComponentDetailSchema } } },
+      ...problemResponses(400, 401, 403, 404, 413, 415, 422, 503),
+    },
+  });
+
+export const createProductComponent = componentCreate("/products/{id}/components", "base product");
+export const createSubcomponent = componentCreate("/components/{id}/components", "component");
+
+export const listProducts = createRoute({
+  method: "get",
+  path: "/products",
+  operationId: "listProducts",
+  tags: ["Products"],
+  summary: "List base products",
+  description:
+    "One page of base products (components are reached through their products), filtered, searched and ordered as the " +
+    "parameters say (docs/product-list.md); `owner=me` needs a signed-in user (401 otherwise). The owner is shown as far as " +
+    "each owner's profile visibility allows the viewer, hence `Cache-Control: no-store`.",
+  middleware: [authenticate("optional")] as const,
+  request: { query: ProductListQuerySchema },
+  responses: {
+    200: { description: "A page of products.", content: { "application/json": { schema: pagedSchema(ProductSummarySchema, "ProductPage") } } },
+    ...problemResponses(401, 422),
+  },
+});

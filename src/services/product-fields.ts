@@ -1,0 +1,34 @@
+const CIRCULARITY_KEYS = ["recyclability", "disassemblability", "remanufacturability"] as const;
+
+type Circularity = Partial<Record<(typeof CIRCULARITY_KEYS)[number], string | null>> | null | undefined;
+
+/**
+ * The stored form of `circularity_properties`: compact JSON of the three named notes, each
+ * trimmed; empty strings and an object left empty become null (spec, Base product and component).
+ */
+export function normalizeCircularity(value: Circularity): string | null {
+  if (!value) return null;
+  const kept: Record<string, string> = {};
+  for (const key of CIRCULARITY_KEYS) {
+    const note = value[key]?.trim();
+    if (note) kept[key] = note;
+  }
+  return Object.keys(kept).length > 0 ? JSON.stringify(kept) : null;
+}
+
+/** Brands are stored lower-case so that filters and facets group spellings together; blank is null. */
+export function normalizeBrand(value: string | null | undefined): string | null {
+  const brand = value?.trim().toLowerCase();
+  return brand ? brand : null;
+}
+
+/** The API form of stored circularity notes: every named member present, null when absent. */
+export function circularityOut(stored: string | null): Record<(typeof CIRCULARITY_KEYS)[number], string | null> | null {
+  if (!stored) return null;
+  const parsed = JSON.parse(stored) as Record<string, string>;
+  return {
+    recyclability: parsed.recyclability ?? null,
+    disassemblability: parsed.disassemblability ?? null,
+    remanufacturability: parsed.remanufacturability ?? null,
+  };
+}

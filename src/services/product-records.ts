@@ -1,0 +1,129 @@
+import { type SQL, sql } from "drizzle-orm";
+import { batchRows, type Db } from "../db/client";
+
+/** Which of the two resources a record is: a base product (no parent) or a component. */
+export type RecordKind = "product" | "component";
+
+/** A record as the read statements select it, with its owner's name and visibility and its type's name. */
+export interface RecordRow {
+  id: number;
+  parent_id: number | null;
+  owner_id: number;
+  owner_username: string;
+  owner_visibility: "public" | "community" | "private";
+  name: string;
+  description: string | null;
+  brand: string | null;
+  model: string | null;
+  weight_g: number | null;
+  height_cm: number | null;
+  width_cm: number | null;
+  depth_cm: number | null;
+  volume_cm3: number | null;
+  circularity_properties: string | null;
+  product_type_id: number | null;
+  product_type_name: string | null;
+  amount_in_parent: number | null;
+  depth: number;
+  version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface BomRow {
+  product_id: number;
+  material_id: number;
+  material_name: string;
+  quantity: number;
+  unit: "kg" | "g" | "m" | "cm";
+}
+
+export interface VideoRow {
+  id: number;
+  url: string;
+  title: string | null;
+  description: string | null;
+  video_metadata: string | null;
+  created_at: number;
+}
+
+/** Columns of `RecordRow`, for `FROM products p JOIN users u ... LEFT JOIN product_types t`. */
+export const RECORD_COLUMNS = sql.raw(
+  `p.id, p.parent_id, p.owner_id, u.username AS owner_username, u.profile_visibility AS owner_visibility,
+   p.name, p.description, p.brand, p.model, p.weight_g, p.height_cm, p.width_cm, p.depth_cm, p.volume_cm3,
+   p.circularity_properties, p.product_type_id, t.name AS product_type_name, p.amount_in_parent, p.depth,
+   p.version, p.created_at, p.updated_at`,
+);
+
+export const RECORD_FROM = sql.raw(
+  "products p JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id",
+);
+
+/** `p.parent_id IS NULL` for base products, `IS NOT NULL` for components: each resource's routes see only their kind. */
+export function kindCondition(kind: RecordKind): SQL {
+  return kind === "product" ? sql.raw("p.parent_id IS NULL") : sql.raw("p.parent_id IS NOT NULL");
+}
+
+/** The statements of a detail read: the record, its bill of materials, its direct components and (base products) its videos. */
+export function detailStatements(id: number, kind: RecordKind): SQL[] {
+  return [
+    sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.id = ${id} AND ${kindCondition(kind)}`,
+    sql`SELECT b.product_id, b.material_id, m.name AS material_name, b.quantity, b.unit
+        FROM bill_of_materials b JOIN materials m ON m.id = b.material_id
+        WHERE b.product_id = ${id} ORDER BY m.name, b.material_id`,
+    sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.parent_id = ${id} ORDER BY p.id`,
+    kind === "product"
+      ? sql`SELECT id, url, title, description, video_metadata, created_at FROM videos WHERE product_id = ${id} ORDER BY id`
+      : sql`SELECT NULL AS id WHERE 0`,
+  ];
+}
+
+/** Reserves `count` consecutive product ids in one statement; returns the first. */
+export function reserveIdsStatement(count: number): SQL {
+  // max(id)+1 keeps the block clear of rows inserted by other means (fixtures, imports).
+  return sql`UPDATE id_blocks
+    SET next_id = max(next_id, coalesce((SELECT max(id) FROM products), 0) + 1) + ${count}
+    WHERE name = 'products' RETURNING next_id - ${count} AS first_id`;
+}
+
+/** The ids among `ids` that exist in `table` (split to stay under D1's 100 bound parameters). */
+export function existingIdStatements(table: "materials" | "product_types", ids: readonly number[]): SQL[] {
+  const statements: SQL[] = [];
+  for (let i = 0; i < ids.length; i += 90) {
+    const chunk = ids.slice(i, i + 90);
+    statements.push(sql`SELECT id, name FROM ${sql.raw(table)} WHERE id IN (${sql.join(chunk.map((id) => sql`${id}`), sql`, `)})`);
+  }
+  return statements;
+}
+
+
+/** A record with what its detail read embeds. */
+export interface RecordDetail {
+  row: RecordRow;
+  bom: BomRow[];
+  components: RecordRow[];
+  videos: VideoRow[];
+}
+
+/** Reads a record and its embeds in one round trip; null when no record of this kind has the id. */
+export async function readDetail(db: Db, id: number, kind: RecordKind): Promise<RecordDetail | null> {
+  const [rows, bom, components, videos] = await batchRows<[RecordRow, BomRow, RecordRow, VideoRow]>(
+    db,
+    detailStatements(id, kind) as [SQL, SQL, SQL, SQL],
+  );
+  const row = rows[0];
+  return row ? { row, bom, components, videos: kind === "product" ? videos : [] } : null;
+}
+
+/** Who owns a record of this kind and how deep it sits; null when there is none. */
+export async function readOwnership(db: Db, id: number, kind: RecordKind): Promise<{ ownerId: number; depth: number } | null> {
+  const rows = await db.all<{ owner_id: number; depth: number }>(
+    sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
+  );
+  return rows[0] ? { ownerId: rows[0].owner_id, depth: rows[0].depth } : null;
+}
+
+/** Deletes a record with everything under it: components, bills of materials and videos follow by foreign-key cascade. */
+export async function deleteRecord(db: Db, id: number): Promise<void> {
+  await db.run(sql`DELETE FROM products WHERE id = ${id}`);
+}
