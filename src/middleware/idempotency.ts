@@ -1,0 +1,175 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import { requireUser } from "../auth/permissions";
+import type { AppEnv } from "../env";
+import { ApiError } from "../lib/problem";
+import { type Claim, claimKey, type ClaimResult, releaseKey, sha256Hex, storeResponse, type StoredResponse } from "../services/idempotency";
+
+/** The request header that names a create request for safe retries. */
+export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+
+/** Set on a response that is the stored answer to an earlier request with the same key. */
+export const IDEMPOTENT_REPLAYED_HEADER = "Idempotent-Replayed";
+
+/** decisions.md: 1..128 visible ASCII characters (0x21-0x7E), sent unquoted and taken as is. */
+const KEY_PATTERN = /^[!-~]{1,128}$/;
+
+/** Response headers a replay repeats; the rest (request id, security headers) belong to the new answer. */
+const REPLAYED_HEADERS = ["Content-Type", "Location", "ETag"] as const;
+
+const KEY_DESCRIPTION =
+  "Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, " +
+  "for example a UUID. A retry with the same key, path and body within one hour returns the first " +
+  `response again (with \`${IDEMPOTENT_REPLAYED_HEADER}: true\`) instead of creating a duplicate. ` +
+  "The same key with another path or body is refused with 422; a retry while the first request " +
+  "still runs gets 409 with `Retry-After`.";
+
+/**
+ * The `Idempotency-Key` header in OpenAPI terms, for `request.headers` of a create route. The
+ * middleware checks the key before this validator runs; the schema documents it and keeps the two
+ * in agreement.
+ */
+export const IdempotencyKeyHeaderSchema = z.object({
+  [IDEMPOTENCY_KEY_HEADER]: z
+    .string()
+    .regex(KEY_PATTERN, "Must be 1 to 128 visible ASCII characters.")
+    .optional()
+    .openapi({ param: { description: KEY_DESCRIPTION }, example: "5f0c9a7e-8d1b-4f43-9a2c-7b1e0d6f3a21" }),
+});
+
+function malformedKey(): ApiError {
+  return new ApiError(422, {
+    code: "VALIDATION_FAILED",
+    detail: "The request did not pass validation.",
+    errors: [
+      {
+        pointer: `#/header/${IDEMPOTENCY_KEY_HEADER}`,
+        detail: "Must be 1 to 128 visible ASCII characters (no spaces or control characters), sent unquoted.",
+      },
+    ],
+  });
+}
+
+function keyReused(): ApiError {
+  return new ApiError(422, {
+    code: "IDEMPOTENCY_KEY_REUSED",
+    detail:
+      "This Idempotency-Key was already used for a request to another path or with another body; send a new key for a new request.",
+  });
+}
+
+function requestInProgress(): ApiError {
+  return new ApiError(409, {
+    code: "IDEMPOTENCY_REQUEST_IN_PROGRESS",
+    detail: "A request with this Idempotency-Key is still being processed; retry shortly to receive its response.",
+    headers: { "Retry-After": "1" },
+  });
+}
+
+function storeUnavailable(): ApiError {
+  return new ApiError(503, {
+    code: "IDEMPOTENCY_STORE_UNAVAILABLE",
+    detail: "Requests with an Idempotency-Key cannot be processed right now; retry shortly with the same key.",
+    headers: { "Retry-After": "5" },
+  });
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/**
+ * Runs the route for a held key, then keeps its answer: a 2xx response is stored for replay,
+ * anything else (an error response, or an exception) gives the key up so that the client may
+ * retry with it. The store and release happen before the answer leaves, so a retry sent right
+ * after it sees the outcome. Their failures are logged, not raised: the request has run.
+ */
+async function runClaimed(c: Context<AppEnv>, claim: Claim, next: () => Promise<void>): Promise<void> {
+  const db = c.get("db");
+  const log = c.get("log");
+  const release = async () => {
+    try {
+      if (!(await releaseKey(db, claim))) log.warn("idempotency marker was taken over before its release");
+    } catch (error) {
+      // The marker stays until its lease ends; retries meanwhile get 409.
+      log.error("idempotency key release failed", { error });
+    }
+  };
+
+  try {
+    await next();
+  } catch (error) {
+    await release();
+    throw error;
+  }
+
+  const response = c.res;
+  if (response.status < 200 || response.status > 299) {
+    await release();
+    return;
+  }
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = response.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  const stored: StoredResponse = { status: response.status, body: await response.clone().text(), headers };
+  try {
+    if (!(await storeResponse(db, claim, stored, nowSeconds()))) {
+      log.warn("idempotency marker was taken over before the response was stored");
+    }
+  } catch (error) {
+    // The record exists and the client gets its answer; the marker stays in flight until its
+    // lease ends (retries get 409), rather than being released for a retry to create a duplicate.
+    log.error("idempotent response could not be stored", { status: response.status, error });
+  }
+}
+
+/**
+ * Idempotent creates (docs/idempotency.md). Put it after `authenticate("required")` in a
+ * route's `middleware` list. Without an `Idempotency-Key` header it does nothing. With one, the
+ * request is identified by the user, the key, the method with path and query string, and the
+ * SHA-256 of the raw body: the first such request runs and its 2xx response is stored for an
+ * hour; a retry gets that response back with `Idempotent-Replayed: true`; a retry while the first
+ * still runs gets 409; the key with another target or body gets 422; a malformed key 422. If the
+ * store cannot be reached the request is refused with 503 (fail closed): running it unguarded
+ * could create the duplicate the client sent the key to prevent.
+ *
+ * Costs one D1 round trip to claim the key (the only one for a replay or a refusal) and one to
+ * store the response or release the key.
+ */
+export function idempotent() {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
+    if (key === undefined) return next();
+    const user = requireUser(c);
+    if (!KEY_PATTERN.test(key)) throw malformedKey();
+
+    const url = new URL(c.req.url);
+    // Hono caches the body it read here, so the route's validator reads the same bytes again.
+    const bodyHash = await sha256Hex(await c.req.arrayBuffer());
+    const input = { userId: user.id, key, target: `${c.req.method} ${url.pathname}${url.search}`, bodyHash, now: nowSeconds() };
+
+    let result: ClaimResult;
+    try {
+      result = await claimKey(c.get("db"), input);
+    } catch (error) {
+      c.get("log").error("idempotency store unavailable", { error });
+      throw storeUnavailable();
+    }
+
+    switch (result.kind) {
+      case "claimed":
+        return runClaimed(c, result.claim, next);
+      case "replay":
+        // A null-body status (204) cannot carry even an empty string.
+        return new Response(result.body === "" ? null : result.body, {
+          status: result.status,
+          headers: { ...result.headers, [IDEMPOTENT_REPLAYED_HEADER]: "true" },
+        });
+      case "in-progress":
+        throw requestInProgress();
+      case "mismatch":
+        throw keyReused();
+    }
+  });
+}
