@@ -5,6 +5,7 @@ import { jsonWithEtag } from "../../lib/etag";
 import { notFound } from "../../lib/problem";
 import { createRecords, type CreatedRecords } from "../../services/product-create";
 import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
+import { updateRecord, versionFromIfMatch } from "../../services/product-update";
 import { authenticationRequired } from "../../auth/authenticate";
 import { batchRows } from "../../db/client";
 import { pageEnvelope } from "../../lib/pagination";
@@ -78,3 +79,16 @@ export const listProducts: RouteHandler<typeof routes.listProducts, AppEnv> = as
   c.header("Cache-Control", "no-store");
   return c.json(pageEnvelope(rows.map((row) => toProductSummary(row, viewer)), total[0]?.total ?? 0, page), 200);
 };
+
+const updateOf = (kind: RecordKind): RouteHandler<typeof routes.updateComponent, AppEnv> => async (c) => {
+  const user = requireVerified(c);
+  const expected = versionFromIfMatch(c.req.valid("header")["if-match"]);
+  const current = await readDetail(c.get("db"), c.req.valid("param").id, kind);
+  assertMayModify(user, current ? { ownerId: current.row.owner_id } : null, missing(kind));
+  const updated = await updateRecord(c.get("db"), current!, c.req.valid("json"), expected);
+  c.header("Cache-Control", "no-store");
+  return c.json(kind === "product" ? toProductDetail(updated, user) : toComponentDetail(updated, user), 200) as never;
+};
+
+export const updateProduct = updateOf("product");
+export const updateComponent = updateOf("component");

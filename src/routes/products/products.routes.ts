@@ -8,6 +8,8 @@ import {
   ProductSummarySchema,
   ComponentCreateSchema,
   ComponentDetailSchema,
+  ComponentUpdateSchema,
+  ProductUpdateSchema,
   ProductCreateSchema,
   ProductDetailSchema,
 } from "./products.schemas";
@@ -137,3 +139,42 @@ export const listProducts = createRoute({
     ...problemResponses(401, 422),
   },
 });
+
+const IfMatchHeaderSchema = z.object({
+  "if-match": z.string().optional().openapi({
+    param: { name: "If-Match", in: "header" },
+    description: 'The record\'s `version`, quoted: `"3"`. Required (428 without it); stale or malformed: 412.',
+    example: '"3"',
+  }),
+});
+
+const recordPatch = (path: "/products/{id}" | "/components/{id}", kind: "base product" | "component") =>
+  createRoute({
+    method: "patch",
+    path,
+    operationId: path.startsWith("/products") ? "updateProduct" : "updateComponent",
+    tags: ["Products"],
+    summary: `Update a ${kind}`,
+    description:
+      `Changes the ${kind}'s own fields. Send its \`version\` in \`If-Match\` ("3"): missing 428; stale, \`*\`, weak or ` +
+      "several values 412 (the GET ETag is not a version). A change bumps `version` by one; a PATCH that changes nothing " +
+      "succeeds whatever version it names. Bill-of-materials, component and media edits leave `version` alone. Someone " +
+      "else's record: 404.",
+    security: SIGNED_IN,
+    middleware: [authenticate("required")] as const,
+    request: {
+      params: IdParamsSchema,
+      headers: IfMatchHeaderSchema,
+      body: json(kind === "component" ? ComponentUpdateSchema : ProductUpdateSchema),
+    },
+    responses: {
+      200: {
+        description: "The updated record.",
+        content: { "application/json": { schema: kind === "component" ? ComponentDetailSchema : ProductDetailSchema } },
+      },
+      ...problemResponses(401, 403, 404, 412, 413, 415, 422, 428),
+    },
+  });
+
+export const updateProduct = recordPatch("/products/{id}", "base product");
+export const updateComponent = recordPatch("/components/{id}", "component");
