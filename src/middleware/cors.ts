@@ -7,7 +7,7 @@ const ALLOW_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
 const ALLOW_HEADERS =
   "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-ID";
 const EXPOSE_HEADERS =
-  "X-Request-ID, ETag, Location, Retry-After, RateLimit, RateLimit-Policy, Content-Disposition";
+  "X-Request-ID, ETag, Location, Retry-After, RateLimit, RateLimit-Policy, Content-Disposition, Idempotent-Replayed";
 const PREFLIGHT_MAX_AGE_SECONDS = "600";
 
 /** Whether `origin` may call the API from a browser: a configured app, site or docs origin, or the API's own. */

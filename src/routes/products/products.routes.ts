@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { authenticate } from "../../auth/authenticate";
 import { SIGNED_IN } from "../../lib/openapi";
+import { IdempotencyKeyHeaderSchema, idempotent } from "../../middleware/idempotency";
 import { problemResponses } from "../../lib/problem";
 import { pagedSchema } from "../../lib/pagination";
 import { ProductListQuerySchema } from "./products.query";
@@ -32,13 +33,14 @@ export const createProduct = createRoute({
   description:
     "Creates a base product with, optionally, nested `components` (at most 100 per level, 10 levels, 1,000 in all), a " +
     "`bill_of_materials` per record and up to 5 `videos`, atomically. Needs a verified account. Unknown product type or " +
-    "material ids: 422 pointing at them; nesting deeper than 10 levels: 400 `COMPONENT_TOO_DEEP`.",
+    "material ids: 422 pointing at them; nesting deeper than 10 levels: 400 `COMPONENT_TOO_DEEP`. Send an `Idempotency-Key` " +
+    "to make retries safe (docs/idempotency.md).",
   security: SIGNED_IN,
-  middleware: [authenticate("required")] as const,
-  request: { body: json(ProductCreateSchema) },
+  middleware: [authenticate("required"), idempotent()] as const,
+  request: { headers: IdempotencyKeyHeaderSchema, body: json(ProductCreateSchema) },
   responses: {
     201: { description: "Created; `Location` names it.", content: { "application/json": { schema: ProductDetailSchema } } },
-    ...problemResponses(400, 401, 403, 413, 415, 422, 503),
+    ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503),
   },
 });
 
@@ -111,11 +113,11 @@ const componentCreate = (path: "/products/{id}/components" | "/components/{id}/c
       `Creates a component (with nested components and bills of materials) under your ${parent}; someone else's: 404. ` +
       "Components nest at most 10 levels below the base product (deeper: 400 `COMPONENT_TOO_DEEP`). Needs a verified account.",
     security: SIGNED_IN,
-    middleware: [authenticate("required")] as const,
-    request: { params: IdParamsSchema, body: json(ComponentCreateSchema) },
+    middleware: [authenticate("required"), idempotent()] as const,
+    request: { params: IdParamsSchema, headers: IdempotencyKeyHeaderSchema, body: json(ComponentCreateSchema) },
     responses: {
       201: { description: "Created; `Location` names it.", content: { "application/json": { schema: ComponentDetailSchema } } },
-      ...problemResponses(400, 401, 403, 404, 413, 415, 422, 503),
+      ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 503),
     },
   });
 
