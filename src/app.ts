@@ -14,6 +14,8 @@ import { devRouter } from "./routes/dev/dev.index";
 import { createDocsRouter } from "./routes/docs/docs.index";
 import { healthRouter } from "./routes/health/health.index";
 import { authRouter } from "./routes/auth/auth.index";
+import { componentsTreeRouter } from "./routes/products/components/components.index";
+import { productFacetsRouter } from "./routes/products/facets/facets.index";
 import { productsRouter } from "./routes/products/products.index";
 import { unitsRouter } from "./routes/units/units.index";
 import { usersRouter } from "./routes/users/users.index";
@@ -43,7 +45,10 @@ app.route("/v1", createDocsRouter(app));
 app.route("/v1", authRouter);
 app.route("/v1", usersRouter);
 app.route("/v1", unitsRouter);
+// Facets and suggestions first: /v1/products/facets must not be read as /v1/products/{id}.
+app.route("/v1", productFacetsRouter);
 app.route("/v1", productsRouter);
+app.route("/v1", componentsTreeRouter);
 app.route("/__dev", devRouter);
 
 registerSecuritySchemes(app);

@@ -144,7 +144,6 @@ export const listProducts = createRoute({
 
 const IfMatchHeaderSchema = z.object({
   "if-match": z.string().optional().openapi({
-    param: { name: "If-Match", in: "header" },
     description: 'The record\'s `version`, quoted: `"3"`. Required (428 without it); stale or malformed: 412.',
     example: '"3"',
   }),

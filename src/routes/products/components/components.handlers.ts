@@ -1,0 +1,33 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonWithEtag } from "../../../lib/etag";
+import { pageEnvelope } from "../../../lib/pagination";
+import { notFound } from "../../../lib/problem";
+import { nestRows, readComponentPage, readComponentTree } from "../../../services/component-tree";
+import type { RecordKind } from "../../../services/product-records";
+import { toComponentSummary } from "../products.mappers";
+import type * as routes from "./components.routes";
+
+const missing = (kind: RecordKind) => notFound(kind === "product" ? "No base product has this id." : "No component has this id.");
+
+const listOf = (kind: RecordKind): RouteHandler<typeof routes.listProductComponents, AppEnv> => async (c) => {
+  const { id } = c.req.valid("param");
+  const { page, size } = c.req.valid("query");
+  const found = await readComponentPage(c.get("db"), id, kind, { page, size });
+  if (!found) throw missing(kind);
+  const viewer = c.get("user");
+  return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toComponentSummary(row, viewer)), found.total, { page, size })) as never;
+};
+
+const treeOf = (kind: RecordKind): RouteHandler<typeof routes.getProductComponentTree, AppEnv> => async (c) => {
+  const { id } = c.req.valid("param");
+  const rows = await readComponentTree(c.get("db"), id, kind, c.req.valid("query").recursion_depth);
+  if (!rows) throw missing(kind);
+  const viewer = c.get("user");
+  return jsonWithEtag(c, nestRows(id, rows, (row) => toComponentSummary(row, viewer))) as never;
+};
+
+export const listProductComponents = listOf("product");
+export const listSubcomponents = listOf("component");
+export const getProductComponentTree = treeOf("product");
+export const getComponentTree = treeOf("component");
