@@ -16,6 +16,7 @@ import { healthRouter } from "./routes/health/health.index";
 import { authRouter } from "./routes/auth/auth.index";
 import { componentsTreeRouter } from "./routes/products/components/components.index";
 import { productFacetsRouter } from "./routes/products/facets/facets.index";
+import { billOfMaterialsRouter } from "./routes/products/materials/materials.index";
 import { productsRouter } from "./routes/products/products.index";
 import { unitsRouter } from "./routes/units/units.index";
 import { usersRouter } from "./routes/users/users.index";
@@ -49,6 +50,7 @@ app.route("/v1", unitsRouter);
 app.route("/v1", productFacetsRouter);
 app.route("/v1", productsRouter);
 app.route("/v1", componentsTreeRouter);
+app.route("/v1", billOfMaterialsRouter);
 app.route("/__dev", devRouter);
 
 registerSecuritySchemes(app);

@@ -1,0 +1,80 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { requireVerified } from "../../../auth/permissions";
+import type { AppEnv } from "../../../env";
+import { jsonWithEtag } from "../../../lib/etag";
+import { notFound } from "../../../lib/problem";
+import {
+  addBomEntries,
+  type BomRecord,
+  readBom,
+  readBomEntry,
+  removeBomEntries,
+  removeBomEntry,
+  updateBomEntry,
+} from "../../../services/bill-of-materials";
+import type { BomRow, RecordKind } from "../../../services/product-records";
+import type { BomRoutes } from "./materials.routes";
+
+const PREFIX = { product: "/v1/products", component: "/v1/components" } as const;
+
+/** The record a request addresses, with the 404 a missing (or someone else's) record answers. */
+const recordOf = (kind: RecordKind, id: number): BomRecord => ({
+  id,
+  kind,
+  missing: () => notFound(kind === "product" ? "No base product has this id." : "No component has this id."),
+});
+
+/** An entry as the API shows it (the stored row carries the record id too). */
+const toEntry = (row: BomRow) => ({ material_id: row.material_id, material_name: row.material_name, quantity: row.quantity, unit: row.unit });
+
+type Handler<K extends keyof BomRoutes> = RouteHandler<BomRoutes[K], AppEnv>;
+
+/** The handlers of the seven bill-of-materials routes of one kind of record. */
+export function bomHandlers(kind: RecordKind) {
+  const list: Handler<"list"> = async (c) => {
+    const entries = await readBom(c.get("db"), recordOf(kind, c.req.valid("param").id));
+    return jsonWithEtag(c, entries.map(toEntry)) as never;
+  };
+
+  const get: Handler<"get"> = async (c) => {
+    const { id, material_id } = c.req.valid("param");
+    return jsonWithEtag(c, toEntry(await readBomEntry(c.get("db"), recordOf(kind, id), material_id))) as never;
+  };
+
+  const add: Handler<"add"> = async (c) => {
+    const user = requireVerified(c);
+    const { id } = c.req.valid("param");
+    const entries = await addBomEntries(c.get("db"), user, recordOf(kind, id), c.req.valid("json"), (i) => `/${i}/material_id`);
+    c.header("Location", `${PREFIX[kind]}/${id}/materials`);
+    return c.json(entries.map(toEntry), 201);
+  };
+
+  const addOne: Handler<"addOne"> = async (c) => {
+    const user = requireVerified(c);
+    const { id, material_id } = c.req.valid("param");
+    const entries = await addBomEntries(c.get("db"), user, recordOf(kind, id), [{ material_id, ...c.req.valid("json") }], () => "#/path/material_id");
+    c.header("Location", `${PREFIX[kind]}/${id}/materials/${material_id}`);
+    return c.json(toEntry(entries.find((entry) => entry.material_id === material_id)!), 201);
+  };
+
+  const update: Handler<"update"> = async (c) => {
+    const user = requireVerified(c);
+    const { id, material_id } = c.req.valid("param");
+    return c.json(toEntry(await updateBomEntry(c.get("db"), user, recordOf(kind, id), material_id, c.req.valid("json"))), 200);
+  };
+
+  const removeOne: Handler<"removeOne"> = async (c) => {
+    const user = requireVerified(c);
+    const { id, material_id } = c.req.valid("param");
+    await removeBomEntry(c.get("db"), user, recordOf(kind, id), material_id);
+    return c.body(null, 204);
+  };
+
+  const removeMany: Handler<"removeMany"> = async (c) => {
+    const user = requireVerified(c);
+    await removeBomEntries(c.get("db"), user, recordOf(kind, c.req.valid("param").id), c.req.valid("json"));
+    return c.body(null, 204);
+  };
+
+  return { list, get, add, addOne, update, removeOne, removeMany };
+}
