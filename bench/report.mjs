@@ -233,17 +233,29 @@ export function checkClientAddresses(rows, targets, rounds) {
     const a = rotationAddresses(t.request.rotation);
     const answered = (t.warmupResponses ?? 0) + rounds.reduce((n, r) => n + (r.runs[row.name]?.requests ?? 0), 0) + (t.probe ? 1 : 0);
     const fastest = Math.max(0, ...rounds.map((r) => r.runs[row.name]?.rps ?? 0));
-    const limits = parsePolicies(t.probe?.rateLimitPolicy).filter((p) => p.name.endsWith("-ip")).map((p) => {
+    const policies = parsePolicies(t.probe?.rateLimitPolicy);
+    const limits = policies.filter((p) => p.name.endsWith("-ip")).map((p) => {
       const perAddress = a.unique ? 1 : (fastest * p.windowSeconds) / a.size;
       return {
         policy: p.name, quota: p.quota, windowSeconds: p.windowSeconds, atRps: fastest,
         perAddressPerWindow: round(perAddress, 1), shareOfQuota: round(perAddress / p.quota, 3),
       };
     });
+    // A signed-in request counts in a per-user bucket instead (write-user, ...): the scenario's
+    // `users` accounts in turn (vary), each sending fastest × w / users per window, sustained.
+    const users = t.users ?? 1;
+    const userLimits = policies.filter((p) => p.name.endsWith("-user")).map((p) => {
+      const perUser = (fastest * p.windowSeconds) / users;
+      return {
+        policy: p.name, quota: p.quota, windowSeconds: p.windowSeconds, atRps: fastest, users,
+        perUserPerWindow: round(perUser, 1), shareOfQuota: round(perUser / p.quota, 3),
+      };
+    });
     row.clientAddresses = {
       pool: { first: a.first, last: a.last, size: a.size, unique: a.unique },
       requestsBuilt: a.requests, responses: answered, distinct: a.distinct, repeated: a.repeated, range: a.range,
       perAddressLimits: limits,
+      ...(userLimits.length > 0 && { perUserLimits: userLimits }),
     };
     const problems = [];
     if (a.unique && a.repeated) {
@@ -253,6 +265,12 @@ export function checkClientAddresses(rows, targets, rounds) {
       if (!a.unique && l.shareOfQuota >= 1) {
         problems.push(`at ${fmt(fastest, 0)} req/s (fastest round) each of the ${a.size} addresses would send ${fmt(l.perAddressPerWindow, 0)} requests per ${l.windowSeconds} s, ` +
           `over "${l.policy}" (${l.quota}): sustained, this load would be refused with 429; raise --addresses (or the scenario's pool)`);
+      }
+    }
+    for (const l of userLimits) {
+      if (l.shareOfQuota >= 1) {
+        problems.push(`at ${fmt(fastest, 0)} req/s (fastest round) each of the ${users} accounts would send ${fmt(l.perUserPerWindow, 0)} requests per ${l.windowSeconds} s, ` +
+          `over "${l.policy}" (${l.quota}): sustained, this load would be refused with 429; give the scenario more accounts`);
       }
     }
     const n429 = rounds.reduce((n, r) => n + (r.runs[row.name]?.statusCounts?.["429"] ?? 0), 0);
@@ -271,7 +289,7 @@ export function parsePolicies(header) {
 }
 
 export function formatClientAddresses(rows) {
-  const out = ["Client addresses (CF-Connecting-IP), per scenario; the limits are the IP-keyed ones of the probe's RateLimit-Policy:"];
+  const out = ["Client addresses (CF-Connecting-IP), per scenario; the limits are the IP-keyed ones of the probe's RateLimit-Policy (user-keyed for a signed-in scenario, over its `users` accounts):"];
   for (const r of rows) {
     const c = r.clientAddresses;
     if (!c) continue;
@@ -284,7 +302,10 @@ export function formatClientAddresses(rows) {
         ? ""
         : `; sustained at ${fmt(c.perAddressLimits[0].atRps, 0)} req/s (fastest round): ` +
           c.perAddressLimits.map((l) => `${fmt(l.perAddressPerWindow, 1)} per address per ${l.windowSeconds} s, ${fmt(l.shareOfQuota * 100, 0)} % of "${l.policy}" (${l.quota})`).join(", ")
-      : "; no per-IP limit reported (limits off, or outside /v1)";
+      : c.perUserLimits
+        ? `; signed in, no per-IP limit: sustained at ${fmt(c.perUserLimits[0].atRps, 0)} req/s (fastest round) over ${c.perUserLimits[0].users} accounts, ` +
+          c.perUserLimits.map((l) => `${fmt(l.perUserPerWindow, 1)} per account per ${l.windowSeconds} s, ${fmt(l.shareOfQuota * 100, 0)} % of "${l.policy}" (${l.quota})`).join(", ")
+        : "; no per-IP limit reported (limits off, or outside /v1)";
     out.push(`  ${r.name}: ${head}${limits}`);
   }
   return out.join("\n");
@@ -355,5 +376,44 @@ export function formatLogin(login, hashCompare, { connections, budgetMs = 100 } 
     out.push(`In workerd, ${connections} connection${connections === 1 ? "" : "s"}, 1000 / req/s (isolate time per request, hash + the rest; an upper bound on the hash): ${cells.join("; ")}.`);
     for (const c of login.comparisons) out.push(`  ${c.pair}: req/s ×${fmt(c.rps)}, p50 ×${fmt(c.p50)} (per round: ${c.rpsPerRound.map((x) => fmt(x)).join(", ")})`);
   }
+  return out.join("\n");
+}
+
+/**
+ * The products scenarios (issue 5) in one small block: req/s, p99, D1 round trips and req/s ÷
+ * select1 (per round, median) of each, and the aim for the three reads: at least half the
+ * one-query D1 baseline's req/s (the create is reported, not judged). Null when none ran.
+ */
+export function summarizeProducts(rows, {
+  reads = ["product-detail", "product-list", "product-tree"], writes = ["product-create"], minRpsVsSelect1 = 0.5,
+} = {}) {
+  const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
+  const present = [...reads, ...writes].filter((n) => byName[n]);
+  if (present.length === 0) return null;
+  const scenarios = Object.fromEntries(present.map((name) => {
+    const r = byName[name];
+    const read = reads.includes(name);
+    const ratio = r.ratios.rpsVsSelect1;
+    return [name, {
+      ok: r.ok, rps: r.rps, p99: r.p99, d1RoundTrips: r.d1RoundTrips, rpsVsSelect1: ratio,
+      ...(read && { aimMet: r.ok && ratio !== null && ratio >= minRpsVsSelect1 }),
+    }];
+  }));
+  const judged = reads.filter((n) => scenarios[n]);
+  return {
+    aim: `each read at least ${minRpsVsSelect1} × ${SELECT1} req/s (ratio per round, median)`,
+    select1Rps: byName[SELECT1]?.rps ?? null,
+    scenarios,
+    readsMet: judged.length > 0 ? judged.every((n) => scenarios[n].aimMet) : null,
+  };
+}
+
+export function formatProducts(products) {
+  const out = [`Products (aim: ${products.aim}; select1 ${fmt(products.select1Rps, 0)} req/s):`];
+  for (const [name, s] of Object.entries(products.scenarios)) {
+    const aim = s.aimMet === undefined ? "reported, not judged" : s.aimMet ? "aim met" : "aim NOT met";
+    out.push(`  ${name.padEnd(15)} ${fmt(s.rps, 0).padStart(6)} req/s  p99 ${fmt(s.p99).padStart(8)} ms  ${s.d1RoundTrips ?? "?"} D1 rt  ÷ select1 ${fmtRatio(s.rpsVsSelect1)}  ${aim}${s.ok ? "" : " (FAILED)"}`);
+  }
+  if (products.readsMet !== null) out.push(`  reads: ${products.readsMet ? "all meet the aim" : "NOT all meet the aim"}.`);
   return out.join("\n");
 }

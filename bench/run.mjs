@@ -8,7 +8,8 @@ import { parseArgs } from "node:util";
 import { compareHashes, formatHashCompare } from "./hash-compare.mjs";
 import { ADDRESS_POOL, MAX_STEADY_ADDRESSES, addressPool, applyRotation, createRotation, rotationAddresses, runLoad } from "./load.mjs";
 import {
-  checkClientAddresses, formatClientAddresses, formatLimiter, formatLogin, formatTable, summarize, summarizeLimiter, summarizeLogin,
+  checkClientAddresses, formatClientAddresses, formatLimiter, formatLogin, formatProducts, formatTable, summarize, summarizeLimiter, summarizeLogin,
+  summarizeProducts,
 } from "./report.mjs";
 import { scenarios as allScenarios } from "./scenarios.mjs";
 import {
@@ -95,6 +96,9 @@ const INSTANCES = {
   app: { name: "app", vars: {} },
   // The request-rate limiters off (the failed-login and other guard budgets stay on).
   "no-limits": { name: "app-no-limits", vars: { RATE_LIMITS_ENABLED: "false" } },
+  // The same app, limits on, for a scenario that grows the database (product-create: 51 products
+  // rows per response), so that the reads measured on `app` keep the dataset their seeds made.
+  writes: { name: "app-writes", vars: {} },
 };
 
 /** A scenario (plus what its seed returned) as the request autocannon sends. */
@@ -187,7 +191,7 @@ async function main() {
       const first = await probe(app.url, probeRequest);
       const ok = expectStatus === null ? first.status >= 200 && first.status < 300 : first.status === expectStatus;
       scenarioTargets.push({
-        name: sc.name, kind: "scenario", instance: app.name, url: app.url, request, expectStatus,
+        name: sc.name, kind: "scenario", instance: app.name, url: app.url, request, expectStatus, users: sc.users ?? 1,
         d1RoundTrips: first.d1RoundTrips, limiterCalls: first.limiterCalls, probe: first,
         probeError: ok ? null : `first request answered ${first.status}, expected ${expectStatus ?? "2xx"}: ${first.bodySample}`,
       });
@@ -246,6 +250,7 @@ async function main() {
     if (storeFailed) failed = true;
     const login = summarizeLogin(rows, rounds);
     const limiter = summarizeLimiter(rows, rounds);
+    const products = summarizeProducts(rows);
     if (limiter) limiter.storeFailures = storeFailures;
     const cpus = os.cpus();
     const how =
@@ -274,6 +279,7 @@ async function main() {
         "those requests went through unlimited (fail open); the limits-on figures are not comparable.");
     }
     if (login || hashCompare) console.log(`\n${formatLogin(login, hashCompare, { connections: settings.connections })}`);
+    if (products) console.log(`\n${formatProducts(products)}`);
 
     const document = {
       timestamp: new Date().toISOString(),
@@ -303,6 +309,9 @@ async function main() {
       // The limiter's cost to a read against units-no-limits: `steady` (units) and `newClients`
       // (units-new-clients), aims judged on steady (null unless units-no-limits and one of them ran). See bench/README.md, The limiter.
       limiter,
+      // The four products scenarios (issue 5): req/s, p99, D1 round trips, req/s ÷ select1, and
+      // whether each read reaches half the select1 baseline (null when none ran). See bench/README.md, Products.
+      products,
       storeFailures,
       rounds,
     };

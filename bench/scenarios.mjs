@@ -10,6 +10,7 @@
 //     vary: (i) => ({ headers?, body? }), // optional: what request i changes (e.g. a different account per request)
 //     instance: "no-limits",        // optional: which app instance serves it (default "app"), see INSTANCES in run.mjs
 //     addresses: NEW_CLIENT_POOL,   // optional: its own client-address pool (a size from 10.0.0.0, or { first, size, unique }); default --addresses
+//     users: 32,                    // optional: how many accounts its requests rotate over (vary), for the per-user limit check (default 1)
 //     seed: async (ctx) => {...},   // optional, see below
 //   }
 //
@@ -125,6 +126,258 @@ async function expectBadCredentials({ fetch }, body) {
 
 const WRONG_PASSWORD = "wrong-kettle-47-orbit";
 
+// ---------------------------------------------------------------------------------------------
+// Products (issue 5): detail, filtered list, a 1,000-component tree, a create with 50 nested
+// components. One shared seed per app instance (seedProducts), then each scenario checks its own
+// request once (status and shape) before any load.
+
+/** The account the products seed registers through the API; its copies create the products. */
+export const PRODUCTS_ACCOUNT = { email: "bench.products@example.org", username: "bench_products", password: "amber-lantern-58-quartz" };
+
+/**
+ * Verified accounts that send `product-create`, round robin (request i: account i mod N), each
+ * with its own bearer token. A signed-in write counts in `write-user` (600/min per user) and not
+ * in the per-IP buckets, so one account would be refused after 600 creates in a minute; N
+ * accounts allow 10 N creates/s sustained (320/s), several times what a 50-component create
+ * does here (bench/README.md, Products). Their logins come from 127.0.0.1 in the seed: 32 of
+ * `login-ip`'s 60 a minute (the failed-login seeds add 2).
+ */
+export const PRODUCT_USERS = 32;
+export const productUserEmail = (n) => `bench.products.${n}@example.org`;
+
+/** Base products the list scenario filters: LIST_PRODUCTS over LIST_BRANDS, round robin (250 per brand). */
+export const LIST_PRODUCTS = 2000;
+export const LIST_BRANDS = ["fairphone", "nokia", "krups", "bosch", "philips", "lenovo", "dell", "miele"];
+/** The brand `product-list` filters on: 1/8 of the seeded products, 5 pages of the default 50. */
+export const LIST_BRAND = LIST_BRANDS[0];
+
+/** The tree: 10 top-level components with 99 components each, 1,000 in all (the route's maximum, and one create body's). */
+const TREE_TOP = 10;
+const TREE_CHILDREN = 99;
+export const TREE_COMPONENTS = TREE_TOP * (1 + TREE_CHILDREN);
+
+/** Materials the bills of materials name (ids 1..5 on a fresh database; read back by name). */
+const MATERIALS = ["Bench steel", "Bench aluminium", "Bench ABS", "Bench copper", "Bench glass"];
+
+const SEED_HEADERS = { "content-type": "application/json", "cf-connecting-ip": "127.0.0.1" };
+
+/** The create body of `product-create`: a base product, 10 components with 4 each (50 components), bills of materials on 11 records. */
+function createBody(materialIds) {
+  return {
+    name: "Bench create",
+    brand: "bench-create",
+    model: "C-50",
+    weight_g: 1250,
+    bill_of_materials: [
+      { material_id: materialIds[0], quantity: 0.8, unit: "kg" },
+      { material_id: materialIds[2], quantity: 0.2, unit: "kg" },
+    ],
+    components: Array.from({ length: 10 }, (_, i) => ({
+      name: `Module ${i}`,
+      amount_in_parent: 1 + i,
+      weight_g: 100,
+      bill_of_materials: [{ material_id: materialIds[i % materialIds.length], quantity: 50, unit: "g" }],
+      components: Array.from({ length: 4 }, (_, j) => ({ name: `Part ${i}.${j}`, amount_in_parent: 1 + j })),
+    })),
+  };
+}
+export const CREATE_COMPONENTS = 50;
+
+async function json(response, what, expectStatus) {
+  const text = await response.text();
+  if (response.status !== expectStatus) throw new Error(`seed: ${what} answered ${response.status}, expected ${expectStatus}: ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+const productUserSeeds = new Map();
+const productSeeds = new Map();
+
+/**
+ * The accounts and materials of the products scenarios, once per app instance:
+ * PRODUCTS_ACCOUNT registered through POST /v1/auth/register (~1.5 s: the breached-password check
+ * fails open offline), marked verified with SQL, copied PRODUCT_USERS times (like the login pool:
+ * same password hash, own email/username), each copy logged in through POST /v1/auth/bearer/login
+ * for an access token (they live 15 minutes; a default run takes ~4); then MATERIALS, by SQL.
+ */
+function seedProductUsers(ctx) {
+  if (!productUserSeeds.has(ctx.url)) productUserSeeds.set(ctx.url, doSeedProductUsers(ctx));
+  return productUserSeeds.get(ctx.url);
+}
+
+/**
+ * The read scenarios' data, once per app instance, after seedProductUsers:
+ *  1. one product type, by SQL;
+ *  2. LIST_PRODUCTS base products by SQL (one INSERT ... SELECT over a recursive CTE; created_at
+ *     one second apart so `-created_at` has an order to follow), then `id_blocks.next_id` moved
+ *     past them: the create route reserves explicit ids from there;
+ *  3. through the API: the detail product (type, bill of materials of 3, 1 video, 10 direct
+ *     components, each with a bill of materials) and the tree product (TREE_COMPONENTS components).
+ */
+function seedProducts(ctx) {
+  if (!productSeeds.has(ctx.url)) productSeeds.set(ctx.url, doSeedProducts(ctx));
+  return productSeeds.get(ctx.url);
+}
+
+async function doSeedProductUsers({ db, fetch }) {
+  await json(await fetch("/v1/auth/register", { method: "POST", headers: SEED_HEADERS, body: JSON.stringify(PRODUCTS_ACCOUNT) }), "POST /v1/auth/register", 201);
+  const verified = await db.prepare("UPDATE users SET is_verified = 1 WHERE email = ?").bind(PRODUCTS_ACCOUNT.email).run();
+  if (verified.meta.changes !== 1) throw new Error(`seed: marking ${PRODUCTS_ACCOUNT.email} verified changed ${verified.meta.changes} rows`);
+  const { results: columns } = await db.prepare("SELECT name FROM pragma_table_info('users')").all();
+  const copied = columns.map((r) => r.name).filter((c) => !["id", "email", "email_canonical", "username"].includes(c));
+  const pool = await db.prepare(
+    `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < ?1)
+     INSERT INTO users (email, email_canonical, username, ${copied.map((c) => `"${c}"`).join(", ")})
+     SELECT 'bench.products.' || seq.n || '@example.org', 'bench.products.' || seq.n || '@example.org', 'bench_products_' || seq.n, ${copied.map((c) => `u."${c}"`).join(", ")}
+     FROM seq, users AS u WHERE u.email_canonical = ?2`,
+  ).bind(PRODUCT_USERS, PRODUCTS_ACCOUNT.email).run();
+  if (pool.meta.changes !== PRODUCT_USERS) throw new Error(`seed: product user pool inserted ${pool.meta.changes} rows, expected ${PRODUCT_USERS}`);
+  const tokens = [];
+  for (let n = 0; n < PRODUCT_USERS; n++) {
+    const login = await json(await fetch("/v1/auth/bearer/login", {
+      method: "POST", headers: SEED_HEADERS, body: JSON.stringify({ username: productUserEmail(n), password: PRODUCTS_ACCOUNT.password }),
+    }), `bearer login of ${productUserEmail(n)}`, 200);
+    if (typeof login.access_token !== "string") throw new Error(`seed: bearer login of ${productUserEmail(n)} returned no access_token`);
+    tokens.push(login.access_token);
+  }
+  await db.batch(MATERIALS.map((name) => db.prepare("INSERT INTO materials (name) VALUES (?)").bind(name)));
+  const { results: materialRows } = await db.prepare(`SELECT id FROM materials WHERE name IN (${MATERIALS.map(() => "?").join(", ")}) ORDER BY id`).bind(...MATERIALS).all();
+  return { tokens, materialIds: materialRows.map((r) => r.id) };
+}
+
+async function doSeedProducts(ctx) {
+  const { db, fetch } = ctx;
+  const { tokens, materialIds } = await seedProductUsers(ctx);
+  const owner = await db.prepare("SELECT id FROM users WHERE email = ?").bind(productUserEmail(0)).first();
+  const type = await db.prepare("INSERT INTO product_types (name) VALUES ('Bench appliance') RETURNING id").first();
+
+  const brands = LIST_BRANDS.map((b) => `'${b}'`).join(", ");
+  const list = await db.prepare(
+    `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < ?1)
+     INSERT INTO products (owner_id, name, brand, model, weight_g, created_at, updated_at)
+     SELECT ?2, 'Bench product ' || n, json_extract(json_array(${brands}), '$[' || (n % ${LIST_BRANDS.length}) || ']'),
+            'M-' || n, 100 + n, unixepoch() - ?1 + n, unixepoch() - ?1 + n
+     FROM seq`,
+  ).bind(LIST_PRODUCTS, owner.id).run();
+  // meta.changes also counts the rows the full-text triggers write, so count the products.
+  const listed = await db.prepare("SELECT count(*) AS n FROM products WHERE parent_id IS NULL").first();
+  if (!list.success || listed.n !== LIST_PRODUCTS) throw new Error(`seed: ${listed.n} base products after the list insert, expected ${LIST_PRODUCTS}`);
+  await db.prepare("UPDATE id_blocks SET next_id = (SELECT max(id) + 1 FROM products) WHERE name = 'products'").run();
+
+  const auth = { ...SEED_HEADERS, authorization: `Bearer ${tokens[0]}` };
+  const detail = await json(await fetch("/v1/products", {
+    method: "POST", headers: auth,
+    body: JSON.stringify({
+      name: "Bench coffee grinder", description: "The detail scenario's product.", brand: "Krups", model: "GVX2", weight_g: 1450,
+      height_cm: 25, width_cm: 14, depth_cm: 18, product_type_id: type.id,
+      circularity_properties: { recyclability: "Housing is PP, clip-fit.", disassemblability: null, remanufacturability: null },
+      bill_of_materials: materialIds.slice(0, 3).map((material_id, i) => ({ material_id, quantity: 0.1 * (i + 1), unit: "kg" })),
+      videos: [{ url: "https://www.youtube.com/watch?v=bench", title: "Teardown" }],
+      components: Array.from({ length: 10 }, (_, i) => ({
+        name: `Grinder part ${i}`, amount_in_parent: 1 + i, weight_g: 20 + i,
+        bill_of_materials: [{ material_id: materialIds[i % materialIds.length], quantity: 5, unit: "g" }],
+      })),
+    }),
+  }), "POST /v1/products (detail product)", 201);
+  const tree = await json(await fetch("/v1/products", {
+    method: "POST", headers: auth,
+    body: JSON.stringify({
+      name: "Bench tree product",
+      components: Array.from({ length: TREE_TOP }, (_, i) => ({
+        name: `Assembly ${i}`, amount_in_parent: 1,
+        components: Array.from({ length: TREE_CHILDREN }, (_, j) => ({ name: `Part ${i}.${j}`, amount_in_parent: 1 + (j % 10) })),
+      })),
+    }),
+  }), "POST /v1/products (tree product, 1,000 components)", 201);
+  return { detailId: detail.id, treeId: tree.id };
+}
+
+const countTree = (nodes) => nodes.reduce((n, node) => n + 1 + countTree(node.components), 0);
+const treePath = (id) => `/v1/products/${id}/components/tree?recursion_depth=10`;
+const LIST_PATH = `/v1/products?brand[in]=${LIST_BRAND}&order_by=-created_at`;
+
+/** The four products scenarios, in this order in every round; their figures are summed up in the `Products` block of the output. */
+export const PRODUCT_SCENARIOS = { detail: "product-detail", list: "product-list", tree: "product-tree", create: "product-create" };
+
+const productScenarios = [
+  // One base product with its embeds: type, bill of materials (3), 10 direct components, 1 video.
+  // Anonymous, from the steady address pool (read-ip, 300/min per address).
+  {
+    name: PRODUCT_SCENARIOS.detail,
+    method: "GET",
+    path: "/v1/products/:id",
+    seed: async (ctx) => {
+      const { detailId } = await seedProducts(ctx);
+      const path = `/v1/products/${detailId}`;
+      const body = await json(await ctx.fetch(path, { headers: SEED_HEADERS }), `GET ${path}`, 200);
+      if (body.id !== detailId || body.components?.length !== 10 || body.bill_of_materials?.length !== 3 || body.videos?.length !== 1 || !body.product_type) {
+        throw new Error(`seed: GET ${path} lacks its embeds: ${JSON.stringify(body).slice(0, 300)}`);
+      }
+      return { path };
+    },
+  },
+  // A page (default size 50) of the 250 products of one brand, newest first, out of 2,000 base
+  // products in 8 brands (and the detail and tree products). Anonymous.
+  {
+    name: PRODUCT_SCENARIOS.list,
+    method: "GET",
+    path: LIST_PATH,
+    seed: async (ctx) => {
+      await seedProducts(ctx);
+      const body = await json(await ctx.fetch(LIST_PATH, { headers: SEED_HEADERS }), `GET ${LIST_PATH}`, 200);
+      const perBrand = LIST_PRODUCTS / LIST_BRANDS.length;
+      const times = (body.items ?? []).map((p) => Date.parse(p.created_at));
+      if (body.total !== perBrand || body.items?.length !== 50 || body.items.some((p) => p.brand !== LIST_BRAND) || times.some((t, i) => i > 0 && t > times[i - 1])) {
+        throw new Error(`seed: GET ${LIST_PATH} is not the first 50 of ${perBrand} ${LIST_BRAND} products, newest first: ${JSON.stringify(body).slice(0, 300)}`);
+      }
+    },
+  },
+  // The whole tree of a product holding exactly 1,000 components (10 × (1 + 99)), two levels, in
+  // one answer: the route's maximum (1,001 within the depth would be a 400). Anonymous.
+  {
+    name: PRODUCT_SCENARIOS.tree,
+    method: "GET",
+    path: "/v1/products/:id/components/tree?recursion_depth=10",
+    seed: async (ctx) => {
+      const { treeId } = await seedProducts(ctx);
+      const path = treePath(treeId);
+      const body = await json(await ctx.fetch(path, { headers: SEED_HEADERS }), `GET ${path}`, 200);
+      if (!Array.isArray(body) || body.length !== TREE_TOP || countTree(body) !== TREE_COMPONENTS || body.some((c) => c.components.length !== TREE_CHILDREN)) {
+        throw new Error(`seed: GET ${path} is not a tree of ${TREE_COMPONENTS} components: ${JSON.stringify(body).slice(0, 300)}`);
+      }
+      return { path };
+    },
+  },
+  // A base product with 50 nested components (10 top-level ones with 4 each) and bills of
+  // materials on 11 records, from PRODUCT_USERS verified accounts in turn (write-user,
+  // 600/min each). Every response adds 51 products rows, as real creates would: on an instance of
+  // its own (`app-writes`, same bundle and settings as `app`), so the reads above keep measuring
+  // the data their seeds made (a filtered list reads every base product, see bench/README.md).
+  {
+    name: PRODUCT_SCENARIOS.create,
+    method: "POST",
+    path: "/v1/products",
+    instance: "writes",
+    users: PRODUCT_USERS,
+    seed: async (ctx) => {
+      const { tokens, materialIds } = await seedProductUsers(ctx);
+      const body = createBody(materialIds);
+      const created = await json(await ctx.fetch("/v1/products", {
+        method: "POST", headers: { ...SEED_HEADERS, authorization: `Bearer ${tokens[PRODUCT_USERS - 1]}` }, body: JSON.stringify(body),
+      }), "POST /v1/products (50 components)", 201);
+      const path = treePath(created.id);
+      const tree = await json(await ctx.fetch(path, { headers: SEED_HEADERS }), `GET ${path}`, 200);
+      if (created.components?.length !== 10 || created.bill_of_materials?.length !== 2 || countTree(tree) !== CREATE_COMPONENTS) {
+        throw new Error(`seed: POST /v1/products did not create 10 components with ${CREATE_COMPONENTS} in all: ${JSON.stringify(created).slice(0, 300)}`);
+      }
+      return {
+        body,
+        headers: { authorization: `Bearer ${tokens[0]}` },
+        vary: (i) => ({ headers: { authorization: `Bearer ${tokens[i % PRODUCT_USERS]}` } }),
+      };
+    },
+  },
+];
+
 export const scenarios = [
   { name: "live", method: "GET", path: "/live" },
   // A one-query read with the request-rate limiters on (wrangler.toml: RATE_LIMITS_ENABLED=true):
@@ -183,4 +436,5 @@ export const scenarios = [
       await expectBadCredentials(ctx, { username: "nobody.here@example.org", password: LOGIN_ACCOUNT.password });
     },
   },
+  ...productScenarios,
 ];
