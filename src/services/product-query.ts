@@ -142,9 +142,37 @@ const ROW_COLUMNS = sql.raw(
   ].join(" "),
 );
 
-const ROW_SOURCE = sql.raw(
-  "products p JOIN users u ON u.id = p.owner_id LEFT JOIN product_types pt ON pt.id = p.product_type_id",
-);
+const ROW_JOINS = sql.raw("JOIN users u ON u.id = p.owner_id LEFT JOIN product_types pt ON pt.id = p.product_type_id");
+
+const ROW_SOURCE = sql`products p ${ROW_JOINS}`;
+
+/**
+ * Partial indexes over base products (`WHERE parent_id IS NULL`, which every filter has, so
+ * SQLite can always use them). D1 keeps no statistics, and without them the planner prefers the
+ * equality `parent_id IS NULL` on `products_parent_idx`: it visits every base product and sorts
+ * them for the page. `listIndex` names the index to read instead for the cases it knows.
+ */
+type BaseIndex = "products_base_created_idx" | "products_base_brand_created_idx";
+
+/**
+ * The index the list's page (`order`) or count (`order` null) reads `p` through, or null to let
+ * the planner choose: full-text search drives from the FTS rowids and `owner=me` from
+ * `products_owner_idx`, both narrower. A brand list seeks `(brand, parent_id, created_at)` per
+ * brand (one brand under `-created_at`/`created_at` needs no sort; its plain count reads the index
+ * alone, `parent_id` being in it). Otherwise the default order walks `created_at` and stops at the
+ * page. A count without brand keeps the planner's covering `products_parent_idx` search unless a
+ * `created_at` range narrows it. Other orders with no brand gain nothing from either index.
+ */
+function listIndex(filter: ProductFilter, order: readonly OrderTerm[] | null): BaseIndex | null {
+  if (filter.search !== undefined || filter.ownerMe) return null;
+  if (filter.brandIn && filter.brandIn.length > 0) return "products_base_brand_created_idx";
+  const walksCreated = order === null ? filter.createdAt !== undefined : order[0]?.field === "created_at";
+  return walksCreated ? "products_base_created_idx" : null;
+}
+
+function productsAs(index: BaseIndex | null): SQL {
+  return sql.raw(index ? `products p INDEXED BY ${index}` : "products p");
+}
 
 /**
  * Turns user text into an FTS5 query that can only mean "all these words": each
@@ -175,6 +203,11 @@ function inJson(column: SQL, values: readonly string[]): SQL {
   return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 }
 
+/** One value as an equality, which an index ordered by the next column can also return in order. */
+function inValues(column: SQL, values: readonly string[]): SQL {
+  return values.length === 1 ? sql`${column} = ${values[0]}` : inJson(column, values);
+}
+
 function rangeConditions(column: SQL, range: Range | undefined): SQL[] {
   const out: SQL[] = [];
   if (range?.ge !== undefined) out.push(sql`${column} >= ${range.ge}`);
@@ -194,7 +227,7 @@ function filterConditions(filter: ProductFilter, viewerId: number | null): SQL[]
   if (filter.ownerMe) where.push(viewerId === null ? sql`0` : sql`p.owner_id = ${viewerId}`);
   if (filter.nameIlike !== undefined) where.push(sql`p.name LIKE ${likeContains(filter.nameIlike)} ESCAPE '\\'`);
   if (filter.modelIlike !== undefined) where.push(sql`p.model LIKE ${likeContains(filter.modelIlike)} ESCAPE '\\'`);
-  if (filter.brandIn) where.push(inJson(sql.raw("p.brand"), filter.brandIn));
+  if (filter.brandIn) where.push(inValues(sql.raw("p.brand"), filter.brandIn));
   if (filter.productTypeNameIn) where.push(inJson(sql.raw("pt.name COLLATE NOCASE"), filter.productTypeNameIn));
   where.push(...rangeConditions(sql.raw("p.created_at"), filter.createdAt));
   where.push(...rangeConditions(sql.raw("p.updated_at"), filter.updatedAt));
@@ -225,10 +258,9 @@ function orderBySql(order: readonly OrderTerm[]): SQL {
 }
 
 function countFrom(filter: ProductFilter): SQL {
+  const products = productsAs(listIndex(filter, null));
   // The type join is only paid for when the filter reads the type's name.
-  return filter.productTypeNameIn
-    ? sql.raw("products p LEFT JOIN product_types pt ON pt.id = p.product_type_id")
-    : sql.raw("products p");
+  return filter.productTypeNameIn ? sql`${products} LEFT JOIN product_types pt ON pt.id = p.product_type_id` : products;
 }
 
 /**
@@ -238,9 +270,11 @@ function countFrom(filter: ProductFilter): SQL {
  */
 export function productListStatements(filter: ProductFilter, viewerId: number | null, page: PageQuery): [rows: SQL, total: SQL] {
   const where = whereSql(filterConditions(filter, viewerId));
+  const order = effectiveOrder(filter);
   const { limit, offset } = pageWindow(page);
+  const source = sql`${productsAs(listIndex(filter, order))} ${ROW_JOINS}`;
   return [
-    sql`SELECT ${ROW_COLUMNS} FROM ${ROW_SOURCE} WHERE ${where} ORDER BY ${orderBySql(effectiveOrder(filter))} LIMIT ${limit} OFFSET ${offset}`,
+    sql`SELECT ${ROW_COLUMNS} FROM ${source} WHERE ${where} ORDER BY ${orderBySql(order)} LIMIT ${limit} OFFSET ${offset}`,
     sql`SELECT count(*) AS total FROM ${countFrom(filter)} WHERE ${where}`,
   ];
 }

@@ -1,0 +1,1 @@
+CREATE INDEX `products_base_brand_created_idx` ON `products` (`brand`,`parent_id`,`created_at`) WHERE "products"."parent_id" IS NULL;
