@@ -1,4 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { RecordRow } from "./product-records";
 import type { PageQuery } from "../lib/pagination";
 import { pageWindow } from "../lib/pagination";
 
@@ -68,34 +69,8 @@ export interface ProductFilter {
   orderBy?: readonly OrderTerm[];
 }
 
-/** One row of the list and of the export: the record, its owner's name and visibility, its type's name. */
-export interface ProductListRow {
-  id: number;
-  parent_id: number | null;
-  owner_id: number;
-  name: string;
-  description: string | null;
-  brand: string | null;
-  model: string | null;
-  weight_g: number | null;
-  height_cm: number | null;
-  width_cm: number | null;
-  depth_cm: number | null;
-  volume_cm3: number | null;
-  /** JSON text, as stored. */
-  circularity_properties: string | null;
-  product_type_id: number | null;
-  amount_in_parent: number | null;
-  depth: number;
-  version: number;
-  /** Unix seconds. */
-  created_at: number;
-  updated_at: number;
-  owner_username: string;
-  /** The owner's profile visibility; the caller decides whether this viewer sees the name. */
-  owner_visibility: "public" | "community" | "private";
-  product_type_name: string | null;
-}
+/** One row of the list and of the export: the record as the detail reads select it (owner name and visibility, type name). */
+export type ProductListRow = RecordRow;
 
 /** The row of a count statement. */
 export interface CountRow {
