@@ -1,15 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { SessionUser } from "./sessions";
+import { assertMayModify } from "../auth/permissions";
 import { batchRows, type Db } from "../db/client";
 import { ApiError, type FieldError } from "../lib/problem";
-import {
-  type ComponentCreate,
-  MAX_COMPONENT_DEPTH,
-  type ProductCreate,
-} from "../routes/products/products.schemas";
-import { assertMayModify } from "../auth/permissions";
+import { type ComponentCreate, MAX_COMPONENT_DEPTH, type ProductCreate } from "../routes/products/products.schemas";
+import { normalizeBrand, normalizeCircularity } from "./product-fields";
 import { existingIdStatements, kindCondition, type RecordKind, type RecordRow, reserveIdsStatement } from "./product-records";
-import { normalizeCircularity, normalizeBrand } from "./product-fields";
+import type { SessionUser } from "./sessions";
 
 /** At most this many components in one create body (the same bound as a tree read). */
 export const MAX_COMPONENTS_PER_CREATE = 1000;
@@ -20,9 +16,10 @@ export interface CreateParent {
   kind: RecordKind;
 }
 
-interface PlannedRecord {
-  id: number;
-  parentId: number | null;
+/** A record of the body, in creation order; `parent` is the index of its parent in the body (null: the top record). */
+interface Planned {
+  parent: number | null;
+  /** Levels below the top record of the body. */
   depth: number;
   input: ProductCreate | ComponentCreate;
   pointer: string;
@@ -34,25 +31,11 @@ export interface CreatedRecords {
   videos: { id: number; url: string; title: string | null; description: string | null; video_metadata: string | null; created_at: number }[];
 }
 
-/**
- * Creates a base product (parent null) or a component under `parent`, with every nested component,
- * bill of materials and video, in two round trips: one batch that looks up the parent, reserves
- * the ids and looks up the product types and materials named, then one atomic batch of every row.
- * Someone else's parent is 404, as if it did not exist. Returns the created
- * rows as the read statements would select them, built from what is known, not read back.
- */
-export async function createRecords(
-  db: Db,
-  owner: SessionUser,
-  input: ProductCreate | ComponentCreate,
-  parent: CreateParent | null,
-  notFound: () => ApiError,
-): Promise<CreatedRecords> {
-  const planned: Omit<PlannedRecord, "id">[] = [];
-  // Depths are relative to the new top record until the parent's own depth is known.
-  const walk = (node: ProductCreate | ComponentCreate, parentIndex: number | null, depth: number, pointer: string) => {
+function plan(input: ProductCreate | ComponentCreate): Planned[] {
+  const planned: Planned[] = [];
+  const walk = (node: ProductCreate | ComponentCreate, parent: number | null, depth: number, pointer: string) => {
     const index = planned.length;
-    planned.push({ parentId: parentIndex, depth, input: node, pointer });
+    planned.push({ parent, depth, input: node, pointer });
     (node.components ?? []).forEach((child, i) => walk(child, index, depth + 1, `${pointer}/components/${i}`));
   };
   walk(input, null, 0, "");
@@ -63,120 +46,143 @@ export async function createRecords(
       errors: [{ pointer: "/components", detail: `More than ${MAX_COMPONENTS_PER_CREATE} components in total.` }],
     });
   }
+  return planned;
+}
 
+const tooDeep = (pointer: string, level: number) =>
+  new ApiError(400, {
+    code: "COMPONENT_TOO_DEEP",
+    detail: `Components nest at most ${MAX_COMPONENT_DEPTH} levels below a base product; ${pointer || "this component"} would be at level ${level}.`,
+  });
+
+/**
+ * Creates a base product (parent null) or a component under `parent`, with every nested component,
+ * bill of materials and video, in ONE atomic batch: the ids come from a block reserved by the
+ * batch's first statement, children name their parents' ids, and the database's own constraints
+ * (foreign keys for the parent, materials and product types; the depth CHECK) refuse anything
+ * invalid, rolling the whole batch back. Only then does a second round trip look up what was wrong,
+ * to answer 404, 400 or 422 precisely. Returns the created rows as the read statements would
+ * select them, built from what is known rather than read back.
+ */
+export async function createRecords(
+  db: Db,
+  owner: SessionUser,
+  input: ProductCreate | ComponentCreate,
+  parent: CreateParent | null,
+  notFound: () => ApiError,
+): Promise<CreatedRecords> {
+  const planned = plan(input);
+  const deepestBelowTop = planned.reduce((max, p) => Math.max(max, p.depth), 0);
+  if (!parent && deepestBelowTop > MAX_COMPONENT_DEPTH) {
+    const culprit = planned.find((p) => p.depth > MAX_COMPONENT_DEPTH)!;
+    throw tooDeep(culprit.pointer, culprit.depth);
+  }
   const typeIds = [...new Set(planned.flatMap((p) => (p.input.product_type_id ? [p.input.product_type_id] : [])))];
   const materialIds = [...new Set(planned.flatMap((p) => (p.input.bill_of_materials ?? []).map((e) => e.material_id)))];
+
+  const n = planned.length;
+  const now = Math.floor(Date.now() / 1000);
+  const idOf = (index: number) => sql`(SELECT next_id - ${n - index} FROM id_blocks WHERE name = 'products')`;
+  // Depths below a parent: the parent's depth plus one plus the level in the body. The top
+  // record of a component create reads the parent through the ownership condition below.
+  const depthOf = (p: Planned) => (parent ? sql`(SELECT depth FROM products WHERE id = ${idOf(0)}) + ${p.depth}` : sql`${p.depth}`);
+
+  const statements: SQL[] = [reserveIdsStatement(n)];
+  planned.forEach((p, index) => {
+    const { input: record } = p;
+    const amount = "amount_in_parent" in record ? record.amount_in_parent : null;
+    const values = sql`${owner.id}, ${record.name}, ${record.description ?? null}, ${normalizeBrand(record.brand)},
+      ${record.model ?? null}, ${record.weight_g ?? null}, ${record.height_cm ?? null}, ${record.width_cm ?? null},
+      ${record.depth_cm ?? null}, ${normalizeCircularity(record.circularity_properties)}, ${record.product_type_id ?? null}, ${now}, ${now}`;
+    const columns = sql.raw(`id, parent_id, amount_in_parent, depth, owner_id, name, description, brand, model, weight_g, height_cm,
+      width_cm, depth_cm, circularity_properties, product_type_id, created_at, updated_at`);
+    if (index === 0 && parent) {
+      // The same rule as assertMayModify, in SQL: a parent of the right kind that the caller owns.
+      // Anything else inserts nothing, and the rows that name this one then fail their foreign key.
+      statements.push(sql`INSERT INTO products (${columns})
+        SELECT ${idOf(0)}, q.id, ${amount}, q.depth + 1, ${values} FROM products q
+        WHERE q.id = ${parent.id} AND q.owner_id = ${owner.id} AND ${kindCondition(parent.kind, "q")} RETURNING id, depth`);
+    } else {
+      const parentId = p.parent === null ? null : idOf(p.parent);
+      statements.push(sql`INSERT INTO products (${columns})
+        VALUES (${idOf(index)}, ${parentId}, ${p.parent === null ? null : amount}, ${index === 0 ? sql`0` : depthOf(p)}, ${values}) RETURNING id, depth`);
+    }
+    for (const entry of p.input.bill_of_materials ?? []) {
+      statements.push(sql`INSERT INTO bill_of_materials (product_id, material_id, quantity, unit, created_at, updated_at)
+        VALUES (${idOf(index)}, ${entry.material_id}, ${entry.quantity}, ${entry.unit}, ${now}, ${now})`);
+    }
+  });
+  const videoInputs = "videos" in input ? (input.videos ?? []) : [];
+  for (const video of videoInputs) {
+    statements.push(sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
+      VALUES (${idOf(0)}, ${video.url}, ${video.title ?? null}, ${video.description ?? null},
+        ${video.video_metadata ? JSON.stringify(video.video_metadata) : null}, ${now}, ${now}) RETURNING id`);
+  }
   const typeStatements = existingIdStatements("product_types", typeIds);
   const materialStatements = existingIdStatements("materials", materialIds);
-  const [parentRows, reserved, ...lookups] = await batchRows<
-    [{ owner_id: number; depth: number }, { first_id: number }, ...{ id: number; name: string }[]]
-  >(db, [
-    parent ? sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}` : sql`SELECT 1 WHERE 0`,
-    reserveIdsStatement(planned.length),
-    ...typeStatements,
-    ...materialStatements,
-  ] as [SQL, SQL, ...SQL[]]);
-  let baseDepth = 0;
-  if (parent) {
-    const row = parentRows[0];
-    const owned = row ? { ownerId: row.owner_id } : null;
-    assertMayModify(owner, owned, notFound);
-    baseDepth = row!.depth + 1;
+  statements.push(...typeStatements, ...materialStatements);
+
+  let results: unknown[][];
+  try {
+    results = await batchRows<unknown[]>(db, statements);
+  } catch (error) {
+    if (!/FOREIGN KEY constraint failed|CHECK constraint failed|NOT NULL constraint failed/i.test(String((error as Error)?.message ?? error))) throw error;
+    throw await diagnose(db, owner, planned, parent, notFound, typeIds, materialIds, error);
   }
-  const deepest = planned.reduce((max, p) => Math.max(max, p.depth), 0) + baseDepth;
-  if (deepest > MAX_COMPONENT_DEPTH) {
-    const culprit = planned.find((p) => p.depth + baseDepth > MAX_COMPONENT_DEPTH)!;
-    throw new ApiError(400, {
-      code: "COMPONENT_TOO_DEEP",
-      detail: `Components nest at most ${MAX_COMPONENT_DEPTH} levels below a base product; ${culprit.pointer || "this component"} would be at level ${culprit.depth + baseDepth}.`,
-    });
-  }
+  const reserved = results[0] as { first_id: number }[];
+  const firstId = reserved[0]!.first_id;
+  // The top record of a component create inserts nothing when the parent is not the caller's;
+  // with no rows naming it, nothing failed, so this is found here.
+  const topRows = results[1] as { id: number; depth: number }[];
+  if (topRows.length === 0) throw await diagnose(db, owner, planned, parent, notFound, typeIds, materialIds, null);
+
+  const lookups = results.slice(results.length - typeStatements.length - materialStatements.length) as { id: number; name: string }[][];
   const typeNames = new Map(lookups.slice(0, typeStatements.length).flat().map((row) => [row.id, row.name]));
   const materialNames = new Map(lookups.slice(typeStatements.length).flat().map((row) => [row.id, row.name]));
+  const videoResults = results.slice(results.length - lookups.length - videoInputs.length, results.length - lookups.length) as { id: number }[][];
+  const topDepth = topRows[0]!.depth;
 
-  const errors: FieldError[] = [];
-  planned.forEach((p) => {
-    if (p.input.product_type_id && !typeNames.has(p.input.product_type_id)) {
-      errors.push({ pointer: `${p.pointer}/product_type_id`, detail: "No product type has this id." });
-    }
-    (p.input.bill_of_materials ?? []).forEach((entry, i) => {
-      if (!materialNames.has(entry.material_id)) {
-        errors.push({ pointer: `${p.pointer}/bill_of_materials/${i}/material_id`, detail: "No material has this id." });
-      }
-    });
-  });
-  if (errors.length > 0) {
-    throw new ApiError(422, { code: "VALIDATION_FAILED", detail: "The request names records that do not exist.", errors });
-  }
-
-  const firstId = reserved[0]!.first_id;
-  const now = Math.floor(Date.now() / 1000);
-  const records: PlannedRecord[] = planned.map((p, i) => ({ ...p, id: firstId + i, parentId: null, depth: p.depth + baseDepth }));
-  planned.forEach((p, i) => {
-    records[i]!.parentId = p.parentId === null ? (parent?.id ?? null) : firstId + p.parentId;
-  });
-
-  const statements: SQL[] = [];
   const rows: RecordRow[] = [];
   const bom: CreatedRecords["bom"] = new Map();
-  for (const record of records) {
-    const { input } = record;
-    const circularity = normalizeCircularity(input.circularity_properties);
-    const brand = normalizeBrand(input.brand);
-    const amount = "amount_in_parent" in input ? input.amount_in_parent : null;
-    statements.push(sql`INSERT INTO products (id, parent_id, owner_id, name, description, brand, model, weight_g, height_cm,
-        width_cm, depth_cm, circularity_properties, product_type_id, amount_in_parent, depth, created_at, updated_at)
-      VALUES (${record.id}, ${record.parentId}, ${owner.id}, ${input.name}, ${input.description ?? null}, ${brand},
-        ${input.model ?? null}, ${input.weight_g ?? null}, ${input.height_cm ?? null}, ${input.width_cm ?? null},
-        ${input.depth_cm ?? null}, ${circularity}, ${input.product_type_id ?? null}, ${record.parentId === null ? null : amount},
-        ${record.depth}, ${now}, ${now})`);
-    const entries = (input.bill_of_materials ?? []).map((entry) => ({
+  planned.forEach((p, index) => {
+    const { input: record } = p;
+    const id = firstId + index;
+    const parentId = p.parent === null ? (parent?.id ?? null) : firstId + p.parent;
+    const dims = [record.height_cm, record.width_cm, record.depth_cm];
+    rows.push({
+      id,
+      parent_id: parentId,
+      owner_id: owner.id,
+      owner_username: owner.username,
+      owner_visibility: owner.profileVisibility,
+      name: record.name,
+      description: record.description ?? null,
+      brand: normalizeBrand(record.brand),
+      model: record.model ?? null,
+      weight_g: record.weight_g ?? null,
+      height_cm: record.height_cm ?? null,
+      width_cm: record.width_cm ?? null,
+      depth_cm: record.depth_cm ?? null,
+      volume_cm3: dims.every((d) => typeof d === "number") ? dims[0]! * dims[1]! * dims[2]! : null,
+      circularity_properties: normalizeCircularity(record.circularity_properties),
+      product_type_id: record.product_type_id ?? null,
+      product_type_name: record.product_type_id ? (typeNames.get(record.product_type_id) ?? null) : null,
+      amount_in_parent: parentId === null ? null : ("amount_in_parent" in record ? record.amount_in_parent : null),
+      depth: topDepth + p.depth,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+    });
+    const entries = (record.bill_of_materials ?? []).map((entry) => ({
       material_id: entry.material_id,
       material_name: materialNames.get(entry.material_id)!,
       quantity: entry.quantity,
       unit: entry.unit,
     }));
-    for (const entry of entries) {
-      statements.push(sql`INSERT INTO bill_of_materials (product_id, material_id, quantity, unit, created_at, updated_at)
-        VALUES (${record.id}, ${entry.material_id}, ${entry.quantity}, ${entry.unit}, ${now}, ${now})`);
-    }
-    bom.set(record.id, entries.sort((a, b) => a.material_name.localeCompare(b.material_name) || a.material_id - b.material_id));
-    const dims = [input.height_cm, input.width_cm, input.depth_cm];
-    rows.push({
-      id: record.id,
-      parent_id: record.parentId,
-      owner_id: owner.id,
-      owner_username: owner.username,
-      owner_visibility: owner.profileVisibility,
-      name: input.name,
-      description: input.description ?? null,
-      brand,
-      model: input.model ?? null,
-      weight_g: input.weight_g ?? null,
-      height_cm: input.height_cm ?? null,
-      width_cm: input.width_cm ?? null,
-      depth_cm: input.depth_cm ?? null,
-      volume_cm3: dims.every((d) => typeof d === "number") ? dims[0]! * dims[1]! * dims[2]! : null,
-      circularity_properties: circularity,
-      product_type_id: input.product_type_id ?? null,
-      product_type_name: input.product_type_id ? (typeNames.get(input.product_type_id) ?? null) : null,
-      amount_in_parent: record.parentId === null ? null : amount,
-      depth: record.depth,
-      version: 1,
-      created_at: now,
-      updated_at: now,
-    });
-  }
-  const videoInputs = "videos" in input ? (input.videos ?? []) : [];
-  const videoStatements = videoInputs.map(
-    (video) => sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
-      VALUES (${firstId}, ${video.url}, ${video.title ?? null}, ${video.description ?? null},
-        ${video.video_metadata ? JSON.stringify(video.video_metadata) : null}, ${now}, ${now}) RETURNING id`,
-  );
-  const results = await batchRows<unknown[]>(db, [...statements, ...videoStatements]);
-  const videoIds = results.slice(statements.length) as { id: number }[][];
+    bom.set(id, entries.sort((a, b) => a.material_name.localeCompare(b.material_name) || a.material_id - b.material_id));
+  });
   const videos = videoInputs.map((video, i) => ({
-    id: videoIds[i]![0]!.id,
+    id: videoResults[i]![0]!.id,
     url: video.url,
     title: video.title ?? null,
     description: video.description ?? null,
@@ -184,4 +190,50 @@ export async function createRecords(
     created_at: now,
   }));
   return { rows, bom, videos };
+}
+
+/**
+ * Why a create was refused by the database: someone else's or a missing parent (404), a component
+ * too deep (400), unknown product types or materials (422, each pointed at). One round trip, only
+ * on the error path. Returns the original error if it finds nothing wrong.
+ */
+async function diagnose(
+  db: Db,
+  owner: SessionUser,
+  planned: Planned[],
+  parent: CreateParent | null,
+  notFound: () => ApiError,
+  typeIds: number[],
+  materialIds: number[],
+  original: unknown,
+): Promise<unknown> {
+  const typeStatements = existingIdStatements("product_types", typeIds);
+  const [parentRows, ...lookups] = await batchRows<[{ owner_id: number; depth: number }, ...{ id: number; name: string }[]]>(db, [
+    parent ? sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}` : sql`SELECT 1 WHERE 0`,
+    ...typeStatements,
+    ...existingIdStatements("materials", materialIds),
+  ] as [SQL, ...SQL[]]);
+  let baseDepth = 0;
+  if (parent) {
+    const row = parentRows[0];
+    assertMayModify(owner, row ? { ownerId: row.owner_id } : null, notFound);
+    baseDepth = row!.depth + 1;
+  }
+  const culprit = planned.find((p) => p.depth + baseDepth > MAX_COMPONENT_DEPTH);
+  if (culprit) return tooDeep(culprit.pointer, culprit.depth + baseDepth);
+  const types = new Set(lookups.slice(0, typeStatements.length).flat().map((row) => row.id));
+  const materials = new Set(lookups.slice(typeStatements.length).flat().map((row) => row.id));
+  const errors: FieldError[] = [];
+  for (const p of planned) {
+    if (p.input.product_type_id && !types.has(p.input.product_type_id)) {
+      errors.push({ pointer: `${p.pointer}/product_type_id`, detail: "No product type has this id." });
+    }
+    (p.input.bill_of_materials ?? []).forEach((entry, i) => {
+      if (!materials.has(entry.material_id)) {
+        errors.push({ pointer: `${p.pointer}/bill_of_materials/${i}/material_id`, detail: "No material has this id." });
+      }
+    });
+  }
+  if (errors.length > 0) return new ApiError(422, { code: "VALIDATION_FAILED", detail: "The request names records that do not exist.", errors });
+  return original ?? notFound();
 }

@@ -60,8 +60,8 @@ export const RECORD_FROM = sql.raw(
 );
 
 /** `p.parent_id IS NULL` for base products, `IS NOT NULL` for components: each resource's routes see only their kind. */
-export function kindCondition(kind: RecordKind): SQL {
-  return kind === "product" ? sql.raw("p.parent_id IS NULL") : sql.raw("p.parent_id IS NOT NULL");
+export function kindCondition(kind: RecordKind, alias = "p"): SQL {
+  return sql.raw(`${alias}.parent_id IS ${kind === "product" ? "" : "NOT "}NULL`);
 }
 
 /** The statements of a detail read: the record, its bill of materials, its direct components and (base products) its videos. */
