@@ -199,3 +199,33 @@ describe("the list", () => {
     await expectProblem(await api("/v1/products?order_by=colour"), 422, "VALIDATION_FAILED");
   });
 });
+
+describe("create body bounds", () => {
+  it("refuses more than 100 components on one level, more than 5 videos, and videos on components with 422", async () => {
+    const user = await verifiedUser("bounds");
+    const token = user.tokens.access_token;
+    const many = Array.from({ length: 101 }, (_, i) => ({ name: `Screw ${i}`, amount_in_parent: 1 }));
+    const wide = await expectProblem(await create(token, { name: "Wide", components: many }), 422, "VALIDATION_FAILED");
+    expect(wide.errors?.[0]?.pointer).toBe("/components");
+    const video = { url: "https://video.example/watch?v=2" };
+    const videos = await expectProblem(await create(token, { name: "Filmed", videos: Array(6).fill(video) }), 422, "VALIDATION_FAILED");
+    expect(videos.errors?.[0]?.pointer).toBe("/videos");
+    const onComponent = await expectProblem(
+      await create(token, { name: "Parent", components: [{ name: "Child", amount_in_parent: 1, videos: [video] }] }),
+      422,
+      "VALIDATION_FAILED",
+    );
+    expect(onComponent.errors?.[0]?.pointer).toBe("/components/0/videos");
+    // Progressive entry: a record with no components and no materials is valid.
+    expect((await create(token, { name: "Bare" })).status).toBe(201);
+  });
+
+  it("finds products by full-text search over name, description, brand and model", async () => {
+    const user = await verifiedUser("search");
+    const word = `zq${Date.now().toString(36)}`;
+    await create(user.tokens.access_token, { name: "Hand mixer", description: `Bought for the ${word} study` });
+    await create(user.tokens.access_token, { name: "Stand mixer", model: `${word.toUpperCase()}-2` });
+    const page = (await (await api(`/v1/products?search=${word}&order_by=name`)).json()) as { items: { name: string }[]; total: number };
+    expect(page.items.map((item) => item.name)).toEqual(["Hand mixer", "Stand mixer"]);
+  });
+});
