@@ -2,6 +2,20 @@ const CIRCULARITY_KEYS = ["recyclability", "disassemblability", "remanufacturabi
 
 type Circularity = Partial<Record<(typeof CIRCULARITY_KEYS)[number], string | null>> | null | undefined;
 
+/** The fields a base product and a component share, as a client writes them (create and PATCH bodies). */
+export interface RecordFields {
+  name: string;
+  description?: string | null;
+  brand?: string | null;
+  model?: string | null;
+  weight_g?: number | null;
+  height_cm?: number | null;
+  width_cm?: number | null;
+  depth_cm?: number | null;
+  circularity_properties?: Circularity;
+  product_type_id?: number | null;
+}
+
 /**
  * The stored form of `circularity_properties`: compact JSON of the three named notes, each
  * trimmed; empty strings and an object left empty become null (spec, Base product and component).

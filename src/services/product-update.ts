@@ -1,21 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchRows, type Db } from "../db/client";
 import { ApiError } from "../lib/problem";
-import { normalizeBrand, normalizeCircularity } from "./product-fields";
+import { normalizeBrand, normalizeCircularity, type RecordFields } from "./product-fields";
 import type { RecordDetail, RecordRow } from "./product-records";
 
 /** The members a PATCH may change, as validated by the route. */
-export interface RecordChanges {
-  name?: string;
-  description?: string | null;
-  brand?: string | null;
-  model?: string | null;
-  weight_g?: number | null;
-  height_cm?: number | null;
-  width_cm?: number | null;
-  depth_cm?: number | null;
-  circularity_properties?: Partial<Record<"recyclability" | "disassemblability" | "remanufacturability", string | null>> | null;
-  product_type_id?: number | null;
+export interface RecordChanges extends Partial<RecordFields> {
   amount_in_parent?: number;
 }
 

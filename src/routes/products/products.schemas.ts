@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import type { RecordFields } from "../../services/product-fields";
 
 /** The units a bill-of-materials quantity may be given in. */
 export const UNIT_CODES = ["kg", "g", "m", "cm"] as const;
@@ -60,17 +61,7 @@ export const VideoInputSchema = z
   .openapi("VideoInput", { example: { url: "https://www.youtube.com/watch?v=abc123", title: "Teardown" } });
 
 /** A component as a create body gives it: nested components of its own, to any depth the limit allows. */
-export interface ComponentCreate {
-  name: string;
-  description?: string | null;
-  brand?: string | null;
-  model?: string | null;
-  weight_g?: number | null;
-  height_cm?: number | null;
-  width_cm?: number | null;
-  depth_cm?: number | null;
-  circularity_properties?: z.infer<typeof CircularitySchema>;
-  product_type_id?: number | null;
+export interface ComponentCreate extends RecordFields {
   amount_in_parent: number;
   components?: ComponentCreate[];
   bill_of_materials?: z.infer<typeof BomInputSchema>;
