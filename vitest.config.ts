@@ -13,6 +13,7 @@ export const TEST_VARS = {
   BOOTSTRAP_SUPERUSER_EMAIL: "admin@relab.test",
   BOOTSTRAP_SUPERUSER_PASSWORD: "bootstrap-password-for-tests",
   AUTH_TOKEN_SECRET: "test-token-secret-0123456789abcdef0123456789abcdef",
+  DATA_ENCRYPTION_KEY: "7d3f0c9a1b2e4d5f6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b",
   // Suites share one client IP ("unknown"): the request-rate limiters would hold them up. The
   // limiter tests switch them on per request (test/support/limits.ts); the per-account guards
   // stay on everywhere, as in production.

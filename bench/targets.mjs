@@ -164,6 +164,7 @@ export async function startApp(config, scriptPath, port, viaEntry, { name = "app
         ...config.vars,
         // A secret, so not in wrangler.toml: signs access and email-link tokens; a fresh one per run.
         AUTH_TOKEN_SECRET: randomBytes(32).toString("hex"),
+        DATA_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
         BOOTSTRAP_SUPERUSER_EMAIL: BOOTSTRAP.email,
         BOOTSTRAP_SUPERUSER_PASSWORD: BOOTSTRAP.password,
         ...vars,

@@ -6,7 +6,10 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs
 
 const KEY = /^([A-Z0-9_]+)=/;
 // Secrets that must differ between installs get a fresh random value instead of the example's.
-const generated = { AUTH_TOKEN_SECRET: () => randomBytes(32).toString("hex") };
+const generated = {
+  AUTH_TOKEN_SECRET: () => randomBytes(32).toString("hex"),
+  DATA_ENCRYPTION_KEY: () => randomBytes(32).toString("hex"),
+};
 
 const example = readFileSync(".dev.vars.example", "utf8").split("\n");
 const withLocalSecrets = (line) => {

@@ -2,6 +2,7 @@ import { registerSecuritySchemes } from "./lib/openapi";
 import { createRouter } from "./lib/router";
 import { bodyLimit } from "./middleware/body-limit";
 import { ensureBootstrap } from "./middleware/bootstrap";
+import { adminOnly } from "./middleware/admin-only";
 import { authFlow } from "./middleware/auth-flow";
 import { cors } from "./middleware/cors";
 import { crossSiteProtection } from "./middleware/cross-site";
@@ -13,11 +14,13 @@ import { securityHeaders } from "./middleware/security-headers";
 import { devRouter } from "./routes/dev/dev.index";
 import { createDocsRouter } from "./routes/docs/docs.index";
 import { healthRouter } from "./routes/health/health.index";
+import { adminRouter } from "./routes/admin/admin.index";
 import { authRouter } from "./routes/auth/auth.index";
 import { componentsTreeRouter } from "./routes/products/components/components.index";
 import { productFacetsRouter } from "./routes/products/facets/facets.index";
 import { billOfMaterialsRouter } from "./routes/products/materials/materials.index";
 import { productsRouter } from "./routes/products/products.index";
+import { profilesRouter } from "./routes/profiles/profiles.index";
 import { unitsRouter } from "./routes/units/units.index";
 import { usersRouter } from "./routes/users/users.index";
 
@@ -41,10 +44,13 @@ app.route("/", healthRouter);
 app.use("/v1/auth/*", authFlow);
 app.use("/v1/users/me", authFlow);
 app.use(ensureBootstrap());
+app.use("/v1/admin/*", adminOnly);
 
 app.route("/v1", createDocsRouter(app));
 app.route("/v1", authRouter);
 app.route("/v1", usersRouter);
+app.route("/v1", profilesRouter);
+app.route("/v1", adminRouter);
 app.route("/v1", unitsRouter);
 // Facets and suggestions first: /v1/products/facets must not be read as /v1/products/{id}.
 app.route("/v1", productFacetsRouter);

@@ -1,4 +1,5 @@
 import type { AppBindings } from "./env";
+import { parseDataKey } from "./lib/data-encryption";
 import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
 
 /** OWASP's minimum Argon2id parameters; every environment but development refuses anything weaker. */
@@ -23,6 +24,8 @@ export interface AppConfig {
   bootstrap: { email: string; password: string } | null;
   /** Keys derived from AUTH_TOKEN_SECRET: one per token kind, so a token of one kind never verifies as another. */
   tokenSecret: string;
+  /** `DATA_ENCRYPTION_KEY`: the AES-256 key that seals secrets stored at rest (TOTP seeds, and later provider tokens). */
+  dataKey: Uint8Array;
   /** Base URL of the app; email links point at `<appUrl>/verify#token=...` and `<appUrl>/reset-password#token=...`. */
   appUrl: string;
   email: { from: string; providerUrl: string | null; apiKey: string | null };
@@ -74,6 +77,12 @@ function parseConfig(env: AppBindings): AppConfig {
   if (tokenSecret.length < 32) {
     throw new ConfigError("AUTH_TOKEN_SECRET must be set to at least 32 characters of random data");
   }
+  let dataKey: Uint8Array;
+  try {
+    dataKey = parseDataKey(env.DATA_ENCRYPTION_KEY ?? "");
+  } catch {
+    throw new ConfigError("DATA_ENCRYPTION_KEY must be set to 32 random bytes, as 64 hex characters or base64");
+  }
   const appUrl = httpUrl(env.APP_PUBLIC_URL, "APP_PUBLIC_URL");
 
   const providerUrl = optional(env.EMAIL_PROVIDER_URL);
@@ -95,6 +104,7 @@ function parseConfig(env: AppBindings): AppConfig {
         ? { email: bootstrapEmail, password: bootstrapPassword }
         : null,
     tokenSecret,
+    dataKey,
     appUrl,
     email: {
       from: env.EMAIL_FROM?.trim() || "relab <noreply@relab.localhost>",

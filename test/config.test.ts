@@ -33,8 +33,16 @@ describe("configuration", () => {
     ["a non-numeric Argon2 setting", { ARGON2_ITERATIONS: "two" }],
     ["an origin that is not a URL", { APP_ORIGIN: "app.example" }],
     ["an email provider URL that is not https", { EMAIL_PROVIDER_URL: "http://mail.example/send" }],
+    ["a missing data encryption key", { DATA_ENCRYPTION_KEY: undefined }],
+    ["a data encryption key of 31 bytes", { DATA_ENCRYPTION_KEY: "ab".repeat(31) }],
+    ["a data encryption key that is not hex or base64", { DATA_ENCRYPTION_KEY: "not-a-key" }],
   ])("refuses %s", (_, vars) => {
     expect(() => withVars(vars)).toThrow(ConfigError);
+  });
+
+  it("reads the data encryption key as 32 bytes, and never echoes it in the error", () => {
+    expect(withVars({ DATA_ENCRYPTION_KEY: "ab".repeat(32) }).dataKey).toHaveLength(32);
+    expect(() => withVars({ DATA_ENCRYPTION_KEY: "cd".repeat(31) })).toThrow(/^DATA_ENCRYPTION_KEY must be set[^c]*$/);
   });
 
   it("needs both bootstrap email and password", () => {

@@ -26,18 +26,62 @@ export function requireVerified(c: Context<AppEnv>): SessionUser {
   return user;
 }
 
+/**
+ * Whether a user holds a superuser's powers: the `/admin` routes, moderation of others' records,
+ * reading private profiles. The spec makes every one of them depend on TOTP enrolment; a
+ * superuser without it is an ordinary user everywhere but `/admin`, where `requireAdmin` says why.
+ */
+export function hasAdminPowers(user: SessionUser | null): boolean {
+  return user !== null && user.isSuperuser && user.totpEnabled;
+}
+
+/** The signed-in superuser with TOTP; 403 for anyone else (a superuser without TOTP is told to enrol). */
+export function requireAdmin(c: Context<AppEnv>): SessionUser {
+  const user = requireUser(c);
+  if (!user.isSuperuser) {
+    throw new ApiError(403, { code: "SUPERUSER_REQUIRED", detail: "This route is for superusers." });
+  }
+  if (!user.totpEnabled) {
+    throw new ApiError(403, {
+      code: "ADMIN_TOTP_REQUIRED",
+      detail: "Superuser powers need two-step verification: enrol TOTP (POST /v1/auth/mfa/totp/setup) first.",
+    });
+  }
+  return user;
+}
+
 /** What the ownership rule needs of a record: whose it is. */
 export interface OwnedRecord {
   ownerId: number;
 }
 
 /**
- * The one write rule for research records: the owner may change their record; anyone else is told
- * it does not exist (404, so existence is not revealed). Superuser moderation (correct and delete,
- * never add content) will extend this rule, not the handlers.
+ * What a write does to someone's record: `correct` (change its details, or remove media, materials
+ * or components) or `add` (new components, materials, uploads). Moderation may correct, never add.
  */
-export function assertMayModify(user: SessionUser, record: OwnedRecord | null, notFound: () => ApiError): asserts record is OwnedRecord {
-  if (!record || record.ownerId !== user.id) throw notFound();
+export type WriteIntent = "correct" | "add";
+
+/**
+ * The one write rule for research records: the owner may do anything to their record; a superuser
+ * with TOTP may correct and delete anyone's (moderation, which the caller audits: see
+ * `isModeration`) but never add to it; anyone else is told the record does not exist (404, so
+ * existence is not revealed).
+ */
+export function assertMayModify(
+  user: SessionUser,
+  record: OwnedRecord | null,
+  notFound: () => ApiError,
+  intent: WriteIntent = "correct",
+): asserts record is OwnedRecord {
+  if (!record) throw notFound();
+  if (record.ownerId === user.id) return;
+  if (intent === "correct" && hasAdminPowers(user)) return;
+  throw notFound();
+}
+
+/** Whether a write that `assertMayModify` allowed is a superuser acting on someone else's record. */
+export function isModeration(user: SessionUser, record: OwnedRecord): boolean {
+  return record.ownerId !== user.id;
 }
 
 /** Profile visibility of a record's owner, and who is looking. */
@@ -49,11 +93,11 @@ export interface OwnerView {
 
 /**
  * Whether `viewer` may see who owns a record (spec, owner visibility): public profiles to
- * everyone, community profiles to signed-in users, private ones to the owner and superusers.
+ * everyone, community profiles to signed-in users, private ones to the owner and superusers with TOTP.
  */
 export function ownerVisibleTo(viewer: SessionUser | null, owner: OwnerView): boolean {
   if (owner.ownerVisibility === "public") return true;
   if (!viewer) return false;
   if (owner.ownerVisibility === "community") return true;
-  return viewer.id === owner.ownerId || viewer.isSuperuser;
+  return viewer.id === owner.ownerId || hasAdminPowers(viewer);
 }

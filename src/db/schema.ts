@@ -47,9 +47,18 @@ export const users = sqliteTable(
     /** Upload usage charged to this account, kept next to the quota check that reads it. */
     uploadFileCount: integer("upload_file_count").notNull().default(0),
     uploadTotalBytes: integer("upload_total_bytes").notNull().default(0),
+    /** The TOTP seed, sealed with AES-256-GCM under DATA_ENCRYPTION_KEY (context `totp:<id>`); null without TOTP. */
+    totpSecret: text("totp_secret"),
+    /** Unix seconds; set together with `totp_secret`. */
+    totpEnabledAt: integer("totp_enabled_at"),
+    /** The last accepted TOTP time step: a code of this step or an earlier one is a replay. */
+    totpLastStep: integer("totp_last_step"),
+    /** The one inactive account that holds the products of deleted accounts. */
+    isSystem: integer("is_system", { mode: "boolean" }).notNull().default(false),
     ...timestamps,
   },
   (t) => [
+    uniqueIndex("users_one_system_account").on(t.isSystem).where(sql`${t.isSystem} = 1`),
     uniqueIndex("users_email_unique").on(t.email),
     uniqueIndex("users_email_canonical_unique").on(t.emailCanonical),
     uniqueIndex("users_username_unique").on(t.username),
@@ -167,6 +176,44 @@ export const refreshTokens = sqliteTable(
     createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
   },
   (t) => [index("refresh_tokens_user_idx").on(t.userId), index("refresh_tokens_family_idx").on(t.familyId)],
+);
+
+/** Recovery codes of a TOTP enrolment, stored as SHA-256 of the normalised code; a used code is deleted. */
+export const recoveryCodes = sqliteTable(
+  "recovery_codes",
+  {
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    codeHash: text("code_hash").notNull(),
+    createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.codeHash] })],
+);
+
+/**
+ * Login challenges of TOTP accounts, by SHA-256 fingerprint of the challenge token. The login's
+ * transport decides which credentials the challenge issues; `tokens_valid_after` is the account's
+ * revocation epoch at login, so a revocation in between ends the challenge. `claimed_by` is set,
+ * once, by the request that wins it (docs/storage.md, Two-step verification).
+ */
+export const mfaChallenges = sqliteTable(
+  "mfa_challenges",
+  {
+    fingerprint: text("fingerprint").primaryKey(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    transport: text("transport", { enum: ["bearer", "cookie"] }).notNull(),
+    tokensValidAfter: integer("tokens_valid_after").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    claimedBy: text("claimed_by"),
+    createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
+  },
+  (t) => [
+    index("mfa_challenges_user_idx").on(t.userId),
+    check("mfa_challenges_transport_check", sql`${t.transport} IN ('bearer', 'cookie')`),
+  ],
 );
 
 /** Materials a bill of materials names. Its routes come with the reference data. */

@@ -11,6 +11,22 @@ export type AuditEvent =
   | "auth.password.changed"
   | "auth.email.changed"
   | "auth.email.verified"
+  | "auth.mfa.enabled"
+  | "auth.mfa.disabled"
+  | "auth.mfa.recovery_codes_regenerated"
+  | "auth.mfa.challenge.succeeded"
+  | "auth.mfa.challenge.failed"
+  | "auth.step_up.failed"
+  | "account.deleted"
+  | "admin.user.updated"
+  | "admin.user.role_changed"
+  | "admin.user.mfa_reset"
+  | "admin.user.deleted"
+  | "admin.cache.cleared"
+  | "moderation.record.updated"
+  | "moderation.record.deleted"
+  | "moderation.bom.changed"
+  | "authorization.denied"
   | "rate_limit.exceeded";
 
 /**

@@ -5,11 +5,12 @@ import { ApiError } from "../lib/problem";
 import { isAllowedOrigin } from "./cors";
 
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-const SESSION_LOGIN = "/v1/auth/session/login";
+// Routes that can start a browser session without carrying its cookies yet.
+const SESSION_STARTS = new Set(["/v1/auth/session/login", "/v1/auth/mfa/challenge"]);
 
 /**
  * The spec's cross-site request rule: a POST, PUT, PATCH or DELETE under `/v1` that carries the
- * session cookies, and every session login, is refused with 403 when the browser marks it
+ * session cookies, and every session login (and login challenge, which can set the cookies), is refused with 403 when the browser marks it
  * `Sec-Fetch-Site: cross-site` or sends an `Origin` outside the allow-list. A request with
  * neither header passes (scripts, devices), and requests without the cookies (bearer clients)
  * are not checked. Hono's `csrf()` would also refuse header-less form posts, which the spec allows.
@@ -17,7 +18,7 @@ const SESSION_LOGIN = "/v1/auth/session/login";
 export const crossSiteProtection = createMiddleware<AppEnv>(async (c, next) => {
   const method = c.req.method;
   if (UNSAFE.has(method)) {
-    const isSessionLogin = method === "POST" && c.req.path === SESSION_LOGIN;
+    const isSessionLogin = method === "POST" && SESSION_STARTS.has(c.req.path);
     if (isSessionLogin || hasSessionCookie(c.req.header("cookie"))) {
       const origin = c.req.header("origin");
       const crossSite = c.req.header("sec-fetch-site")?.toLowerCase() === "cross-site";

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { assertMayModify } from "../auth/permissions";
+import { assertMayModify, isModeration, type OwnedRecord } from "../auth/permissions";
 import { batchRows, type Db } from "../db/client";
 import { ApiError, type FieldError, notFound } from "../lib/problem";
 import type { UNIT_CODES } from "../routes/products/products.schemas";
@@ -27,6 +27,8 @@ export interface BomRecord {
   id: number;
   kind: RecordKind;
   missing: () => ApiError;
+  /** Called when a superuser changes someone else's bill of materials, so the caller can audit it. */
+  onModeration?: (owner: OwnedRecord) => void;
 }
 
 /** 404 for a material that is not in the record's bill of materials. */
@@ -103,7 +105,8 @@ export async function addBomEntries(
     db,
     [recordStatement(record), entriesStatement(record.id), ...lookups] as [SQL, SQL, ...SQL[]],
   );
-  assertMayModify(user, owners[0] ? { ownerId: owners[0].owner_id } : null, record.missing);
+  // Adding is never moderation: only the owner adds materials.
+  assertMayModify(user, owners[0] ? { ownerId: owners[0].owner_id } : null, record.missing, "add");
 
   const known = new Set(found.flat().map((row) => row.id));
   const errors: FieldError[] = [];
@@ -138,9 +141,11 @@ export async function addBomEntries(
   }
 }
 
-/** Checks that `user` may change the record: one round trip; someone else's record is its 404. */
+/** Checks that `user` may correct the record (its owner, or a moderator): one round trip; otherwise its 404. */
 async function assertOwner(db: Db, user: SessionUser, record: BomRecord): Promise<void> {
-  assertMayModify(user, await readOwnership(db, record.id, record.kind), record.missing);
+  const owned = await readOwnership(db, record.id, record.kind);
+  assertMayModify(user, owned, record.missing, "correct");
+  if (isModeration(user, owned)) record.onModeration?.(owned);
 }
 
 /**

@@ -5,6 +5,7 @@ import { loginIdentifier } from "../lib/email-address";
 import { maskEmail } from "../lib/logger";
 import { ApiError } from "../lib/problem";
 import type { ServiceDeps } from "./deps";
+import { startChallenge } from "./mfa-challenge";
 import { reserveLoginFailure } from "./failure-budgets";
 import {
   type RefreshRefusal,
@@ -19,8 +20,10 @@ import {
 
 export type LoginTransport = "bearer" | "cookie";
 
-/** What a successful password check leads to. TOTP accounts will get a challenge outcome here. */
-export type LoginOutcome = { kind: "session"; user: SessionUser; grant: SessionGrant };
+/** What a successful password check leads to: a session, or for a TOTP account a challenge to answer with a code. */
+export type LoginOutcome =
+  | { kind: "session"; user: SessionUser; grant: SessionGrant }
+  | { kind: "challenge"; user: SessionUser; mfaToken: string };
 
 /** The one answer to every failed login, whatever the reason: the bytes must not tell them apart. */
 export function badCredentials(): ApiError {
@@ -78,9 +81,17 @@ export async function passwordLogin(
 
 /**
  * Everything that happens once a user has proven who they are. The single place where a TOTP
- * account will be diverted to a challenge instead of receiving a session.
+ * account is diverted to a challenge (POST /v1/auth/mfa/challenge) instead of receiving a session.
  */
 export async function completeLogin(deps: ServiceDeps, user: SessionUser, transport: LoginTransport): Promise<LoginOutcome> {
+  if (user.totpEnabled) {
+    const mfaToken = await startChallenge(deps, user, transport);
+    if (!mfaToken) {
+      audit(deps.log, "auth.login.failed", { transport, user_id: user.id, account: null, reason: "changed_during_login" });
+      throw badCredentials();
+    }
+    return { kind: "challenge", user, mfaToken };
+  }
   const grant = await startSession(deps.db, deps.config.tokenSecret, user.id, user, { recordLogin: true });
   if (!grant) {
     // The account changed while the password was being checked: the check no longer stands.

@@ -216,7 +216,7 @@ async function diagnose(
   let baseDepth = 0;
   if (parent) {
     const row = parentRows[0];
-    assertMayModify(owner, row ? { ownerId: row.owner_id } : null, notFound);
+    assertMayModify(owner, row ? { ownerId: row.owner_id } : null, notFound, "add");
     baseDepth = row!.depth + 1;
   }
   const culprit = planned.find((p) => p.depth + baseDepth > MAX_COMPONENT_DEPTH);

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { hashPassword, verifyPassword } from "../auth/password";
+import { hashPassword } from "../auth/password";
 import { batchRows } from "../db/client";
 import { assertAcceptablePassword } from "../auth/password-policy";
 import { audit } from "../lib/audit";
@@ -8,11 +8,8 @@ import { ApiError } from "../lib/problem";
 import { emailChangedEmail, passwordChangedEmail } from "./account-emails";
 import { assertNotDisposable, assertUsableUsername, sendVerification, uniqueViolation } from "./accounts";
 import { type ServiceDeps, sendQuietly } from "./deps";
-import { reserveWrongSecret } from "./failure-budgets";
+import { assertStepUp } from "./step-up";
 import { revocationStatements, type SessionUser, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
-
-/** Seconds within which a sign-in counts as recent for a step-up without a password. */
-export const RECENT_SIGN_IN_SECONDS = 10 * 60;
 
 export interface ProfileChanges {
   username?: string;
@@ -30,35 +27,6 @@ export interface ProfileUpdate {
 }
 
 /**
- * The step-up an email or password change needs: the current password (missing 400, wrong 403,
- * never 401, since the session itself is fine), or for an account without one a sign-in within
- * the last 10 minutes. A password check takes a unit of the account's wrong-secret budget first.
- */
-async function assertStepUp(deps: ServiceDeps, user: SessionUser, currentPassword: string | undefined): Promise<void> {
-  if (user.hashedPassword) {
-    if (currentPassword === undefined) {
-      throw new ApiError(400, {
-        code: "CURRENT_PASSWORD_REQUIRED",
-        detail: "Changing the email address or password needs `current_password`.",
-      });
-    }
-    const reservation = await reserveWrongSecret(deps, user.id);
-    if (!verifyPassword(currentPassword, user.hashedPassword)) {
-      throw new ApiError(403, { code: "CURRENT_PASSWORD_INVALID", detail: "The current password is not correct." });
-    }
-    await reservation.refund();
-    return;
-  }
-  const recent = user.lastLoginAt !== null && Date.now() / 1000 - user.lastLoginAt <= RECENT_SIGN_IN_SECONDS;
-  if (!recent) {
-    throw new ApiError(403, {
-      code: "RECENT_SIGN_IN_REQUIRED",
-      detail: "Sign in again (within the last 10 minutes) before changing the email address or password.",
-    });
-  }
-}
-
-/**
  * Applies a self-service update in one batch. An email or password change needs the step-up,
  * revokes every token of the account in the same batch, and sends the Events section's emails: a
  * verification link to a new address and a notice to the old one, a notice after a new password.
@@ -71,7 +39,14 @@ export async function updateProfile(deps: ServiceDeps, user: SessionUser, change
   const passwordChanged = changes.password !== undefined;
 
   if (usernameChanged) assertUsableUsername(username);
-  if (changes.email !== undefined || passwordChanged) await assertStepUp(deps, user, changes.current_password);
+  if (changes.email !== undefined || passwordChanged) {
+    await assertStepUp(
+      deps,
+      user,
+      { currentPassword: changes.current_password, mfaCode: changes.mfa_code },
+      { operation: "Changing the email address or password" },
+    );
+  }
   if (emailChanged) assertNotDisposable(email);
   if (passwordChanged) {
     await assertAcceptablePassword(deps.config, deps.log, changes.password!, {

@@ -54,38 +54,63 @@ export interface CheckedState {
   tokensValidAfter: number;
 }
 
+/** A session about to start: the statements to put in a batch, and how to read its grant from their results. */
+export interface PendingSession {
+  /** Three statements; the last returns the issue row when the session started. */
+  statements: [SQL, SQL, SQL];
+  grant(issued: unknown[]): SessionGrant | null;
+}
+
 /**
- * Starts a session (a new refresh-token family) for a user whose credentials were checked, in one
- * round trip; `recordLogin` also stamps `last_login_at`. Returns null, and starts nothing, when
- * the account changed since the check (deactivated, password changed or reset, sessions revoked
- * while the password was being verified).
+ * The statements that start a session (a new refresh-token family) for `userId` if `guard` (SQL
+ * over the `users` row, which must include `id = userId`) holds when they run; `recordLogin` also
+ * stamps `last_login_at`. Callers put them in one batch after the writes the session depends on.
+ */
+export function sessionStatements(secret: string, userId: number, guard: SQL, { recordLogin }: { recordLogin: boolean }): PendingSession {
+  const refreshToken = randomToken();
+  const familyId = randomToken();
+  return {
+    statements: [
+      // Housekeeping: this user's expired tokens go when a new session starts.
+      sql`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND expires_at <= unixepoch()`,
+      sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at)
+        SELECT ${fingerprint(refreshToken)}, id, ${familyId},
+          unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, unixepoch() + ${SESSION_TTL_SECONDS}
+        FROM users WHERE ${guard}`,
+      sql`UPDATE users
+        SET last_login_at = CASE WHEN ${recordLogin ? 1 : 0} = 1 THEN unixepoch() ELSE last_login_at END
+        WHERE ${guard}
+        RETURNING id AS user_id, ${familyId} AS family_id, ${ISSUED_AT_MS} AS issued_at_ms,
+          unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS} AS refresh_expires_at, unixepoch() AS now`,
+    ],
+    grant(issued) {
+      const row = issued[0] as IssueRow | undefined;
+      return row ? grantFrom(secret, row, refreshToken) : null;
+    },
+  };
+}
+
+/** SQL that holds while the account is active and in the state a credential check saw. */
+export function unchangedSince(userId: number, checked: CheckedState): SQL {
+  return sql`id = ${userId} AND is_active = 1 AND hashed_password IS ${checked.hashedPassword}
+    AND tokens_valid_after = ${checked.tokensValidAfter}`;
+}
+
+/**
+ * Starts a session for a user whose credentials were checked, in one round trip. Returns null,
+ * and starts nothing, when the account changed since the check (deactivated, password changed or
+ * reset, sessions revoked while the password was being verified).
  */
 export async function startSession(
   db: Db,
   secret: string,
   userId: number,
   checked: CheckedState,
-  { recordLogin }: { recordLogin: boolean },
+  options: { recordLogin: boolean },
 ): Promise<SessionGrant | null> {
-  const refreshToken = randomToken();
-  const familyId = randomToken();
-  const unchanged = sql`id = ${userId} AND is_active = 1 AND hashed_password IS ${checked.hashedPassword}
-    AND tokens_valid_after = ${checked.tokensValidAfter}`;
-  const [, , rows] = await batchRows<[never, never, IssueRow]>(db, [
-    // Housekeeping: this user's expired tokens go when a new session starts.
-    sql`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND expires_at <= unixepoch()`,
-    sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at)
-      SELECT ${fingerprint(refreshToken)}, id, ${familyId},
-        unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, unixepoch() + ${SESSION_TTL_SECONDS}
-      FROM users WHERE ${unchanged}`,
-    sql`UPDATE users
-      SET last_login_at = CASE WHEN ${recordLogin ? 1 : 0} = 1 THEN unixepoch() ELSE last_login_at END
-      WHERE ${unchanged}
-      RETURNING id AS user_id, ${familyId} AS family_id, ${ISSUED_AT_MS} AS issued_at_ms,
-        unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS} AS refresh_expires_at, unixepoch() AS now`,
-  ]);
-  const row = rows[0];
-  return row ? grantFrom(secret, row, refreshToken) : null;
+  const pending = sessionStatements(secret, userId, unchangedSince(userId, checked), options);
+  const [, , issued] = await batchRows<[never, never, IssueRow]>(db, pending.statements);
+  return pending.grant(issued);
 }
 
 /** Why a refresh was refused: `raced` is a token rotated moments ago (another tab won), `replayed` ended its session. */
@@ -183,6 +208,8 @@ export interface SessionUser {
   uploadTotalBytes: number;
   /** Revocation epoch (ms); a login starts a session only if it is unchanged since the check. */
   tokensValidAfter: number;
+  /** TOTP enrolled: logins need a second step, step-ups an authenticator or recovery code. */
+  totpEnabled: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -201,6 +228,7 @@ export interface UserRow {
   upload_file_count: number;
   upload_total_bytes: number;
   tokens_valid_after: number;
+  totp_enabled: number;
   created_at: number;
   updated_at: number;
 }
@@ -208,7 +236,8 @@ export interface UserRow {
 /** Columns of `UserRow` (unqualified: usable in SELECT and RETURNING), for every query that loads a `SessionUser`. */
 export const USER_COLUMNS = sql.raw(
   "id, email, username, hashed_password, is_active, is_verified, is_superuser, role, " +
-    "profile_visibility, last_login_at, upload_file_count, upload_total_bytes, tokens_valid_after, created_at, updated_at",
+    "profile_visibility, last_login_at, upload_file_count, upload_total_bytes, tokens_valid_after, " +
+    "(totp_enabled_at IS NOT NULL) AS totp_enabled, created_at, updated_at",
 );
 
 /** Maps a row selected (or returned) with `USER_COLUMNS`. */
@@ -227,6 +256,7 @@ export function toSessionUser(row: UserRow): SessionUser {
     uploadFileCount: row.upload_file_count,
     uploadTotalBytes: row.upload_total_bytes,
     tokensValidAfter: row.tokens_valid_after,
+    totpEnabled: row.totp_enabled === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { describe, expect, it } from "vitest";
-import { requireUser, requireVerified } from "../../src/auth/permissions";
+import { assertMayModify, hasAdminPowers, isModeration, ownerVisibleTo, requireAdmin, requireUser, requireVerified } from "../../src/auth/permissions";
 import type { AppEnv } from "../../src/env";
 import { ApiError } from "../../src/lib/problem";
 import type { SessionUser } from "../../src/services/sessions";
@@ -19,10 +19,14 @@ const verified: SessionUser = {
   uploadFileCount: 0,
   uploadTotalBytes: 0,
   tokensValidAfter: 0,
+  totpEnabled: false,
   createdAt: 1_750_000_000,
   updatedAt: 1_750_000_000,
 };
 const unverified: SessionUser = { ...verified, isVerified: false };
+const superuserWithoutTotp: SessionUser = { ...verified, id: 1, isSuperuser: true, role: "lab" };
+const admin: SessionUser = { ...superuserWithoutTotp, totpEnabled: true };
+const notFound = () => new ApiError(404, { code: "PRODUCT_NOT_FOUND", detail: "No such product." });
 
 /** The permission checks only read `c.get("user")`. */
 const contextWith = (user: SessionUser | null) =>
@@ -63,5 +67,42 @@ describe("permission checks", () => {
 
   it("requireVerified returns a verified user", () => {
     expect(requireVerified(contextWith(verified))).toBe(verified);
+  });
+});
+
+describe("superuser powers", () => {
+  it("need both is_superuser and TOTP", () => {
+    expect(hasAdminPowers(admin)).toBe(true);
+    expect(hasAdminPowers(superuserWithoutTotp)).toBe(false);
+    expect(hasAdminPowers({ ...verified, totpEnabled: true })).toBe(false);
+    expect(hasAdminPowers(null)).toBe(false);
+  });
+
+  it("requireAdmin: 403 for an ordinary user, 403 ADMIN_TOTP_REQUIRED for a superuser without TOTP", () => {
+    expect(thrown(() => requireAdmin(contextWith(verified))).code).toBe("SUPERUSER_REQUIRED");
+    const refused = thrown(() => requireAdmin(contextWith(superuserWithoutTotp)));
+    expect([refused.status, refused.code]).toEqual([403, "ADMIN_TOTP_REQUIRED"]);
+    expect(requireAdmin(contextWith(admin))).toBe(admin);
+    expect(thrown(() => requireAdmin(contextWith(null))).status).toBe(401);
+  });
+
+  it("the write rule: owners do anything; superusers with TOTP correct but never add; everyone else 404", () => {
+    const record = { ownerId: verified.id };
+    expect(() => assertMayModify(verified, record, notFound, "add")).not.toThrow();
+    expect(() => assertMayModify(admin, record, notFound, "correct")).not.toThrow();
+    expect(thrown(() => assertMayModify(admin, record, notFound, "add")).status).toBe(404);
+    expect(thrown(() => assertMayModify(superuserWithoutTotp, record, notFound, "correct")).status).toBe(404);
+    expect(thrown(() => assertMayModify({ ...verified, id: 8 }, record, notFound)).status).toBe(404);
+    expect(thrown(() => assertMayModify(verified, null, notFound)).status).toBe(404);
+    expect(isModeration(admin, record)).toBe(true);
+    expect(isModeration(verified, record)).toBe(false);
+  });
+
+  it("private owners are visible to their owner and to superusers with TOTP only", () => {
+    const owner = { ownerId: verified.id, ownerUsername: "ada", ownerVisibility: "private" as const };
+    expect(ownerVisibleTo(verified, owner)).toBe(true);
+    expect(ownerVisibleTo(admin, owner)).toBe(true);
+    expect(ownerVisibleTo(superuserWithoutTotp, owner)).toBe(false);
+    expect(ownerVisibleTo(null, owner)).toBe(false);
   });
 });

@@ -3,6 +3,8 @@ import * as handlers from "./auth.handlers";
 import * as routes from "./auth.routes";
 import * as bearerHandlers from "./bearer/bearer.handlers";
 import * as bearerRoutes from "./bearer/bearer.routes";
+import * as mfaHandlers from "./mfa/mfa.handlers";
+import * as mfaRoutes from "./mfa/mfa.routes";
 import * as sessionHandlers from "./session/session.handlers";
 import * as sessionRoutes from "./session/session.routes";
 
@@ -19,4 +21,9 @@ export const authRouter = createRouter()
   .openapi(sessionRoutes.sessionLogin, sessionHandlers.login)
   .openapi(sessionRoutes.sessionRefresh, sessionHandlers.refresh)
   .openapi(sessionRoutes.sessionLogout, sessionHandlers.logout)
-  .openapi(sessionRoutes.revokeAllSessions, sessionHandlers.revokeAll);
+  .openapi(sessionRoutes.revokeAllSessions, sessionHandlers.revokeAll)
+  .openapi(mfaRoutes.totpSetup, mfaHandlers.totpSetup)
+  .openapi(mfaRoutes.totpConfirm, mfaHandlers.totpConfirm)
+  .openapi(mfaRoutes.totpDisable, mfaHandlers.totpDisable)
+  .openapi(mfaRoutes.regenerateRecoveryCodes, mfaHandlers.regenerateRecoveryCodes)
+  .openapi(mfaRoutes.mfaChallenge, mfaHandlers.mfaChallenge);

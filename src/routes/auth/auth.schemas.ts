@@ -69,3 +69,18 @@ export const TokenPairSchema = z
 export const AcceptedSchema = z
   .object({ detail: z.string() })
   .openapi("Accepted", { example: { detail: "If an account with this address exists, an email is on its way." } });
+
+export const MfaRequiredSchema = z
+  .object({
+    mfa_required: z.literal(true),
+    mfa_token: z.string().openapi({ description: "Challenge token for POST /v1/auth/mfa/challenge; valid 10 minutes, used once." }),
+  })
+  .openapi("MfaRequired", { example: { mfa_required: true, mfa_token: "kP3xQ9vT2mW7bN4cR8sY1uZ6aE5dF0gH-jL2oI9pK3q" } });
+
+/** The 202 both login routes answer for an account with TOTP. */
+export const mfaRequiredResponse = {
+  202: {
+    description: "Password accepted; the account has two-step verification: answer the challenge with POST /v1/auth/mfa/challenge.",
+    content: { "application/json": { schema: MfaRequiredSchema } },
+  },
+};

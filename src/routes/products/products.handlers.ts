@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { assertMayModify, requireVerified } from "../../auth/permissions";
 import type { AppEnv } from "../../env";
+import { auditModeration } from "../../services/moderation";
 import { jsonWithEtag } from "../../lib/etag";
 import { notFound } from "../../lib/problem";
 import { createRecords, type CreatedRecords } from "../../services/product-create";
@@ -63,8 +64,10 @@ export const getComponent: RouteHandler<typeof routes.getComponent, AppEnv> = as
 const deleteOf = (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, AppEnv> => async (c) => {
   const user = requireVerified(c);
   const { id } = c.req.valid("param");
-  assertMayModify(user, await readOwnership(c.get("db"), id, kind), missing(kind));
+  const owned = await readOwnership(c.get("db"), id, kind);
+  assertMayModify(user, owned, missing(kind));
   await deleteRecord(c.get("db"), id);
+  auditModeration(c.get("log"), user, owned, "moderation.record.deleted", { kind, id });
   return c.body(null, 204);
 };
 
@@ -84,8 +87,10 @@ const updateOf = (kind: RecordKind): RouteHandler<typeof routes.updateComponent,
   const user = requireVerified(c);
   const expected = versionFromIfMatch(c.req.valid("header")["if-match"]);
   const current = await readDetail(c.get("db"), c.req.valid("param").id, kind);
-  assertMayModify(user, current ? { ownerId: current.row.owner_id } : null, missing(kind));
+  const owned = current ? { ownerId: current.row.owner_id } : null;
+  assertMayModify(user, owned, missing(kind));
   const updated = await updateRecord(c.get("db"), current!, c.req.valid("json"), expected);
+  auditModeration(c.get("log"), user, owned, "moderation.record.updated", { kind, id: current!.row.id });
   c.header("Cache-Control", "no-store");
   return c.json(kind === "product" ? toProductDetail(updated, user) : toComponentDetail(updated, user), 200) as never;
 };

@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { requireUser } from "../../auth/permissions";
 import type { AppEnv } from "../../env";
 import { updateProfile } from "../../services/self-service";
-import { clearBrowserSession } from "../auth/session/session.handlers";
+import { clearBrowserSession } from "../auth/transport";
 import { serviceDeps } from "../deps";
 import { toMe } from "./users.mappers";
 import type { getMe as getMeRoute, updateMe as updateMeRoute } from "./users.routes";

@@ -1,25 +1,17 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { ACCESS_TOKEN_TTL_SECONDS } from "../../../auth/tokens";
 import type { AppEnv } from "../../../env";
 import { audit } from "../../../lib/audit";
 import { passwordLogin, refreshSession, refreshTokenInvalid } from "../../../services/login";
-import { endSessionByRefreshToken, type SessionGrant } from "../../../services/sessions";
+import { endSessionByRefreshToken } from "../../../services/sessions";
 import { serviceDeps } from "../../deps";
 import { readCredentials } from "../credentials";
+import { tokenPair } from "../transport";
 import type { bearerLogin, bearerLogout, bearerRefresh } from "./bearer.routes";
-
-function tokenPair(grant: SessionGrant) {
-  return {
-    access_token: grant.accessToken,
-    refresh_token: grant.refreshToken,
-    token_type: "bearer" as const,
-    expires_in: ACCESS_TOKEN_TTL_SECONDS,
-  };
-}
 
 export const login: RouteHandler<typeof bearerLogin, AppEnv> = async (c) => {
   const { username, password } = readCredentials(c);
   const outcome = await passwordLogin(serviceDeps(c), username, password, "bearer");
+  if (outcome.kind === "challenge") return c.json({ mfa_required: true as const, mfa_token: outcome.mfaToken }, 202);
   return c.json(tokenPair(outcome.grant), 200);
 };
 

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../../lib/problem";
-import { credentialsBody, TokenPairSchema } from "../auth.schemas";
+import { credentialsBody, mfaRequiredResponse, TokenPairSchema } from "../auth.schemas";
 
 const RefreshTokenBodySchema = z
   .strictObject({ refresh_token: z.string().min(1).max(512) })
@@ -22,6 +22,7 @@ export const bearerLogin = createRoute({
   request: { body: credentialsBody },
   responses: {
     200: { description: "Signed in.", content: { "application/json": { schema: TokenPairSchema } } },
+    ...mfaRequiredResponse,
     ...problemResponses(400, 413, 415, 422, 503),
   },
 });

@@ -1,45 +1,20 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import {
-  ACCESS_COOKIE,
-  CLEAR_SITE_DATA,
-  clearedSessionCookies,
-  readCookie,
-  REFRESH_COOKIE,
-  sessionCookies,
-} from "../../../auth/cookies";
+import { ACCESS_COOKIE, clearedSessionCookies, readCookie, REFRESH_COOKIE } from "../../../auth/cookies";
 import { requireUser } from "../../../auth/permissions";
 import { readAccessToken } from "../../../auth/tokens";
 import type { AppEnv } from "../../../env";
 import { audit } from "../../../lib/audit";
 import { passwordLogin, refreshSession, refreshTokenInvalid } from "../../../services/login";
-import {
-  endSessionById,
-  endSessionByRefreshToken,
-  revokeAllSessions,
-  type SessionGrant,
-} from "../../../services/sessions";
+import { endSessionById, endSessionByRefreshToken, revokeAllSessions } from "../../../services/sessions";
 import { serviceDeps } from "../../deps";
 import { readCredentials } from "../credentials";
+import { clearBrowserSession, setSession } from "../transport";
 import type { revokeAllSessions as revokeAllRoute, sessionLogin, sessionLogout, sessionRefresh } from "./session.routes";
-
-function setCookies(c: Context<AppEnv>, values: string[]): void {
-  for (const value of values) c.header("Set-Cookie", value, { append: true });
-}
-
-function setSession(c: Context<AppEnv>, grant: SessionGrant): void {
-  setCookies(c, sessionCookies(grant.accessToken, grant.refreshToken, grant.refreshExpiresIn));
-}
-
-/** Drops this browser's session state: both cookies, and everything the origin stored. */
-export function clearBrowserSession(c: Context<AppEnv>): void {
-  setCookies(c, clearedSessionCookies());
-  c.header("Clear-Site-Data", CLEAR_SITE_DATA);
-}
 
 export const login: RouteHandler<typeof sessionLogin, AppEnv> = async (c) => {
   const { username, password } = readCredentials(c);
   const outcome = await passwordLogin(serviceDeps(c), username, password, "cookie");
+  if (outcome.kind === "challenge") return c.json({ mfa_required: true as const, mfa_token: outcome.mfaToken }, 202);
   setSession(c, outcome.grant);
   return c.body(null, 204);
 };

@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { authenticate } from "../../../auth/authenticate";
 import { problemResponses } from "../../../lib/problem";
 import { SIGNED_IN } from "../../../lib/openapi";
-import { credentialsBody } from "../auth.schemas";
+import { credentialsBody, mfaRequiredResponse } from "../auth.schemas";
 
 const COOKIES =
   "`__Host-relab-auth` (access token, Max-Age 900) and `__Host-relab-refresh` (refresh token, up to 30 days), both `HttpOnly; Secure; SameSite=Lax; Path=/`.";
@@ -19,6 +19,7 @@ export const sessionLogin = createRoute({
   request: { body: credentialsBody },
   responses: {
     204: { description: "Signed in; the cookies are set." },
+    ...mfaRequiredResponse,
     ...problemResponses(400, 403, 413, 415, 422, 503),
   },
 });

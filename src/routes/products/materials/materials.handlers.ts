@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { requireVerified } from "../../../auth/permissions";
+import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { notFound } from "../../../lib/problem";
@@ -12,16 +13,18 @@ import {
   removeBomEntry,
   updateBomEntry,
 } from "../../../services/bill-of-materials";
+import { auditModeration } from "../../../services/moderation";
 import type { BomRow, RecordKind } from "../../../services/product-records";
 import type { BomRoutes } from "./materials.routes";
 
 const PREFIX = { product: "/v1/products", component: "/v1/components" } as const;
 
-/** The record a request addresses, with the 404 a missing (or someone else's) record answers. */
-const recordOf = (kind: RecordKind, id: number): BomRecord => ({
+/** The record a request addresses, with the 404 a missing (or someone else's) record answers; a moderator's change is audited. */
+const recordOf = (kind: RecordKind, id: number, c?: Context<AppEnv>): BomRecord => ({
   id,
   kind,
   missing: () => notFound(kind === "product" ? "No base product has this id." : "No component has this id."),
+  onModeration: c ? (owner) => auditModeration(c.get("log"), c.get("user")!, owner, "moderation.bom.changed", { kind, id }) : undefined,
 });
 
 /** An entry as the API shows it (the stored row carries the record id too). */
@@ -60,19 +63,19 @@ export function bomHandlers(kind: RecordKind) {
   const update: Handler<"update"> = async (c) => {
     const user = requireVerified(c);
     const { id, material_id } = c.req.valid("param");
-    return c.json(toEntry(await updateBomEntry(c.get("db"), user, recordOf(kind, id), material_id, c.req.valid("json"))), 200);
+    return c.json(toEntry(await updateBomEntry(c.get("db"), user, recordOf(kind, id, c), material_id, c.req.valid("json"))), 200);
   };
 
   const removeOne: Handler<"removeOne"> = async (c) => {
     const user = requireVerified(c);
     const { id, material_id } = c.req.valid("param");
-    await removeBomEntry(c.get("db"), user, recordOf(kind, id), material_id);
+    await removeBomEntry(c.get("db"), user, recordOf(kind, id, c), material_id);
     return c.body(null, 204);
   };
 
   const removeMany: Handler<"removeMany"> = async (c) => {
     const user = requireVerified(c);
-    await removeBomEntries(c.get("db"), user, recordOf(kind, c.req.valid("param").id), c.req.valid("json"));
+    await removeBomEntries(c.get("db"), user, recordOf(kind, c.req.valid("param").id, c), c.req.valid("json"));
     return c.body(null, 204);
   };
 
