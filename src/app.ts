@@ -22,6 +22,7 @@ import { billOfMaterialsRouter } from "./routes/products/materials/materials.ind
 import { productsRouter } from "./routes/products/products.index";
 import { profilesRouter } from "./routes/profiles/profiles.index";
 import { unitsRouter } from "./routes/units/units.index";
+import { accountDeletionRouter } from "./routes/users/deletion/deletion.index";
 import { usersRouter } from "./routes/users/users.index";
 
 export const app = createRouter();
@@ -49,6 +50,7 @@ app.use("/v1/admin/*", adminOnly);
 app.route("/v1", createDocsRouter(app));
 app.route("/v1", authRouter);
 app.route("/v1", usersRouter);
+app.route("/v1", accountDeletionRouter);
 app.route("/v1", profilesRouter);
 app.route("/v1", adminRouter);
 app.route("/v1", unitsRouter);

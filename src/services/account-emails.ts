@@ -60,3 +60,16 @@ function maskAddress(address: string): string {
   const at = address.lastIndexOf("@");
   return at > 0 ? `${address[0]}***${address.slice(at)}` : "***";
 }
+
+export function accountDeletedEmail(to: string, byAdministrator: boolean): EmailMessage {
+  return {
+    to,
+    subject: "Your relab account was deleted",
+    text:
+      (byAdministrator
+        ? "An administrator deleted the relab account of this address. "
+        : "The relab account of this address was deleted at your request. ") +
+      "Its email address, username, linked sign-ins and cameras are erased and every device was signed out. " +
+      "Research data it contributed stays public without your name, unless it was deleted with the account.",
+  };
+}

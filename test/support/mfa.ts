@@ -22,11 +22,21 @@ export class TestAuthenticator {
   }
 
   next(): string {
+    const step = this.nextStep();
+    this.last = step;
+    return totp(this.seed, step * TOTP_PERIOD_SECONDS);
+  }
+
+  /** The code `next()` would give, without using it up: for requests that fail before the code is checked. */
+  peek(): string {
+    return totp(this.seed, this.nextStep() * TOTP_PERIOD_SECONDS);
+  }
+
+  private nextStep(): number {
     const now = Date.now() / 1000;
     const step = Math.max(this.last + 1, totpStep(now) - 1);
     if (step > totpStep(now) + 1) throw new Error("no unused TOTP step left in the window; use a recovery code");
-    this.last = step;
-    return totp(this.seed, step * TOTP_PERIOD_SECONDS);
+    return step;
   }
 
   /** A code the service must refuse: a step just used again. */

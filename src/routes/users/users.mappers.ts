@@ -15,6 +15,7 @@ export function toMe(user: SessionUser): z.infer<typeof MeSchema> {
     is_verified: user.isVerified,
     is_superuser: user.isSuperuser,
     role: user.role,
+    totp_enabled: user.totpEnabled,
     preferences: { profile_visibility: user.profileVisibility },
     created_at: isoSeconds(user.createdAt * 1000),
     updated_at: isoSeconds(user.updatedAt * 1000),

@@ -1,0 +1,27 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { requireAdmin, requireUser } from "../../../auth/permissions";
+import type { AppEnv } from "../../../env";
+import { deleteAccount } from "../../../services/account-deletion";
+import { assertStepUp } from "../../../services/step-up";
+import { serviceDeps } from "../../deps";
+import { clearBrowserSession } from "../../auth/transport";
+import type { adminDeleteUser as adminDeleteUserRoute, deleteMe as deleteMeRoute } from "./deletion.routes";
+
+export const deleteMe: RouteHandler<typeof deleteMeRoute, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const body = (c.req.valid("json") ?? {}) as { current_password?: string; mfa_code?: string };
+  const deps = serviceDeps(c);
+  await assertStepUp(deps, user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Deleting the account" });
+  await deleteAccount(deps, { userId: user.id, content: "anonymize" });
+  if (c.get("session")?.transport === "cookie") clearBrowserSession(c);
+  return c.body(null, 204);
+};
+
+export const adminDeleteUser: RouteHandler<typeof adminDeleteUserRoute, AppEnv> = async (c) => {
+  const actor = requireAdmin(c);
+  const { current_password, mfa_code } = c.req.valid("json");
+  const deps = serviceDeps(c);
+  await assertStepUp(deps, actor, { currentPassword: current_password, mfaCode: mfa_code }, { operation: "Deleting an account" });
+  await deleteAccount(deps, { userId: c.req.valid("param").user_id, content: c.req.valid("query").content, actorId: actor.id });
+  return c.body(null, 204);
+};

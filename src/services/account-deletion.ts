@@ -1,0 +1,80 @@
+import { sql } from "drizzle-orm";
+import { batchRows } from "../db/client";
+import { audit } from "../lib/audit";
+import { ApiError, notFound } from "../lib/problem";
+import { accountDeletedEmail } from "./account-emails";
+import { type ServiceDeps, sendQuietly } from "./deps";
+
+/** What happens to a deleted account's products: moved to the anonymous system account, or deleted with it. */
+export const DELETION_CONTENT = ["anonymize", "delete"] as const;
+export type DeletionContent = (typeof DELETION_CONTENT)[number];
+
+export function userNotFound(): ApiError {
+  return notFound("No user has this id.", "USER_NOT_FOUND");
+}
+
+export function lastSuperuser(): ApiError {
+  return new ApiError(409, {
+    code: "LAST_SUPERUSER",
+    detail: "This is the last active superuser: make another account a superuser before removing this one.",
+  });
+}
+
+/**
+ * SQL that holds unless user `userId` is the last active superuser. Every statement of a removal
+ * carries it, so the check and the removal are one atomic batch: two superusers deleting each
+ * other at once cannot both succeed.
+ */
+export function notLastSuperuser(userId: number) {
+  return sql`(NOT EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND is_superuser = 1 AND is_active = 1)
+    OR EXISTS (SELECT 1 FROM users WHERE id <> ${userId} AND is_superuser = 1 AND is_active = 1))`;
+}
+
+export interface AccountDeletion {
+  userId: number;
+  content: DeletionContent;
+  /** The superuser deleting someone's account; absent for self-deletion. */
+  actorId?: number;
+}
+
+/**
+ * Deletes an account in one batch: its products move to the inactive system account (their text
+ * and file names stay; the upload usage moves with them) or, with `content: "delete"`, are
+ * deleted with their components, bills of materials and videos; then the user row goes, and with
+ * it (foreign keys, ON DELETE CASCADE) every refresh token, recovery code, login challenge and
+ * idempotency record, so every session ends at once. The email address and username are free
+ * again afterwards. 404 for an unknown id or the system account; 409 for the last active superuser.
+ * A notice goes to the former address.
+ */
+export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion): Promise<void> {
+  const { userId, content } = deletion;
+  const guard = notLastSuperuser(userId);
+  const owned = sql`owner_id = ${userId} AND ${guard}`;
+  const products =
+    content === "anonymize"
+      ? [
+          sql`UPDATE users SET
+              upload_file_count = upload_file_count + (SELECT upload_file_count FROM users WHERE id = ${userId}),
+              upload_total_bytes = upload_total_bytes + (SELECT upload_total_bytes FROM users WHERE id = ${userId})
+            WHERE is_system = 1 AND EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND is_system = 0) AND ${guard}`,
+          sql`UPDATE products SET owner_id = (SELECT id FROM users WHERE is_system = 1) WHERE ${owned}`,
+        ]
+      : [sql`DELETE FROM products WHERE ${owned}`];
+  const [found, ...rest] = await batchRows<[{ email: string }, ...unknown[]]>(deps.db, [
+    sql`SELECT email FROM users WHERE id = ${userId} AND is_system = 0`,
+    ...products,
+    sql`DELETE FROM users WHERE id = ${userId} AND is_system = 0 AND ${guard} RETURNING id`,
+  ]);
+  const former = found[0];
+  if (!former) throw userNotFound();
+  if ((rest[rest.length - 1] as unknown[]).length === 0) throw lastSuperuser();
+
+  audit(deps.log, "account.deleted", {
+    user_id: userId,
+    actor_id: deletion.actorId ?? userId,
+    by: deletion.actorId === undefined ? "self" : "admin",
+    content,
+  });
+  audit(deps.log, "auth.sessions.revoked", { user_id: userId, reason: "account_deleted" });
+  await sendQuietly(deps, accountDeletedEmail(former.email, deletion.actorId !== undefined));
+}
