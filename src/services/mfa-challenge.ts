@@ -102,6 +102,6 @@ export async function completeChallenge(
   if (!grant) refuse();
   await reservation.refund();
   audit(deps.log, "auth.mfa.challenge.succeeded", { user_id: row.user_id, transport: row.transport, method: resolved!.kind });
-  audit(deps.log, "auth.login.succeeded", { transport: row.transport, user_id: row.user_id, mfa: true });
+  audit(deps.log, "auth.login.succeeded", { transport: row.transport, user_id: row.user_id, two_step: true });
   return { transport: row.transport, userId: row.user_id, grant: grant! };
 }
