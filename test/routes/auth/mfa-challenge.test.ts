@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { bearer, me, postJson, verifiedUser } from "../../support/accounts";
-import { api, expectProblem, getSetCookie } from "../../support/http";
+import { api, expectProblem, getSetCookie, roundTrips } from "../../support/http";
 import { bearerLoginWithCode, enrolTotp } from "../../support/mfa";
 
 async function totpUser() {
@@ -28,6 +28,8 @@ describe("the login challenge", () => {
     const before = await env.DB.prepare("SELECT last_login_at FROM users WHERE id = ?").bind(user.id).first<{ last_login_at: number }>();
     const response = await answer(await challenge(user), user.authenticator.next());
     expect(response.status).toBe(200);
+    // Read the challenge with the sealed seed; then one batch claims, spends and starts the session.
+    expect(roundTrips(response)).toBe(2);
     const tokens = (await response.json()) as { access_token: string; token_type: string; expires_in: number };
     expect(tokens).toMatchObject({ token_type: "bearer", expires_in: 900 });
     expect((await me(tokens.access_token)).status).toBe(200);
