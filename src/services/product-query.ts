@@ -55,6 +55,8 @@ export interface ProductFilter {
   search?: string;
   /** Only the viewer's own products. */
   ownerMe?: boolean;
+  /** Only the products of this user (`GET /v1/users/{user_id}/products`); whether the viewer may see them is the route's rule. */
+  ownerId?: number;
   /** Case-insensitive substring of the name (ASCII letters only fold case, see docs). */
   nameIlike?: string;
   /** Brands, lower-case like the stored ones. */
@@ -131,15 +133,15 @@ type BaseIndex = "products_base_created_idx" | "products_base_brand_created_idx"
 
 /**
  * The index the list's page (`order`) or count (`order` null) reads `p` through, or null to let
- * the planner choose: full-text search drives from the FTS rowids and `owner=me` from
- * `products_owner_idx`, both narrower. A brand list seeks `(brand, parent_id, created_at)` per
- * brand (one brand under `-created_at`/`created_at` needs no sort; its plain count reads the index
+ * the planner choose: full-text search drives from the FTS rowids and `owner=me` (or one user's
+ * list, `ownerId`) from `products_owner_idx`, both narrower. A brand list seeks
+ * `(brand, parent_id, created_at)` per brand (one brand under `-created_at`/`created_at` needs no sort; its plain count reads the index
  * alone, `parent_id` being in it). Otherwise the default order walks `created_at` and stops at the
  * page. A count without brand keeps the planner's covering `products_parent_idx` search unless a
  * `created_at` range narrows it. Other orders with no brand gain nothing from either index.
  */
 function listIndex(filter: ProductFilter, order: readonly OrderTerm[] | null): BaseIndex | null {
-  if (filter.search !== undefined || filter.ownerMe) return null;
+  if (filter.search !== undefined || filter.ownerMe || filter.ownerId !== undefined) return null;
   if (filter.brandIn && filter.brandIn.length > 0) return "products_base_brand_created_idx";
   const walksCreated = order === null ? filter.createdAt !== undefined : order[0]?.field === "created_at";
   return walksCreated ? "products_base_created_idx" : null;
@@ -200,6 +202,7 @@ function filterConditions(filter: ProductFilter, viewerId: number | null): SQL[]
   }
   // An anonymous `owner=me` matches nothing (the route answers 401 before it gets here).
   if (filter.ownerMe) where.push(viewerId === null ? sql`0` : sql`p.owner_id = ${viewerId}`);
+  if (filter.ownerId !== undefined) where.push(sql`p.owner_id = ${filter.ownerId}`);
   if (filter.nameIlike !== undefined) where.push(sql`p.name LIKE ${likeContains(filter.nameIlike)} ESCAPE '\\'`);
   if (filter.modelIlike !== undefined) where.push(sql`p.model LIKE ${likeContains(filter.modelIlike)} ESCAPE '\\'`);
   if (filter.brandIn) where.push(inValues(sql.raw("p.brand"), filter.brandIn));

@@ -134,6 +134,12 @@ export const ProductListQuerySchema = z.strictObject({
 
 export type ProductListQuery = z.infer<typeof ProductListQuerySchema>;
 
+/**
+ * Query of `GET /v1/users/{user_id}/products`: the list's, less `owner` (the path names the
+ * owner, so `owner=me` is an unknown parameter there: 422).
+ */
+export const UserProductListQuerySchema = ProductListQuerySchema.omit({ owner: true });
+
 /** The validated filter parameters (the output of `PRODUCT_FILTER_PARAMS`) and, optionally, `order_by`. */
 export type ProductFilterQuery = z.infer<z.ZodObject<typeof PRODUCT_FILTER_PARAMS>> & { order_by?: OrderTerm[] };
 

@@ -1,0 +1,32 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { USERNAME_PATTERN } from "../../auth/account-names";
+import type { AppEnv } from "../../env";
+import { pageEnvelope } from "../../lib/pagination";
+import { ApiError } from "../../lib/problem";
+import { listUserProducts as listProductsOf, readProfile } from "../../services/profiles";
+import { toProductSummary } from "../products/products.mappers";
+import { parseProductListQuery } from "../products/products.query";
+import { toPublicProfile } from "./profiles.mappers";
+import type * as routes from "./profiles.routes";
+
+// Missing and hidden read the same, so the answer does not tell whether an account exists.
+const profileNotFound = () => new ApiError(404, { code: "PROFILE_NOT_FOUND", detail: "No profile with this username is visible to you." });
+const userNotFound = () => new ApiError(404, { code: "USER_NOT_FOUND", detail: "No user with this id is visible to you." });
+
+export const getProfile: RouteHandler<typeof routes.getProfile, AppEnv> = async (c) => {
+  const { username } = c.req.valid("param");
+  // A name no account can have needs no query.
+  const profile = USERNAME_PATTERN.test(username) ? await readProfile(c.get("db"), username, c.get("user")) : null;
+  if (!profile) throw profileNotFound();
+  c.header("Cache-Control", "no-store");
+  return c.json(toPublicProfile(profile), 200);
+};
+
+export const listUserProducts: RouteHandler<typeof routes.listUserProducts, AppEnv> = async (c) => {
+  const viewer = c.get("user");
+  const { filter, page } = parseProductListQuery(c.req.valid("query"));
+  const listed = await listProductsOf(c.get("db"), c.req.valid("param").user_id, filter, page, viewer);
+  if (!listed) throw userNotFound();
+  c.header("Cache-Control", "no-store");
+  return c.json(pageEnvelope(listed.rows.map((row) => toProductSummary(row, viewer)), listed.total, page), 200);
+};
