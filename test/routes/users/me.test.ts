@@ -18,6 +18,7 @@ describe("GET /v1/users/me", () => {
       is_verified: true,
       is_superuser: false,
       role: "contributor",
+      totp_enabled: false,
       preferences: { profile_visibility: "public" },
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),

@@ -1,0 +1,49 @@
+import { audit } from "../lib/audit";
+import type { Logger } from "../lib/logger";
+import { ApiError } from "../lib/problem";
+import type { SessionUser } from "./sessions";
+
+/** The caches an administrator can clear; every cached value lives under one of them in KV. */
+export const CACHE_NAMESPACES = ["reference-data", "stats"] as const;
+export type CacheNamespace = (typeof CACHE_NAMESPACES)[number];
+
+/** The KV key of a cached value: `cache:<namespace>:<key>`, so a namespace is cleared by its prefix. */
+export function cacheKey(namespace: CacheNamespace, key: string): string {
+  return `${cachePrefix(namespace)}${key}`;
+}
+
+function cachePrefix(namespace: CacheNamespace): string {
+  return `cache:${namespace}:`;
+}
+
+export function isCacheNamespace(name: string): name is CacheNamespace {
+  return (CACHE_NAMESPACES as readonly string[]).includes(name);
+}
+
+function unknownNamespace(): ApiError {
+  return new ApiError(404, {
+    code: "CACHE_NAMESPACE_NOT_FOUND",
+    detail: `No cache has this name; the caches are ${CACHE_NAMESPACES.join(" and ")}.`,
+  });
+}
+
+/**
+ * Deletes every key of a cache namespace, following the list cursor to the end; returns how many
+ * keys it deleted. KV has no bulk delete in a binding, so each key is one delete, run a page (up
+ * to 1,000 keys) at a time. KV listings are eventually consistent: a value cached moments ago
+ * elsewhere may survive one clear, which is fine for caches that also expire.
+ */
+export async function clearCache(deps: { kv: KVNamespace; log: Logger }, actor: SessionUser, namespace: string): Promise<number> {
+  if (!isCacheNamespace(namespace)) throw unknownNamespace();
+  let deleted = 0;
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await deps.kv.list({ prefix: cachePrefix(namespace), ...(cursor === undefined ? {} : { cursor }) });
+    await Promise.all(page.keys.map((key) => deps.kv.delete(key.name)));
+    deleted += page.keys.length;
+    if (page.list_complete) break;
+    cursor = page.cursor;
+  }
+  audit(deps.log, "admin.cache.cleared", { actor_id: actor.id, namespace, keys_deleted: deleted });
+  return deleted;
+}
