@@ -42,7 +42,8 @@ describe("configuration", () => {
 
   it("reads the data encryption key as 32 bytes, and never echoes it in the error", () => {
     expect(withVars({ DATA_ENCRYPTION_KEY: "ab".repeat(32) }).dataKey).toHaveLength(32);
-    expect(() => withVars({ DATA_ENCRYPTION_KEY: "cd".repeat(31) })).toThrow(/^DATA_ENCRYPTION_KEY must be set[^c]*$/);
+    expect(() => withVars({ DATA_ENCRYPTION_KEY: "cd".repeat(31) })).toThrow(/^DATA_ENCRYPTION_KEY must be set/);
+    expect(() => withVars({ DATA_ENCRYPTION_KEY: "cd".repeat(31) })).not.toThrow(/cdcd/);
   });
 
   it("needs both bootstrap email and password", () => {

@@ -80,7 +80,7 @@ describe("anonymous writes, uploads and exports: their own buckets per client IP
     expect(patch.headers.get("ratelimit-policy")).toBe('"write-ip";q=120;w=60');
     expect(remaining(patch, "write-ip")).toBe(119);
 
-    const del = await limitedApi(ip, "/v1/users/me", { method: "DELETE" });
+    const del = await limitedApi(ip, "/v1/units", { method: "DELETE" });
     await expectProblem(del, 405, "METHOD_NOT_ALLOWED");
     expect(del.headers.get("ratelimit-policy")).toBe('"write-ip";q=120;w=60');
     expect(remaining(del, "write-ip")).toBe(118);

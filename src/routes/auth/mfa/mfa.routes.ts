@@ -80,7 +80,7 @@ export const totpConfirm = createRoute({
   request: { body: json(TotpConfirmBodySchema) },
   responses: {
     200: { description: "TOTP is on.", content: { "application/json": { schema: TotpConfirmedSchema } } },
-    ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429, 503),
+    ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503),
   },
 });
 
@@ -96,7 +96,7 @@ export const totpDisable = createRoute({
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   request: { body: json(TotpDisableBodySchema) },
-  responses: { 204: { description: "TOTP is off." }, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429, 503) },
+  responses: { 204: { description: "TOTP is off." }, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503) },
 });
 
 export const regenerateRecoveryCodes = createRoute({
@@ -114,7 +114,7 @@ export const regenerateRecoveryCodes = createRoute({
       description: "The new codes.",
       content: { "application/json": { schema: z.object({ recovery_codes: RecoveryCodesSchema }).openapi("RecoveryCodes") } },
     },
-    ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429, 503),
+    ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503),
   },
 });
 
@@ -134,6 +134,6 @@ export const mfaChallenge = createRoute({
   responses: {
     200: { description: "Signed in (bearer login).", content: { "application/json": { schema: TokenPairSchema } } },
     204: { description: "Signed in (session login); the cookies are set." },
-    ...problemResponses(400, 401, 403, 413, 415, 422, 429, 503),
+    ...problemResponses(400, 401, 403, 413, 415, 422, 503),
   },
 });

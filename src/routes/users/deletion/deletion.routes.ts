@@ -39,7 +39,7 @@ export const deleteMe = createRoute({
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   request: { body: { required: false, content: { "application/json": { schema: StepUpBodySchema } } } },
-  responses: { 204: { description: "The account is deleted." }, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429, 503) },
+  responses: { 204: { description: "The account is deleted." }, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503) },
 });
 
 export const adminDeleteUser = createRoute({
@@ -57,5 +57,5 @@ export const adminDeleteUser = createRoute({
     query: ContentQuerySchema,
     body: { required: true, content: { "application/json": { schema: StepUpBodySchema } } },
   },
-  responses: { 204: { description: "The account is deleted." }, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429, 503) },
+  responses: { 204: { description: "The account is deleted." }, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 503) },
 });
