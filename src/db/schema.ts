@@ -216,16 +216,94 @@ export const mfaChallenges = sqliteTable(
   ],
 );
 
-/** Materials a bill of materials names. Its routes come with the reference data. */
+export const TAXONOMY_DOMAINS = ["materials", "products", "other"] as const;
+
+/** A classification scheme (a product taxonomy, a materials taxonomy, ...): its categories form trees. */
+export const taxonomies = sqliteTable(
+  "taxonomies",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull(),
+    /** The taxonomy's own version label, e.g. "2024" or "1.0". */
+    version: text("version").notNull(),
+    description: text("description"),
+    /** JSON array of `TAXONOMY_DOMAINS`, at least one. */
+    domains: text("domains", { mode: "json" }).notNull().$type<(typeof TAXONOMY_DOMAINS)[number][]>(),
+    /** Where the taxonomy comes from: a URL or a citation. */
+    source: text("source"),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex("taxonomies_name_version_unique").on(t.name, t.version)],
+);
+
+/**
+ * Categories of a taxonomy, a tree through `supercategory_id`: a root has none. A subcategory
+ * belongs to its supercategory's taxonomy; deleting a category deletes its subtree, and deleting
+ * a taxonomy deletes its categories.
+ */
+export const categories = sqliteTable(
+  "categories",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull(),
+    description: text("description"),
+    /** The category's id in the taxonomy it was taken from, when it has one. */
+    externalId: text("external_id"),
+    taxonomyId: integer("taxonomy_id")
+      .notNull()
+      .references(() => taxonomies.id, { onDelete: "cascade" }),
+    supercategoryId: integer("supercategory_id").references((): AnySQLiteColumn => categories.id, { onDelete: "cascade" }),
+    ...timestamps,
+  },
+  (t) => [
+    index("categories_taxonomy_root_idx").on(t.taxonomyId, t.name).where(sql`${t.supercategoryId} IS NULL`),
+    index("categories_supercategory_idx").on(t.supercategoryId, t.name),
+    uniqueIndex("categories_taxonomy_external_unique").on(t.taxonomyId, t.externalId),
+  ],
+);
+
+/** Materials a bill of materials names, with their density and critical-raw-material flag. */
 export const materials = sqliteTable(
   "materials",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
     name: text("name").notNull(),
     description: text("description"),
+    densityKgM3: real("density_kg_m3"),
+    /** On the EU list of critical raw materials. */
+    isCrm: integer("is_crm", { mode: "boolean" }).notNull().default(false),
     ...timestamps,
   },
-  (t) => [uniqueIndex("materials_name_unique").on(t.name)],
+  (t) => [
+    uniqueIndex("materials_name_unique").on(t.name),
+    check("materials_density_positive", sql`${t.densityKgM3} IS NULL OR ${t.densityKgM3} > 0`),
+  ],
+);
+
+export const materialCategories = sqliteTable(
+  "material_categories",
+  {
+    materialId: integer("material_id")
+      .notNull()
+      .references(() => materials.id, { onDelete: "cascade" }),
+    categoryId: integer("category_id")
+      .notNull()
+      .references(() => categories.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.materialId, t.categoryId] }), index("material_categories_category_idx").on(t.categoryId)],
+);
+
+export const productTypeCategories = sqliteTable(
+  "product_type_categories",
+  {
+    productTypeId: integer("product_type_id")
+      .notNull()
+      .references(() => productTypes.id, { onDelete: "cascade" }),
+    categoryId: integer("category_id")
+      .notNull()
+      .references(() => categories.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.productTypeId, t.categoryId] }), index("product_type_categories_category_idx").on(t.categoryId)],
 );
 
 /** One entry per material per record: how much of it the record contains. */

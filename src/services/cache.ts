@@ -7,6 +7,12 @@ import type { SessionUser } from "./sessions";
 export const CACHE_NAMESPACES = ["reference-data", "stats"] as const;
 export type CacheNamespace = (typeof CACHE_NAMESPACES)[number];
 
+/**
+ * How long a cached answer lives without a clear. Reference data changes only through admin
+ * writes, which clear it; statistics move with every new record, so they may lag by minutes.
+ */
+export const CACHE_TTL_SECONDS: Record<CacheNamespace, number> = { "reference-data": 3600, stats: 300 };
+
 /** The KV key of a cached value: `cache:<namespace>:<key>`, so a namespace is cleared by its prefix. */
 export function cacheKey(namespace: CacheNamespace, key: string): string {
   return `${cachePrefix(namespace)}${key}`;
@@ -35,15 +41,21 @@ function unknownNamespace(): ApiError {
  */
 export async function clearCache(deps: { kv: KVNamespace; log: Logger }, actor: SessionUser, namespace: string): Promise<number> {
   if (!isCacheNamespace(namespace)) throw unknownNamespace();
+  const deleted = await dropNamespace(deps.kv, namespace);
+  audit(deps.log, "admin.cache.cleared", { actor_id: actor.id, namespace, keys_deleted: deleted });
+  return deleted;
+}
+
+/** Deletes every cached value of `namespace`; returns how many. Admin writes to reference data call it for `reference-data`. */
+export async function dropNamespace(kv: KVNamespace, namespace: CacheNamespace): Promise<number> {
   let deleted = 0;
   let cursor: string | undefined;
   for (;;) {
-    const page = await deps.kv.list({ prefix: cachePrefix(namespace), ...(cursor === undefined ? {} : { cursor }) });
-    await Promise.all(page.keys.map((key) => deps.kv.delete(key.name)));
+    const page = await kv.list({ prefix: cachePrefix(namespace), ...(cursor === undefined ? {} : { cursor }) });
+    await Promise.all(page.keys.map((key) => kv.delete(key.name)));
     deleted += page.keys.length;
     if (page.list_complete) break;
     cursor = page.cursor;
   }
-  audit(deps.log, "admin.cache.cleared", { actor_id: actor.id, namespace, keys_deleted: deleted });
   return deleted;
 }

@@ -1,0 +1,49 @@
+import { sha256 } from "@noble/hashes/sha2.js";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { toHex } from "../lib/encoding";
+import { CACHE_TTL_SECONDS, type CacheNamespace, cacheKey } from "../services/cache";
+
+const encoder = new TextEncoder();
+
+/** The request's cache key: its path and its query parameters in a canonical order; long ones are hashed (KV keys stop at 512 bytes). */
+function requestKey(url: URL): string {
+  const params = [...url.searchParams.entries()].sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
+  const query = new URLSearchParams(params).toString();
+  const key = query ? `${url.pathname}?${query}` : url.pathname;
+  return key.length <= 256 ? key : `sha256:${toHex(sha256(encoder.encode(key)))}`;
+}
+
+/**
+ * Caches the 200 JSON answers of a public GET route in KV under `namespace` (cleared by
+ * `POST /v1/admin/cache/clear/{namespace}`, and by every admin write to reference data), for the
+ * namespace's TTL. Answers are the same for every viewer, so one copy serves all. A hit says
+ * `X-Cache: hit` and costs no D1 round trip. KV trouble never fails a read: it is logged and the
+ * route answers from D1 (a cache fails open). The write happens after the response is sent.
+ */
+export function cacheResponse(namespace: CacheNamespace) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const key = cacheKey(namespace, requestKey(new URL(c.req.url)));
+    const kv = c.env.KV;
+    let stored: string | null = null;
+    try {
+      stored = await kv.get(key);
+    } catch (error) {
+      c.get("log").warn("cache read failed", { namespace, error });
+    }
+    if (stored !== null) {
+      c.header("X-Cache", "hit");
+      c.header("Content-Type", "application/json");
+      return c.body(stored, 200);
+    }
+    await next();
+    c.res.headers.set("X-Cache", "miss");
+    if (c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
+    const body = await c.res.clone().text();
+    c.executionCtx.waitUntil(
+      kv.put(key, body, { expirationTtl: CACHE_TTL_SECONDS[namespace] }).catch((error: unknown) => {
+        c.get("log").warn("cache write failed", { namespace, error });
+      }),
+    );
+  });
+}
