@@ -15,6 +15,7 @@ const TAGS = [
   { name: "Users", description: "Your own account: profile, preferences, email and password changes." },
   { name: "Products", description: "Base products and their components, nested to any depth, with bills of materials and videos." },
   { name: "Reference data", description: "Public lookups: taxonomies, categories, materials, product types, units." },
+  { name: "Statistics", description: "Public aggregate counts over the dataset, cached for a few minutes." },
   { name: "Admin", description: "Superusers with TOTP only: users, roles, MFA resets, account deletion, caches." },
 ];
 
