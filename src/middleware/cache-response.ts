@@ -6,6 +6,10 @@ import { CACHE_TTL_SECONDS, type CacheNamespace, cacheKey } from "../services/ca
 
 const encoder = new TextEncoder();
 
+interface CachedMeta {
+  cacheControl: string | null;
+}
+
 /** The request's cache key: its path and its query parameters in a canonical order; long ones are hashed (KV keys stop at 512 bytes). */
 function requestKey(url: URL): string {
   const params = [...url.searchParams.entries()].sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
@@ -25,23 +29,26 @@ export function cacheResponse(namespace: CacheNamespace) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const key = cacheKey(namespace, requestKey(new URL(c.req.url)));
     const kv = c.env.KV;
-    let stored: string | null = null;
+    let stored: { value: string | null; metadata: CachedMeta | null } = { value: null, metadata: null };
     try {
-      stored = await kv.get(key);
+      stored = await kv.getWithMetadata<CachedMeta>(key);
     } catch (error) {
       c.get("log").warn("cache read failed", { namespace, error });
     }
-    if (stored !== null) {
+    if (stored.value !== null) {
       c.header("X-Cache", "hit");
       c.header("Content-Type", "application/json");
-      return c.body(stored, 200);
+      if (stored.metadata?.cacheControl) c.header("Cache-Control", stored.metadata.cacheControl);
+      return c.body(stored.value, 200);
     }
     await next();
     c.res.headers.set("X-Cache", "miss");
     if (c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
     const body = await c.res.clone().text();
+    // The route's own Cache-Control (browser caching) is kept with the value, so a hit sends it too.
+    const metadata: CachedMeta = { cacheControl: c.res.headers.get("cache-control") };
     c.executionCtx.waitUntil(
-      kv.put(key, body, { expirationTtl: CACHE_TTL_SECONDS[namespace] }).catch((error: unknown) => {
+      kv.put(key, body, { expirationTtl: CACHE_TTL_SECONDS[namespace], metadata }).catch((error: unknown) => {
         c.get("log").warn("cache write failed", { namespace, error });
       }),
     );

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../lib/problem";
+import { cacheResponse } from "../../middleware/cache-response";
 
 export const UnitListSchema = z
   .array(z.string())
@@ -16,6 +17,7 @@ export const listUnits = createRoute({
   summary: "List units",
   description:
     "The units accepted in bill-of-materials entries. Public; cacheable for an hour. A plain array, not a page: the set is small and fixed.",
+  middleware: [cacheResponse("reference-data")] as const,
   responses: {
     200: { description: "Unit codes in display order.", content: { "application/json": { schema: UnitListSchema } } },
     ...problemResponses(500),
