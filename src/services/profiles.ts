@@ -18,6 +18,8 @@ export interface Profile {
   productCount: number;
   /** Sum of the base products' `weight_g`; products without a weight add nothing. */
   totalWeightG: number;
+  /** The category linked to the product types of most of the user's base products (ties: by name); null without any. */
+  topCategory: string | null;
 }
 
 interface AccountRow {
@@ -30,6 +32,7 @@ interface AccountRow {
 interface ProfileRow extends AccountRow {
   product_count: number;
   total_weight_g: number;
+  top_category: string | null;
 }
 
 // Only live, real accounts have a profile: the system account that holds deleted users' products
@@ -54,12 +57,23 @@ export async function readProfile(db: Db, username: string, viewer: SessionUser 
   const [rows] = await batchRows<[ProfileRow]>(db, [
     sql`SELECT u.id, u.username, u.created_at, u.profile_visibility,
           (SELECT count(*) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS product_count,
-          (SELECT total(p.weight_g) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS total_weight_g
+          (SELECT total(p.weight_g) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS total_weight_g,
+          (SELECT c.name FROM products p
+             JOIN product_type_categories l ON l.product_type_id = p.product_type_id
+             JOIN categories c ON c.id = l.category_id
+           WHERE p.owner_id = u.id AND p.parent_id IS NULL
+           GROUP BY c.id ORDER BY count(*) DESC, c.name LIMIT 1) AS top_category
         FROM users u WHERE u.username = ${username} AND ${PROFILED}`,
   ]);
   const row = rows[0];
   if (!row || !visibleTo(viewer, row)) return null;
-  return { username: row.username, createdAt: row.created_at, productCount: row.product_count, totalWeightG: row.total_weight_g };
+  return {
+    username: row.username,
+    createdAt: row.created_at,
+    productCount: row.product_count,
+    totalWeightG: row.total_weight_g,
+    topCategory: row.top_category,
+  };
 }
 
 /**

@@ -11,9 +11,8 @@ export function toPublicProfile(profile: Profile): z.infer<typeof ProfileSchema>
     product_count: profile.productCount,
     // Rounding whole grams is rounding kilograms to 3 decimals, without binary-fraction noise (1.2345 -> 1.235).
     total_weight_kg: Math.round(profile.totalWeightG) / 1000,
-    // Placeholders until the tables exist: images arrive with the media issue (then: the images of
-    // the user's records), categories with the reference-data issue (then: the most frequent one).
+    // A placeholder until the images table exists (media issue): then, the images of the user's records.
     image_count: 0,
-    top_category: null,
+    top_category: profile.topCategory,
   };
 }

@@ -14,10 +14,12 @@ export const ProfileSchema = z
       .number()
       .openapi({ description: "Sum of the base products' `weight_g` in kilograms, to 3 decimals; products without a weight add nothing." }),
     image_count: z.number().int().openapi({ description: "Always 0 until image uploads exist." }),
-    top_category: z.string().nullable().openapi({ description: "Always null until categories exist." }),
+    top_category: z.string().nullable().openapi({
+      description: "The category linked to the product types of most of the user's base products (ties by name); null when none has one.",
+    }),
   })
   .openapi("PublicProfile", {
-    example: { username: "ada_l", created_at: "2026-05-01T12:00:00Z", product_count: 12, total_weight_kg: 8.45, image_count: 0, top_category: null },
+    example: { username: "ada_l", created_at: "2026-05-01T12:00:00Z", product_count: 12, total_weight_kg: 8.45, image_count: 0, top_category: "Kettles" },
   });
 
 // Any other text is simply a username nobody has (404), so the path is not validated here.
@@ -46,8 +48,7 @@ export const getProfile = createRoute({
   summary: "Read a public profile",
   description:
     `A user's public profile: username, when they joined, and totals over their base products. ${VISIBILITY} Unknown or ` +
-    "hidden: 404 `PROFILE_NOT_FOUND`. `image_count` is 0 and `top_category` null for now: images (media uploads) and " +
-    "categories (reference data) do not exist yet; they will be filled when those arrive.",
+    "hidden: 404 `PROFILE_NOT_FOUND`. `image_count` is 0 for now: image uploads do not exist yet.",
   middleware: [authenticate("optional")] as const,
   request: { params: UsernameParamsSchema },
   responses: {

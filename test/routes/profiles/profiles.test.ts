@@ -52,6 +52,27 @@ describe("GET /v1/profiles/{username}", () => {
     expect(roundTrips(await profile(user.username, token))).toBe(2);
   });
 
+  it("names the category most of the user's base products fall in, through their product types", async () => {
+    // Reference data is seeded directly: this test is about the profile, not the reference routes.
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO taxonomies (name, version, domains) VALUES ('profile test', '1', '[\"products\"]')"),
+      env.DB.prepare("INSERT INTO categories (name, taxonomy_id) SELECT 'Kettles', id FROM taxonomies WHERE name = 'profile test'"),
+      env.DB.prepare("INSERT INTO categories (name, taxonomy_id) SELECT 'Toasters', id FROM taxonomies WHERE name = 'profile test'"),
+      env.DB.prepare("INSERT INTO product_types (name) VALUES ('Profile kettle'), ('Profile toaster')"),
+      env.DB.prepare(`INSERT INTO product_type_categories (product_type_id, category_id)
+        SELECT t.id, c.id FROM product_types t JOIN categories c ON (t.name, c.name) IN (VALUES ('Profile kettle', 'Kettles'), ('Profile toaster', 'Toasters'))`),
+    ]);
+    const types = await env.DB.prepare("SELECT id, name FROM product_types WHERE name LIKE 'Profile %'").all<{ id: number; name: string }>();
+    const typeId = (name: string) => types.results.find((row) => row.name === name)!.id;
+    const user = await verifiedUser("cats");
+    const token = user.tokens.access_token;
+    expect(await (await profile(user.username)).json()).toMatchObject({ top_category: null });
+    for (const [name, type] of [["Kettle A", "Profile kettle"], ["Kettle B", "Profile kettle"], ["Toaster", "Profile toaster"]] as const) {
+      expect((await create(token, { name, product_type_id: typeId(type) })).status).toBe(201);
+    }
+    expect(await (await profile(user.username)).json()).toMatchObject({ product_count: 3, top_category: "Kettles" });
+  });
+
   it("answers zeros for a user without products", async () => {
     const user = await verifiedUser("empty");
     expect(await (await profile(user.username)).json()).toMatchObject({ product_count: 0, total_weight_kg: 0, image_count: 0, top_category: null });
