@@ -1,3 +1,9 @@
 import { createRouter } from "../../lib/router";
+import * as handlers from "./stats.handlers";
+import * as routes from "./stats.routes";
 
-export const statsRouter = createRouter();
+/** `GET /stats/totals|series|categories`: public aggregate counts, cached under `stats`. */
+export const statsRouter = createRouter()
+  .openapi(routes.getStatsTotals, handlers.getStatsTotals)
+  .openapi(routes.getStatsSeries, handlers.getStatsSeries)
+  .openapi(routes.getStatsCategories, handlers.getStatsCategories);
