@@ -2,12 +2,14 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { toHex } from "../lib/encoding";
-import { CACHE_TTL_SECONDS, type CacheNamespace, cacheKey } from "../services/cache";
+import { CACHE_TTL_SECONDS, type CacheNamespace, cacheKey, clearedAtKey } from "../services/cache";
 
 const encoder = new TextEncoder();
 
 interface CachedMeta {
   cacheControl: string | null;
+  /** When the request that computed the value started (ms). */
+  computedAt: number;
 }
 
 /** The request's cache key: its path and its query parameters in a canonical order; long ones are hashed (KV keys stop at 512 bytes). */
@@ -23,30 +25,38 @@ function requestKey(url: URL): string {
  * `POST /v1/admin/cache/clear/{namespace}`, and by every admin write to reference data), for the
  * namespace's TTL. Answers are the same for every viewer, so one copy serves all. A hit says
  * `X-Cache: hit` and costs no D1 round trip. KV trouble never fails a read: it is logged and the
- * route answers from D1 (a cache fails open). The write happens after the response is sent.
+ * route answers from D1 (a cache fails open). The write happens after the response is sent, so
+ * a value also records when its computation started: one computed before the namespace's last
+ * clear is ignored, even when a slow read wrote it back after the clear.
  */
 export function cacheResponse(namespace: CacheNamespace) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const key = cacheKey(namespace, requestKey(new URL(c.req.url)));
     const kv = c.env.KV;
+    const startedAt = Date.now();
     let stored: { value: string | null; metadata: CachedMeta | null } = { value: null, metadata: null };
+    let clearedAt = 0;
     try {
-      stored = await kv.getWithMetadata<CachedMeta>(key);
+      // Both reads at once: the clear marker costs no extra latency.
+      const [value, marker] = await Promise.all([kv.getWithMetadata<CachedMeta>(key), kv.get(clearedAtKey(namespace))]);
+      stored = value;
+      clearedAt = Number(marker ?? 0);
     } catch (error) {
       c.get("log").warn("cache read failed", { namespace, error });
     }
-    if (stored.value !== null) {
+    const fresh = stored.value !== null && (stored.metadata?.computedAt ?? 0) > clearedAt;
+    if (fresh) {
       c.header("X-Cache", "hit");
       c.header("Content-Type", "application/json");
       if (stored.metadata?.cacheControl) c.header("Cache-Control", stored.metadata.cacheControl);
-      return c.body(stored.value, 200);
+      return c.body(stored.value!, 200);
     }
     await next();
     c.res.headers.set("X-Cache", "miss");
     if (c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
     const body = await c.res.clone().text();
     // The route's own Cache-Control (browser caching) is kept with the value, so a hit sends it too.
-    const metadata: CachedMeta = { cacheControl: c.res.headers.get("cache-control") };
+    const metadata: CachedMeta = { cacheControl: c.res.headers.get("cache-control"), computedAt: startedAt };
     c.executionCtx.waitUntil(
       kv.put(key, body, { expirationTtl: CACHE_TTL_SECONDS[namespace], metadata }).catch((error: unknown) => {
         c.get("log").warn("cache write failed", { namespace, error });

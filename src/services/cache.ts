@@ -22,6 +22,15 @@ function cachePrefix(namespace: CacheNamespace): string {
   return `cache:${namespace}:`;
 }
 
+/**
+ * The key that records when a namespace was last cleared (ms). It lies outside the namespace's
+ * prefix, so a clear never deletes it. A cached value computed before it is stale even if it was
+ * written after the clear: a read that started before an admin write may finish after it.
+ */
+export function clearedAtKey(namespace: CacheNamespace): string {
+  return `cache-cleared:${namespace}`;
+}
+
 export function isCacheNamespace(name: string): name is CacheNamespace {
   return (CACHE_NAMESPACES as readonly string[]).includes(name);
 }
@@ -48,6 +57,7 @@ export async function clearCache(deps: { kv: KVNamespace; log: Logger }, actor: 
 
 /** Deletes every cached value of `namespace`; returns how many. Admin writes to reference data call it for `reference-data`. */
 export async function dropNamespace(kv: KVNamespace, namespace: CacheNamespace): Promise<number> {
+  await kv.put(clearedAtKey(namespace), String(Date.now()));
   let deleted = 0;
   let cursor: string | undefined;
   for (;;) {

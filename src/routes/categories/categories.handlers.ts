@@ -1,0 +1,51 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { pageEnvelope } from "../../lib/pagination";
+import { categoryNotFound, listCategories as listCategoryRows, readCategory } from "../../services/categories";
+import { readCategoryTree } from "../../services/category-tree";
+import { categoryFilterFromQuery } from "./categories.query";
+import { toCategory, toCategoryDetail, toCategoryTree } from "./categories.mappers";
+import type * as routes from "./categories.routes";
+import { markCacheable } from "./reference-http";
+
+export const listCategories: RouteHandler<typeof routes.listCategories, AppEnv> = async (c) => {
+  const query = c.req.valid("query");
+  const page = { page: query.page, size: query.size };
+  const found = await listCategoryRows(c.get("db"), categoryFilterFromQuery(query), page);
+  markCacheable(c);
+  return c.json(pageEnvelope(found.rows.map(toCategory), found.total, page), 200);
+};
+
+export const getCategoryTree: RouteHandler<typeof routes.getCategoryTree, AppEnv> = async (c) => {
+  const { recursion_depth, taxonomy_id, page, size } = c.req.valid("query");
+  const scope = { kind: "all" as const, ...(taxonomy_id !== undefined && { taxonomyId: taxonomy_id }) };
+  const tree = await readCategoryTree(c.get("db"), scope, recursion_depth, { page, size });
+  markCacheable(c);
+  return c.json(pageEnvelope(toCategoryTree(tree.rows), tree.total, { page, size }), 200);
+};
+
+export const getCategory: RouteHandler<typeof routes.getCategory, AppEnv> = async (c) => {
+  const detail = await readCategory(c.get("db"), c.req.valid("param").id);
+  if (!detail) throw categoryNotFound();
+  markCacheable(c);
+  return c.json(toCategoryDetail(detail), 200);
+};
+
+export const listSubcategories: RouteHandler<typeof routes.listSubcategories, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const query = c.req.valid("query");
+  const page = { page: query.page, size: query.size };
+  const found = await listCategoryRows(c.get("db"), categoryFilterFromQuery(query), page, { kind: "category", id });
+  if (!found) throw categoryNotFound();
+  markCacheable(c);
+  return c.json(pageEnvelope(found.rows.map(toCategory), found.total, page), 200);
+};
+
+export const getSubcategoryTree: RouteHandler<typeof routes.getSubcategoryTree, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const { recursion_depth, page, size } = c.req.valid("query");
+  const tree = await readCategoryTree(c.get("db"), { kind: "category", id }, recursion_depth, { page, size });
+  if (!tree) throw categoryNotFound();
+  markCacheable(c);
+  return c.json(pageEnvelope(toCategoryTree(tree.rows), tree.total, { page, size }), 200);
+};

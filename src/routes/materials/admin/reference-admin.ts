@@ -1,0 +1,67 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../../env";
+import { SIGNED_IN } from "../../../lib/openapi";
+import { problemResponses } from "../../../lib/problem";
+import type { ReferenceDeps } from "../../../services/category-links";
+import { CategoryLinkParamsSchema, CategoryLinksAddSchema } from "../materials.schemas";
+
+// What the admin routes of materials and product types share: the access sentence, the deps of
+// their services, and the two category-link routes, declared once per kind.
+
+// No `authenticate` on these routes: `adminOnly` (app.ts) guards all of /v1/admin/* before they run.
+export const ADMIN_ONLY =
+  "Superusers with TOTP only: anonymous 401, anyone else 403 `SUPERUSER_REQUIRED`, a superuser without TOTP 403 `ADMIN_TOTP_REQUIRED`.";
+export const WRITE_EFFECTS = "Audited (`admin.reference.*`); clears the `reference-data` cache before answering.";
+
+export const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
+
+/** The services' deps from the request: database, cache and log. */
+export function referenceDeps(c: Context<AppEnv>): ReferenceDeps {
+  return { db: c.get("db"), kv: c.env.KV, log: c.get("log") };
+}
+
+interface LinkedKindDocs<S extends z.ZodType> {
+  /** `/admin/materials`, `/admin/product-types`. */
+  base: "/admin/materials" | "/admin/product-types";
+  /** `Material`, `ProductType`: the operation ids' stem. */
+  stem: "Material" | "ProductType";
+  /** `material`, `product type`. */
+  what: string;
+  notFoundCode: string;
+  detail: S;
+}
+
+/** `POST <base>/{id}/categories` and `DELETE <base>/{id}/categories/{category_id}` of one kind. */
+export function categoryLinkRoutes<S extends z.ZodType>(docs: LinkedKindDocs<S>) {
+  const unknown = `An unknown ${docs.what}: 404 \`${docs.notFoundCode}\`.`;
+  const addCategories = createRoute({
+    method: "post",
+    path: `${docs.base}/{id}/categories`,
+    operationId: `adminAdd${docs.stem}Categories`,
+    tags: ["Admin"],
+    summary: `Link a ${docs.what} to categories`,
+    description:
+      `Adds links to 1..100 categories; links the ${docs.what} already has are kept, so repeating the request is harmless. ` +
+      `Unknown category ids: 422 pointing at each (\`/category_ids/<i>\`), and nothing is linked. ${unknown} ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
+    security: SIGNED_IN,
+    request: { params: CategoryLinkParamsSchema.pick({ id: true }), body: json(CategoryLinksAddSchema) },
+    responses: {
+      200: { description: `The ${docs.what} with all its categories.`, content: { "application/json": { schema: docs.detail } } },
+      ...problemResponses(401, 403, 404, 413, 415, 422),
+    },
+  });
+  const removeCategory = createRoute({
+    method: "delete",
+    path: `${docs.base}/{id}/categories/{category_id}`,
+    operationId: `adminRemove${docs.stem}Category`,
+    tags: ["Admin"],
+    summary: `Unlink a ${docs.what} from a category`,
+    description:
+      `Removes one link. ${unknown} Not linked to that category: 404 \`CATEGORY_LINK_NOT_FOUND\`. ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
+    security: SIGNED_IN,
+    request: { params: CategoryLinkParamsSchema },
+    responses: { 204: { description: "Unlinked." }, ...problemResponses(401, 403, 404, 422) },
+  });
+  return { addCategories, removeCategory };
+}

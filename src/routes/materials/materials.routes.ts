@@ -1,0 +1,45 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { pagedSchema } from "../../lib/pagination";
+import { problemResponses } from "../../lib/problem";
+import { cacheResponse } from "../../middleware/cache-response";
+import { IdParamsSchema } from "../products/products.routes";
+import { MaterialListQuerySchema } from "./materials.query";
+import { MaterialDetailSchema, MaterialSchema } from "./materials.schemas";
+
+// No parameters at all: each distinct query string would be a cache entry of its own.
+export const NoQuerySchema = z.strictObject({});
+
+export const CACHED =
+  "Public. Answers are cached for an hour (`X-Cache: hit|miss`); every admin write to reference data clears the cache.";
+
+export const listMaterials = createRoute({
+  method: "get",
+  path: "/materials",
+  operationId: "listMaterials",
+  tags: ["Reference data"],
+  summary: "List materials",
+  description:
+    "One page of materials (without their categories; read one for those), filtered and ordered as the parameters say; " +
+    `unknown or malformed parameters 422. ${CACHED}`,
+  middleware: [cacheResponse("reference-data")] as const,
+  request: { query: MaterialListQuerySchema },
+  responses: {
+    200: { description: "A page of materials.", content: { "application/json": { schema: pagedSchema(MaterialSchema, "MaterialPage") } } },
+    ...problemResponses(422),
+  },
+});
+
+export const getMaterial = createRoute({
+  method: "get",
+  path: "/materials/{id}",
+  operationId: "getMaterial",
+  tags: ["Reference data"],
+  summary: "Read a material",
+  description: `A material with the categories it is linked to. An unknown id: 404 \`MATERIAL_NOT_FOUND\`. ${CACHED}`,
+  middleware: [cacheResponse("reference-data")] as const,
+  request: { params: IdParamsSchema, query: NoQuerySchema },
+  responses: {
+    200: { description: "The material.", content: { "application/json": { schema: MaterialDetailSchema } } },
+    ...problemResponses(404, 422),
+  },
+});
