@@ -1,8 +1,9 @@
 // Runs before `npm run dev` / `npm start`: gives a fresh clone its local secrets and an
-// up-to-date local D1 database, without prompting.
+// up-to-date local D1 database with the starter reference data, without prompting.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { seedStarter } from "./seed-starter.mjs";
 
 const KEY = /^([A-Z0-9_]+)=/;
 // Secrets that must differ between installs get a fresh random value instead of the example's.
@@ -37,4 +38,14 @@ const result = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--loca
   stdio: "inherit",
   env: { ...process.env, CI: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
 });
-process.exit(result.status ?? 1);
+if (result.status !== 0) process.exit(result.status ?? 1);
+
+// The starter reference data (taxonomies, categories, materials, product types): idempotent, so
+// it runs on every start and only fills in what is missing.
+try {
+  const counts = await seedStarter();
+  console.log(`Starter data in place: ${counts.categories} categories, ${counts.materials} materials, ${counts.product_types} product types.`);
+} catch (error) {
+  console.error(`Seeding the starter data failed: ${error?.message ?? error}`);
+  process.exit(1);
+}
