@@ -7,8 +7,9 @@ import { fireTogether, freshIp, limitedApi, statusCounts } from "../support/limi
 // cost is counted per request like D1 round trips, never timed.
 describe("counter-store calls per request", () => {
   it("costs an anonymous read one call and no D1 round trip of its own", async () => {
-    const limited = await limitedApi(freshIp(), "/v1/units");
-    const unlimited = await api("/v1/units", { headers: { "cf-connecting-ip": freshIp() } });
+    // An uncached read (the product list), so both requests reach D1 alike.
+    const limited = await limitedApi(freshIp(), "/v1/products");
+    const unlimited = await api("/v1/products", { headers: { "cf-connecting-ip": freshIp() } });
     expect(limiterCalls(limited)).toBe(1);
     expect(limiterCalls(unlimited)).toBe(0);
     expect(roundTrips(limited)).toBe(roundTrips(unlimited));
