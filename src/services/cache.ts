@@ -69,3 +69,16 @@ export async function dropNamespace(kv: KVNamespace, namespace: CacheNamespace):
   }
   return deleted;
 }
+
+/**
+ * Clears `namespace` after a committed write, before the write answers, so the writer's next read
+ * sees the change. The write has happened either way: a KV failure is logged, not turned into an
+ * error (the namespace's TTL bounds how long a stale answer can live).
+ */
+export async function clearAfterWrite(deps: { kv: KVNamespace; log: Logger }, namespace: CacheNamespace): Promise<void> {
+  try {
+    await dropNamespace(deps.kv, namespace);
+  } catch (error) {
+    deps.log.error("cache not cleared after a write", { namespace, error });
+  }
+}

@@ -1,10 +1,20 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchRows, type Db } from "../db/client";
-import { audit } from "../lib/audit";
 import { ApiError, notFound } from "../lib/problem";
 import { type PageQuery, pageWindow } from "../lib/pagination";
-import { likeContains } from "./product-query";
-import { isUniqueViolation, type OrderTerm, orderBySql, type ReferenceDeps } from "./taxonomies";
+import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./reference-order";
+import {
+  assignments,
+  auditReferenceWrite,
+  changedFields,
+  deleteRow,
+  nameContains,
+  recordTable,
+  type ReferenceDeps,
+  refusingDuplicates,
+  rowStatement,
+  updateStatement,
+} from "./reference-records";
 import type { SessionUser } from "./sessions";
 
 /**
@@ -14,13 +24,7 @@ import type { SessionUser } from "./sessions";
  * conditions of the write itself, so no concurrent write can slip between a check and the write.
  */
 
-export const CATEGORY_ORDER_FIELDS = ["name", "id", "created_at"] as const;
-export type CategoryOrderField = (typeof CATEGORY_ORDER_FIELDS)[number];
-
-const ORDER_COLUMNS: Record<CategoryOrderField, string> = { name: "c.name COLLATE NOCASE", id: "c.id", created_at: "c.created_at" };
-
-/** `+name`: alphabetical, any case. */
-export const DEFAULT_CATEGORY_ORDER: readonly OrderTerm<CategoryOrderField>[] = [{ field: "name", descending: false }];
+const ORDER: ListOrder<ReferenceOrderField> = { columns: referenceOrderColumns("c"), ties: "as-last-term" };
 
 /** A category as stored. */
 export interface CategoryRow {
@@ -34,10 +38,16 @@ export interface CategoryRow {
   updated_at: number;
 }
 
-const COLUMNS = sql.raw(
-  "c.id, c.name, c.description, c.external_id, c.taxonomy_id, c.supercategory_id, c.created_at, c.updated_at",
-);
-const RETURNED = sql.raw("id, name, description, external_id, taxonomy_id, supercategory_id, created_at, updated_at");
+const CATEGORIES = recordTable("categories", "c", [
+  "id",
+  "name",
+  "description",
+  "external_id",
+  "taxonomy_id",
+  "supercategory_id",
+  "created_at",
+  "updated_at",
+]);
 
 /** The list filters; absent members do not filter. */
 export interface CategoryFilter {
@@ -47,7 +57,7 @@ export interface CategoryFilter {
   isRoot?: boolean;
   externalId?: string;
   nameIlike?: string;
-  orderBy?: readonly OrderTerm<CategoryOrderField>[];
+  orderBy?: readonly OrderTerm<ReferenceOrderField>[];
 }
 
 /** The record a list is nested in, which must exist (404 otherwise). */
@@ -73,7 +83,7 @@ function conditions(filter: CategoryFilter, parent: CategoryParent | undefined):
   if (filter.supercategoryId !== undefined) where.push(sql`c.supercategory_id = ${filter.supercategoryId}`);
   if (filter.isRoot !== undefined) where.push(filter.isRoot ? sql`c.supercategory_id IS NULL` : sql`c.supercategory_id IS NOT NULL`);
   if (filter.externalId !== undefined) where.push(sql`c.external_id = ${filter.externalId}`);
-  if (filter.nameIlike !== undefined) where.push(sql`c.name LIKE ${likeContains(filter.nameIlike)} ESCAPE '\\'`);
+  if (filter.nameIlike !== undefined) where.push(nameContains(CATEGORIES, filter.nameIlike));
   return where.length === 0 ? sql`1` : sql.join(where, sql` AND `);
 }
 
@@ -90,11 +100,10 @@ export async function listCategories(db: Db, filter: CategoryFilter, page: PageQ
 export async function listCategories(db: Db, filter: CategoryFilter, page: PageQuery, parent: CategoryParent): Promise<CategoryPage | null>;
 export async function listCategories(db: Db, filter: CategoryFilter, page: PageQuery, parent?: CategoryParent): Promise<CategoryPage | null> {
   const where = conditions(filter, parent);
-  const order = filter.orderBy && filter.orderBy.length > 0 ? filter.orderBy : DEFAULT_CATEGORY_ORDER;
   const { limit, offset } = pageWindow(page);
   const found = parent ? parentExists(parent) : sql`1`;
   const [rows, counted] = await batchRows<[CategoryRow, { total: number; found: number }]>(db, [
-    sql`SELECT ${COLUMNS} FROM categories c WHERE ${where} ORDER BY ${orderBySql(order, ORDER_COLUMNS, "c.id")} LIMIT ${limit} OFFSET ${offset}`,
+    sql`SELECT ${CATEGORIES.columns} FROM categories c WHERE ${where} ${orderClause(filter.orderBy, ORDER)} LIMIT ${limit} OFFSET ${offset}`,
     sql`SELECT (SELECT count(*) FROM categories c WHERE ${where}) AS total, ${found} AS found`,
   ]);
   const summary = counted[0];
@@ -111,7 +120,7 @@ export interface CategoryDetail {
 /** One category with what its detail embeds, in one round trip; null when there is none. */
 export async function readCategory(db: Db, id: number): Promise<CategoryDetail | null> {
   const [rows, subcategories] = await batchRows<[CategoryDetail["row"], { id: number; name: string }]>(db, [
-    sql`SELECT ${COLUMNS}, t.name AS taxonomy_name, s.name AS supercategory_name
+    sql`SELECT ${CATEGORIES.columns}, t.name AS taxonomy_name, s.name AS supercategory_name
       FROM categories c JOIN taxonomies t ON t.id = c.taxonomy_id LEFT JOIN categories s ON s.id = c.supercategory_id
       WHERE c.id = ${id}`,
     sql`SELECT id, name FROM categories WHERE supercategory_id = ${id} ORDER BY name COLLATE NOCASE, id`,
@@ -158,14 +167,7 @@ const taxonomyMismatch = () =>
     detail: "The supercategory belongs to another taxonomy; a category moves only within its own.",
   });
 
-async function writing<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (isUniqueViolation(error, "categories.taxonomy_id, categories.external_id")) throw externalIdTaken();
-    throw error;
-  }
-}
+const writing = <T>(write: () => Promise<T>) => refusingDuplicates("categories.taxonomy_id, categories.external_id", externalIdTaken, write);
 
 /**
  * Creates a category in one statement: the INSERT selects its taxonomy from the taxonomy or the
@@ -180,7 +182,7 @@ export async function createCategory(deps: ReferenceDeps, actor: SessionUser, in
       : sql`SELECT ${own}, t.id, NULL FROM taxonomies t WHERE t.id = ${input.taxonomy_id ?? 0}`;
   const [rows] = await writing(() =>
     batchRows<[CategoryRow]>(deps.db, [
-      sql`INSERT INTO categories (name, description, external_id, taxonomy_id, supercategory_id) ${source} RETURNING ${RETURNED}`,
+      sql`INSERT INTO categories (name, description, external_id, taxonomy_id, supercategory_id) ${source} RETURNING ${CATEGORIES.returned}`,
     ]),
   );
   const row = rows[0];
@@ -189,7 +191,7 @@ export async function createCategory(deps: ReferenceDeps, actor: SessionUser, in
       ? unknownReference("/supercategory_id", "category")
       : unknownReference("/taxonomy_id", "taxonomy");
   }
-  audit(deps.log, "admin.reference.created", { actor_id: actor.id, kind: "category", id: row.id });
+  auditReferenceWrite(deps, actor, "admin.reference.created", "category", row.id);
   return row;
 }
 
@@ -218,15 +220,12 @@ const CHANGE_COLUMNS = ["name", "description", "external_id", "supercategory_id"
  * diagnosis read just before it in the same transaction says why.
  */
 export async function updateCategory(deps: ReferenceDeps, actor: SessionUser, id: number, changes: CategoryChanges): Promise<CategoryRow> {
-  const set = CHANGE_COLUMNS.filter((column) => changes[column] !== undefined).map((column) => ({
-    column: sql.raw(column),
-    value: changes[column] as string | number | null,
-  }));
-  const current = sql`SELECT ${RETURNED} FROM categories WHERE id = ${id}`;
+  const set = assignments(CHANGE_COLUMNS, changes);
+  const current = rowStatement(CATEGORIES, id);
   if (set.length === 0) {
     const [rows] = await batchRows<[CategoryRow]>(deps.db, [current]);
     if (!rows[0]) throw categoryNotFound();
-    audit(deps.log, "admin.reference.updated", { actor_id: actor.id, kind: "category", id, fields: [] });
+    auditReferenceWrite(deps, actor, "admin.reference.updated", "category", id, { fields: [] });
     return rows[0];
   }
 
@@ -236,8 +235,6 @@ export async function updateCategory(deps: ReferenceDeps, actor: SessionUser, id
       ? sql``
       : sql`AND EXISTS (SELECT 1 FROM categories s WHERE s.id = ${target} AND s.taxonomy_id = categories.taxonomy_id)
           AND NOT ${closesCycle(id, target)}`;
-  const assignments = sql.join(set.map(({ column, value }) => sql`${column} = ${value}`), sql`, `);
-  const differs = sql.join(set.map(({ column, value }) => sql`${column} IS NOT ${value}`), sql` OR `);
   const diagnosis =
     target === null
       ? sql`SELECT NULL AS taxonomy_id, 0 AS cyclic WHERE 0`
@@ -246,8 +243,7 @@ export async function updateCategory(deps: ReferenceDeps, actor: SessionUser, id
     batchRows<[CategoryRow, { taxonomy_id: number; cyclic: number }, CategoryRow]>(deps.db, [
       current,
       diagnosis,
-      sql`UPDATE categories SET ${assignments}, updated_at = CASE WHEN ${differs} THEN unixepoch() ELSE updated_at END
-        WHERE id = ${id} ${guard} RETURNING ${RETURNED}`,
+      updateStatement(CATEGORIES, id, set, guard),
     ]),
   );
   const old = before[0];
@@ -259,14 +255,12 @@ export async function updateCategory(deps: ReferenceDeps, actor: SessionUser, id
     if (reason.cyclic) throw cycle();
     throw taxonomyMismatch();
   }
-  const fields = CHANGE_COLUMNS.filter((column) => old[column] !== now[column]);
-  audit(deps.log, "admin.reference.updated", { actor_id: actor.id, kind: "category", id, fields });
+  auditReferenceWrite(deps, actor, "admin.reference.updated", "category", id, { fields: changedFields(CHANGE_COLUMNS, old, now) });
   return now;
 }
 
 /** Deletes a category; its subtree and its links to materials and product types go with it (ON DELETE CASCADE). */
 export async function deleteCategory(deps: ReferenceDeps, actor: SessionUser, id: number): Promise<void> {
-  const [rows] = await batchRows<[{ id: number }]>(deps.db, [sql`DELETE FROM categories WHERE id = ${id} RETURNING id`]);
-  if (!rows[0]) throw categoryNotFound();
-  audit(deps.log, "admin.reference.deleted", { actor_id: actor.id, kind: "category", id });
+  if (!(await deleteRow(deps.db, CATEGORIES, id))) throw categoryNotFound();
+  auditReferenceWrite(deps, actor, "admin.reference.deleted", "category", id);
 }

@@ -3,17 +3,9 @@ import { describe, expect, it } from "vitest";
 import { bearer, postJson } from "../support/accounts";
 import { api } from "../support/http";
 import { bootstrapAdmin } from "../support/mfa";
+import { readUntilHit } from "../support/reference";
 
 // The KV response cache, through a cached public route (/v1/units).
-
-async function readUntilHit(path: string): Promise<Response> {
-  for (let i = 0; i < 40; i++) {
-    const response = await api(path);
-    if (response.headers.get("x-cache") === "hit") return response;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`${path} never came from the cache`);
-}
 
 describe("the response cache", () => {
   it("keys by path and canonical query order", async () => {

@@ -3,10 +3,10 @@ import type { AppEnv } from "../../env";
 import { pageEnvelope } from "../../lib/pagination";
 import { categoryNotFound, listCategories as listCategoryRows, readCategory } from "../../services/categories";
 import { readCategoryTree } from "../../services/category-tree";
-import { categoryFilterFromQuery } from "./categories.query";
+import { markCacheable } from "../reference/reference-http";
 import { toCategory, toCategoryDetail, toCategoryTree } from "./categories.mappers";
+import { categoryFilterFromQuery } from "./categories.query";
 import type * as routes from "./categories.routes";
-import { markCacheable } from "./reference-http";
 
 export const listCategories: RouteHandler<typeof routes.listCategories, AppEnv> = async (c) => {
   const query = c.req.valid("query");

@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { PageQuerySchema } from "../../lib/pagination";
-import { CATEGORY_ORDER_FIELDS, type CategoryFilter } from "../../services/categories";
+import type { CategoryFilter } from "../../services/categories";
 import { DEFAULT_CATEGORY_DEPTH, MAX_CATEGORY_DEPTH } from "../../services/category-tree";
-import { flagParam, idParam, nameIlikeParam, orderByParam } from "./reference-query";
+import { REFERENCE_ORDER_FIELDS } from "../../services/reference-order";
+import { flagParam, idParam, nameIlikeParam, orderByParam } from "../reference/reference-query";
 
 /** Query of `GET /v1/categories`: the filters, `order_by`, `page` and `size`. */
 export const CategoryListQuerySchema = z.strictObject({
@@ -15,8 +16,8 @@ export const CategoryListQuerySchema = z.strictObject({
     .max(100)
     .optional()
     .openapi({ description: "Only the category with this id in its source taxonomy (exact).", example: "ELEC" }),
-  "name[ilike]": nameIlikeParam,
-  order_by: orderByParam(CATEGORY_ORDER_FIELDS, "-created_at"),
+  "name[ilike]": nameIlikeParam("metal"),
+  order_by: orderByParam(REFERENCE_ORDER_FIELDS, "-created_at"),
   ...PageQuerySchema.shape,
 });
 

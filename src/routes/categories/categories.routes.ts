@@ -3,6 +3,7 @@ import { problemResponses } from "../../lib/problem";
 import { cacheResponse } from "../../middleware/cache-response";
 import { MAX_CATEGORY_DEPTH } from "../../services/category-tree";
 import { IdParamsSchema } from "../products/products.routes";
+import { CACHED_READ } from "../reference/reference-http";
 import {
   AllCategoriesTreeQuerySchema,
   CategoryListQuerySchema,
@@ -10,7 +11,6 @@ import {
   SubcategoryListQuerySchema,
 } from "./categories.query";
 import { CategoryDetailSchema, CategoryPageSchema, CategoryTreePageSchema } from "./categories.schemas";
-import { CACHED_READ } from "./reference-http";
 
 const NOT_FOUND = "An unknown category id: 404 `CATEGORY_NOT_FOUND`.";
 const TREE =

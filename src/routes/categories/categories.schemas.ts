@@ -9,6 +9,17 @@ const CategoryReferenceSchema = z
   .object({ id: z.number().int(), name: z.string() })
   .openapi("CategoryReference", { example: { id: 10, name: "Household appliances" } });
 
+const EXAMPLE = {
+  id: 12,
+  name: "Small household appliances",
+  description: null,
+  external_id: "EEE-2",
+  taxonomy_id: 3,
+  supercategory_id: 10,
+  created_at: "2026-05-01T12:00:00Z",
+  updated_at: "2026-05-01T12:00:00Z",
+};
+
 export const CategorySchema = z
   .object({
     id: z.number().int(),
@@ -20,18 +31,7 @@ export const CategorySchema = z
     created_at: timestamp,
     updated_at: timestamp,
   })
-  .openapi("Category", {
-    example: {
-      id: 12,
-      name: "Small household appliances",
-      description: null,
-      external_id: "EEE-2",
-      taxonomy_id: 3,
-      supercategory_id: 10,
-      created_at: "2026-05-01T12:00:00Z",
-      updated_at: "2026-05-01T12:00:00Z",
-    },
-  });
+  .openapi("Category", { example: EXAMPLE });
 
 export const CategoryPageSchema = pagedSchema(CategorySchema, "CategoryPage");
 
@@ -44,14 +44,7 @@ export const CategoryDetailSchema = CategorySchema.extend({
     .openapi({ description: "The direct subcategories, by name; deeper levels through `/subcategories/tree`." }),
 }).openapi("CategoryDetail", {
   example: {
-    id: 12,
-    name: "Small household appliances",
-    description: null,
-    external_id: "EEE-2",
-    taxonomy_id: 3,
-    supercategory_id: 10,
-    created_at: "2026-05-01T12:00:00Z",
-    updated_at: "2026-05-01T12:00:00Z",
+    ...EXAMPLE,
     taxonomy: { id: 3, name: "WEEE categories" },
     supercategory: { id: 10, name: "Household appliances" },
     subcategories: [{ id: 14, name: "Coffee machines" }],

@@ -1,16 +1,12 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import { pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
 import { cacheResponse } from "../../middleware/cache-response";
 import { IdParamsSchema } from "../products/products.routes";
+import { CACHED_READ } from "../reference/reference-http";
+import { NoQuerySchema } from "../reference/reference-query";
 import { MaterialListQuerySchema } from "./materials.query";
 import { MaterialDetailSchema, MaterialSchema } from "./materials.schemas";
-
-// No parameters at all: each distinct query string would be a cache entry of its own.
-export const NoQuerySchema = z.strictObject({});
-
-export const CACHED =
-  "Public. Answers are cached for an hour (`X-Cache: hit|miss`); every admin write to reference data clears the cache.";
 
 export const listMaterials = createRoute({
   method: "get",
@@ -20,7 +16,7 @@ export const listMaterials = createRoute({
   summary: "List materials",
   description:
     "One page of materials (without their categories; read one for those), filtered and ordered as the parameters say; " +
-    `unknown or malformed parameters 422. ${CACHED}`,
+    `unknown or malformed parameters 422. ${CACHED_READ}`,
   middleware: [cacheResponse("reference-data")] as const,
   request: { query: MaterialListQuerySchema },
   responses: {
@@ -35,7 +31,7 @@ export const getMaterial = createRoute({
   operationId: "getMaterial",
   tags: ["Reference data"],
   summary: "Read a material",
-  description: `A material with the categories it is linked to. An unknown id: 404 \`MATERIAL_NOT_FOUND\`. ${CACHED}`,
+  description: `A material with the categories it is linked to. An unknown id: 404 \`MATERIAL_NOT_FOUND\`. ${CACHED_READ}`,
   middleware: [cacheResponse("reference-data")] as const,
   request: { params: IdParamsSchema, query: NoQuerySchema },
   responses: {

@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { pageEnvelope } from "../../lib/pagination";
 import { listProductTypes as listRows, readProductType } from "../../services/product-types";
-import { PUBLIC_CACHE_CONTROL } from "../materials/materials.handlers";
+import { markCacheable } from "../reference/reference-http";
 import { toProductType, toProductTypeDetail } from "./product-types.mappers";
 import { productTypeFilterFromQuery } from "./product-types.query";
 import type * as routes from "./product-types.routes";
@@ -11,12 +11,12 @@ export const listProductTypes: RouteHandler<typeof routes.listProductTypes, AppE
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
   const { rows, total } = await listRows(c.get("db"), productTypeFilterFromQuery(query), page);
-  c.header("Cache-Control", PUBLIC_CACHE_CONTROL);
+  markCacheable(c);
   return c.json(pageEnvelope(rows.map(toProductType), total, page), 200);
 };
 
 export const getProductType: RouteHandler<typeof routes.getProductType, AppEnv> = async (c) => {
   const detail = await readProductType(c.get("db"), c.req.valid("param").id);
-  c.header("Cache-Control", PUBLIC_CACHE_CONTROL);
+  markCacheable(c);
   return c.json(toProductTypeDetail(detail), 200);
 };

@@ -1,13 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { PageQuerySchema } from "../../lib/pagination";
-import { PRODUCT_TYPE_ORDER_FIELDS, type ProductTypeFilter } from "../../services/product-types";
-import { categoryIdParam, nameIlikeParam, orderByParam } from "../materials/materials.query";
+import type { ProductTypeFilter } from "../../services/product-types";
+import { REFERENCE_ORDER_FIELDS } from "../../services/reference-order";
+import { categoryIdParam, nameIlikeParam, orderByParam } from "../reference/reference-query";
 
 /** Query of `GET /v1/product-types`; strict, so an unknown parameter is a 422. */
 export const ProductTypeListQuerySchema = z.strictObject({
-  "name[ilike]": nameIlikeParam,
+  "name[ilike]": nameIlikeParam("poly"),
   category_id: categoryIdParam("product types"),
-  order_by: orderByParam(PRODUCT_TYPE_ORDER_FIELDS, "-created_at"),
+  order_by: orderByParam(REFERENCE_ORDER_FIELDS, "-created_at"),
   ...PageQuerySchema.shape,
 });
 

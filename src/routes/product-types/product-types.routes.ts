@@ -2,8 +2,9 @@ import { createRoute } from "@hono/zod-openapi";
 import { pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
 import { cacheResponse } from "../../middleware/cache-response";
-import { CACHED, NoQuerySchema } from "../materials/materials.routes";
 import { IdParamsSchema } from "../products/products.routes";
+import { CACHED_READ } from "../reference/reference-http";
+import { NoQuerySchema } from "../reference/reference-query";
 import { ProductTypeListQuerySchema } from "./product-types.query";
 import { ProductTypeDetailSchema, ProductTypeSchema } from "./product-types.schemas";
 
@@ -15,7 +16,7 @@ export const listProductTypes = createRoute({
   summary: "List product types",
   description:
     "One page of product types (without their categories; read one for those), filtered and ordered as the parameters say; " +
-    `unknown or malformed parameters 422. ${CACHED}`,
+    `unknown or malformed parameters 422. ${CACHED_READ}`,
   middleware: [cacheResponse("reference-data")] as const,
   request: { query: ProductTypeListQuerySchema },
   responses: {
@@ -33,7 +34,7 @@ export const getProductType = createRoute({
   operationId: "getProductType",
   tags: ["Reference data"],
   summary: "Read a product type",
-  description: `A product type with the categories it is linked to. An unknown id: 404 \`PRODUCT_TYPE_NOT_FOUND\`. ${CACHED}`,
+  description: `A product type with the categories it is linked to. An unknown id: 404 \`PRODUCT_TYPE_NOT_FOUND\`. ${CACHED_READ}`,
   middleware: [cacheResponse("reference-data")] as const,
   request: { params: IdParamsSchema, query: NoQuerySchema },
   responses: {

@@ -6,7 +6,7 @@ import { readCategoryTree } from "../../services/category-tree";
 import { listTaxonomies as listTaxonomyRows, readTaxonomy, taxonomyNotFound } from "../../services/taxonomies";
 import { toCategory, toCategoryTree } from "../categories/categories.mappers";
 import { categoryFilterFromQuery } from "../categories/categories.query";
-import { markCacheable } from "../categories/reference-http";
+import { markCacheable } from "../reference/reference-http";
 import { toTaxonomy, toTaxonomyDetail } from "./taxonomies.mappers";
 import { taxonomyFilterFromQuery } from "./taxonomies.query";
 import type * as routes from "./taxonomies.routes";

@@ -1,14 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { TAXONOMY_DOMAINS } from "../../db/schema";
 import { PageQuerySchema } from "../../lib/pagination";
-import { TAXONOMY_ORDER_FIELDS, type TaxonomyFilter } from "../../services/taxonomies";
-import { nameIlikeParam, orderByParam } from "../categories/reference-query";
+import { REFERENCE_ORDER_FIELDS } from "../../services/reference-order";
+import type { TaxonomyFilter } from "../../services/taxonomies";
+import { nameIlikeParam, orderByParam } from "../reference/reference-query";
 
 /** Query of `GET /v1/taxonomies`: `domain`, `name[ilike]`, `order_by`, `page` and `size`. */
 export const TaxonomyListQuerySchema = z.strictObject({
   domain: z.enum(TAXONOMY_DOMAINS).optional().openapi({ description: "Only taxonomies that cover this domain.", example: "materials" }),
-  "name[ilike]": nameIlikeParam,
-  order_by: orderByParam(TAXONOMY_ORDER_FIELDS, "-created_at"),
+  "name[ilike]": nameIlikeParam("metal"),
+  order_by: orderByParam(REFERENCE_ORDER_FIELDS, "-created_at"),
   ...PageQuerySchema.shape,
 });
 

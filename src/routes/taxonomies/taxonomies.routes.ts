@@ -4,8 +4,8 @@ import { cacheResponse } from "../../middleware/cache-response";
 import { MAX_CATEGORY_DEPTH } from "../../services/category-tree";
 import { CategoryTreeQuerySchema, TaxonomyCategoryListQuerySchema } from "../categories/categories.query";
 import { CategoryPageSchema, CategoryTreePageSchema } from "../categories/categories.schemas";
-import { CACHED_READ } from "../categories/reference-http";
 import { IdParamsSchema } from "../products/products.routes";
+import { CACHED_READ } from "../reference/reference-http";
 import { TaxonomyListQuerySchema } from "./taxonomies.query";
 import { TaxonomyDetailSchema, TaxonomyPageSchema } from "./taxonomies.schemas";
 

@@ -1,55 +1,31 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { bearer, verifiedUser } from "../../support/accounts";
+import { verifiedUser } from "../../support/accounts";
 import { api, expectProblem } from "../../support/http";
 import { captureLogs } from "../../support/logs";
 import { bootstrapAdmin } from "../../support/mfa";
+import {
+  asAdmin,
+  type Category,
+  type CategoryNode,
+  expectStatus,
+  materialCategoryIds,
+  newCategory,
+  newTaxonomy,
+  readUntilHit,
+  seedLinkedMaterial,
+  send,
+  shape,
+} from "../../support/reference";
 
-interface Category {
-  id: number;
-  name: string;
-  description: string | null;
-  external_id: string | null;
-  taxonomy_id: number;
-  supercategory_id: number | null;
-  created_at: string;
-  updated_at: string;
-}
-
-interface Node {
-  id: number;
-  name: string;
-  subcategories: Node[];
-}
-
-let sequence = 0;
-const unique = (prefix: string) => `${prefix} ${Date.now().toString(36)}${(sequence++).toString(36)}`;
-
-function send(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<Response> {
-  const json = body === undefined ? {} : { body: JSON.stringify(body), headers: { ...headers, "content-type": "application/json" } };
-  return api(path, { method, headers, ...json });
-}
-
-async function asAdmin(method: string, path: string, body?: unknown): Promise<Response> {
-  const admin = await bootstrapAdmin();
-  return send(method, path, body, bearer(admin.tokens.access_token));
-}
-
-async function expectStatus<T>(response: Response, status: number): Promise<T> {
-  expect(response.status, await response.clone().text()).toBe(status);
-  return (await response.json()) as T;
-}
-
-const newTaxonomy = async () =>
-  (await expectStatus<{ id: number }>(await asAdmin("POST", "/v1/admin/taxonomies", { name: unique("Tax"), version: "1", domains: ["other"] }), 201)).id;
+const newTaxonomyId = async () => (await newTaxonomy()).id;
 const create = (body: Record<string, unknown>) => asAdmin("POST", "/v1/admin/categories", body);
-const newCategory = async (body: Record<string, unknown>) => expectStatus<Category>(await create(body), 201);
 const patch = (id: number, body: unknown) => asAdmin("PATCH", `/v1/admin/categories/${id}`, body);
 const remove = (id: number) => asAdmin("DELETE", `/v1/admin/categories/${id}`);
 
 /** A taxonomy with root -> child -> grandchild, and a second root. */
 async function chain() {
-  const taxonomy = await newTaxonomy();
+  const taxonomy = await newTaxonomyId();
   const root = await newCategory({ name: "Root", taxonomy_id: taxonomy });
   const child = await newCategory({ name: "Child", supercategory_id: root.id });
   const grandchild = await newCategory({ name: "Grandchild", supercategory_id: child.id });
@@ -57,18 +33,14 @@ async function chain() {
   return { taxonomy, root, child, grandchild, sibling };
 }
 
-async function readTree(taxonomy: number, depth = 3): Promise<Node[]> {
+async function readTree(taxonomy: number, depth = 3): Promise<CategoryNode[]> {
   const response = await api(`/v1/taxonomies/${taxonomy}/categories/tree?recursion_depth=${depth}`);
-  return (await expectStatus<{ items: Node[] }>(response, 200)).items;
-}
-
-function shape(nodes: Node[]): Record<string, unknown> {
-  return Object.fromEntries(nodes.map((node) => [node.name, shape(node.subcategories)]));
+  return (await expectStatus<{ items: CategoryNode[] }>(response, 200)).items;
 }
 
 describe("POST /v1/admin/categories", () => {
   it("creates top-level categories and subcategories, which take their supercategory's taxonomy; 201 with Location; audited", async () => {
-    const taxonomy = await newTaxonomy();
+    const taxonomy = await newTaxonomyId();
     const admin = await bootstrapAdmin();
     const logs = captureLogs();
     let response: Response;
@@ -122,7 +94,7 @@ describe("POST /v1/admin/categories", () => {
     const { taxonomy, root } = await chain();
     await newCategory({ name: "First", taxonomy_id: taxonomy, external_id: "X-1" });
     await expectProblem(await create({ name: "Second", supercategory_id: root.id, external_id: "X-1" }), 409, "CATEGORY_EXTERNAL_ID_TAKEN");
-    await newCategory({ name: "Elsewhere", taxonomy_id: await newTaxonomy(), external_id: "X-1" });
+    await newCategory({ name: "Elsewhere", taxonomy_id: await newTaxonomyId(), external_id: "X-1" });
   });
 });
 
@@ -173,7 +145,7 @@ describe("PATCH /v1/admin/categories/{id}", () => {
 
   it("refuses a supercategory of another taxonomy (400), an unknown one (422), the taxonomy and other members (422)", async () => {
     const { root } = await chain();
-    const elsewhere = await newCategory({ name: "Foreign", taxonomy_id: await newTaxonomy() });
+    const elsewhere = await newCategory({ name: "Foreign", taxonomy_id: await newTaxonomyId() });
     await expectProblem(await patch(root.id, { supercategory_id: elsewhere.id }), 400, "CATEGORY_TAXONOMY_MISMATCH");
     const unknown = await expectProblem(await patch(root.id, { supercategory_id: 999999 }), 422, "VALIDATION_FAILED");
     expect(unknown.errors?.[0]?.pointer).toBe("/supercategory_id");
@@ -195,9 +167,7 @@ describe("PATCH /v1/admin/categories/{id}", () => {
 describe("DELETE /v1/admin/categories/{id}", () => {
   it("deletes the category with its subtree and their material links; siblings stay; audited", async () => {
     const { taxonomy, root, child, grandchild, sibling } = await chain();
-    // Fixture only: material links have routes of their own elsewhere.
-    const material = await env.DB.prepare("INSERT INTO materials (name) VALUES (?) RETURNING id").bind(unique("Steel")).first<{ id: number }>();
-    await env.DB.batch([child.id, sibling.id].map((id) => env.DB.prepare("INSERT INTO material_categories (material_id, category_id) VALUES (?, ?)").bind(material!.id, id)));
+    const material = await seedLinkedMaterial([child.id, sibling.id]);
 
     const logs = captureLogs();
     let response: Response;
@@ -210,8 +180,7 @@ describe("DELETE /v1/admin/categories/{id}", () => {
     expect(response.status).toBe(204);
     for (const id of [root.id, child.id, grandchild.id]) await expectProblem(await api(`/v1/categories/${id}`), 404, "CATEGORY_NOT_FOUND");
     expect(shape(await readTree(taxonomy))).toEqual({ Sibling: {} });
-    const links = await env.DB.prepare("SELECT category_id FROM material_categories WHERE material_id = ?").bind(material!.id).all<{ category_id: number }>();
-    expect(links.results.map((row) => row.category_id)).toEqual([sibling.id]);
+    expect(await materialCategoryIds(material)).toEqual([sibling.id]);
     await expectProblem(await remove(root.id), 404, "CATEGORY_NOT_FOUND");
   });
 });
@@ -220,20 +189,12 @@ describe("caching", () => {
   it("serves a repeat read from the cache, and every admin write clears it before it answers", async () => {
     const { taxonomy, root } = await chain();
     const path = `/v1/taxonomies/${taxonomy}/categories/tree`;
-    const warm = async () => {
-      let response = await api(path);
-      for (let i = 0; i < 20 && response.headers.get("x-cache") !== "hit"; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 25));
-        response = await api(path);
-      }
-      expect(response.headers.get("x-cache")).toBe("hit");
-      return response;
-    };
+    const warm = () => readUntilHit(path);
     const missAfter = async (write: Response, status: number) => {
       expect(write.status, await write.clone().text()).toBe(status);
       const next = await api(path);
       expect(next.headers.get("x-cache")).toBe("miss");
-      return shape((await expectStatus<{ items: Node[] }>(next, 200)).items);
+      return shape((await expectStatus<{ items: CategoryNode[] }>(next, 200)).items);
     };
 
     await warm();
@@ -258,8 +219,8 @@ describe("who may write", () => {
     const { root } = await chain();
     const user = await verifiedUser("plain");
     for (const [method, path, body] of writes(root.id)) {
-      await expectProblem(await send(method, path, body, bearer(user.tokens.access_token)), 403, "SUPERUSER_REQUIRED");
-      await expectProblem(await send(method, path, body, {}), 401, "AUTHENTICATION_REQUIRED");
+      await expectProblem(await send(method, path, user.tokens.access_token, body), 403, "SUPERUSER_REQUIRED");
+      await expectProblem(await send(method, path, null, body), 401, "AUTHENTICATION_REQUIRED");
     }
     expect(await expectStatus(await api(`/v1/categories/${root.id}`), 200)).toMatchObject({ name: "Root", subcategories: [{ name: "Child" }] });
   });

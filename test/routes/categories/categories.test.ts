@@ -1,63 +1,15 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { bearer } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
-import { bootstrapAdmin } from "../../support/mfa";
-
-interface Category {
-  id: number;
-  name: string;
-  description: string | null;
-  external_id: string | null;
-  taxonomy_id: number;
-  supercategory_id: number | null;
-  created_at: string;
-  updated_at: string;
-}
-
-interface Node {
-  id: number;
-  name: string;
-  description: string | null;
-  external_id: string | null;
-  taxonomy_id: number;
-  subcategories: Node[];
-}
-
-interface Page<T> {
-  items: T[];
-  total: number;
-  page: number;
-  size: number;
-  pages: number;
-}
-
-let sequence = 0;
-const unique = (prefix: string) => `${prefix} ${Date.now().toString(36)}${(sequence++).toString(36)}`;
-
-async function adminPost<T>(path: string, body: unknown): Promise<T> {
-  const admin = await bootstrapAdmin();
-  const response = await api(path, {
-    method: "POST",
-    headers: { ...bearer(admin.tokens.access_token), "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  expect(response.status, await response.clone().text()).toBe(201);
-  return (await response.json()) as T;
-}
-
-const newTaxonomy = (name = unique("Taxonomy")) => adminPost<{ id: number; name: string }>("/v1/admin/taxonomies", { name, version: "1", domains: ["products"] });
-const newCategory = (body: Record<string, unknown>) => adminPost<Category>("/v1/admin/categories", body);
-
-async function read<T>(path: string): Promise<T> {
-  const response = await api(path);
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as T;
-}
-
-/** Names of a tree, nested as `name: [children]`; leaves as `name: []`. */
-function shape(nodes: Node[]): Record<string, unknown> {
-  return Object.fromEntries(nodes.map((node) => [node.name, shape(node.subcategories)]));
-}
+import {
+  type Category,
+  type CategoryNode,
+  newCategory,
+  newTaxonomy,
+  type Page,
+  read,
+  readUntilHit,
+  shape,
+} from "../../support/reference";
 
 /**
  * One taxonomy:
@@ -198,7 +150,7 @@ describe("GET /v1/categories/{id}/subcategories", () => {
 describe("category trees", () => {
   it("nests the top level down to recursion_depth (default 1: direct subcategories with `subcategories: []`)", async () => {
     const path = `/v1/taxonomies/${fixture.taxonomy}/categories/tree`;
-    const one = await read<Page<Node>>(path);
+    const one = await read<Page<CategoryNode>>(path);
     expect(one).toMatchObject({ total: 3, page: 1, size: 50, pages: 1 });
     expect(shape(one.items)).toEqual({ Alpha: { "Alpha 1": {}, "Alpha 2": {} }, Beta: { "Beta 1": {} }, gamma: {} });
     expect(one.items.map((n) => n.name)).toEqual(["Alpha", "Beta", "gamma"]);
@@ -214,7 +166,7 @@ describe("category trees", () => {
       ],
     });
 
-    const two = await read<Page<Node>>(`${path}?recursion_depth=2`);
+    const two = await read<Page<CategoryNode>>(`${path}?recursion_depth=2`);
     expect(shape(two.items)).toEqual({
       Alpha: { "Alpha 1": { "Alpha 1a": {}, "Alpha 1b": {} }, "Alpha 2": {} },
       Beta: { "Beta 1": {} },
@@ -222,9 +174,9 @@ describe("category trees", () => {
     });
     expect(two.items[0]!.subcategories[0]!.subcategories.map((n) => n.name)).toEqual(["Alpha 1a", "Alpha 1b"]);
 
-    const three = await read<Page<Node>>(`${path}?recursion_depth=3`);
+    const three = await read<Page<CategoryNode>>(`${path}?recursion_depth=3`);
     expect(shape(three.items).Alpha).toEqual({ "Alpha 1": { "Alpha 1a": { "Alpha 1a-i": {} }, "Alpha 1b": {} }, "Alpha 2": {} });
-    const five = await read<Page<Node>>(`${path}?recursion_depth=5`);
+    const five = await read<Page<CategoryNode>>(`${path}?recursion_depth=5`);
     expect(shape(five.items).Alpha).toEqual({ "Alpha 1": { "Alpha 1a": { "Alpha 1a-i": { "Alpha 1a-i-x": {} } }, "Alpha 1b": {} }, "Alpha 2": {} });
   });
 
@@ -236,12 +188,7 @@ describe("category trees", () => {
     expect(roundTrips(first)).toBe(1);
     expect(first.headers.get("cache-control")).toBe("public, max-age=60");
     const body = await first.json();
-    let again = await api(path);
-    for (let i = 0; i < 20 && again.headers.get("x-cache") !== "hit"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      again = await api(path);
-    }
-    expect(again.headers.get("x-cache")).toBe("hit");
+    const again = await readUntilHit(path);
     expect(roundTrips(again)).toBe(0);
     expect(again.headers.get("cache-control")).toBe("public, max-age=60");
     expect(await again.json()).toEqual(body);
@@ -249,30 +196,30 @@ describe("category trees", () => {
 
   it("pages through the top level; total counts the top level only", async () => {
     const path = `/v1/taxonomies/${fixture.taxonomy}/categories/tree?size=2`;
-    const first = await read<Page<Node>>(path);
+    const first = await read<Page<CategoryNode>>(path);
     expect(first).toMatchObject({ total: 3, page: 1, size: 2, pages: 2 });
     expect(shape(first.items)).toEqual({ Alpha: { "Alpha 1": {}, "Alpha 2": {} }, Beta: { "Beta 1": {} } });
-    const second = await read<Page<Node>>(`${path}&page=2`);
+    const second = await read<Page<CategoryNode>>(`${path}&page=2`);
     expect(shape(second.items)).toEqual({ gamma: {} });
-    expect((await read<Page<Node>>(`${path}&page=3`)).items).toEqual([]);
+    expect((await read<Page<CategoryNode>>(`${path}&page=3`)).items).toEqual([]);
   });
 
   it("reads the tree below one category, and the trees of every taxonomy or of the one taxonomy_id names", async () => {
     const { ids, taxonomy, other } = fixture;
-    const below = await read<Page<Node>>(`/v1/categories/${ids.Alpha}/subcategories/tree?recursion_depth=2`);
+    const below = await read<Page<CategoryNode>>(`/v1/categories/${ids.Alpha}/subcategories/tree?recursion_depth=2`);
     expect(below.total).toBe(2);
     expect(shape(below.items)).toEqual({ "Alpha 1": { "Alpha 1a": { "Alpha 1a-i": {} }, "Alpha 1b": {} }, "Alpha 2": {} });
-    const leaf = await read<Page<Node>>(`/v1/categories/${ids["Alpha 1b"]}/subcategories/tree`);
+    const leaf = await read<Page<CategoryNode>>(`/v1/categories/${ids["Alpha 1b"]}/subcategories/tree`);
     expect(leaf).toMatchObject({ items: [], total: 0 });
 
-    const narrowed = await read<Page<Node>>(`/v1/categories/tree?taxonomy_id=${taxonomy}`);
+    const narrowed = await read<Page<CategoryNode>>(`/v1/categories/tree?taxonomy_id=${taxonomy}`);
     expect(shape(narrowed.items)).toEqual({ Alpha: { "Alpha 1": {}, "Alpha 2": {} }, Beta: { "Beta 1": {} }, gamma: {} });
-    const everything = await read<Page<Node>>("/v1/categories/tree?size=100");
+    const everything = await read<Page<CategoryNode>>("/v1/categories/tree?size=100");
     const tops = everything.items.map((n) => n.id);
     expect(tops).toEqual(expect.arrayContaining([ids.Alpha, ids.Beta, ids.gamma, ids.Other]));
     expect(tops).not.toContain(ids["Alpha 1"]);
     expect(everything.items.find((n) => n.id === ids.Other)?.taxonomy_id).toBe(other);
-    expect(await read<Page<Node>>("/v1/categories/tree?taxonomy_id=999999")).toMatchObject({ items: [], total: 0, pages: 0 });
+    expect(await read<Page<CategoryNode>>("/v1/categories/tree?taxonomy_id=999999")).toMatchObject({ items: [], total: 0, pages: 0 });
   });
 
   it("refuses a depth outside 1..5 and unknown parameters with 422, and unknown parents with 404", async () => {

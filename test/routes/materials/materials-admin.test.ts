@@ -4,6 +4,7 @@ import { bearer, postJson, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
 import { captureLogs } from "../../support/logs";
 import { bootstrapAdmin } from "../../support/mfa";
+import { pointers, readAndCache, seedTaxonomy, send } from "../../support/reference";
 
 type Category = { id: number; name: string; taxonomy_id: number };
 type Material = { id: number; name: string; description: string | null; density_kg_m3: number | null; is_crm: boolean; updated_at: string; categories: Category[] };
@@ -11,26 +12,14 @@ type Material = { id: number; name: string; description: string | null; density_
 let admin: string;
 let user: string;
 let taxonomyId: number;
-const category: Record<string, number> = {};
+let category: Record<string, number>;
 
-// The category routes are being built alongside these, so the taxonomy and its categories are
-// inserted with SQL.
+// The taxonomy and its categories are fixtures here, so SQL: their own routes have tests of their own.
 beforeAll(async () => {
   admin = (await bootstrapAdmin()).tokens.access_token;
   user = (await verifiedUser("maker")).tokens.access_token;
-  const taxonomy = await env.DB.prepare(`INSERT INTO taxonomies (name, version, domains) VALUES ('Materials', '1', '["materials"]') RETURNING id`).first<{ id: number }>();
-  taxonomyId = taxonomy!.id;
-  for (const name of ["Metals", "Alloys", "Polymers", "Ceramics"]) {
-    const row = await env.DB.prepare("INSERT INTO categories (name, taxonomy_id) VALUES (?, ?) RETURNING id").bind(name, taxonomyId).first<{ id: number }>();
-    category[name] = row!.id;
-  }
+  ({ taxonomyId, category } = await seedTaxonomy({ name: "Materials", version: "1", domains: ["materials"] }, ["Metals", "Alloys", "Polymers", "Ceramics"]));
 });
-
-function send(method: string, path: string, token: string | null, body?: unknown): Promise<Response> {
-  const headers: Record<string, string> = token ? bearer(token) : {};
-  if (body !== undefined) headers["content-type"] = "application/json";
-  return api(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-}
 
 let sequence = 0;
 async function created(body: Record<string, unknown> = {}): Promise<Material> {
@@ -39,17 +28,7 @@ async function created(body: Record<string, unknown> = {}): Promise<Material> {
   return (await response.json()) as Material;
 }
 
-/** A public read that, when it missed, waits until its answer is in KV (the cache is written after the response). */
-async function read(path: string): Promise<Response> {
-  const response = await api(path);
-  if (response.status === 200 && response.headers.get("x-cache") === "miss") {
-    for (let i = 0; i < 40 && (await api(path)).headers.get("x-cache") !== "hit"; i++) await new Promise((r) => setTimeout(r, 25));
-  }
-  return response;
-}
-
-const pointers = async (response: Response) => (await expectProblem(response, 422, "VALIDATION_FAILED")).errors?.map((e) => e.pointer);
-const names = async (path: string) => (((await (await read(path)).json()) as { items: Material[] }).items).map((m) => m.name);
+const names = async (path: string) => (((await (await readAndCache(path)).json()) as { items: Material[] }).items).map((m) => m.name);
 
 describe("who may write", () => {
   it("anonymous 401, an ordinary user 403, on every admin material route", async () => {
@@ -221,11 +200,11 @@ describe("category links", () => {
       id: material.id,
       categories_added: [category.Polymers],
     });
-    expect(await (await read(`/v1/materials/${material.id}`)).json()).toEqual(body);
+    expect(await (await readAndCache(`/v1/materials/${material.id}`)).json()).toEqual(body);
     expect(await names(`/v1/materials?category_id=${category.Polymers}`)).toEqual(["Zamak"]);
 
     expect((await send("DELETE", `/v1/admin/materials/${material.id}/categories/${category.Polymers}`, admin)).status).toBe(204);
-    expect(((await (await read(`/v1/materials/${material.id}`)).json()) as Material).categories.map((c) => c.name)).toEqual(["Alloys", "Metals"]);
+    expect(((await (await readAndCache(`/v1/materials/${material.id}`)).json()) as Material).categories.map((c) => c.name)).toEqual(["Alloys", "Metals"]);
     expect(await names(`/v1/materials?category_id=${category.Polymers}`)).toEqual([]);
     await expectProblem(await send("DELETE", `/v1/admin/materials/${material.id}/categories/${category.Polymers}`, admin), 404, "CATEGORY_LINK_NOT_FOUND");
   });
@@ -256,23 +235,23 @@ describe("the cache and admin writes", () => {
     const path = `/v1/materials/${material.id}`;
     const listPath = "/v1/materials?name[ilike]=nick";
     for (const p of [path, listPath]) {
-      await read(p);
+      await readAndCache(p);
       const hit = await api(p);
       expect(hit.headers.get("x-cache")).toBe("hit");
       expect(roundTrips(hit)).toBe(0);
     }
 
     expect((await send("PATCH", path.replace("/v1/", "/v1/admin/"), admin, { name: "Nickel 201" })).status).toBe(200);
-    const after = await read(path);
+    const after = await readAndCache(path);
     expect(after.headers.get("x-cache")).toBe("miss");
     expect(((await after.json()) as Material).name).toBe("Nickel 201");
-    const listAfter = await read(listPath);
+    const listAfter = await readAndCache(listPath);
     expect(listAfter.headers.get("x-cache")).toBe("miss");
     expect(((await listAfter.json()) as { items: Material[] }).items.map((m) => m.name)).toEqual(["Nickel 201"]);
 
     // Links and deletes clear it too.
     expect((await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [category.Metals] })).status).toBe(200);
-    expect(((await (await read(path)).json()) as Material).categories.map((c) => c.name)).toEqual(["Metals"]);
+    expect(((await (await readAndCache(path)).json()) as Material).categories.map((c) => c.name)).toEqual(["Metals"]);
     expect((await send("DELETE", `/v1/admin/materials/${material.id}`, admin)).status).toBe(204);
     await expectProblem(await api(path), 404, "MATERIAL_NOT_FOUND");
     expect(await names(listPath)).toEqual([]);

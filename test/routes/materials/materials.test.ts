@@ -1,23 +1,18 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, expectProblem, roundTrips } from "../../support/http";
+import { pointers, readUntilHit, seedTaxonomy } from "../../support/reference";
 
 type Material = { id: number; name: string; description: string | null; density_kg_m3: number | null; is_crm: boolean; created_at: string; updated_at: string };
 type Page = { items: Material[]; total: number; page: number; size: number; pages: number };
 
 const id: Record<string, number> = {};
-const category: Record<string, number> = {};
+let category: Record<string, number>;
 let taxonomyId: number;
 
-// Seeded with SQL, not the admin routes: this file is about reads and needs fixed creation
-// times. The category routes are being built alongside, so taxonomy and categories are SQL too.
+// Seeded with SQL, not the admin routes: this file is about reads and needs fixed creation times.
 beforeAll(async () => {
-  const taxonomy = await env.DB.prepare(`INSERT INTO taxonomies (name, version, domains) VALUES ('Materials', '1', '["materials"]') RETURNING id`).first<{ id: number }>();
-  taxonomyId = taxonomy!.id;
-  for (const name of ["Metals", "Critical", "Polymers", "Empty"]) {
-    const row = await env.DB.prepare("INSERT INTO categories (name, taxonomy_id) VALUES (?, ?) RETURNING id").bind(name, taxonomyId).first<{ id: number }>();
-    category[name] = row!.id;
-  }
+  ({ taxonomyId, category } = await seedTaxonomy({ name: "Materials", version: "1", domains: ["materials"] }, ["Metals", "Critical", "Polymers", "Empty"]));
   const seed: [string, number | null, number, number, string[]][] = [
     ["Steel", 7850, 0, 1000, ["Metals"]],
     ["aluminium", 2700, 0, 2000, ["Metals"]],
@@ -40,7 +35,6 @@ const names = async (response: Response) => {
   return ((await response.json()) as Page).items.map((item) => item.name);
 };
 const list = async (query: string) => names(await api(`/v1/materials?${query}`));
-const pointers = async (response: Response) => (await expectProblem(response, 422, "VALIDATION_FAILED")).errors?.map((e) => e.pointer);
 
 describe("GET /v1/materials", () => {
   it("pages all materials by name (any case), without categories, in one round trip", async () => {
@@ -161,13 +155,7 @@ describe("caching", () => {
       const first = await api(path);
       expect(first.status).toBe(200);
       const body = await first.json();
-      // The cache is written after the response; wait for it to land.
-      let again = await api(path);
-      for (let i = 0; i < 40 && again.headers.get("x-cache") !== "hit"; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 25));
-        again = await api(path);
-      }
-      expect(again.headers.get("x-cache")).toBe("hit");
+      const again = await readUntilHit(path);
       expect(roundTrips(again)).toBe(0);
       expect(again.headers.get("cache-control")).toBe("public, max-age=60");
       expect(await again.json()).toEqual(body);

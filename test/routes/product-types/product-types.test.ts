@@ -4,6 +4,7 @@ import { bearer, postJson, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
 import { captureLogs } from "../../support/logs";
 import { bootstrapAdmin } from "../../support/mfa";
+import { pointers, readAndCache, seedTaxonomy, send } from "../../support/reference";
 
 type Category = { id: number; name: string; taxonomy_id: number };
 type ProductType = { id: number; name: string; description: string | null; created_at: string; updated_at: string; categories?: Category[] };
@@ -12,20 +13,15 @@ type Page = { items: ProductType[]; total: number; page: number; size: number; p
 let admin: string;
 let user: string;
 let taxonomyId: number;
-const category: Record<string, number> = {};
+let category: Record<string, number>;
 const type: Record<string, number> = {};
 
-// Seeded with SQL where fixed creation times matter; the category routes are being built
-// alongside these, so the taxonomy and its categories are SQL too.
+// Seeded with SQL where fixed creation times matter; the taxonomy and its categories are plain
+// fixtures, so SQL too.
 beforeAll(async () => {
   admin = (await bootstrapAdmin()).tokens.access_token;
   user = (await verifiedUser("maker")).tokens.access_token;
-  const taxonomy = await env.DB.prepare(`INSERT INTO taxonomies (name, version, domains) VALUES ('Products', '2024', '["products"]') RETURNING id`).first<{ id: number }>();
-  taxonomyId = taxonomy!.id;
-  for (const name of ["Electronics", "Kitchen", "Phones"]) {
-    const row = await env.DB.prepare("INSERT INTO categories (name, taxonomy_id) VALUES (?, ?) RETURNING id").bind(name, taxonomyId).first<{ id: number }>();
-    category[name] = row!.id;
-  }
+  ({ taxonomyId, category } = await seedTaxonomy({ name: "Products", version: "2024", domains: ["products"] }, ["Electronics", "Kitchen", "Phones"]));
   const seed: [string, number, string[]][] = [
     ["Smartphone", 3000, ["Electronics", "Phones"]],
     ["kettle", 1000, ["Kitchen"]],
@@ -40,27 +36,11 @@ beforeAll(async () => {
   }
 });
 
-function send(method: string, path: string, token: string | null, body?: unknown): Promise<Response> {
-  const headers: Record<string, string> = token ? bearer(token) : {};
-  if (body !== undefined) headers["content-type"] = "application/json";
-  return api(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-}
-
-/** A public read that, when it missed, waits until its answer is in KV (the cache is written after the response). */
-async function read(path: string): Promise<Response> {
-  const response = await api(path);
-  if (response.status === 200 && response.headers.get("x-cache") === "miss") {
-    for (let i = 0; i < 40 && (await api(path)).headers.get("x-cache") !== "hit"; i++) await new Promise((r) => setTimeout(r, 25));
-  }
-  return response;
-}
-
 const names = async (query: string) => {
-  const response = await read(`/v1/product-types?${query}`);
+  const response = await readAndCache(`/v1/product-types?${query}`);
   expect(response.status, await response.clone().text()).toBe(200);
   return ((await response.json()) as Page).items.map((item) => item.name);
 };
-const pointers = async (response: Response) => (await expectProblem(response, 422, "VALIDATION_FAILED")).errors?.map((e) => e.pointer);
 
 let sequence = 0;
 async function created(body: Record<string, unknown> = {}): Promise<ProductType> {
@@ -116,7 +96,7 @@ describe("GET /v1/product-types/{id}", () => {
 
   it("serves a repeat read from KV without D1", async () => {
     const path = `/v1/product-types/${type.Laptop}`;
-    const body = await (await read(path)).json();
+    const body = await (await readAndCache(path)).json();
     const hit = await api(path);
     expect(hit.headers.get("x-cache")).toBe("hit");
     expect(roundTrips(hit)).toBe(0);
@@ -205,7 +185,7 @@ describe("category links", () => {
     const path = `/v1/product-types/${mine.id}`;
     const filtered = `category_id=${category.Kitchen}`;
     expect(await names(filtered)).toEqual(["kettle"]);
-    await read(path);
+    await readAndCache(path);
     expect((await api(path)).headers.get("x-cache")).toBe("hit");
 
     const added = await send("POST", `/v1/admin/product-types/${mine.id}/categories`, admin, { category_ids: [category.Kitchen] });
@@ -214,13 +194,13 @@ describe("category links", () => {
     const body = (await again.json()) as ProductType;
     expect(body.categories?.map((c) => c.name)).toEqual(["Electronics", "Kitchen"]);
 
-    const fresh = await read(path);
+    const fresh = await readAndCache(path);
     expect(fresh.headers.get("x-cache")).toBe("miss");
     expect(await fresh.json()).toEqual(body);
     expect(await names(filtered)).toEqual(["Blender", "kettle"]);
 
     expect((await send("DELETE", `/v1/admin/product-types/${mine.id}/categories/${category.Kitchen}`, admin)).status).toBe(204);
-    expect(((await (await read(path)).json()) as ProductType).categories?.map((c) => c.name)).toEqual(["Electronics"]);
+    expect(((await (await readAndCache(path)).json()) as ProductType).categories?.map((c) => c.name)).toEqual(["Electronics"]);
     expect(await names(filtered)).toEqual(["kettle"]);
     await expectProblem(await send("DELETE", `/v1/admin/product-types/${mine.id}/categories/${category.Kitchen}`, admin), 404, "CATEGORY_LINK_NOT_FOUND");
     await expectProblem(await send("DELETE", `/v1/admin/product-types/999999/categories/${category.Kitchen}`, admin), 404, "PRODUCT_TYPE_NOT_FOUND");

@@ -1,58 +1,27 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { bearer, verifiedUser } from "../../support/accounts";
+import { verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
 import { captureLogs } from "../../support/logs";
 import { bootstrapAdmin } from "../../support/mfa";
-
-interface Taxonomy {
-  id: number;
-  name: string;
-  version: string;
-  description: string | null;
-  domains: string[];
-  source: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-interface Page<T> {
-  items: T[];
-  total: number;
-  page: number;
-  size: number;
-  pages: number;
-}
-
-let sequence = 0;
-const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${(sequence++).toString(36)}`;
-
-function send(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<Response> {
-  const json = body === undefined ? {} : { body: JSON.stringify(body), headers: { ...headers, "content-type": "application/json" } };
-  return api(path, { method, headers, ...json });
-}
-
-async function asAdmin(method: string, path: string, body?: unknown): Promise<Response> {
-  const admin = await bootstrapAdmin();
-  return send(method, path, body, bearer(admin.tokens.access_token));
-}
-
-async function expectStatus<T>(response: Response, status: number): Promise<T> {
-  expect(response.status, await response.clone().text()).toBe(status);
-  return (await response.json()) as T;
-}
+import {
+  asAdmin,
+  expectStatus,
+  materialCategoryIds,
+  newCategory,
+  newTaxonomy,
+  type Page,
+  read,
+  readUntilHit,
+  seedLinkedMaterial,
+  send,
+  type Taxonomy,
+  unique,
+} from "../../support/reference";
 
 const create = (body: Record<string, unknown>) => asAdmin("POST", "/v1/admin/taxonomies", body);
-const newTaxonomy = async (body: Partial<Taxonomy> = {}) =>
-  expectStatus<Taxonomy>(await create({ name: unique("Tax "), version: "1", domains: ["products"], ...body }), 201);
 const patch = (id: number, body: unknown) => asAdmin("PATCH", `/v1/admin/taxonomies/${id}`, body);
 const remove = (id: number) => asAdmin("DELETE", `/v1/admin/taxonomies/${id}`);
-const newCategory = async (body: Record<string, unknown>) =>
-  expectStatus<{ id: number }>(await asAdmin("POST", "/v1/admin/categories", body), 201);
-
-async function read<T>(path: string): Promise<T> {
-  return expectStatus<T>(await api(path), 200);
-}
 
 describe("GET /v1/taxonomies", () => {
   it("filters by domain and name, orders by name (any case) by default, and pages in one round trip", async () => {
@@ -204,9 +173,7 @@ describe("DELETE /v1/admin/taxonomies/{id}", () => {
     const root = await newCategory({ name: "Root", taxonomy_id: taxonomy.id });
     const child = await newCategory({ name: "Child", supercategory_id: root.id });
     const kept = await newCategory({ name: "Kept", taxonomy_id: (await newTaxonomy()).id });
-    // Fixture only: material links have routes of their own elsewhere.
-    const material = await env.DB.prepare("INSERT INTO materials (name) VALUES (?) RETURNING id").bind(unique("Copper")).first<{ id: number }>();
-    await env.DB.batch([child.id, kept.id].map((id) => env.DB.prepare("INSERT INTO material_categories (material_id, category_id) VALUES (?, ?)").bind(material!.id, id)));
+    const material = await seedLinkedMaterial([child.id, kept.id]);
 
     const logs = captureLogs();
     try {
@@ -219,8 +186,7 @@ describe("DELETE /v1/admin/taxonomies/{id}", () => {
     for (const id of [root.id, child.id]) await expectProblem(await api(`/v1/categories/${id}`), 404, "CATEGORY_NOT_FOUND");
     const left = await env.DB.prepare("SELECT count(*) AS n FROM categories WHERE taxonomy_id = ?").bind(taxonomy.id).first<{ n: number }>();
     expect(left?.n).toBe(0);
-    const links = await env.DB.prepare("SELECT category_id FROM material_categories WHERE material_id = ?").bind(material!.id).all<{ category_id: number }>();
-    expect(links.results.map((row) => row.category_id)).toEqual([kept.id]);
+    expect(await materialCategoryIds(material)).toEqual([kept.id]);
     expect((await api(`/v1/categories/${kept.id}`)).status).toBe(200);
     await expectProblem(await remove(taxonomy.id), 404, "TAXONOMY_NOT_FOUND");
   });
@@ -233,12 +199,7 @@ describe("caching", () => {
     const first = await api(path);
     expect(first.headers.get("x-cache")).toBe("miss");
     expect(roundTrips(first)).toBe(1);
-    let again = await api(path);
-    for (let i = 0; i < 20 && again.headers.get("x-cache") !== "hit"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      again = await api(path);
-    }
-    expect(again.headers.get("x-cache")).toBe("hit");
+    const again = await readUntilHit(path);
     expect(roundTrips(again)).toBe(0);
     expect(await again.json()).toEqual(await first.json());
 
@@ -259,8 +220,8 @@ describe("who may write", () => {
       ["DELETE", `/v1/admin/taxonomies/${taxonomy.id}`, undefined],
     ];
     for (const [method, path, body] of writes) {
-      await expectProblem(await send(method, path, body, bearer(user.tokens.access_token)), 403, "SUPERUSER_REQUIRED");
-      await expectProblem(await send(method, path, body, {}), 401, "AUTHENTICATION_REQUIRED");
+      await expectProblem(await send(method, path, user.tokens.access_token, body), 403, "SUPERUSER_REQUIRED");
+      await expectProblem(await send(method, path, null, body), 401, "AUTHENTICATION_REQUIRED");
     }
     expect(await read(`/v1/taxonomies/${taxonomy.id}`)).toMatchObject({ version: "1" });
   });

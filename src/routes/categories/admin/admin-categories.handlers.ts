@@ -2,13 +2,14 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { requireAdmin } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import * as categories from "../../../services/categories";
+import { referenceDeps } from "../../reference/reference-admin";
+import { clearReferenceCache } from "../../reference/reference-http";
 import { toCategory } from "../categories.mappers";
-import { clearReferenceCache } from "../reference-http";
 import type * as routes from "./admin-categories.routes";
 
 export const createCategory: RouteHandler<typeof routes.createCategory, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  const row = await categories.createCategory({ db: c.get("db"), log: c.get("log") }, actor, c.req.valid("json"));
+  const row = await categories.createCategory(referenceDeps(c), actor, c.req.valid("json"));
   await clearReferenceCache(c);
   c.header("Location", `/v1/categories/${row.id}`);
   return c.json(toCategory(row), 201);
@@ -16,15 +17,14 @@ export const createCategory: RouteHandler<typeof routes.createCategory, AppEnv> 
 
 export const updateCategory: RouteHandler<typeof routes.updateCategory, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  const deps = { db: c.get("db"), log: c.get("log") };
-  const row = await categories.updateCategory(deps, actor, c.req.valid("param").id, c.req.valid("json"));
+  const row = await categories.updateCategory(referenceDeps(c), actor, c.req.valid("param").id, c.req.valid("json"));
   await clearReferenceCache(c);
   return c.json(toCategory(row), 200);
 };
 
 export const deleteCategory: RouteHandler<typeof routes.deleteCategory, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  await categories.deleteCategory({ db: c.get("db"), log: c.get("log") }, actor, c.req.valid("param").id);
+  await categories.deleteCategory(referenceDeps(c), actor, c.req.valid("param").id);
   await clearReferenceCache(c);
   return c.body(null, 204);
 };

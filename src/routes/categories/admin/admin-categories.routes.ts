@@ -2,8 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
 import { IdParamsSchema } from "../../products/products.routes";
+import { ADMIN_ONLY, deleteResponses, json, jsonAnswer, WRITE_EFFECTS } from "../../reference/reference-admin";
 import { CategorySchema } from "../categories.schemas";
-import { ADMIN_ONLY } from "../reference-http";
 
 // No `authenticate` here: `adminOnly` (app.ts) guards all of /v1/admin/* before these run.
 
@@ -53,8 +53,7 @@ export const CategoryUpdateSchema = z
     example: { supercategory_id: 10 },
   });
 
-const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
-const category = (description: string) => ({ description, content: { "application/json": { schema: CategorySchema } } });
+const category = jsonAnswer(CategorySchema);
 const NOT_FOUND = "An unknown category id: 404 `CATEGORY_NOT_FOUND`.";
 
 export const createCategory = createRoute({
@@ -66,7 +65,7 @@ export const createCategory = createRoute({
   description:
     "Creates a top-level category of `taxonomy_id`, or a subcategory of `supercategory_id` (it takes that category's " +
     "taxonomy); both or neither: 422, an unknown one: 422 pointing at it. An `external_id` another category of the " +
-    `taxonomy has: 409 \`CATEGORY_EXTERNAL_ID_TAKEN\`. ${ADMIN_ONLY}`,
+    `taxonomy has: 409 \`CATEGORY_EXTERNAL_ID_TAKEN\`. ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
   security: SIGNED_IN,
   request: { body: json(CategoryCreateSchema) },
   responses: {
@@ -84,7 +83,7 @@ export const updateCategory = createRoute({
   description:
     "Renames, describes or moves a category. A move below the category itself or one of its subcategories is 400 " +
     "`CATEGORY_CYCLE`; below a category of another taxonomy 400 `CATEGORY_TAXONOMY_MISMATCH`; below an unknown one 422. " +
-    `A taken \`external_id\`: 409 \`CATEGORY_EXTERNAL_ID_TAKEN\`. ${NOT_FOUND} ${ADMIN_ONLY}`,
+    `A taken \`external_id\`: 409 \`CATEGORY_EXTERNAL_ID_TAKEN\`. ${NOT_FOUND} ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
   security: SIGNED_IN,
   request: { params: IdParamsSchema, body: json(CategoryUpdateSchema) },
   responses: {
@@ -99,8 +98,8 @@ export const deleteCategory = createRoute({
   operationId: "adminDeleteCategory",
   tags: ["Admin"],
   summary: "Delete a category",
-  description: `Deletes the category with its whole subtree and their links to materials and product types. ${NOT_FOUND} ${ADMIN_ONLY}`,
+  description: `Deletes the category with its whole subtree and their links to materials and product types. ${NOT_FOUND} ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
   security: SIGNED_IN,
   request: { params: IdParamsSchema },
-  responses: { 204: { description: "Deleted." }, ...problemResponses(401, 403, 404, 422) },
+  responses: deleteResponses(),
 });

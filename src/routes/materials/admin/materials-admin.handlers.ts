@@ -3,8 +3,8 @@ import { requireAdmin } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import * as materials from "../../../services/materials";
 import { toMaterialDetail } from "../materials.mappers";
+import { referenceDeps } from "../../reference/reference-admin";
 import type * as routes from "./materials-admin.routes";
-import { referenceDeps } from "./reference-admin";
 
 export const createMaterial: RouteHandler<typeof routes.createMaterial, AppEnv> = async (c) => {
   const actor = requireAdmin(c);

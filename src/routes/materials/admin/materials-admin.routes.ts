@@ -2,11 +2,11 @@ import { createRoute } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
 import { IdParamsSchema } from "../../products/products.routes";
+import { ADMIN_ONLY, categoryLinkRoutes, deleteResponses, json, jsonAnswer, WRITE_EFFECTS } from "../../reference/reference-admin";
 import { MaterialCreateSchema, MaterialDetailSchema, MaterialUpdateSchema } from "../materials.schemas";
-import { ADMIN_ONLY, categoryLinkRoutes, json, WRITE_EFFECTS } from "./reference-admin";
 
 const NOT_FOUND = "An unknown id: 404 `MATERIAL_NOT_FOUND`.";
-const detail = (description: string) => ({ description, content: { "application/json": { schema: MaterialDetailSchema } } });
+const detail = jsonAnswer(MaterialDetailSchema);
 
 export const createMaterial = createRoute({
   method: "post",
@@ -50,7 +50,7 @@ export const deleteMaterial = createRoute({
     `\`MATERIAL_IN_USE\` (remove it from those bills first). ${NOT_FOUND} ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
   security: SIGNED_IN,
   request: { params: IdParamsSchema },
-  responses: { 204: { description: "Deleted." }, ...problemResponses(401, 403, 404, 409, 422) },
+  responses: deleteResponses(409),
 });
 
 export const { addCategories: addMaterialCategories, removeCategory: removeMaterialCategory } = categoryLinkRoutes({

@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { requireAdmin } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import * as productTypes from "../../../services/product-types";
-import { referenceDeps } from "../../materials/admin/reference-admin";
+import { referenceDeps } from "../../reference/reference-admin";
 import { toProductTypeDetail } from "../product-types.mappers";
 import type * as routes from "./product-types-admin.routes";
 

@@ -1,12 +1,12 @@
 import { createRoute } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
-import { ADMIN_ONLY, categoryLinkRoutes, json, WRITE_EFFECTS } from "../../materials/admin/reference-admin";
 import { IdParamsSchema } from "../../products/products.routes";
+import { ADMIN_ONLY, categoryLinkRoutes, deleteResponses, json, jsonAnswer, WRITE_EFFECTS } from "../../reference/reference-admin";
 import { ProductTypeCreateSchema, ProductTypeDetailSchema, ProductTypeUpdateSchema } from "../product-types.schemas";
 
 const NOT_FOUND = "An unknown id: 404 `PRODUCT_TYPE_NOT_FOUND`.";
-const detail = (description: string) => ({ description, content: { "application/json": { schema: ProductTypeDetailSchema } } });
+const detail = jsonAnswer(ProductTypeDetailSchema);
 
 export const createProductType = createRoute({
   method: "post",
@@ -47,7 +47,7 @@ export const deleteProductType = createRoute({
     `(\`product_type_id: null\`; their \`version\` is unchanged). ${NOT_FOUND} ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
   security: SIGNED_IN,
   request: { params: IdParamsSchema },
-  responses: { 204: { description: "Deleted." }, ...problemResponses(401, 403, 404, 422) },
+  responses: deleteResponses(),
 });
 
 export const { addCategories: addProductTypeCategories, removeCategory: removeProductTypeCategory } = categoryLinkRoutes({

@@ -2,13 +2,14 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { requireAdmin } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import * as taxonomies from "../../../services/taxonomies";
-import { clearReferenceCache } from "../../categories/reference-http";
+import { referenceDeps } from "../../reference/reference-admin";
+import { clearReferenceCache } from "../../reference/reference-http";
 import { toTaxonomy } from "../taxonomies.mappers";
 import type * as routes from "./admin-taxonomies.routes";
 
 export const createTaxonomy: RouteHandler<typeof routes.createTaxonomy, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  const row = await taxonomies.createTaxonomy({ db: c.get("db"), log: c.get("log") }, actor, c.req.valid("json"));
+  const row = await taxonomies.createTaxonomy(referenceDeps(c), actor, c.req.valid("json"));
   await clearReferenceCache(c);
   c.header("Location", `/v1/taxonomies/${row.id}`);
   return c.json(toTaxonomy(row), 201);
@@ -16,15 +17,14 @@ export const createTaxonomy: RouteHandler<typeof routes.createTaxonomy, AppEnv> 
 
 export const updateTaxonomy: RouteHandler<typeof routes.updateTaxonomy, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  const deps = { db: c.get("db"), log: c.get("log") };
-  const row = await taxonomies.updateTaxonomy(deps, actor, c.req.valid("param").id, c.req.valid("json"));
+  const row = await taxonomies.updateTaxonomy(referenceDeps(c), actor, c.req.valid("param").id, c.req.valid("json"));
   await clearReferenceCache(c);
   return c.json(toTaxonomy(row), 200);
 };
 
 export const deleteTaxonomy: RouteHandler<typeof routes.deleteTaxonomy, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  await taxonomies.deleteTaxonomy({ db: c.get("db"), log: c.get("log") }, actor, c.req.valid("param").id);
+  await taxonomies.deleteTaxonomy(referenceDeps(c), actor, c.req.valid("param").id);
   await clearReferenceCache(c);
   return c.body(null, 204);
 };

@@ -2,8 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { TAXONOMY_DOMAINS } from "../../../db/schema";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
-import { ADMIN_ONLY } from "../../categories/reference-http";
 import { IdParamsSchema } from "../../products/products.routes";
+import { ADMIN_ONLY, deleteResponses, json, jsonAnswer, WRITE_EFFECTS } from "../../reference/reference-admin";
 import { TaxonomySchema } from "../taxonomies.schemas";
 
 // No `authenticate` here: `adminOnly` (app.ts) guards all of /v1/admin/* before these run.
@@ -34,8 +34,7 @@ export const TaxonomyUpdateSchema = z
   .strictObject({ ...fields, name: fields.name.optional(), version: fields.version.optional(), domains: fields.domains.optional() })
   .openapi("TaxonomyUpdate", { description: "Members to change; absent ones stay.", example: { version: "2024" } });
 
-const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
-const taxonomy = (description: string) => ({ description, content: { "application/json": { schema: TaxonomySchema } } });
+const taxonomy = jsonAnswer(TaxonomySchema);
 const NOT_FOUND = "An unknown taxonomy id: 404 `TAXONOMY_NOT_FOUND`.";
 const TAKEN = "A name and version another taxonomy has: 409 `TAXONOMY_NAME_TAKEN`.";
 
@@ -45,7 +44,7 @@ export const createTaxonomy = createRoute({
   operationId: "adminCreateTaxonomy",
   tags: ["Admin"],
   summary: "Create a taxonomy",
-  description: `Creates an empty taxonomy; its categories come through \`POST /v1/admin/categories\`. ${TAKEN} ${ADMIN_ONLY}`,
+  description: `Creates an empty taxonomy; its categories come through \`POST /v1/admin/categories\`. ${TAKEN} ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
   security: SIGNED_IN,
   request: { body: json(TaxonomyCreateSchema) },
   responses: { 201: taxonomy("Created; `Location` names it."), ...problemResponses(401, 403, 409, 413, 415, 422) },
@@ -57,7 +56,7 @@ export const updateTaxonomy = createRoute({
   operationId: "adminUpdateTaxonomy",
   tags: ["Admin"],
   summary: "Update a taxonomy",
-  description: `Changes the members given. ${TAKEN} ${NOT_FOUND} ${ADMIN_ONLY}`,
+  description: `Changes the members given. ${TAKEN} ${NOT_FOUND} ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
   security: SIGNED_IN,
   request: { params: IdParamsSchema, body: json(TaxonomyUpdateSchema) },
   responses: { 200: taxonomy("The updated taxonomy."), ...problemResponses(401, 403, 404, 409, 413, 415, 422) },
@@ -69,8 +68,8 @@ export const deleteTaxonomy = createRoute({
   operationId: "adminDeleteTaxonomy",
   tags: ["Admin"],
   summary: "Delete a taxonomy",
-  description: `Deletes the taxonomy with all its categories and their links to materials and product types. ${NOT_FOUND} ${ADMIN_ONLY}`,
+  description: `Deletes the taxonomy with all its categories and their links to materials and product types. ${NOT_FOUND} ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
   security: SIGNED_IN,
   request: { params: IdParamsSchema },
-  responses: { 204: { description: "Deleted." }, ...problemResponses(401, 403, 404, 422) },
+  responses: deleteResponses(),
 });

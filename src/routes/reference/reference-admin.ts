@@ -1,20 +1,33 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../../env";
-import { SIGNED_IN } from "../../../lib/openapi";
-import { problemResponses } from "../../../lib/problem";
-import type { ReferenceDeps } from "../../../services/category-links";
-import { CategoryLinkParamsSchema, CategoryLinksAddSchema } from "../materials.schemas";
+import type { AppEnv } from "../../env";
+import { SIGNED_IN } from "../../lib/openapi";
+import { problemResponses } from "../../lib/problem";
+import type { ReferenceDeps } from "../../services/reference-records";
+import { CategoryLinkParamsSchema, CategoryLinksAddSchema } from "../materials/materials.schemas";
 
-// What the admin routes of materials and product types share: the access sentence, the deps of
-// their services, and the two category-link routes, declared once per kind.
+// What the admin routes of taxonomies, categories, materials and product types share: the access
+// and effects sentences, the deps of their services, and (for the kinds that link to categories)
+// the two category-link routes, declared once per kind.
 
 // No `authenticate` on these routes: `adminOnly` (app.ts) guards all of /v1/admin/* before they run.
 export const ADMIN_ONLY =
   "Superusers with TOTP only: anonymous 401, anyone else 403 `SUPERUSER_REQUIRED`, a superuser without TOTP 403 `ADMIN_TOTP_REQUIRED`.";
 export const WRITE_EFFECTS = "Audited (`admin.reference.*`); clears the `reference-data` cache before answering.";
 
+/** A required JSON request body of `schema`. */
 export const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
+
+/** A JSON answer of `schema`; each route gives its own description. */
+export const jsonAnswer =
+  <T extends z.ZodType>(schema: T) =>
+  (description: string) => ({ description, content: { "application/json": { schema } } });
+
+/** The `responses` of an admin DELETE: 204, the refusals every one has, and the kind's own (`refusals`). */
+export const deleteResponses = <const S extends readonly number[]>(...refusals: S) => ({
+  204: { description: "Deleted." },
+  ...problemResponses(401, 403, 404, 422, ...refusals),
+});
 
 /** The services' deps from the request: database, cache and log. */
 export function referenceDeps(c: Context<AppEnv>): ReferenceDeps {
@@ -47,7 +60,7 @@ export function categoryLinkRoutes<S extends z.ZodType>(docs: LinkedKindDocs<S>)
     security: SIGNED_IN,
     request: { params: CategoryLinkParamsSchema.pick({ id: true }), body: json(CategoryLinksAddSchema) },
     responses: {
-      200: { description: `The ${docs.what} with all its categories.`, content: { "application/json": { schema: docs.detail } } },
+      200: jsonAnswer(docs.detail)(`The ${docs.what} with all its categories.`),
       ...problemResponses(401, 403, 404, 413, 415, 422),
     },
   });

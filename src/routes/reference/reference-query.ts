@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import type { OrderTerm } from "../../services/taxonomies";
+import type { OrderTerm } from "../../services/reference-order";
 
-// Query pieces shared by the taxonomy and category lists. Query objects are strict, so an unknown
-// parameter is a 422 at `#/query/<name>`, like a malformed one.
+// Query pieces shared by the lists of taxonomies, categories, materials and product types. Their
+// query objects are strict, so an unknown parameter is a 422 at `#/query/<name>`, like a
+// malformed one.
 
 /**
  * `order_by`: a comma list of `+field` or `-field` (a bare field ascends) over `fields`, each field
@@ -35,16 +36,22 @@ export function orderByParam<const F extends string>(fields: readonly F[], examp
     });
 }
 
-export const nameIlikeParam = z
-  .string()
-  .min(1)
-  .max(100)
-  .optional()
-  .openapi({ description: "Case-insensitive substring of the name (`%` and `_` are plain characters).", example: "metal" });
+/** `name[ilike]`: a case-insensitive substring of the name; `example` fits the kind listed. */
+export const nameIlikeParam = (example: string) =>
+  z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .openapi({ description: "Case-insensitive substring of the name (`%` and `_` are plain characters).", example });
 
 /** A positive integer id as a query parameter. */
 export const idParam = (description: string, example: number) =>
   z.coerce.number().int().positive().optional().openapi({ description, example });
+
+/** `category_id` of the material and product-type lists: `what` is the kind listed, plural. */
+export const categoryIdParam = (what: string) =>
+  idParam(`Only ${what} linked to this category itself (links to its subcategories do not count).`, 12);
 
 /** `true` or `false`, nothing else. */
 export const flagParam = (description: string) =>
@@ -53,3 +60,6 @@ export const flagParam = (description: string) =>
     .transform((value) => value === "true")
     .optional()
     .openapi({ description, example: "true" });
+
+/** The query of a single read: no parameters at all, since each distinct query string would be a cache entry of its own. */
+export const NoQuerySchema = z.strictObject({});
