@@ -12,6 +12,20 @@ interface CachedMeta {
   computedAt: number;
 }
 
+/**
+ * Whether an answer may be stored: not for free-text or range filters (`search`, `name[ilike]`,
+ * `density_kg_m3[ge]`, ...), whose values are unbounded, nor for numbers written in a second
+ * spelling (`page=01`), nor for an empty page. Otherwise anyone could fill KV with keys of one
+ * answer each, and a clear would have to delete them all. Such requests are still answered, from D1.
+ */
+export function worthStoring(url: URL, body: string): boolean {
+  for (const [name, value] of url.searchParams) {
+    if (name === "search" || name.includes("[")) return false;
+    if (/^[+-]?0\d|^\s|\s$/.test(value)) return false;
+  }
+  return !/^\{"items":\[\]/.test(body);
+}
+
 /** The request's cache key: its path and its query parameters in a canonical order; long ones are hashed (KV keys stop at 512 bytes). */
 function requestKey(url: URL): string {
   const params = [...url.searchParams.entries()].sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
@@ -31,7 +45,8 @@ function requestKey(url: URL): string {
  */
 export function cacheResponse(namespace: CacheNamespace) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const key = cacheKey(namespace, requestKey(new URL(c.req.url)));
+    const url = new URL(c.req.url);
+    const key = cacheKey(namespace, requestKey(url));
     const kv = c.env.KV;
     const startedAt = Date.now();
     let stored: { value: string | null; metadata: CachedMeta | null } = { value: null, metadata: null };
@@ -55,6 +70,7 @@ export function cacheResponse(namespace: CacheNamespace) {
     c.res.headers.set("X-Cache", "miss");
     if (c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
     const body = await c.res.clone().text();
+    if (!worthStoring(url, body)) return;
     // The route's own Cache-Control (browser caching) is kept with the value, so a hit sends it too.
     const metadata: CachedMeta = { cacheControl: c.res.headers.get("cache-control"), computedAt: startedAt };
     c.executionCtx.waitUntil(

@@ -30,6 +30,19 @@ export function notLastSuperuser(userId: number) {
     OR EXISTS (SELECT 1 FROM users WHERE id <> ${userId} AND is_superuser = 1 AND is_active = 1))`;
 }
 
+/**
+ * The refusals a deletion can meet, checked before the step-up so that a 404 or 409 does not
+ * spend the caller's code: 404 for an unknown id or the system account, 409 for the last active
+ * superuser. The deletion batch checks again (the guard is in every statement).
+ */
+export async function assertDeletable(deps: Pick<ServiceDeps, "db">, userId: number): Promise<void> {
+  const rows = await deps.db.all<{ allowed: number }>(
+    sql`SELECT ${notLastSuperuser(userId)} AS allowed FROM users WHERE id = ${userId} AND is_system = 0`,
+  );
+  if (!rows[0]) throw userNotFound();
+  if (rows[0].allowed !== 1) throw lastSuperuser();
+}
+
 export interface AccountDeletion {
   userId: number;
   content: DeletionContent;

@@ -57,19 +57,22 @@ export function uniqueViolation(error: unknown): ApiError | null {
 }
 
 /**
- * 409 when an email (by its mailbox) or a username is already held. Registration asks before
- * the breach check and the hash; the unique indexes remain the final word under races.
+ * 409 when an email (by its mailbox) or a username is already held (by an account other than
+ * `exceptUserId`). Registration asks before the breach check and the hash, an email change
+ * before the step-up; the unique indexes remain the final word under races.
  */
 export async function assertAvailable(
   deps: Pick<ServiceDeps, "db">,
-  { email, username }: { email?: string; username?: string },
+  { email, username }: { email?: string | undefined; username?: string | undefined },
+  exceptUserId?: number,
 ): Promise<void> {
   const conditions: SQL[] = [];
   if (email !== undefined) conditions.push(sql`email = ${email} OR email_canonical = ${canonicalEmail(email)}`);
   if (username !== undefined) conditions.push(sql`username = ${username}`);
   if (conditions.length === 0) return;
+  const others = exceptUserId === undefined ? sql`1` : sql`id <> ${exceptUserId}`;
   const rows = await deps.db.all<{ email: string; email_canonical: string; username: string }>(
-    sql`SELECT email, email_canonical, username FROM users WHERE ${sql.join(conditions, sql` OR `)}`,
+    sql`SELECT email, email_canonical, username FROM users WHERE (${sql.join(conditions, sql` OR `)}) AND ${others}`,
   );
   if (email !== undefined && rows.some((r) => r.email === email || r.email_canonical === canonicalEmail(email))) {
     throw emailTaken();

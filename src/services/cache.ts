@@ -55,9 +55,17 @@ export async function clearCache(deps: { kv: KVNamespace; log: Logger }, actor: 
   return deleted;
 }
 
-/** Deletes every cached value of `namespace`; returns how many. Admin writes to reference data call it for `reference-data`. */
+/**
+ * Deletes every cached value of `namespace`; returns how many. Admin writes call it for
+ * `reference-data`. The clear marker goes first (a read in flight must not write its old answer
+ * back as fresh); KV takes one write a second per key, so a refused marker does not stop the
+ * deletes, and is written again a second later.
+ */
 export async function dropNamespace(kv: KVNamespace, namespace: CacheNamespace): Promise<number> {
-  await kv.put(clearedAtKey(namespace), String(Date.now()));
+  const marked = await kv.put(clearedAtKey(namespace), String(Date.now())).then(
+    () => true,
+    () => false,
+  );
   let deleted = 0;
   let cursor: string | undefined;
   for (;;) {
@@ -66,6 +74,10 @@ export async function dropNamespace(kv: KVNamespace, namespace: CacheNamespace):
     deleted += page.keys.length;
     if (page.list_complete) break;
     cursor = page.cursor;
+  }
+  if (!marked) {
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await kv.put(clearedAtKey(namespace), String(Date.now()));
   }
   return deleted;
 }

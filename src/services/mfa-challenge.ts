@@ -92,8 +92,10 @@ export async function completeChallenge(
     { recordLogin: true },
   );
   const results = await batchRows<unknown[]>(deps.db, [
+    // The claim also needs the account as the login left it, so a revocation in between spends nothing.
     sql`UPDATE mfa_challenges SET claimed_by = ${nonce}
-      WHERE fingerprint = ${challenge} AND claimed_by IS NULL AND expires_at > unixepoch() AND ${spendableCondition(row.user_id, resolved!)}`,
+      WHERE fingerprint = ${challenge} AND claimed_by IS NULL AND expires_at > unixepoch() AND ${spendableCondition(row.user_id, resolved!)}
+        AND EXISTS (SELECT 1 FROM users WHERE id = ${row.user_id} AND is_active = 1 AND tokens_valid_after = ${row.tokens_valid_after})`,
     spendStatement(row.user_id, resolved!, claimed),
     ...session.statements,
     sql`DELETE FROM mfa_challenges WHERE fingerprint = ${challenge} AND claimed_by = ${nonce}`,

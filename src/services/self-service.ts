@@ -6,7 +6,7 @@ import { audit } from "../lib/audit";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
 import { ApiError } from "../lib/problem";
 import { emailChangedEmail, passwordChangedEmail } from "./account-emails";
-import { assertNotDisposable, assertUsableUsername, sendVerification, uniqueViolation } from "./accounts";
+import { assertAvailable, assertNotDisposable, assertUsableUsername, sendVerification, uniqueViolation } from "./accounts";
 import { type ServiceDeps, sendQuietly } from "./deps";
 import { assertStepUp } from "./step-up";
 import { revocationStatements, type SessionUser, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
@@ -38,7 +38,19 @@ export async function updateProfile(deps: ServiceDeps, user: SessionUser, change
   const usernameChanged = username !== undefined && username !== user.username;
   const passwordChanged = changes.password !== undefined;
 
+  // Every check that needs no secret runs first: a refusal after the step-up would have spent
+  // the user's code (a recovery code for good) on a request that changes nothing.
   if (usernameChanged) assertUsableUsername(username);
+  if (emailChanged) assertNotDisposable(email);
+  if (emailChanged) {
+    await assertAvailable(deps, { email, username: usernameChanged ? username : undefined }, user.id);
+  }
+  if (passwordChanged) {
+    await assertAcceptablePassword(deps.config, deps.log, changes.password!, {
+      username: usernameChanged ? username : user.username,
+      email: emailChanged ? email : user.email,
+    });
+  }
   if (changes.email !== undefined || passwordChanged) {
     await assertStepUp(
       deps,
@@ -46,13 +58,6 @@ export async function updateProfile(deps: ServiceDeps, user: SessionUser, change
       { currentPassword: changes.current_password, mfaCode: changes.mfa_code },
       { operation: "Changing the email address or password" },
     );
-  }
-  if (emailChanged) assertNotDisposable(email);
-  if (passwordChanged) {
-    await assertAcceptablePassword(deps.config, deps.log, changes.password!, {
-      username: usernameChanged ? username : user.username,
-      email: emailChanged ? email : user.email,
-    });
   }
 
   const sets: SQL[] = [];

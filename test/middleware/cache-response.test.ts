@@ -39,3 +39,16 @@ describe("the response cache", () => {
     expect(keys).toEqual([]);
   });
 });
+
+describe("what the cache stores", () => {
+  it("never stores answers to free-text or range filters, second spellings of numbers, or empty pages", async () => {
+    await env.DB.prepare("INSERT INTO materials (name, density_kg_m3) VALUES ('Cache test steel', 7850)").run();
+    for (const path of ["/v1/materials?name[ilike]=steel", "/v1/materials?density_kg_m3[ge]=1000", "/v1/materials?page=01", "/v1/materials?page=999"]) {
+      expect((await api(path)).status).toBe(200);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect((await env.KV.list({ prefix: "cache:reference-data:/v1/materials?" })).keys).toEqual([]);
+    // The plain form is stored.
+    await readUntilHit("/v1/materials?page=1");
+  });
+});

@@ -1,3 +1,4 @@
+import { worthStoring } from "../../src/middleware/cache-response";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { bearer } from "./accounts";
@@ -96,7 +97,8 @@ export async function readUntilHit(path: string): Promise<Response> {
 /** A public read that, when it missed, waits until its answer is in KV, so the next read is a hit. Returns the first answer. */
 export async function readAndCache(path: string): Promise<Response> {
   const response = await api(path);
-  if (response.status === 200 && response.headers.get("x-cache") === "miss") await readUntilHit(path);
+  const storable = worthStoring(new URL(path, "http://localhost"), await response.clone().text());
+  if (response.status === 200 && response.headers.get("x-cache") === "miss" && storable) await readUntilHit(path);
   return response;
 }
 

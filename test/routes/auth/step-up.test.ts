@@ -51,6 +51,30 @@ describe("step-up: changing the email or password with TOTP", () => {
   });
 });
 
+describe("step-up comes after every check that needs no secret", () => {
+  it("a change refused for another reason (422, 409) does not spend the code", async () => {
+    const user = await totpUser();
+    const taken = await verifiedUser("taken");
+    const code = user.recoveryCodes[4]!;
+    await expectProblem(await patchMe(user.token, { password: "short", current_password: user.password, mfa_code: code }), 422, "PASSWORD_REJECTED");
+    await expectProblem(await patchMe(user.token, { email: taken.email, current_password: user.password, mfa_code: code }), 409, "EMAIL_ALREADY_REGISTERED");
+    // The recovery code is still there: it signs in.
+    const login = await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password });
+    const { mfa_token } = (await login.json()) as { mfa_token: string };
+    expect((await postJson("/v1/auth/mfa/challenge", { mfa_token, code })).status).toBe(200);
+  });
+
+  it("an account deletion that would remove the last superuser is 409 before any secret is checked", async () => {
+    const user = await totpUser();
+    await env.DB.prepare("UPDATE users SET is_superuser = 0 WHERE is_superuser = 1").run();
+    await env.DB.prepare("UPDATE users SET is_superuser = 1, role = 'lab' WHERE id = ?").bind(user.id).run();
+    const code = user.recoveryCodes[5]!;
+    await expectProblem(await deleteMe(user.token, { current_password: "not-even-checked", mfa_code: code }), 409, "LAST_SUPERUSER");
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM recovery_codes WHERE user_id = ?").bind(user.id).first();
+    expect(left).toEqual({ n: 10 });
+  });
+});
+
 describe("step-up: DELETE /v1/users/me", () => {
   it("a password account: missing password 400, wrong 403, right 204", async () => {
     const user = await verifiedUser("stepup");

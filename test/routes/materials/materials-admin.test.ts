@@ -233,7 +233,8 @@ describe("the cache and admin writes", () => {
   it("a write clears the cached reads, so the next read is a miss that shows the change", async () => {
     const material = await created({ name: "Nickel", density_kg_m3: 8900 });
     const path = `/v1/materials/${material.id}`;
-    const listPath = "/v1/materials?name[ilike]=nick";
+    // A list without free-text filters (those answers are never stored: unbounded keys).
+    const listPath = "/v1/materials?order_by=-density_kg_m3&size=100";
     for (const p of [path, listPath]) {
       await readAndCache(p);
       const hit = await api(p);
@@ -247,19 +248,21 @@ describe("the cache and admin writes", () => {
     expect(((await after.json()) as Material).name).toBe("Nickel 201");
     const listAfter = await readAndCache(listPath);
     expect(listAfter.headers.get("x-cache")).toBe("miss");
-    expect(((await listAfter.json()) as { items: Material[] }).items.map((m) => m.name)).toEqual(["Nickel 201"]);
+    expect(((await listAfter.json()) as { items: Material[] }).items.map((m) => m.name)).toContain("Nickel 201");
 
     // Links and deletes clear it too.
     expect((await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [category.Metals] })).status).toBe(200);
     expect(((await (await readAndCache(path)).json()) as Material).categories.map((c) => c.name)).toEqual(["Metals"]);
     expect((await send("DELETE", `/v1/admin/materials/${material.id}`, admin)).status).toBe(204);
     await expectProblem(await api(path), 404, "MATERIAL_NOT_FOUND");
-    expect(await names(listPath)).toEqual([]);
+    expect(await names(listPath)).not.toContain("Nickel 201");
   });
 
   it("a create clears the cached list", async () => {
-    expect(await names("/v1/materials?name[ilike]=tungsten")).toEqual([]);
+    const list = "/v1/materials?order_by=-created_at&size=100";
+    expect(await names(list)).not.toContain("Tungsten");
+    expect((await api(list)).headers.get("x-cache")).toBe("hit");
     await created({ name: "Tungsten" });
-    expect(await names("/v1/materials?name[ilike]=tungsten")).toEqual(["Tungsten"]);
+    expect(await names(list)).toContain("Tungsten");
   });
 });

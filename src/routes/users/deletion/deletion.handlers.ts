@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { requireAdmin, requireUser } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
-import { deleteAccount } from "../../../services/account-deletion";
+import { assertDeletable, deleteAccount } from "../../../services/account-deletion";
 import { assertStepUp } from "../../../services/step-up";
 import { serviceDeps } from "../../deps";
 import { clearBrowserSession } from "../../auth/transport";
@@ -11,6 +11,7 @@ export const deleteMe: RouteHandler<typeof deleteMeRoute, AppEnv> = async (c) =>
   const user = requireUser(c);
   const body = (c.req.valid("json") ?? {}) as { current_password?: string; mfa_code?: string };
   const deps = serviceDeps(c);
+  await assertDeletable(deps, user.id);
   await assertStepUp(deps, user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Deleting the account" });
   await deleteAccount(deps, { userId: user.id, content: "anonymize" });
   if (c.get("session")?.transport === "cookie") clearBrowserSession(c);
@@ -21,7 +22,9 @@ export const adminDeleteUser: RouteHandler<typeof adminDeleteUserRoute, AppEnv> 
   const actor = requireAdmin(c);
   const { current_password, mfa_code } = c.req.valid("json");
   const deps = serviceDeps(c);
+  const userId = c.req.valid("param").user_id;
+  await assertDeletable(deps, userId);
   await assertStepUp(deps, actor, { currentPassword: current_password, mfaCode: mfa_code }, { operation: "Deleting an account" });
-  await deleteAccount(deps, { userId: c.req.valid("param").user_id, content: c.req.valid("query").content, actorId: actor.id });
+  await deleteAccount(deps, { userId, content: c.req.valid("query").content, actorId: actor.id });
   return c.body(null, 204);
 };
