@@ -6,6 +6,21 @@ import { CACHE_TTL_SECONDS, type CacheNamespace, cacheKey, clearedAtKey } from "
 
 const encoder = new TextEncoder();
 
+// Keys this isolate wrote in the last second (or is writing): KV takes one write a second per key,
+// and a burst of misses for one key (a cold cache under load) needs only one of them stored.
+const recentWrites = new Map<string, number>();
+const WRITE_SPACING_MS = 1_000;
+
+function claimWrite(key: string, now: number): boolean {
+  const last = recentWrites.get(key);
+  if (last !== undefined && now - last < WRITE_SPACING_MS) return false;
+  recentWrites.set(key, now);
+  if (recentWrites.size > 1_000) {
+    for (const [name, at] of recentWrites) if (now - at >= WRITE_SPACING_MS) recentWrites.delete(name);
+  }
+  return true;
+}
+
 interface CachedMeta {
   cacheControl: string | null;
   /** When the request that computed the value started (ms). */
@@ -70,7 +85,7 @@ export function cacheResponse(namespace: CacheNamespace) {
     c.res.headers.set("X-Cache", "miss");
     if (c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
     const body = await c.res.clone().text();
-    if (!worthStoring(url, body)) return;
+    if (!worthStoring(url, body) || !claimWrite(key, Date.now())) return;
     // The route's own Cache-Control (browser caching) is kept with the value, so a hit sends it too.
     const metadata: CachedMeta = { cacheControl: c.res.headers.get("cache-control"), computedAt: startedAt };
     c.executionCtx.waitUntil(

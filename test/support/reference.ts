@@ -86,7 +86,7 @@ export async function pointers(response: Response): Promise<string[] | undefined
 
 /** Reads `path` until the answer comes from the KV cache, and returns that answer: the cache is written after a response is sent. */
 export async function readUntilHit(path: string): Promise<Response> {
-  for (let i = 0; i < 40; i++) {
+  for (let i = 0; i < 100; i++) {
     const response = await api(path);
     if (response.headers.get("x-cache") === "hit") return response;
     await new Promise((resolve) => setTimeout(resolve, 25));
