@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, postJson, registerUser, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
 import { bootstrapAdmin } from "../../support/mfa";
+import { readUntilHit } from "../../support/reference";
 
 interface Totals {
   generated_at: string;
@@ -83,6 +84,8 @@ describe("GET /v1/stats/totals", () => {
 
   it("answers from the cache until it is cleared, without touching D1", async () => {
     const first = await freshTotals();
+    // The answer is stored after the response (and at most once a second per key): wait for it.
+    await readUntilHit("/v1/stats/totals");
     await createProduct({ name: "Kettle", weight_g: 1000 });
     const cached = await api("/v1/stats/totals");
     expect(cached.headers.get("x-cache")).toBe("hit");
