@@ -4,9 +4,8 @@ import { ROLE_LIMITS } from "../../services/quotas";
 import type { SessionUser } from "../../services/sessions";
 import type { MeSchema } from "./users.routes";
 
-/** The account as `/users/me` shows it to its owner. */
-export function toMe(user: SessionUser): z.infer<typeof MeSchema> {
-  const limits = ROLE_LIMITS[user.role];
+/** The fields an account shows both to its owner (`/users/me`) and to an administrator. */
+export function accountFields(user: SessionUser) {
   return {
     id: user.id,
     email: user.email,
@@ -16,14 +15,22 @@ export function toMe(user: SessionUser): z.infer<typeof MeSchema> {
     is_superuser: user.isSuperuser,
     role: user.role,
     totp_enabled: user.totpEnabled,
-    preferences: { profile_visibility: user.profileVisibility },
     created_at: isoSeconds(user.createdAt * 1000),
     updated_at: isoSeconds(user.updatedAt * 1000),
     last_login_at: user.lastLoginAt === null ? null : isoSeconds(user.lastLoginAt * 1000),
-    upload_quota_files: limits.uploadQuotaFiles,
-    upload_quota_bytes: limits.uploadQuotaBytes,
     upload_file_count: user.uploadFileCount,
     upload_total_bytes: user.uploadTotalBytes,
+  };
+}
+
+/** The account as `/users/me` shows it to its owner: also preferences and the role's quotas. */
+export function toMe(user: SessionUser): z.infer<typeof MeSchema> {
+  const limits = ROLE_LIMITS[user.role];
+  return {
+    ...accountFields(user),
+    preferences: { profile_visibility: user.profileVisibility },
+    upload_quota_files: limits.uploadQuotaFiles,
+    upload_quota_bytes: limits.uploadQuotaBytes,
     image_upload_max_bytes: limits.imageUploadMaxBytes,
     image_upload_max_pixels: limits.imageUploadMaxPixels,
   };
