@@ -77,13 +77,14 @@ function stdioTail(limit = 40) {
  * invocation plus a service-binding hop per request that costs about two thirds of a trivial
  * worker's throughput here; `viaEntry` measures through it anyway, for comparison.
  */
-async function start(name, options, port, viaEntry, compatibilityDate) {
+async function start(name, options, port, viaEntry, compatibilityDate, compatibilityFlags = []) {
   const tail = stdioTail();
   const mf = new Miniflare({
     host: HOST,
     port: viaEntry ? port : 0,
     ...(viaEntry ? {} : { unsafeDirectSockets: [{ host: HOST, port }] }),
     compatibilityDate,
+    compatibilityFlags,
     modules: true,
     // The entry worker would otherwise build a log line per request (and post it to Node when a
     // log is set); that is harness cost, not worker cost.
@@ -173,6 +174,7 @@ export async function startApp(config, scriptPath, port, viaEntry, { name = "app
     port,
     viaEntry,
     config.compatibility_date,
+    config.compatibility_flags ?? [],
   ).catch((error) => {
     persist.remove();
     throw error;

@@ -17,6 +17,7 @@ import { healthRouter } from "./routes/health/health.index";
 import { adminRouter } from "./routes/admin/admin.index";
 import { authRouter } from "./routes/auth/auth.index";
 import { componentsTreeRouter } from "./routes/products/components/components.index";
+import { productExportRouter } from "./routes/products/export/export.index";
 import { productFacetsRouter } from "./routes/products/facets/facets.index";
 import { billOfMaterialsRouter } from "./routes/products/materials/materials.index";
 import { productsRouter } from "./routes/products/products.index";
@@ -64,8 +65,9 @@ app.route("/v1", categoriesRouter);
 app.route("/v1", materialsRouter);
 app.route("/v1", productTypesRouter);
 app.route("/v1", statsRouter);
-// Facets and suggestions first: /v1/products/facets must not be read as /v1/products/{id}.
+// Facets, suggestions and the export first: /v1/products/facets must not be read as /v1/products/{id}.
 app.route("/v1", productFacetsRouter);
+app.route("/v1", productExportRouter);
 app.route("/v1", productsRouter);
 app.route("/v1", componentsTreeRouter);
 app.route("/v1", billOfMaterialsRouter);

@@ -347,6 +347,71 @@ export const videos = sqliteTable(
 );
 
 /**
+ * Scan state of an upload: `pending` until the media queue's malware scan passes, then `clean`.
+ * Media that fails the scan is deleted, so there is no third state.
+ */
+export const MEDIA_STATUSES = ["pending", "clean"] as const;
+
+/**
+ * Images of base products and components. The bytes live in R2 under `storage_key`, a content
+ * hash with the format's extension, so identical uploads share one object; served at
+ * `/uploads/images/<storage_key>`. `width`/`height` are after re-orientation.
+ */
+export const images = sqliteTable(
+  "images",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    productId: integer("product_id")
+      .notNull()
+      .references(() => products.id, { onDelete: "cascade" }),
+    storageKey: text("storage_key").notNull(),
+    filename: text("filename").notNull(),
+    contentType: text("content_type").notNull(),
+    sizeBytes: integer("size_bytes").notNull(),
+    width: integer("width").notNull(),
+    height: integer("height").notNull(),
+    description: text("description"),
+    imageMetadata: text("image_metadata", { mode: "json" }).$type<Record<string, unknown>>(),
+    status: text("status", { enum: MEDIA_STATUSES }).notNull().default("pending"),
+    /** 1 once the thumbnails at every width are in R2. */
+    thumbnailsReady: integer("thumbnails_ready", { mode: "boolean" }).notNull().default(false),
+    uploadedBy: integer("uploaded_by").references(() => users.id, { onDelete: "set null" }),
+    ...timestamps,
+  },
+  (t) => [
+    index("images_product_idx").on(t.productId, t.id),
+    index("images_storage_key_idx").on(t.storageKey),
+    check("images_status", sql`${t.status} IN ('pending', 'clean')`),
+    check("images_size", sql`${t.sizeBytes} > 0 AND ${t.width} > 0 AND ${t.height} > 0`),
+  ],
+);
+
+/** Research files of base products and components, stored as submitted under a content hash; served at `/uploads/files/<storage_key>`. */
+export const files = sqliteTable(
+  "files",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    productId: integer("product_id")
+      .notNull()
+      .references(() => products.id, { onDelete: "cascade" }),
+    storageKey: text("storage_key").notNull(),
+    filename: text("filename").notNull(),
+    contentType: text("content_type").notNull(),
+    sizeBytes: integer("size_bytes").notNull(),
+    description: text("description"),
+    status: text("status", { enum: MEDIA_STATUSES }).notNull().default("pending"),
+    uploadedBy: integer("uploaded_by").references(() => users.id, { onDelete: "set null" }),
+    ...timestamps,
+  },
+  (t) => [
+    index("files_product_idx").on(t.productId, t.id),
+    index("files_storage_key_idx").on(t.storageKey),
+    check("files_status", sql`${t.status} IN ('pending', 'clean')`),
+    check("files_size", sql`${t.sizeBytes} > 0`),
+  ],
+);
+
+/**
  * Responses of create requests sent with an `Idempotency-Key`, per user and key, kept one hour.
  * `response_status` null marks a request still running (the atomic in-flight marker).
  */

@@ -20,3 +20,8 @@ export function writableHeaders(c: Context): Headers {
   known.add(c.res);
   return c.res.headers;
 }
+
+/** `scheme://host[:port]` the request was sent to: the base of the absolute URLs a response names (uploads, say). */
+export function requestOrigin(c: Context): string {
+  return new URL(c.req.url).origin;
+}

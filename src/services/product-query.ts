@@ -93,15 +93,22 @@ interface OrderColumn {
   expr: SQL;
   /** Nullable keys sort their nulls last in both directions. */
   nullable: boolean;
+  /** The same key read from a row of `productExportRoots` (alias `c`), to order the roots again. */
+  rootExpr: SQL;
+}
+
+function orderColumn(column: string, source: "p" | "pt", text: boolean, nullable: boolean, field: ProductOrderField): OrderColumn {
+  const collate = text ? " COLLATE NOCASE" : "";
+  return { expr: sql.raw(`${source}.${column}${collate}`), nullable, rootExpr: sql.raw(`c.${field}${collate}`) };
 }
 
 const ORDER_COLUMNS: Record<ProductOrderField, OrderColumn> = {
-  name: { expr: sql.raw("p.name COLLATE NOCASE"), nullable: false },
-  brand: { expr: sql.raw("p.brand COLLATE NOCASE"), nullable: true },
-  model: { expr: sql.raw("p.model COLLATE NOCASE"), nullable: true },
-  created_at: { expr: sql.raw("p.created_at"), nullable: false },
-  updated_at: { expr: sql.raw("p.updated_at"), nullable: false },
-  product_type_name: { expr: sql.raw("pt.name COLLATE NOCASE"), nullable: true },
+  name: orderColumn("name", "p", true, false, "name"),
+  brand: orderColumn("brand", "p", true, true, "brand"),
+  model: orderColumn("model", "p", true, true, "model"),
+  created_at: orderColumn("created_at", "p", false, false, "created_at"),
+  updated_at: orderColumn("updated_at", "p", false, false, "updated_at"),
+  product_type_name: orderColumn("name", "pt", true, true, "product_type_name"),
 };
 
 const FACET_COLUMNS: Record<ProductFacetField, SQL> = {
@@ -121,7 +128,6 @@ const ROW_COLUMNS = sql.raw(
 
 const ROW_JOINS = sql.raw("JOIN users u ON u.id = p.owner_id LEFT JOIN product_types pt ON pt.id = p.product_type_id");
 
-const ROW_SOURCE = sql`products p ${ROW_JOINS}`;
 
 /**
  * Partial indexes over base products (`WHERE parent_id IS NULL`, which every filter has, so
@@ -226,12 +232,14 @@ function idDescending(order: readonly OrderTerm[]): boolean {
   return order[order.length - 1]?.descending ?? true;
 }
 
-function orderBySql(order: readonly OrderTerm[]): SQL {
+/** `ORDER BY` terms over `p`/`pt`, or over a row of `productExportRoots` (alias `c`) when `overRoots`. */
+function orderBySql(order: readonly OrderTerm[], overRoots = false): SQL {
   const terms = order.map(({ field, descending }) => {
     const column = ORDER_COLUMNS[field];
-    return sql`${column.expr} ${sql.raw(descending ? "DESC" : "ASC")}${sql.raw(column.nullable ? " NULLS LAST" : "")}`;
+    const expr = overRoots ? column.rootExpr : column.expr;
+    return sql`${expr} ${sql.raw(descending ? "DESC" : "ASC")}${sql.raw(column.nullable ? " NULLS LAST" : "")}`;
   });
-  terms.push(sql.raw(idDescending(order) ? "p.id DESC" : "p.id ASC"));
+  terms.push(sql.raw(`${overRoots ? "c" : "p"}.id ${idDescending(order) ? "DESC" : "ASC"}`));
   return sql.join(terms, sql`, `);
 }
 
@@ -263,6 +271,13 @@ export function productListStatements(filter: ProductFilter, viewerId: number | 
  * after it but other nulls, which the next keys decide.
  */
 function afterCursor(order: readonly OrderTerm[], cursor: ProductExportCursor): SQL {
+  // A plain bound on the first key as well, when it has one: SQLite cannot seek an index from the
+  // OR below, and without the bound each chunk would walk the index from its start again.
+  const first = order[0] ? ORDER_COLUMNS[order[0].field] : undefined;
+  const firstValue = order[0] ? cursor[order[0].field] : null;
+  const bound = first && !first.nullable && firstValue !== null
+    ? sql`${first.expr} ${sql.raw(order[0]!.descending ? "<=" : ">=")} ${firstValue} AND `
+    : sql``;
   const disjuncts: SQL[] = [];
   const equalSoFar: SQL[] = [];
   for (const { field, descending } of order) {
@@ -277,7 +292,7 @@ function afterCursor(order: readonly OrderTerm[], cursor: ProductExportCursor): 
     }
   }
   disjuncts.push(whereSql([...equalSoFar, sql`p.id ${sql.raw(idDescending(order) ? "<" : ">")} ${cursor.id}`]));
-  return sql`(${sql.join(disjuncts.map((d) => sql`(${d})`), sql` OR `)})`;
+  return sql`(${bound}(${sql.join(disjuncts.map((d) => sql`(${d})`), sql` OR `)}))`;
 }
 
 /**
@@ -294,9 +309,44 @@ export function productExportChunk(
   limit: number,
 ): SQL {
   const order = effectiveOrder(filter);
+  const source = sql`${productsAs(listIndex(filter, order))} ${ROW_JOINS}`;
+  return sql`SELECT ${ROW_COLUMNS} FROM ${source} WHERE ${exportWhere(filter, viewerId, after)} ORDER BY ${orderBySql(order)} LIMIT ${limit}`;
+}
+
+function exportWhere(filter: ProductFilter, viewerId: number | null, after: ProductExportCursor | null): SQL {
   const conditions = filterConditions(filter, viewerId);
-  if (after) conditions.push(afterCursor(order, after));
-  return sql`SELECT ${ROW_COLUMNS} FROM ${ROW_SOURCE} WHERE ${whereSql(conditions)} ORDER BY ${orderBySql(order)} LIMIT ${limit}`;
+  if (after) conditions.push(afterCursor(effectiveOrder(filter), after));
+  return whereSql(conditions);
+}
+
+/** Columns of a `productExportRoots` row: the id and every sort key, named like the fields. */
+const ROOT_COLUMNS = sql.raw("p.id, p.name, p.brand, p.model, p.created_at, p.updated_at, pt.name AS product_type_name");
+
+/**
+ * The same chunk as `productExportChunk`, as a sub-select of the ids and sort keys only (no
+ * owner join), for a statement that reads each root's whole tree around it (`product-export.ts`).
+ * Order its rows again with `productExportRootOrder` over alias `c`.
+ */
+export function productExportRoots(
+  filter: ProductFilter,
+  viewerId: number | null,
+  after: ProductExportCursor | null,
+  limit: number,
+): SQL {
+  const order = effectiveOrder(filter);
+  const source = sql`${productsAs(listIndex(filter, order))} LEFT JOIN product_types pt ON pt.id = p.product_type_id`;
+  return sql`SELECT ${ROOT_COLUMNS} FROM ${source} WHERE ${exportWhere(filter, viewerId, after)} ORDER BY ${orderBySql(order)} LIMIT ${limit}`;
+}
+
+/** The list's order over rows of `productExportRoots` named `c` (for a window's `ORDER BY`). */
+export function productExportRootOrder(filter: ProductFilter): SQL {
+  return orderBySql(effectiveOrder(filter), true);
+}
+
+/** One base product as a `productExportRoots` row (the single-product export), or nothing when `id` is a component or unknown. */
+export function productExportRoot(id: number): SQL {
+  return sql`SELECT ${ROOT_COLUMNS} FROM products p LEFT JOIN product_types pt ON pt.id = p.product_type_id
+    WHERE p.id = ${id} AND p.parent_id IS NULL`;
 }
 
 /**

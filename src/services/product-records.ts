@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchRows, type Db } from "../db/client";
+import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "./media-records";
 
 /** Which of the two resources a record is: a base product (no parent) or a component. */
 export type RecordKind = "product" | "component";
@@ -64,7 +65,7 @@ export function kindCondition(kind: RecordKind, alias = "p"): SQL {
   return sql.raw(`${alias}.parent_id IS ${kind === "product" ? "" : "NOT "}NULL`);
 }
 
-/** The statements of a detail read: the record, its bill of materials, its direct components and (base products) its videos. */
+/** The statements of a detail read: the record, its bill of materials, its direct components, (base products) its videos, its images and files. */
 export function detailStatements(id: number, kind: RecordKind): SQL[] {
   return [
     sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.id = ${id} AND ${kindCondition(kind)}`,
@@ -75,6 +76,8 @@ export function detailStatements(id: number, kind: RecordKind): SQL[] {
     kind === "product"
       ? sql`SELECT id, url, title, description, video_metadata, created_at FROM videos WHERE product_id = ${id} ORDER BY id`
       : sql`SELECT NULL AS id WHERE 0`,
+    imagesOfRecord(id),
+    filesOfRecord(id),
   ];
 }
 
@@ -103,16 +106,18 @@ export interface RecordDetail {
   bom: BomRow[];
   components: RecordRow[];
   videos: VideoRow[];
+  images: ImageRow[];
+  files: FileRow[];
 }
 
 /** Reads a record and its embeds in one round trip; null when no record of this kind has the id. */
 export async function readDetail(db: Db, id: number, kind: RecordKind): Promise<RecordDetail | null> {
-  const [rows, bom, components, videos] = await batchRows<[RecordRow, BomRow, RecordRow, VideoRow]>(
+  const [rows, bom, components, videos, images, files] = await batchRows<[RecordRow, BomRow, RecordRow, VideoRow, ImageRow, FileRow]>(
     db,
-    detailStatements(id, kind) as [SQL, SQL, SQL, SQL],
+    detailStatements(id, kind) as [SQL, SQL, SQL, SQL, SQL, SQL],
   );
   const row = rows[0];
-  return row ? { row, bom, components, videos: kind === "product" ? videos : [] } : null;
+  return row ? { row, bom, components, videos: kind === "product" ? videos : [], images, files } : null;
 }
 
 /** Who owns a record of this kind and how deep it sits; null when there is none. */

@@ -3,6 +3,7 @@ import { assertMayModify, requireVerified } from "../../auth/permissions";
 import type { AppEnv } from "../../env";
 import { auditModeration } from "../../services/moderation";
 import { jsonWithEtag } from "../../lib/etag";
+import { requestOrigin } from "../../lib/http";
 import { notFound } from "../../lib/problem";
 import { createRecords, type CreatedRecords } from "../../services/product-create";
 import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
@@ -26,6 +27,9 @@ function createdDetail(created: CreatedRecords): RecordDetail {
     bom: (created.bom.get(row.id) ?? []).map((entry) => ({ product_id: row.id, ...entry, unit: entry.unit as "kg" })),
     components: created.rows.filter((candidate) => candidate.parent_id === row.id),
     videos: created.videos,
+    // A record has no media yet when it is created.
+    images: [],
+    files: [],
   };
 }
 
@@ -34,7 +38,7 @@ export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = 
   const detail = createdDetail(await createRecords(c.get("db"), user, c.req.valid("json"), null, missing("product")));
   c.header("Location", `/v1/products/${detail.row.id}`);
   c.header("Cache-Control", "no-store");
-  return c.json(toProductDetail(detail, user), 201);
+  return c.json(toProductDetail(detail, { viewer: user, origin: requestOrigin(c) }), 201);
 };
 
 const createComponentUnder = (kind: RecordKind): RouteHandler<typeof routes.createProductComponent, AppEnv> => async (c) => {
@@ -43,7 +47,7 @@ const createComponentUnder = (kind: RecordKind): RouteHandler<typeof routes.crea
   const detail = createdDetail(await createRecords(c.get("db"), user, c.req.valid("json"), parent, missing(kind)));
   c.header("Location", `/v1/components/${detail.row.id}`);
   c.header("Cache-Control", "no-store");
-  return c.json(toComponentDetail(detail, user), 201);
+  return c.json(toComponentDetail(detail, { viewer: user, origin: requestOrigin(c) }), 201);
 };
 
 export const createProductComponent = createComponentUnder("product");
@@ -52,13 +56,13 @@ export const createSubcomponent = createComponentUnder("component");
 export const getProduct: RouteHandler<typeof routes.getProduct, AppEnv> = async (c) => {
   const detail = await readDetail(c.get("db"), c.req.valid("param").id, "product");
   if (!detail) throw missing("product")();
-  return jsonWithEtag(c, toProductDetail(detail, c.get("user"))) as never;
+  return jsonWithEtag(c, toProductDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) })) as never;
 };
 
 export const getComponent: RouteHandler<typeof routes.getComponent, AppEnv> = async (c) => {
   const detail = await readDetail(c.get("db"), c.req.valid("param").id, "component");
   if (!detail) throw missing("component")();
-  return jsonWithEtag(c, toComponentDetail(detail, c.get("user"))) as never;
+  return jsonWithEtag(c, toComponentDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) })) as never;
 };
 
 const deleteOf = (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, AppEnv> => async (c) => {
@@ -91,8 +95,9 @@ const updateOf = (kind: RecordKind): RouteHandler<typeof routes.updateComponent,
   assertMayModify(user, owned, missing(kind));
   const updated = await updateRecord(c.get("db"), current!, c.req.valid("json"), expected);
   auditModeration(c.get("log"), user, owned, "moderation.record.updated", { kind, id: current!.row.id });
+  const view = { viewer: user, origin: requestOrigin(c) };
   c.header("Cache-Control", "no-store");
-  return c.json(kind === "product" ? toProductDetail(updated, user) : toComponentDetail(updated, user), 200) as never;
+  return c.json(kind === "product" ? toProductDetail(updated, view) : toComponentDetail(updated, view), 200) as never;
 };
 
 export const updateProduct = updateOf("product");

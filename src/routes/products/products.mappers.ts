@@ -4,7 +4,10 @@ import { isoSeconds } from "../../lib/time";
 import type { SessionUser } from "../../services/sessions";
 import type { BomRow, RecordDetail, RecordRow, VideoRow } from "../../services/product-records";
 import { circularityOut } from "../../services/product-fields";
-import type { BomEntrySchema, ComponentDetailSchema, ComponentSummarySchema, ProductDetailSchema, ProductSummarySchema, VideoSchema } from "./products.schemas";
+import { type FileRow, type ImageRow, thumbnailUrl, uploadUrl } from "../../services/media-records";
+import type {
+  BomEntrySchema, ComponentDetailSchema, ComponentSummarySchema, FileSchema, ImageSchema, ProductDetailSchema, ProductSummarySchema, VideoSchema,
+} from "./products.schemas";
 
 type ProductSummary = z.infer<typeof ProductSummarySchema>;
 type ComponentSummary = z.infer<typeof ComponentSummarySchema>;
@@ -39,11 +42,39 @@ export function toComponentSummary(row: RecordRow, viewer: SessionUser | null): 
   return { ...toProductSummary(row, viewer), parent_id: row.parent_id!, amount_in_parent: row.amount_in_parent! };
 }
 
-function toBomEntry(row: Omit<BomRow, "product_id">): z.infer<typeof BomEntrySchema> {
+/** What a read shows depends on who asks (the owner's visibility) and where (uploads are absolute URLs on the request's origin). */
+export interface ReadView {
+  viewer: SessionUser | null;
+  origin: string;
+}
+
+export function toImage(row: ImageRow, origin: string): z.infer<typeof ImageSchema> {
+  return {
+    id: row.id,
+    filename: row.filename,
+    description: row.description,
+    image_metadata: row.image_metadata ? (JSON.parse(row.image_metadata) as Record<string, unknown>) : null,
+    image_url: uploadUrl(origin, "images", row.storage_key),
+    thumbnail_url: thumbnailUrl(origin, row),
+    created_at: isoSeconds(row.created_at * 1000),
+  };
+}
+
+export function toFile(row: FileRow, origin: string): z.infer<typeof FileSchema> {
+  return {
+    id: row.id,
+    filename: row.filename,
+    description: row.description,
+    file_url: uploadUrl(origin, "files", row.storage_key),
+    created_at: isoSeconds(row.created_at * 1000),
+  };
+}
+
+export function toBomEntry(row: Omit<BomRow, "product_id">): z.infer<typeof BomEntrySchema> {
   return { material_id: row.material_id, material_name: row.material_name, quantity: row.quantity, unit: row.unit };
 }
 
-function toVideo(row: VideoRow): z.infer<typeof VideoSchema> {
+export function toVideo(row: VideoRow): z.infer<typeof VideoSchema> {
   return {
     id: row.id,
     url: row.url,
@@ -54,22 +85,25 @@ function toVideo(row: VideoRow): z.infer<typeof VideoSchema> {
   };
 }
 
-function embeds(detail: RecordDetail, viewer: SessionUser | null) {
+/** `{id, name}` of the record's product type, or null. */
+export function toProductTypeRef(row: Pick<RecordRow, "product_type_id" | "product_type_name">) {
+  return row.product_type_id !== null && row.product_type_name !== null ? { id: row.product_type_id, name: row.product_type_name } : null;
+}
+
+function embeds(detail: RecordDetail, { viewer, origin }: ReadView) {
   return {
-    product_type: detail.row.product_type_id !== null && detail.row.product_type_name !== null
-      ? { id: detail.row.product_type_id, name: detail.row.product_type_name }
-      : null,
-    images: [],
-    files: [],
+    product_type: toProductTypeRef(detail.row),
+    images: detail.images.map((row) => toImage(row, origin)),
+    files: detail.files.map((row) => toFile(row, origin)),
     bill_of_materials: detail.bom.map(toBomEntry),
     components: detail.components.map((row) => toComponentSummary(row, viewer)),
   };
 }
 
-export function toProductDetail(detail: RecordDetail, viewer: SessionUser | null): z.infer<typeof ProductDetailSchema> {
-  return { ...toProductSummary(detail.row, viewer), ...embeds(detail, viewer), videos: detail.videos.map(toVideo) };
+export function toProductDetail(detail: RecordDetail, view: ReadView): z.infer<typeof ProductDetailSchema> {
+  return { ...toProductSummary(detail.row, view.viewer), ...embeds(detail, view), videos: detail.videos.map(toVideo) };
 }
 
-export function toComponentDetail(detail: RecordDetail, viewer: SessionUser | null): z.infer<typeof ComponentDetailSchema> {
-  return { ...toComponentSummary(detail.row, viewer), ...embeds(detail, viewer) };
+export function toComponentDetail(detail: RecordDetail, view: ReadView): z.infer<typeof ComponentDetailSchema> {
+  return { ...toComponentSummary(detail.row, view.viewer), ...embeds(detail, view) };
 }

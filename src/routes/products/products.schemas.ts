@@ -166,12 +166,44 @@ export const VideoSchema = z
   })
   .openapi("Video");
 
+export const ImageSchema = z
+  .object({
+    id: z.number().int(),
+    filename: z.string(),
+    description: z.string().nullable(),
+    image_metadata: z.record(z.string(), z.unknown()).nullable(),
+    image_url: z.string().openapi({ description: "Absolute URL of the sanitised image under `/uploads/images/`." }),
+    thumbnail_url: z.string().openapi({ description: "Absolute URL of its 200 px wide thumbnail; the image itself until the thumbnail is made." }),
+    created_at: timestamp,
+  })
+  .openapi("Image", {
+    example: {
+      id: 12,
+      filename: "back-cover.jpg",
+      description: "Back cover removed",
+      image_metadata: null,
+      image_url: "https://api.example.org/uploads/images/3f2a….jpg",
+      thumbnail_url: "https://api.example.org/uploads/images/thumbnails/200/3f2a….jpg",
+      created_at: "2026-05-01T12:00:00Z",
+    },
+  });
+
+export const FileSchema = z
+  .object({
+    id: z.number().int(),
+    filename: z.string(),
+    description: z.string().nullable(),
+    file_url: z.string().openapi({ description: "Absolute URL of the file under `/uploads/files/`." }),
+    created_at: timestamp,
+  })
+  .openapi("ResearchFile");
+
 const ProductTypeRefSchema = z.object({ id: z.number().int(), name: z.string() }).nullable().openapi("ProductTypeRef");
 
 const detailEmbeds = {
   product_type: ProductTypeRefSchema,
-  images: z.array(z.unknown()).openapi({ description: "Images of the record (media upload arrives with the media routes)." }),
-  files: z.array(z.unknown()).openapi({ description: "Research files of the record (media upload arrives with the media routes)." }),
+  images: z.array(ImageSchema).openapi({ description: "Images of the record that passed the malware scan, oldest first." }),
+  files: z.array(FileSchema).openapi({ description: "Research files of the record that passed the malware scan, oldest first." }),
   bill_of_materials: z.array(BomEntrySchema),
   components: z.array(ComponentSummarySchema).openapi({ description: "Direct components; deeper levels via the tree route." }),
 };

@@ -1,0 +1,79 @@
+import { type SQL, sql } from "drizzle-orm";
+
+/**
+ * What the reads of products and components, and the export, need of their images and research
+ * files: the rows, which of them are shown, and where they are served.
+ */
+
+/** An image as the reads select it. */
+export interface ImageRow {
+  id: number;
+  product_id: number;
+  storage_key: string;
+  filename: string;
+  description: string | null;
+  image_metadata: string | null;
+  thumbnails_ready: number;
+  created_at: number;
+}
+
+/** A research file as the reads select it. */
+export interface FileRow {
+  id: number;
+  product_id: number;
+  storage_key: string;
+  filename: string;
+  description: string | null;
+  created_at: number;
+}
+
+/** Width of the thumbnail a record's or an image's `thumbnail_url` names; 800 and 1600 exist too. */
+export const THUMBNAIL_WIDTHS = [200, 800, 1600] as const;
+export const LISTED_THUMBNAIL_WIDTH = 200;
+
+/**
+ * Media shown to readers: only what passed the malware scan. Media that fails it is deleted, and
+ * media still waiting for it is not served, so no read names it yet.
+ */
+export const SHOWN_MEDIA_CONDITION = "status = 'clean'";
+const SHOWN_MEDIA = sql.raw(SHOWN_MEDIA_CONDITION);
+
+/** Columns of `ImageRow`, named as in `images`. */
+export const IMAGE_FIELDS = [
+  "id", "product_id", "storage_key", "filename", "description", "image_metadata", "thumbnails_ready", "created_at",
+] as const satisfies readonly (keyof ImageRow)[];
+
+/** Columns of `FileRow`, named as in `files`. */
+export const FILE_FIELDS = ["id", "product_id", "storage_key", "filename", "description", "created_at"] as const satisfies readonly (keyof FileRow)[];
+
+const IMAGE_COLUMNS = sql.raw(IMAGE_FIELDS.join(", "));
+const FILE_COLUMNS = sql.raw(FILE_FIELDS.join(", "));
+
+/** The shown images of record `id`, oldest first. */
+export function imagesOfRecord(id: number): SQL {
+  return sql`SELECT ${IMAGE_COLUMNS} FROM images WHERE product_id = ${id} AND ${SHOWN_MEDIA} ORDER BY id`;
+}
+
+/** The shown research files of record `id`, oldest first. */
+export function filesOfRecord(id: number): SQL {
+  return sql`SELECT ${FILE_COLUMNS} FROM files WHERE product_id = ${id} AND ${SHOWN_MEDIA} ORDER BY id`;
+}
+
+/** Absolute URL of an upload: `<origin>/uploads/images|files/<storage key>`. */
+export function uploadUrl(origin: string, kind: "images" | "files", storageKey: string): string {
+  return `${origin}/uploads/${kind}/${storageKey}`;
+}
+
+/** R2 key (under `images/`) of the thumbnail of `storageKey` at `width`. */
+export function thumbnailKey(storageKey: string, width: number): string {
+  return `thumbnails/${width}/${storageKey}`;
+}
+
+/**
+ * Absolute URL of an image's listed thumbnail; the image itself until the media queue has made
+ * the thumbnails, so a client always has something to show.
+ */
+export function thumbnailUrl(origin: string, image: Pick<ImageRow, "storage_key" | "thumbnails_ready">): string {
+  const key = image.thumbnails_ready ? thumbnailKey(image.storage_key, LISTED_THUMBNAIL_WIDTH) : image.storage_key;
+  return uploadUrl(origin, "images", key);
+}
