@@ -11,6 +11,7 @@ import {
   checkClientAddresses, formatClientAddresses, formatLimiter, formatLogin, formatProducts, formatTable, summarize, summarizeLimiter, summarizeLogin,
   summarizeProducts,
 } from "./report.mjs";
+import { formatExport, runExportBench } from "./export.mjs";
 import { scenarios as allScenarios } from "./scenarios.mjs";
 import {
   BOOTSTRAP, HOST, applyMigrations, buildWorker, disposeAll, probe, readWranglerConfig, startApp, startBaselines,
@@ -19,6 +20,7 @@ import {
 const ROOT = path.resolve(import.meta.dirname, "..");
 const BUILD_DIR = path.join(ROOT, "bench/.build");
 const RESULTS = path.join(ROOT, "bench/results/latest.json");
+const EXPORT_PRODUCTS_LABEL = "10,000";
 
 const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH_<NAME>, e.g. BENCH_DURATION)
   --duration <s>       seconds per load run (default 5)
@@ -29,7 +31,8 @@ const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH
   --addresses <n>      client addresses (CF-Connecting-IP) the requests to the app rotate through, "steady clients"
                        (default 256 from 10.0.0.0, max 65536); a scenario with its own pool (units-new-clients) keeps it
   --do-storage <kind>  where the app's Durable Objects keep their SQLite files: tmpfs (default, /dev/shm) or disk (Miniflare's default)
-  --only <name>        run only this scenario (repeatable or comma-separated); baselines always run
+  --only <name>        run only this scenario (repeatable or comma-separated); baselines always run;
+                       "export" selects the export section (full CSV/JSON exports of 10,000 demo products)
   --port-base <n>      listen on n, n+1, ... (default 0: free ports chosen by the OS)
   --out <file>         results file (default bench/results/latest.json)
   --via-entry          serve through Miniflare's entry worker (its main port) instead of direct sockets
@@ -77,8 +80,8 @@ function settingsFromArgs() {
   if (s.maxRequests < s.connections) throw new Error("--max-requests cannot be below --connections");
   const badInstance = allScenarios.filter((sc) => !INSTANCES[sc.instance ?? "app"]);
   if (badInstance.length) throw new Error(`scenario(s) ${badInstance.map((sc) => sc.name).join(", ")}: unknown instance; known: ${Object.keys(INSTANCES).join(", ")}`);
-  const unknown = s.only.filter((name) => !allScenarios.some((sc) => sc.name === name));
-  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; known: ${allScenarios.map((sc) => sc.name).join(", ")}`);
+  const unknown = s.only.filter((name) => name !== "export" && !allScenarios.some((sc) => sc.name === name));
+  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; known: ${allScenarios.map((sc) => sc.name).join(", ")}, export`);
   return s;
 }
 
@@ -238,6 +241,17 @@ async function main() {
       rounds.push({ round: r, runs });
     }
 
+    // The export section (bench/export.mjs): its own instance, started after the load rounds so
+    // that its 150,000 rows and its full exports do not share the machine with them.
+    let exportResult = null;
+    if (settings.only.length === 0 || settings.only.includes("export")) {
+      log(`exports: loading ${EXPORT_PRODUCTS_LABEL} demo products into app-export`);
+      exportResult = await runExportBench({
+        root: ROOT, config: readWranglerConfig(ROOT), bundle, port: portFor(2 + Object.keys(instances).length), viaEntry: settings.viaEntry,
+        doStorage: settings.doStorage, rounds: settings.rounds, log,
+      });
+    }
+
     const rows = summarize(benchTargets, rounds);
     // Client addresses: a steady pool must stay under the per-IP limits at this machine's rate
     // (sustained), a new-clients pool must not repeat; either failing marks the target FAILED.
@@ -280,6 +294,8 @@ async function main() {
     }
     if (login || hashCompare) console.log(`\n${formatLogin(login, hashCompare, { connections: settings.connections })}`);
     if (products) console.log(`\n${formatProducts(products)}`);
+    if (exportResult) console.log(`\n${formatExport(exportResult)}`);
+    if (exportResult && !exportResult.aimMet) failed = true;
 
     const document = {
       timestamp: new Date().toISOString(),
@@ -312,6 +328,9 @@ async function main() {
       // The four products scenarios (issue 5): req/s, p99, D1 round trips, req/s ÷ select1, and
       // whether each read reaches half the select1 baseline (null when none ran). See bench/README.md, Products.
       products,
+      // Full CSV and JSON exports of the demo dataset against raw reads of the same rows (null
+      // unless selected). See bench/README.md, Exports.
+      export: exportResult,
       storeFailures,
       rounds,
     };

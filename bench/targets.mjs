@@ -145,7 +145,7 @@ export function durableObjectsFrom(config) {
  * overrides variables (e.g. `RATE_LIMITS_ENABLED: "false"` for the limits-off instance); `name`
  * labels the instance in errors; `doStorage` is "tmpfs" or "disk" (durableObjectStorage).
  */
-export async function startApp(config, scriptPath, port, viaEntry, { name = "app", vars = {}, doStorage = "tmpfs" } = {}) {
+export async function startApp(config, scriptPath, port, viaEntry, { name = "app", vars = {}, doStorage = "tmpfs", miniflare = {} } = {}) {
   const persist = durableObjectStorage(doStorage);
   const app = await start(
     name,
@@ -161,6 +161,7 @@ export async function startApp(config, scriptPath, port, viaEntry, { name = "app
       // RATE_LIMITER (one counter object per subject) and CAMERA_RELAY, from wrangler.toml.
       durableObjects: durableObjectsFrom(config),
       ...persist.options,
+      ...miniflare,
       bindings: {
         ...config.vars,
         // A secret, so not in wrangler.toml: signs access and email-link tokens; a fresh one per run.
