@@ -360,7 +360,8 @@ export const MEDIA_STATUSES = ["pending", "clean"] as const;
 export const images = sqliteTable(
   "images",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** 32 lowercase hex characters (decisions.md: images and files have string ids), random. */
+    id: text("id").primaryKey(),
     productId: integer("product_id")
       .notNull()
       .references(() => products.id, { onDelete: "cascade" }),
@@ -379,9 +380,10 @@ export const images = sqliteTable(
     ...timestamps,
   },
   (t) => [
-    index("images_product_idx").on(t.productId, t.id),
+    index("images_product_idx").on(t.productId, t.createdAt, t.id),
     index("images_storage_key_idx").on(t.storageKey),
     check("images_status", sql`${t.status} IN ('pending', 'clean')`),
+    check("images_id", sql`length(${t.id}) = 32 AND ${t.id} NOT GLOB '*[^0-9a-f]*'`),
     check("images_size", sql`${t.sizeBytes} > 0 AND ${t.width} > 0 AND ${t.height} > 0`),
   ],
 );
@@ -390,7 +392,8 @@ export const images = sqliteTable(
 export const files = sqliteTable(
   "files",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** 32 lowercase hex characters (decisions.md: images and files have string ids), random. */
+    id: text("id").primaryKey(),
     productId: integer("product_id")
       .notNull()
       .references(() => products.id, { onDelete: "cascade" }),
@@ -404,9 +407,10 @@ export const files = sqliteTable(
     ...timestamps,
   },
   (t) => [
-    index("files_product_idx").on(t.productId, t.id),
+    index("files_product_idx").on(t.productId, t.createdAt, t.id),
     index("files_storage_key_idx").on(t.storageKey),
     check("files_status", sql`${t.status} IN ('pending', 'clean')`),
+    check("files_id", sql`length(${t.id}) = 32 AND ${t.id} NOT GLOB '*[^0-9a-f]*'`),
     check("files_size", sql`${t.sizeBytes} > 0`),
   ],
 );

@@ -7,7 +7,8 @@ import { type SQL, sql } from "drizzle-orm";
 
 /** An image as the reads select it. */
 export interface ImageRow {
-  id: number;
+  /** 32 lowercase hex characters. */
+  id: string;
   product_id: number;
   storage_key: string;
   filename: string;
@@ -19,7 +20,8 @@ export interface ImageRow {
 
 /** A research file as the reads select it. */
 export interface FileRow {
-  id: number;
+  /** 32 lowercase hex characters. */
+  id: string;
   product_id: number;
   storage_key: string;
   filename: string;
@@ -49,14 +51,17 @@ export const FILE_FIELDS = ["id", "product_id", "storage_key", "filename", "desc
 const IMAGE_COLUMNS = sql.raw(IMAGE_FIELDS.join(", "));
 const FILE_COLUMNS = sql.raw(FILE_FIELDS.join(", "));
 
+/** Media order everywhere: oldest first; the random id only breaks ties within a second. */
+export const MEDIA_ORDER = "created_at, id";
+
 /** The shown images of record `id`, oldest first. */
 export function imagesOfRecord(id: number): SQL {
-  return sql`SELECT ${IMAGE_COLUMNS} FROM images WHERE product_id = ${id} AND ${SHOWN_MEDIA} ORDER BY id`;
+  return sql`SELECT ${IMAGE_COLUMNS} FROM images WHERE product_id = ${id} AND ${SHOWN_MEDIA} ORDER BY ${sql.raw(MEDIA_ORDER)}`;
 }
 
 /** The shown research files of record `id`, oldest first. */
 export function filesOfRecord(id: number): SQL {
-  return sql`SELECT ${FILE_COLUMNS} FROM files WHERE product_id = ${id} AND ${SHOWN_MEDIA} ORDER BY id`;
+  return sql`SELECT ${FILE_COLUMNS} FROM files WHERE product_id = ${id} AND ${SHOWN_MEDIA} ORDER BY ${sql.raw(MEDIA_ORDER)}`;
 }
 
 /** Absolute URL of an upload: `<origin>/uploads/images|files/<storage key>`. */

@@ -168,7 +168,7 @@ export const VideoSchema = z
 
 export const ImageSchema = z
   .object({
-    id: z.number().int(),
+    id: z.string().openapi({ description: "32 lowercase hex characters.", example: "9f86d081884c7d659a2feaa0c55ad015" }),
     filename: z.string(),
     description: z.string().nullable(),
     image_metadata: z.record(z.string(), z.unknown()).nullable(),
@@ -178,7 +178,7 @@ export const ImageSchema = z
   })
   .openapi("Image", {
     example: {
-      id: 12,
+      id: "9f86d081884c7d659a2feaa0c55ad015",
       filename: "back-cover.jpg",
       description: "Back cover removed",
       image_metadata: null,
@@ -190,7 +190,7 @@ export const ImageSchema = z
 
 export const FileSchema = z
   .object({
-    id: z.number().int(),
+    id: z.string().openapi({ description: "32 lowercase hex characters.", example: "2c26b46b68ffc68ff99b453c1d304134" }),
     filename: z.string(),
     description: z.string().nullable(),
     file_url: z.string().openapi({ description: "Absolute URL of the file under `/uploads/files/`." }),

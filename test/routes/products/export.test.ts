@@ -38,12 +38,15 @@ async function componentsOf(id: number): Promise<{ id: number; name: string }[]>
   return ((await response.json()) as Created).components;
 }
 
+let imageClock = 0;
+
 /** Uploads arrive with the media routes; until then the image rows are written as the upload will write them. */
 async function addImage(productId: number, key: string, status: "clean" | "pending" = "clean"): Promise<void> {
   await env.DB.prepare(
-    "INSERT INTO images (product_id, storage_key, filename, content_type, size_bytes, width, height, status) VALUES (?, ?, ?, 'image/jpeg', 10, 4, 3, ?)",
+    "INSERT INTO images (id, product_id, storage_key, filename, content_type, size_bytes, width, height, status, created_at) VALUES (?, ?, ?, ?, 'image/jpeg', 10, 4, 3, ?, ?)",
   )
-    .bind(productId, key, `${key}.jpg`, status)
+    // One second apart, so "oldest first" has a single answer.
+    .bind(crypto.randomUUID().replaceAll("-", ""), productId, key, `${key}.jpg`, status, 1_780_000_000 + imageClock++)
     .run();
 }
 
