@@ -26,20 +26,21 @@ CREATE TABLE `images` (
 	`filename` text NOT NULL,
 	`content_type` text NOT NULL,
 	`size_bytes` integer NOT NULL,
-	`width` integer NOT NULL,
-	`height` integer NOT NULL,
 	`description` text,
-	`image_metadata` text,
 	`status` text DEFAULT 'pending' NOT NULL,
-	`thumbnails_ready` integer DEFAULT false NOT NULL,
 	`uploaded_by` integer,
 	`created_at` integer DEFAULT (unixepoch()) NOT NULL,
 	`updated_at` integer DEFAULT (unixepoch()) NOT NULL,
+	`width` integer NOT NULL,
+	`height` integer NOT NULL,
+	`image_metadata` text,
+	`thumbnails_ready` integer DEFAULT false NOT NULL,
 	FOREIGN KEY (`product_id`) REFERENCES `products`(`id`) ON UPDATE no action ON DELETE cascade,
 	FOREIGN KEY (`uploaded_by`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE set null,
 	CONSTRAINT "images_status" CHECK("images"."status" IN ('pending', 'clean')),
 	CONSTRAINT "images_id" CHECK(length("images"."id") = 32 AND "images"."id" NOT GLOB '*[^0-9a-f]*'),
-	CONSTRAINT "images_size" CHECK("images"."size_bytes" > 0 AND "images"."width" > 0 AND "images"."height" > 0)
+	CONSTRAINT "images_size" CHECK("images"."size_bytes" > 0),
+	CONSTRAINT "images_dimensions" CHECK("images"."width" > 0 AND "images"."height" > 0)
 );
 --> statement-breakpoint
 CREATE INDEX `images_product_idx` ON `images` (`product_id`,`created_at`,`id`);--> statement-breakpoint

@@ -352,6 +352,38 @@ export const videos = sqliteTable(
  */
 export const MEDIA_STATUSES = ["pending", "clean"] as const;
 
+/** Columns every media table has; `kind` names the table in its constraints. */
+function mediaColumns() {
+  return {
+    /** 32 lowercase hex characters (decisions.md: images and files have string ids), random. */
+    id: text("id").primaryKey(),
+    productId: integer("product_id")
+      .notNull()
+      .references(() => products.id, { onDelete: "cascade" }),
+    storageKey: text("storage_key").notNull(),
+    filename: text("filename").notNull(),
+    contentType: text("content_type").notNull(),
+    sizeBytes: integer("size_bytes").notNull(),
+    description: text("description"),
+    status: text("status", { enum: MEDIA_STATUSES }).notNull().default("pending"),
+    uploadedBy: integer("uploaded_by").references(() => users.id, { onDelete: "set null" }),
+    ...timestamps,
+  };
+}
+
+type MediaTable = { [K in keyof ReturnType<typeof mediaColumns>]: AnySQLiteColumn };
+
+/** Indexes and checks every media table has: listing a record's media oldest first, finding the rows that share an object, and the id, status and size rules. */
+function mediaConstraints(kind: "images" | "files", t: MediaTable) {
+  return [
+    index(`${kind}_product_idx`).on(t.productId, t.createdAt, t.id),
+    index(`${kind}_storage_key_idx`).on(t.storageKey),
+    check(`${kind}_status`, sql`${t.status} IN ('pending', 'clean')`),
+    check(`${kind}_id`, sql`length(${t.id}) = 32 AND ${t.id} NOT GLOB '*[^0-9a-f]*'`),
+    check(`${kind}_size`, sql`${t.sizeBytes} > 0`),
+  ];
+}
+
 /**
  * Images of base products and components. The bytes live in R2 under `storage_key`, a content
  * hash with the format's extension, so identical uploads share one object; served at
@@ -360,60 +392,18 @@ export const MEDIA_STATUSES = ["pending", "clean"] as const;
 export const images = sqliteTable(
   "images",
   {
-    /** 32 lowercase hex characters (decisions.md: images and files have string ids), random. */
-    id: text("id").primaryKey(),
-    productId: integer("product_id")
-      .notNull()
-      .references(() => products.id, { onDelete: "cascade" }),
-    storageKey: text("storage_key").notNull(),
-    filename: text("filename").notNull(),
-    contentType: text("content_type").notNull(),
-    sizeBytes: integer("size_bytes").notNull(),
+    ...mediaColumns(),
     width: integer("width").notNull(),
     height: integer("height").notNull(),
-    description: text("description"),
     imageMetadata: text("image_metadata", { mode: "json" }).$type<Record<string, unknown>>(),
-    status: text("status", { enum: MEDIA_STATUSES }).notNull().default("pending"),
     /** 1 once the thumbnails at every width are in R2. */
     thumbnailsReady: integer("thumbnails_ready", { mode: "boolean" }).notNull().default(false),
-    uploadedBy: integer("uploaded_by").references(() => users.id, { onDelete: "set null" }),
-    ...timestamps,
   },
-  (t) => [
-    index("images_product_idx").on(t.productId, t.createdAt, t.id),
-    index("images_storage_key_idx").on(t.storageKey),
-    check("images_status", sql`${t.status} IN ('pending', 'clean')`),
-    check("images_id", sql`length(${t.id}) = 32 AND ${t.id} NOT GLOB '*[^0-9a-f]*'`),
-    check("images_size", sql`${t.sizeBytes} > 0 AND ${t.width} > 0 AND ${t.height} > 0`),
-  ],
+  (t) => [...mediaConstraints("images", t), check("images_dimensions", sql`${t.width} > 0 AND ${t.height} > 0`)],
 );
 
 /** Research files of base products and components, stored as submitted under a content hash; served at `/uploads/files/<storage_key>`. */
-export const files = sqliteTable(
-  "files",
-  {
-    /** 32 lowercase hex characters (decisions.md: images and files have string ids), random. */
-    id: text("id").primaryKey(),
-    productId: integer("product_id")
-      .notNull()
-      .references(() => products.id, { onDelete: "cascade" }),
-    storageKey: text("storage_key").notNull(),
-    filename: text("filename").notNull(),
-    contentType: text("content_type").notNull(),
-    sizeBytes: integer("size_bytes").notNull(),
-    description: text("description"),
-    status: text("status", { enum: MEDIA_STATUSES }).notNull().default("pending"),
-    uploadedBy: integer("uploaded_by").references(() => users.id, { onDelete: "set null" }),
-    ...timestamps,
-  },
-  (t) => [
-    index("files_product_idx").on(t.productId, t.createdAt, t.id),
-    index("files_storage_key_idx").on(t.storageKey),
-    check("files_status", sql`${t.status} IN ('pending', 'clean')`),
-    check("files_id", sql`length(${t.id}) = 32 AND ${t.id} NOT GLOB '*[^0-9a-f]*'`),
-    check("files_size", sql`${t.sizeBytes} > 0`),
-  ],
-);
+export const files = sqliteTable("files", mediaColumns(), (t) => mediaConstraints("files", t));
 
 /**
  * Responses of create requests sent with an `Idempotency-Key`, per user and key, kept one hour.

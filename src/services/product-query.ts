@@ -295,24 +295,6 @@ function afterCursor(order: readonly OrderTerm[], cursor: ProductExportCursor): 
   return sql`(${bound}(${sql.join(disjuncts.map((d) => sql`(${d})`), sql` OR `)}))`;
 }
 
-/**
- * One chunk of the list export: up to `limit` base products matching `filter`, in the list's
- * order (the filter's `orderBy`, default `-created_at`, then `id`), strictly after `after` (the
- * last row of the previous chunk; null for the first). Keyset paging, so chunks neither skip
- * nor repeat rows when others are added or removed meanwhile, and memory stays one chunk. The
- * export stops after a chunk shorter than `limit`.
- */
-export function productExportChunk(
-  filter: ProductFilter,
-  viewerId: number | null,
-  after: ProductExportCursor | null,
-  limit: number,
-): SQL {
-  const order = effectiveOrder(filter);
-  const source = sql`${productsAs(listIndex(filter, order))} ${ROW_JOINS}`;
-  return sql`SELECT ${ROW_COLUMNS} FROM ${source} WHERE ${exportWhere(filter, viewerId, after)} ORDER BY ${orderBySql(order)} LIMIT ${limit}`;
-}
-
 function exportWhere(filter: ProductFilter, viewerId: number | null, after: ProductExportCursor | null): SQL {
   const conditions = filterConditions(filter, viewerId);
   if (after) conditions.push(afterCursor(effectiveOrder(filter), after));
@@ -323,9 +305,12 @@ function exportWhere(filter: ProductFilter, viewerId: number | null, after: Prod
 const ROOT_COLUMNS = sql.raw("p.id, p.name, p.brand, p.model, p.created_at, p.updated_at, pt.name AS product_type_name");
 
 /**
- * The same chunk as `productExportChunk`, as a sub-select of the ids and sort keys only (no
- * owner join), for a statement that reads each root's whole tree around it (`product-export.ts`).
- * Order its rows again with `productExportRootOrder` over alias `c`.
+ * One chunk of the list export, as a sub-select of the ids and sort keys only: up to `limit`
+ * base products matching `filter`, in the list's order (the filter's `orderBy`, default
+ * `-created_at`, then `id`), strictly after `after` (the last row of the previous chunk; null for
+ * the first). Keyset paging, so chunks neither skip nor repeat rows when others are added or
+ * removed meanwhile. `product-export.ts` reads each root's whole tree around it and orders the
+ * roots again with `productExportRootOrder` over alias `c`.
  */
 export function productExportRoots(
   filter: ProductFilter,

@@ -20,7 +20,8 @@ import {
   facetStatements,
   type FacetValue,
   ftsMatchQuery,
-  productExportChunk,
+  type ProductExportCursor,
+  productExportRoots,
   type ProductFilter,
   productListStatements,
   type ProductListRow,
@@ -299,9 +300,9 @@ describe("export chunks", () => {
   async function exportAll(filter: ProductFilter, chunkSize: number, viewerId: number | null = null): Promise<string[]> {
     const { db } = createDb(env.DB);
     const out: string[] = [];
-    let after: ProductListRow | null = null;
+    let after: ProductExportCursor | null = null;
     for (let guard = 0; guard < 50; guard++) {
-      const rows: ProductListRow[] = await db.all<ProductListRow>(productExportChunk(filter, viewerId, after, chunkSize));
+      const rows: ProductExportCursor[] = await db.all<ProductExportCursor>(productExportRoots(filter, viewerId, after, chunkSize));
       out.push(...rows.map((r) => labelOf.get(r.id)!));
       if (rows.length < chunkSize) return out;
       after = rows[rows.length - 1]!;
@@ -329,12 +330,12 @@ describe("export chunks", () => {
 
   it("neither skips nor repeats rows inserted behind the cursor meanwhile", async () => {
     const { db } = createDb(env.DB);
-    const first = await db.all<ProductListRow>(productExportChunk({}, null, null, 3));
+    const first = await db.all<ProductExportCursor>(productExportRoots({}, null, null, 3));
     expect(first.map((r) => labelOf.get(r.id))).toEqual(NEWEST_FIRST.slice(0, 3));
     // A newer product sorts before the cursor: the rest of the export must not show it.
     const late = await insertProduct({ label: "late", owner: "alice", name: "Late entry", description: null, brand: null, model: null, weight: null, type: null, created: 999, updated: 999 });
     try {
-      const rest = await db.all<ProductListRow>(productExportChunk({}, null, first[2]!, 100));
+      const rest = await db.all<ProductExportCursor>(productExportRoots({}, null, first[2]!, 100));
       expect(rest.map((r) => labelOf.get(r.id))).toEqual(NEWEST_FIRST.slice(3));
     } finally {
       await env.DB.prepare("DELETE FROM products WHERE id = ?").bind(late).run();
@@ -487,10 +488,10 @@ describe("bound parameters", () => {
   it("stay far below D1's 100 with every filter, full lists and a six-term export cursor", async () => {
     const [rows, total] = productListStatements(everything, users.alice!, { page: 1, size: 50 });
     const cursor = { id: 1, name: "n", brand: null, model: "m", created_at: 1, updated_at: 2, product_type_name: "t" };
-    const chunk = productExportChunk(everything, users.alice!, cursor, 100);
+    const chunk = productExportRoots(everything, users.alice!, cursor, 100);
     expect(params(rows)).toBe(14);
     // Keyset over six non-null keys and id: 1 + 2 + ... + 7 cursor values, 12 filter values, the limit.
-    expect(params(productExportChunk(everything, users.alice!, { ...cursor, brand: "b" }, 100))).toBe(41);
+    expect(params(productExportRoots(everything, users.alice!, { ...cursor, brand: "b" }, 100))).toBe(41);
     for (const query of [rows, total, chunk, ...facetStatements(everything, ["brand", "model", "product_type_name"], users.alice!)]) {
       expect(params(query)).toBeLessThan(60);
     }

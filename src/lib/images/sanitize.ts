@@ -1,0 +1,41 @@
+import { ImageStructureError } from "./exif";
+import type { ImageFormat } from "./formats";
+import { checkBmp, sanitizeGif } from "./sanitize-gif-bmp";
+import { sanitizeJpeg } from "./sanitize-jpeg";
+import { sanitizePng } from "./sanitize-png";
+import { sanitizeWebp } from "./sanitize-webp";
+
+export { ImageStructureError };
+
+export interface SanitizedImage {
+  /** The image with metadata reduced; pixels untouched. The input array itself when nothing was removed. */
+  bytes: Uint8Array;
+  format: ImageFormat;
+  /** As stored, before orientation is applied. */
+  width: number;
+  height: number;
+  /** 1..8 from the EXIF (1 if none); the caller rotates pixels. */
+  orientation: number;
+  /** The kept EXIF values. */
+  metadata: Record<string, string | number>;
+}
+
+const SANITIZERS: Record<ImageFormat, (bytes: Uint8Array) => Omit<SanitizedImage, "format">> = {
+  jpeg: sanitizeJpeg,
+  png: sanitizePng,
+  gif: sanitizeGif,
+  webp: sanitizeWebp,
+  bmp: checkBmp,
+};
+
+/**
+ * Strips metadata on the encoded structure, never decoding pixels. Kept data is copied once into
+ * the output (none at all when nothing is removed). Throws ImageStructureError on a malformed or
+ * truncated file, or on trailing data that could hide a second file (a polyglot).
+ */
+export function sanitizeImage(bytes: Uint8Array, format: ImageFormat): SanitizedImage {
+  const result = SANITIZERS[format](bytes);
+  const untouched =
+    result.bytes.buffer === bytes.buffer && result.bytes.byteOffset === bytes.byteOffset && result.bytes.length === bytes.length;
+  return { ...result, bytes: untouched ? bytes : result.bytes, format };
+}
