@@ -20,6 +20,8 @@ import { componentsTreeRouter } from "./routes/products/components/components.in
 import { productExportRouter } from "./routes/products/export/export.index";
 import { productFacetsRouter } from "./routes/products/facets/facets.index";
 import { billOfMaterialsRouter } from "./routes/products/materials/materials.index";
+import { mediaRouter } from "./routes/products/media/media.index";
+import { videosRouter } from "./routes/products/videos/videos.index";
 import { productsRouter } from "./routes/products/products.index";
 import { profilesRouter } from "./routes/profiles/profiles.index";
 import { categoriesRouter } from "./routes/categories/categories.index";
@@ -28,6 +30,7 @@ import { productTypesRouter } from "./routes/product-types/product-types.index";
 import { statsRouter } from "./routes/stats/stats.index";
 import { taxonomiesRouter } from "./routes/taxonomies/taxonomies.index";
 import { unitsRouter } from "./routes/units/units.index";
+import { uploadsRouter } from "./routes/uploads/uploads.index";
 import { accountDeletionRouter } from "./routes/users/deletion/deletion.index";
 import { usersRouter } from "./routes/users/users.index";
 
@@ -71,6 +74,9 @@ app.route("/v1", productExportRouter);
 app.route("/v1", productsRouter);
 app.route("/v1", componentsTreeRouter);
 app.route("/v1", billOfMaterialsRouter);
+app.route("/v1", mediaRouter);
+app.route("/v1", videosRouter);
+app.route("/", uploadsRouter);
 app.route("/__dev", devRouter);
 
 registerSecuritySchemes(app);

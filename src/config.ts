@@ -1,6 +1,7 @@
 import type { AppBindings } from "./env";
 import { parseDataKey } from "./lib/data-encryption";
 import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
+import { BUILT_IN_SIGNATURES, parseSignatures, type Signature } from "./lib/signature-scan";
 
 /** OWASP's minimum Argon2id parameters; every environment but development refuses anything weaker. */
 export const ARGON2_MINIMUM = { memoryKib: 19_456, iterations: 2, parallelism: 1 } as const;
@@ -30,9 +31,19 @@ export interface AppConfig {
   appUrl: string;
   email: { from: string; providerUrl: string | null; apiKey: string | null };
   outbound: OutboundPolicy;
+  /** The malware scan of uploads: the built-in signatures plus `MALWARE_SIGNATURES`, and the external scanner when configured. */
+  malwareScan: MalwareScanConfig;
   /** `RATE_LIMITS_ENABLED`: the request-rate limiters. The per-account guards (failure budgets, reset mail) are always on. */
   rateLimitsEnabled: boolean;
 }
+
+export interface MalwareScanConfig {
+  signatures: readonly Signature[];
+  external: { url: string; token: string | null; timeoutMs: number } | null;
+}
+
+/** How long one external scan may take unless `MALWARE_SCANNER_TIMEOUT_MS` says otherwise. */
+export const DEFAULT_SCAN_TIMEOUT_MS = 30_000;
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -86,6 +97,7 @@ function parseConfig(env: AppBindings): AppConfig {
   const appUrl = httpUrl(env.APP_PUBLIC_URL, "APP_PUBLIC_URL");
 
   const providerUrl = optional(env.EMAIL_PROVIDER_URL);
+  const malwareScan = parseMalwareScan(env);
   const bootstrapEmail = optional(env.BOOTSTRAP_SUPERUSER_EMAIL);
   const bootstrapPassword = optional(env.BOOTSTRAP_SUPERUSER_PASSWORD);
 
@@ -111,7 +123,12 @@ function parseConfig(env: AppBindings): AppConfig {
       providerUrl,
       apiKey: optional(env.EMAIL_PROVIDER_API_KEY),
     },
-    outbound: outboundPolicy([BREACHED_PASSWORDS_RANGE_URL, ...(providerUrl ? [providerUrl] : [])]),
+    outbound: outboundPolicy([
+      BREACHED_PASSWORDS_RANGE_URL,
+      ...(providerUrl ? [providerUrl] : []),
+      ...(malwareScan.external ? [malwareScan.external.url] : []),
+    ]),
+    malwareScan,
     rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
   };
 }
@@ -120,8 +137,28 @@ function outboundPolicy(entries: string[]): OutboundPolicy {
   try {
     return createOutboundPolicy(entries);
   } catch (error) {
-    throw new ConfigError(`EMAIL_PROVIDER_URL is not a plain https URL (${(error as Error).message})`);
+    throw new ConfigError(`EMAIL_PROVIDER_URL or MALWARE_SCANNER_URL is not a plain https URL (${(error as Error).message})`);
   }
+}
+
+function parseMalwareScan(env: AppBindings): MalwareScanConfig {
+  let extra: Signature[];
+  try {
+    extra = parseSignatures(env.MALWARE_SIGNATURES);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  const url = optional(env.MALWARE_SCANNER_URL);
+  return {
+    signatures: [...BUILT_IN_SIGNATURES, ...extra],
+    external: url
+      ? {
+          url,
+          token: optional(env.MALWARE_SCANNER_TOKEN),
+          timeoutMs: positiveInt(env.MALWARE_SCANNER_TIMEOUT_MS, "MALWARE_SCANNER_TIMEOUT_MS", DEFAULT_SCAN_TIMEOUT_MS),
+        }
+      : null,
+  };
 }
 
 function httpUrl(value: string | undefined, name: string): string {

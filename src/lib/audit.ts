@@ -29,6 +29,8 @@ export type AuditEvent =
   | "moderation.record.updated"
   | "moderation.record.deleted"
   | "moderation.bom.changed"
+  | "moderation.media.deleted"
+  | "media.scan.infected"
   | "authorization.denied"
   | "rate_limit.exceeded";
 

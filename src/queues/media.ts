@@ -1,28 +1,41 @@
 import type { AppBindings } from "../env";
 import { createLogger, type Logger } from "../lib/logger";
+import { DEAD_LETTER_QUEUE, handleDeadLetter } from "./media-dead-letters";
+import type { MediaMessage } from "./media-messages";
+import { purgeJob, scanJob } from "./media-scan-job";
+import { thumbnailJob } from "./media-thumbnail-job";
 
-/** Every message on the media queue names its job in `type`. */
-export interface MediaMessage {
-  type: string;
-  [field: string]: unknown;
-}
+type MediaJob<T extends MediaMessage["type"]> = (message: Extract<MediaMessage, { type: T }>, env: AppBindings, log: Logger) => Promise<void>;
 
-type MediaJob = (message: MediaMessage, env: AppBindings, log: Logger) => Promise<void>;
-
-/** Jobs by message type. Image thumbnails and scanning register here when media lands. */
-const JOBS: Record<string, MediaJob> = {};
+/** Jobs by message type. */
+const JOBS: { [T in MediaMessage["type"]]: MediaJob<T> } = {
+  "media.scan": scanJob,
+  "media.thumbnails": thumbnailJob,
+  "media.purge": purgeJob,
+};
 
 /**
  * Consumer of `MEDIA_QUEUE`. A message is acknowledged when its job succeeds and retried when
  * it fails or names no known job; after `max_retries` the queue moves it to the dead-letter
- * queue (`relab-media-dlq`), where it stays for inspection.
+ * queue (`relab-media-dlq`), whose messages this consumer also receives and settles
+ * (`handleDeadLetter`).
  */
 export async function handleMediaBatch(batch: MessageBatch<unknown>, env: AppBindings): Promise<void> {
   for (const message of batch.messages) {
     const log = createLogger({ queue: batch.queue, message_id: message.id, attempt: message.attempts });
+    if (batch.queue === DEAD_LETTER_QUEUE) {
+      try {
+        await handleDeadLetter(message.body, env, log);
+        message.ack();
+      } catch (error) {
+        log.error("dead letter handling failed", { error });
+        message.retry();
+      }
+      continue;
+    }
     const body = message.body as Partial<MediaMessage> | null;
     const type = typeof body?.type === "string" ? body.type : undefined;
-    const job = type ? JOBS[type] : undefined;
+    const job = type && Object.hasOwn(JOBS, type) ? (JOBS[type as MediaMessage["type"]] as MediaJob<MediaMessage["type"]>) : undefined;
     if (!job) {
       log.error("media message names no known job", { type: type ?? null });
       message.retry();

@@ -5,6 +5,9 @@ import { type SQL, sql } from "drizzle-orm";
  * files: the rows, which of them are shown, and where they are served.
  */
 
+/** `pending` until the malware scan passes, then `clean` (schema.ts, MEDIA_STATUSES). */
+export type MediaStatus = "pending" | "clean";
+
 /** An image as the reads select it. */
 export interface ImageRow {
   /** 32 lowercase hex characters. */
@@ -15,6 +18,7 @@ export interface ImageRow {
   description: string | null;
   image_metadata: string | null;
   thumbnails_ready: number;
+  status: MediaStatus;
   created_at: number;
 }
 
@@ -26,6 +30,7 @@ export interface FileRow {
   storage_key: string;
   filename: string;
   description: string | null;
+  status: MediaStatus;
   created_at: number;
 }
 
@@ -42,11 +47,11 @@ const SHOWN_MEDIA = sql.raw(SHOWN_MEDIA_CONDITION);
 
 /** Columns of `ImageRow`, named as in `images`. */
 export const IMAGE_FIELDS = [
-  "id", "product_id", "storage_key", "filename", "description", "image_metadata", "thumbnails_ready", "created_at",
+  "id", "product_id", "storage_key", "filename", "description", "image_metadata", "thumbnails_ready", "status", "created_at",
 ] as const satisfies readonly (keyof ImageRow)[];
 
 /** Columns of `FileRow`, named as in `files`. */
-export const FILE_FIELDS = ["id", "product_id", "storage_key", "filename", "description", "created_at"] as const satisfies readonly (keyof FileRow)[];
+export const FILE_FIELDS = ["id", "product_id", "storage_key", "filename", "description", "status", "created_at"] as const satisfies readonly (keyof FileRow)[];
 
 const IMAGE_COLUMNS = sql.raw(IMAGE_FIELDS.join(", "));
 const FILE_COLUMNS = sql.raw(FILE_FIELDS.join(", "));

@@ -3,7 +3,11 @@ import { audit } from "../lib/audit";
 import type { Logger } from "../lib/logger";
 import type { SessionUser } from "./sessions";
 
-export type ModerationAction = "moderation.record.updated" | "moderation.record.deleted" | "moderation.bom.changed";
+export type ModerationAction =
+  | "moderation.record.updated"
+  | "moderation.record.deleted"
+  | "moderation.bom.changed"
+  | "moderation.media.deleted";
 
 /**
  * Writes the audit record of a superuser's write to someone else's record (spec, Roles and

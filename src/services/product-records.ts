@@ -128,7 +128,29 @@ export async function readOwnership(db: Db, id: number, kind: RecordKind): Promi
   return rows[0] ? { ownerId: rows[0].owner_id, depth: rows[0].depth } : null;
 }
 
-/** Deletes a record with everything under it: components, bills of materials and videos follow by foreign-key cascade. */
-export async function deleteRecord(db: Db, id: number): Promise<void> {
-  await db.run(sql`DELETE FROM products WHERE id = ${id}`);
+/** Storage keys of the media a deletion removed, by kind, for the objects to be purged. */
+export type RemovedMediaKeys = Record<"images" | "files", string[]>;
+
+/**
+ * Deletes a record with everything under it (components, bills of materials, videos and media
+ * rows follow by foreign-key cascade) and releases the media's size from the owner's quota, in
+ * one batch. Returns the storage keys of the media removed: their objects are purged afterwards,
+ * unless other rows share them.
+ */
+export async function deleteRecord(db: Db, id: number): Promise<RemovedMediaKeys> {
+  const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
+    tree_media(kind, storage_key, size_bytes) AS (
+      SELECT 'images', storage_key, size_bytes FROM images WHERE product_id IN (SELECT id FROM tree)
+      UNION ALL SELECT 'files', storage_key, size_bytes FROM files WHERE product_id IN (SELECT id FROM tree))`;
+  const [media] = await batchRows<[{ kind: "images" | "files"; storage_key: string }, unknown, unknown]>(db, [
+    sql`${tree} SELECT DISTINCT kind, storage_key FROM tree_media`,
+    sql`${tree} UPDATE users SET
+          upload_file_count = max(upload_file_count - (SELECT count(*) FROM tree_media), 0),
+          upload_total_bytes = max(upload_total_bytes - (SELECT coalesce(sum(size_bytes), 0) FROM tree_media), 0)
+        WHERE id = (SELECT owner_id FROM products WHERE id = ${id})`,
+    sql`DELETE FROM products WHERE id = ${id}`,
+  ]);
+  const removed: RemovedMediaKeys = { images: [], files: [] };
+  for (const row of media) removed[row.kind].push(row.storage_key);
+  return removed;
 }

@@ -13,3 +13,6 @@ export const ROLE_LIMITS = {
     imageUploadMaxPixels: 24_000_000,
   },
 } as const;
+
+/** Largest research file, for every role (decisions.md, Media); also the largest body an upload route reads. */
+export const MAX_RESEARCH_FILE_BYTES = 50 * 1024 ** 2;

@@ -13,3 +13,13 @@ export const PWNED = {
   /** Its range request gets a 503. */
   down: "quokka-harbour-outage-2024",
 } as const;
+
+/** Bearer token the fake malware scanner accepts. */
+export const FAKE_SCANNER_TOKEN = "test-scanner-token";
+
+/** Variables that switch the external malware scanner on, pointing at the fake. */
+export const EXTERNAL_SCANNER_VARS = {
+  MALWARE_SCANNER_URL: "https://scanner.upstream.test/scan",
+  MALWARE_SCANNER_TOKEN: FAKE_SCANNER_TOKEN,
+  MALWARE_SCANNER_TIMEOUT_MS: "1000",
+};

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { Response, type Request } from "miniflare";
-import { FAKE_EMAIL_API_KEY, PWNED } from "./fake-upstream-config.ts";
+import { FAKE_EMAIL_API_KEY, FAKE_SCANNER_TOKEN, PWNED } from "./fake-upstream-config.ts";
 
 const sha1 = (text: string) => createHash("sha1").update(text).digest("hex").toUpperCase();
 const PWNED_HASHES = Object.fromEntries(Object.entries(PWNED).map(([kind, password]) => [kind, sha1(password)]));
@@ -26,6 +26,21 @@ async function pwnedRange(request: Request, url: URL): Promise<Response> {
 }
 
 /**
+ * An external malware scanner: POST of the raw bytes with the bearer token; bytes containing
+ * `EXTERNAL-SCANNER-POSITIVE` are infected, `EXTERNAL-SCANNER-SLOW` take 3 s, `EXTERNAL-SCANNER-BROKEN` get a 500.
+ */
+async function malwareScanner(request: Request): Promise<Response> {
+  if (request.method !== "POST" || request.headers.get("authorization") !== `Bearer ${FAKE_SCANNER_TOKEN}`) {
+    return Response.json({ error: "unauthorised" }, { status: 401 });
+  }
+  const text = Buffer.from(await request.arrayBuffer()).toString("latin1");
+  if (text.includes("EXTERNAL-SCANNER-SLOW")) await new Promise((resolve) => setTimeout(resolve, 3_000));
+  if (text.includes("EXTERNAL-SCANNER-BROKEN")) return new Response("scanner crashed", { status: 500 });
+  const infected = text.includes("EXTERNAL-SCANNER-POSITIVE");
+  return Response.json(infected ? { infected: true, signature: "Test.External.Positive" } : { infected: false });
+}
+
+/**
  * Stands in for the internet during tests (this machine has none): every outbound `fetch()` of
  * the Worker under test lands here, in the Node process. Each host behaves like one kind of
  * upstream; anything else is a 502, so a test never passes by reaching a real service.
@@ -44,6 +59,7 @@ export async function fakeUpstream(request: Request): Promise<Response> {
     }
   }
   if (url.host === "api.pwnedpasswords.com") return pwnedRange(request, url);
+  if (url.host === "scanner.upstream.test" && url.pathname === "/scan") return malwareScanner(request);
   if (url.host === "mail.upstream.test" && url.pathname === "/emails" && request.method === "POST") {
     if (request.headers.get("authorization") !== `Bearer ${FAKE_EMAIL_API_KEY}`) {
       return Response.json({ message: "invalid api key" }, { status: 401 });

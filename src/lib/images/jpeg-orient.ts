@@ -4,10 +4,14 @@
  * Blocks are moved while the output is encoded (no second coefficient copy); inside a block a
  * transpose swaps the frequencies and a mirror negates the odd frequencies along its axis, since
  * cos((2(7-x)+1)u*pi/16) = (-1)^u cos((2x+1)u*pi/16).
+ * Large pictures go band by band: the source MCU columns (when transposed) or rows that become the
+ * next output MCU rows are decoded, counted for the Huffman tables, and decoded again to be written.
  */
 import { ImageStructureError } from "./exif";
-import { ZIGZAG, decodeJpegCoefficients } from "./jpeg-coefficients";
-import { encodeBaselineJpeg, type EncodeComponent } from "./jpeg-encode";
+import { bandCuts, createBandDecoder } from "./jpeg-band-decode";
+import { BaselineEncoder, type BlockSource } from "./jpeg-encode";
+import { ZIGZAG, parseJpeg } from "./jpeg-parse";
+import type { BlockRegion } from "./jpeg-scan-decode";
 
 export { ImageStructureError };
 
@@ -56,6 +60,9 @@ function transposeTable(q: Uint16Array): Uint16Array {
   return t;
 }
 
+/** Coefficient bytes decoded at once; a picture with more is re-oriented band by band. */
+export const ORIENT_BAND_BYTES = 16 << 20;
+
 /**
  * The JPEG made upright, losslessly: a baseline JPEG whose pixels are the input's rotated/flipped per `orientation`.
  * Edge blocks that do not fill a whole MCU along an edge that moves to the top/left are trimmed (as jpegtran -trim), so the result may be up to 15 px smaller in a dimension; `width`/`height` are the result's.
@@ -63,11 +70,21 @@ function transposeTable(q: Uint16Array): Uint16Array {
  * Throws `ImageStructureError` (from "./exif") on anything it cannot decode: arithmetic coding, lossless/hierarchical JPEG, 12-bit precision, more than 4 components, broken Huffman data.
  * Orientation 1 is transcoded too (progressive or restart-coded input becomes plain baseline).
  * Huffman tables are optimised for the image (T.81 K.2), from a counting pass.
+ * Holds about `ORIENT_BAND_BYTES` of coefficients at once besides the input and the output.
  */
 export function orientJpeg(bytes: Uint8Array, orientation: Orientation): { bytes: Uint8Array; width: number; height: number } {
+  return orientJpegInBands(bytes, orientation, ORIENT_BAND_BYTES);
+}
+
+/** `orientJpeg` decoding at most about `bandBytes` of coefficients at once; the output does not depend on it. */
+export function orientJpegInBands(
+  bytes: Uint8Array,
+  orientation: Orientation,
+  bandBytes: number,
+): { bytes: Uint8Array; width: number; height: number } {
   const m = MAPPINGS[orientation];
   if (!m) throw new ImageStructureError(`JPEG: unknown orientation ${String(orientation)}`);
-  const src = decodeJpegCoefficients(bytes);
+  const src = parseJpeg(bytes);
   const mcuW = 8 * src.hmax;
   const mcuH = 8 * src.vmax;
   // A mirrored axis brings the partial MCU at its far end to the front, where it cannot be
@@ -78,39 +95,66 @@ export function orientJpeg(bytes: Uint8Array, orientation: Orientation): { bytes
     throw new ImageStructureError(`JPEG: ${src.width}x${src.height} is smaller than one MCU and cannot be flipped losslessly`);
   }
   const { order, sign } = blockTransform(m);
-  const components = src.components.map((c): EncodeComponent => {
-    // Whole MCUs kept along a mirrored axis, in this component's blocks.
-    const keptX = (width / mcuW) * c.h;
-    const keptY = (height / mcuH) * c.v;
-    const maxX = c.blocksWide - 1;
-    const maxY = c.blocksHigh - 1;
-    return {
-      id: c.id,
-      h: m.transpose ? c.v : c.h,
-      v: m.transpose ? c.h : c.v,
-      tq: c.tq,
-      coeffs: c.coeffs,
-      blockOffset(bx, by) {
-        let sx = m.transpose ? by : bx;
-        let sy = m.transpose ? bx : by;
-        if (m.mirrorX) sx = keptX - 1 - sx;
-        if (m.mirrorY) sy = keptY - 1 - sy;
-        // Output padding blocks past the source's whole MCUs repeat the edge block.
-        sx = sx < 0 ? 0 : sx > maxX ? maxX : sx;
-        sy = sy < 0 ? 0 : sy > maxY ? maxY : sy;
-        return (sy * c.blocksWide + sx) * 64;
-      },
-    };
-  });
-  const quantTables = m.transpose ? src.quantTables.map((q) => q && transposeTable(q)) : src.quantTables;
-  const out = encodeBaselineJpeg({
-    width: m.transpose ? height : width,
-    height: m.transpose ? width : height,
-    components,
-    quantTables,
+  const outWidth = m.transpose ? height : width;
+  const outHeight = m.transpose ? width : height;
+  const encoder = new BaselineEncoder({
+    width: outWidth,
+    height: outHeight,
+    components: src.components.map((c) => ({ id: c.id, h: m.transpose ? c.v : c.h, v: m.transpose ? c.h : c.v, tq: c.tq })),
+    quantTables: m.transpose ? src.quantTables.map((q) => q && transposeTable(q)) : src.quantTables,
     order,
     sign,
     segments: src.segments,
   });
-  return { bytes: out, width: m.transpose ? height : width, height: m.transpose ? width : height };
+
+  const sources = (regions: BlockRegion[]): BlockSource[] =>
+    src.components.map((c): BlockSource => {
+      // Whole MCUs kept along a mirrored axis, in this component's blocks.
+      const keptX = (width / mcuW) * c.h;
+      const keptY = (height / mcuH) * c.v;
+      const maxX = c.blocksWide - 1;
+      const maxY = c.blocksHigh - 1;
+      const g = regions[c.index]!;
+      return {
+        coeffs: g.coeffs,
+        blockOffset(bx, by) {
+          let sx = m.transpose ? by : bx;
+          let sy = m.transpose ? bx : by;
+          if (m.mirrorX) sx = keptX - 1 - sx;
+          if (m.mirrorY) sy = keptY - 1 - sy;
+          // Output padding blocks past the source's whole MCUs repeat the edge block.
+          sx = sx < 0 ? 0 : sx > maxX ? maxX : sx;
+          sy = sy < 0 ? 0 : sy > maxY ? maxY : sy;
+          return ((sy - g.y0) * g.w + sx - g.x0) * 64;
+        },
+      };
+    });
+
+  // Output MCU rows come from source MCU columns when transposed, else from source MCU rows.
+  const axis = m.transpose ? "x" : "y";
+  const srcMcus = m.transpose ? src.mcusX : src.mcusY;
+  const mirrored = m.transpose ? m.mirrorX : m.mirrorY;
+  const kept = m.transpose ? width / mcuW : height / mcuH;
+  let coefficientBytes = 0;
+  for (const c of src.components) coefficientBytes += c.blocksWide * c.blocksHigh * 128;
+  const cuts = bandCuts(srcMcus, Math.ceil(coefficientBytes / bandBytes));
+  const decoder = createBandDecoder(bytes, src, axis, cuts);
+  // Each source band as output MCU rows, in output order; bands trimmed away entirely are left out.
+  const plan: { band: number; r0: number; r1: number }[] = [];
+  for (let b = 0; b < decoder.bands; b++) {
+    const [r0, r1] = mirrored ? [Math.max(kept - cuts[b + 1]!, 0), kept - cuts[b]!] : [cuts[b]!, Math.min(cuts[b + 1]!, encoder.mcusY)];
+    if (r0 < r1) plan.push({ band: b, r0, r1 });
+  }
+  plan.sort((a, b) => a.r0 - b.r0);
+  if (plan.length === 1) {
+    const one = sources(decoder.decodeBand(plan[0]!.band));
+    encoder.count(one, 0, encoder.mcusY);
+    encoder.start();
+    encoder.write(one, 0, encoder.mcusY);
+  } else {
+    for (const p of plan) encoder.count(sources(decoder.decodeBand(p.band)), p.r0, p.r1);
+    encoder.start();
+    for (const p of plan) encoder.write(sources(decoder.decodeBand(p.band)), p.r0, p.r1);
+  }
+  return { bytes: encoder.finish(), width: outWidth, height: outHeight };
 }

@@ -1,154 +1,82 @@
 /**
  * Huffman entropy decoding of one JPEG scan into quantised coefficients: sequential (T.81 F.2.2)
  * and progressive with spectral selection and successive approximation (G.2), restart intervals
- * included. Coefficients land in natural order in each component's block array.
+ * included. A decoder walks the scan's units (MCUs, or blocks of a non-interleaved scan) row by
+ * row and can stop, note its state and resume there, so callers may decode a scan piece by piece
+ * and keep only the blocks of a region.
  */
 import { ImageStructureError } from "./exif";
-import type { FrameComponent, ScanHeader } from "./jpeg-coefficients";
-import { ZIGZAG } from "./jpeg-coefficients";
+import { BitReader, type HuffmanDecodeTable } from "./jpeg-bit-reader";
+import { ZIGZAG, type JpegScan } from "./jpeg-parse";
 
-/** A Huffman table prepared for decoding: a 9-bit lookup plus the F.2.2.3 per-length limits. */
-export interface HuffmanDecodeTable {
-  /** Indexed by the next 9 bits: (code length << 8) | symbol, or 0 when the code is longer. */
-  lookup: Uint16Array;
-  maxcode: Int32Array;
-  valptr: Int32Array;
-  mincode: Int32Array;
-  values: Uint8Array;
+/** Where a component's blocks are kept: a rectangle of its block grid, 64 coefficients per block, natural order. */
+export interface BlockRegion {
+  coeffs: Int16Array;
+  x0: number;
+  y0: number;
+  /** Size in blocks; rows of `w` blocks follow each other in `coeffs`. */
+  w: number;
+  h: number;
 }
 
-const LOOKUP_BITS = 9;
+/** A decoder positioned somewhere in one scan. */
+export interface ScanDecoder {
+  /** Units per row and rows of units. */
+  readonly unitsX: number;
+  readonly unitsY: number;
+  /** Per scan component: where its blocks go; blocks outside are decoded and dropped. */
+  readonly regions: (BlockRegion | undefined)[];
+  /**
+   * Per scan component: which coefficients of each dropped block are non-zero (two words per
+   * block of the component's grid, bit k for zig-zag position k). Refinement scans read a
+   * correction bit for every non-zero coefficient, so dropping blocks of a progressive image
+   * needs this much of them.
+   */
+  readonly shadows: (Uint32Array | undefined)[];
+  /** Int32 values `save` writes. */
+  readonly stateSize: number;
+  /** Decodes units `c0` to `c1 - 1` of unit row `row`; the decoder must stand at the first of them. */
+  decodeUnits(row: number, c0: number, c1: number): void;
+  save(out: Int32Array, at: number): void;
+  restore(src: Int32Array, at: number): void;
+}
 
 const fail = (why: string): never => {
   throw new ImageStructureError(`JPEG: ${why}`);
 };
 
-/** Builds the decoding form of a DHT table (T.81 C.2 and F.2.2.3); rejects over-subscribed tables. */
-export function buildDecodeTable(counts: Uint8Array, values: Uint8Array): HuffmanDecodeTable {
-  const lookup = new Uint16Array(1 << LOOKUP_BITS);
-  const maxcode = new Int32Array(18).fill(-1);
-  const valptr = new Int32Array(17);
-  const mincode = new Int32Array(17);
-  let code = 0;
-  let k = 0;
-  for (let len = 1; len <= 16; len++) {
-    const n = counts[len - 1]!;
-    valptr[len] = k;
-    mincode[len] = code;
-    for (let i = 0; i < n; i++, k++, code++) {
-      if (len <= LOOKUP_BITS) {
-        const shift = LOOKUP_BITS - len;
-        const entry = (len << 8) | values[k]!;
-        for (let j = code << shift, end = (code + 1) << shift; j < end; j++) lookup[j] = entry;
-      }
-    }
-    if (n) maxcode[len] = code - 1;
-    if (code > 1 << len) fail("over-subscribed Huffman table");
-    code <<= 1;
-  }
-  return { lookup, maxcode, valptr, mincode, values: values.slice() };
-}
+/** Whether a scan carries DC values coded as differences, whose predictors are part of the state. */
+const hasPredictors = (scan: JpegScan): boolean => scan.ss === 0 && scan.ah === 0;
 
-/**
- * Reads entropy-coded bits, removing stuffed zero bytes. At a marker (or the end of the data) it
- * supplies zero bits and counts them, so running past the real data is detected, not mis-read.
- */
-class BitReader {
-  buf = 0;
-  cnt = 0;
-  /** Zero bits supplied after the data ended; consumed ones mean the scan was truncated. */
-  fake = 0;
-  atMarker = false;
-  constructor(
-    private readonly data: Uint8Array,
-    public pos: number,
-  ) {}
+/** Int32 values of a decoder's saved state for `scan`. */
+export const scanStateSize = (scan: JpegScan): number => 4 + (hasPredictors(scan) ? scan.components.length : 0);
 
-  private fill(): void {
-    const d = this.data;
-    while (this.cnt <= 16) {
-      let b = 0;
-      if (!this.atMarker && this.pos < d.length) {
-        b = d[this.pos]!;
-        if (b === 0xff) {
-          if (d[this.pos + 1] === 0) this.pos += 2;
-          else {
-            this.atMarker = true; // leave pos on the marker
-            b = 0;
-            this.fake += 8;
-          }
-        } else this.pos++;
-      } else {
-        this.atMarker = true;
-        this.fake += 8;
-      }
-      this.buf = ((this.buf << 8) | b) & 0xffffff;
-      this.cnt += 8;
-    }
-  }
-
-  decode(t: HuffmanDecodeTable): number {
-    if (this.cnt < 16) this.fill();
-    const e = t.lookup[(this.buf >>> (this.cnt - LOOKUP_BITS)) & 511]!;
-    if (e) {
-      this.cnt -= e >> 8;
-      return e & 255;
-    }
-    for (let len = LOOKUP_BITS + 1; len <= 16; len++) {
-      const code = (this.buf >>> (this.cnt - len)) & ((1 << len) - 1);
-      if (code <= t.maxcode[len]!) {
-        this.cnt -= len;
-        return t.values[t.valptr[len]! + code - t.mincode[len]!]!;
-      }
-    }
-    return fail("invalid Huffman code");
-  }
-
-  receive(n: number): number {
-    if (n === 0) return 0;
-    if (this.cnt < n) this.fill();
-    this.cnt -= n;
-    return (this.buf >>> this.cnt) & ((1 << n) - 1);
-  }
-
-  /** RECEIVE then EXTEND (F.2.2.1): an n-bit magnitude category to a signed value. */
-  signed(n: number): number {
-    const v = this.receive(n);
-    return n && v < 1 << (n - 1) ? v - (1 << n) + 1 : v;
-  }
-
-  checkNotTruncated(): void {
-    if (this.fake > this.cnt) fail("entropy-coded data ends early (truncated scan)");
-  }
-
-  /** Skips to just past the expected RSTn marker and forgets buffered bits (F.2.2.5 / E.1.4). */
-  restart(expected: number): void {
-    this.checkNotTruncated();
-    const d = this.data;
-    let p = this.pos;
-    while (p + 1 < d.length && !(d[p] === 0xff && d[p + 1] !== 0 && d[p + 1] !== 0xff)) p++;
-    if (p + 1 >= d.length || d[p + 1] !== 0xd0 + expected) fail("missing restart marker");
-    this.pos = p + 2;
-    this.buf = this.cnt = this.fake = 0;
-    this.atMarker = false;
-  }
-}
-
-/** Decodes one scan; returns the offset of the marker that follows it. */
-export function decodeScan(data: Uint8Array, start: number, scan: ScanHeader, mcusX: number, mcusY: number): number {
-  const r = new BitReader(data, start);
+/** A decoder standing at the start of `scan`'s entropy-coded data in `data`. */
+export function createScanDecoder(data: Uint8Array, scan: JpegScan, mcusX: number, mcusY: number): ScanDecoder {
+  const r = new BitReader(data, scan.start);
   const { components, ss, se, ah, al } = scan;
-  const preds = new Int32Array(components.length);
-  let eobrun = 0;
   const n = components.length;
+  const preds = new Int32Array(n);
+  const scratch = new Int16Array(64);
+  const regions: (BlockRegion | undefined)[] = new Array<BlockRegion | undefined>(n).fill(undefined);
+  const shadows: (Uint32Array | undefined)[] = new Array<Uint32Array | undefined>(n).fill(undefined);
+  let eobrun = 0;
+  let sinceRestart = 0;
+  let nextRst = 0;
+  const unitsX = n === 1 ? components[0]!.dataBlocksWide : mcusX;
+  const unitsY = n === 1 ? components[0]!.dataBlocksHigh : mcusY;
+  const total = unitsX * unitsY;
+  const ri = scan.restartInterval;
+  const dcTables: HuffmanDecodeTable[] = scan.dcTables;
+  const acTables: HuffmanDecodeTable[] = scan.acTables;
 
   let decodeBlock: (c: Int16Array, o: number, ci: number) => void;
   if (!scan.progressive) {
     decodeBlock = (c, o, ci) => {
-      const t = r.decode(scan.dcTables[ci]!);
+      const t = r.decode(dcTables[ci]!);
       if (t > 11) fail("bad DC magnitude category");
       c[o] = preds[ci] = preds[ci]! + r.signed(t);
-      const ac = scan.acTables[ci]!;
+      const ac = acTables[ci]!;
       for (let k = 1; k < 64; ) {
         const rs = r.decode(ac);
         const s = rs & 15;
@@ -165,7 +93,7 @@ export function decodeScan(data: Uint8Array, start: number, scan: ScanHeader, mc
     };
   } else if (ss === 0 && ah === 0) {
     decodeBlock = (c, o, ci) => {
-      const t = r.decode(scan.dcTables[ci]!);
+      const t = r.decode(dcTables[ci]!);
       if (t > 11) fail("bad DC magnitude category");
       const dc = (preds[ci] = preds[ci]! + r.signed(t));
       c[o] = dc * (1 << al);
@@ -180,7 +108,7 @@ export function decodeScan(data: Uint8Array, start: number, scan: ScanHeader, mc
         eobrun--;
         return;
       }
-      const ac = scan.acTables[ci]!;
+      const ac = acTables[ci]!;
       for (let k = ss; k <= se; ) {
         const rs = r.decode(ac);
         const s = rs & 15;
@@ -200,32 +128,32 @@ export function decodeScan(data: Uint8Array, start: number, scan: ScanHeader, mc
       }
     };
   } else {
-    decodeBlock = (c, o, ci) => refineAc(r, c, o, scan.acTables[ci]!);
+    decodeBlock = (c, o, ci) => refineAc(c, o, acTables[ci]!);
   }
 
   // G.1.2.3: refinement of AC coefficients, correcting bits of already non-zero ones on the way.
-  function refineAc(rd: BitReader, c: Int16Array, o: number, table: HuffmanDecodeTable): void {
+  function refineAc(c: Int16Array, o: number, table: HuffmanDecodeTable): void {
     const p1 = 1 << al;
     const m1 = -1 << al;
     let k = ss;
     if (eobrun === 0) {
       for (; k <= se; k++) {
-        const rs = rd.decode(table);
+        const rs = r.decode(table);
         let run = rs >> 4;
         const s = rs & 15;
         let value = 0;
         if (s) {
           if (s !== 1) fail("bad refinement magnitude");
-          value = rd.receive(1) ? p1 : m1;
+          value = r.receive(1) ? p1 : m1;
         } else if (run !== 15) {
-          eobrun = (1 << run) + rd.receive(run);
+          eobrun = (1 << run) + r.receive(run);
           break;
         }
         while (k <= se) {
           const z = o + ZIGZAG[k]!;
           const cur = c[z]!;
           if (cur !== 0) {
-            if (rd.receive(1) && (cur & p1) === 0) c[z] = cur >= 0 ? cur + p1 : cur + m1;
+            if (r.receive(1) && (cur & p1) === 0) c[z] = cur >= 0 ? cur + p1 : cur + m1;
           } else {
             if (run === 0) break;
             run--;
@@ -242,16 +170,32 @@ export function decodeScan(data: Uint8Array, start: number, scan: ScanHeader, mc
       for (; k <= se; k++) {
         const z = o + ZIGZAG[k]!;
         const cur = c[z]!;
-        if (cur !== 0 && rd.receive(1) && (cur & p1) === 0) c[z] = cur >= 0 ? cur + p1 : cur + m1;
+        if (cur !== 0 && r.receive(1) && (cur & p1) === 0) c[z] = cur >= 0 ? cur + p1 : cur + m1;
       }
       eobrun--;
     }
   }
 
-  const ri = scan.restartInterval;
-  let sinceRestart = 0;
-  let nextRst = 0;
-  const maybeRestart = (done: number, total: number): void => {
+  /** A dropped block of an AC scan: its non-zero pattern goes through `scratch` and back. */
+  function decodeShadowed(shadow: Uint32Array, at: number, ci: number): void {
+    for (let k = ss; k <= se; k++) scratch[ZIGZAG[k]!] = (shadow[at + (k >> 5)]! >>> (k & 31)) & 1;
+    decodeBlock(scratch, 0, ci);
+    for (let k = ss; k <= se; k++) if (scratch[ZIGZAG[k]!] !== 0) shadow[at + (k >> 5)]! |= 1 << (k & 31);
+  }
+
+  function block(ci: number, bx: number, by: number): void {
+    const g = regions[ci];
+    if (g !== undefined) {
+      const x = bx - g.x0;
+      const y = by - g.y0;
+      if (x >= 0 && y >= 0 && x < g.w && y < g.h) return decodeBlock(g.coeffs, (y * g.w + x) * 64, ci);
+    }
+    const shadow = shadows[ci];
+    if (shadow === undefined || ss === 0) decodeBlock(scratch, 0, ci);
+    else decodeShadowed(shadow, (by * components[ci]!.blocksWide + bx) * 2, ci);
+  }
+
+  function maybeRestart(done: number): void {
     if (ri === 0 || done === total) return;
     if (++sinceRestart < ri) return;
     r.restart(nextRst);
@@ -259,40 +203,52 @@ export function decodeScan(data: Uint8Array, start: number, scan: ScanHeader, mc
     sinceRestart = 0;
     preds.fill(0);
     eobrun = 0;
-  };
+  }
 
-  if (n === 1) {
-    // Non-interleaved: the MCU is a single block and only the data-carrying blocks are coded (A.2.2).
-    const comp: FrameComponent = components[0]!;
-    const w = comp.dataBlocksWide;
-    const h = comp.dataBlocksHigh;
-    const total = w * h;
-    for (let by = 0, done = 0; by < h; by++) {
-      for (let bx = 0; bx < w; bx++) {
-        decodeBlock(comp.coeffs, (by * comp.blocksWide + bx) * 64, 0);
-        r.checkNotTruncated();
-        maybeRestart(++done, total);
+  const withPreds = hasPredictors(scan);
+  return {
+    unitsX,
+    unitsY,
+    regions,
+    shadows,
+    stateSize: scanStateSize(scan),
+    decodeUnits(row, c0, c1) {
+      if (n === 1) {
+        // Non-interleaved: the MCU is a single block and only the data-carrying blocks are coded (A.2.2).
+        for (let c = c0; c < c1; c++) {
+          block(0, c, row);
+          r.checkNotTruncated();
+          maybeRestart(row * unitsX + c + 1);
+        }
+        return;
       }
-    }
-  } else {
-    const total = mcusX * mcusY;
-    for (let my = 0, done = 0; my < mcusY; my++) {
-      for (let mx = 0; mx < mcusX; mx++) {
+      for (let mx = c0; mx < c1; mx++) {
         for (let ci = 0; ci < n; ci++) {
           const comp = components[ci]!;
-          for (let y = 0; y < comp.v; y++) {
-            const row = (my * comp.v + y) * comp.blocksWide + mx * comp.h;
-            for (let x = 0; x < comp.h; x++) decodeBlock(comp.coeffs, (row + x) * 64, ci);
-          }
+          for (let y = 0; y < comp.v; y++) for (let x = 0; x < comp.h; x++) block(ci, mx * comp.h + x, row * comp.v + y);
         }
         r.checkNotTruncated();
-        maybeRestart(++done, total);
+        maybeRestart(row * unitsX + mx + 1);
       }
-    }
-  }
-  r.checkNotTruncated();
-  // The scan ends at the next marker that is not RSTn; skip any padding before it.
-  let p = r.pos;
-  while (p + 1 < data.length && !(data[p] === 0xff && data[p + 1] !== 0 && (data[p + 1]! & 0xf8) !== 0xd0)) p++;
-  return p + 1 < data.length ? p : data.length;
+    },
+    save(out, at) {
+      // Between units the reader holds at most 24 bits and has supplied no more fake bits than that.
+      out[at] = r.pos;
+      out[at + 1] = r.buf | (r.cnt << 24);
+      out[at + 2] = r.fake | (r.atMarker ? 256 : 0) | (nextRst << 9);
+      out[at + 3] = eobrun | (sinceRestart << 16);
+      if (withPreds) for (let i = 0; i < n; i++) out[at + 4 + i] = preds[i]!;
+    },
+    restore(src, at) {
+      r.pos = src[at]!;
+      r.buf = src[at + 1]! & 0xffffff;
+      r.cnt = src[at + 1]! >>> 24;
+      r.fake = src[at + 2]! & 255;
+      r.atMarker = (src[at + 2]! & 256) !== 0;
+      nextRst = (src[at + 2]! >>> 9) & 7;
+      eobrun = src[at + 3]! & 0xffff;
+      sinceRestart = src[at + 3]! >>> 16;
+      if (withPreds) for (let i = 0; i < n; i++) preds[i] = src[at + 4 + i]!;
+    },
+  };
 }

@@ -5,6 +5,7 @@ import { auditModeration } from "../../services/moderation";
 import { jsonWithEtag } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
 import { notFound } from "../../lib/problem";
+import { purgeMessages } from "../../queues/media-messages";
 import { createRecords, type CreatedRecords } from "../../services/product-create";
 import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
 import { updateRecord, versionFromIfMatch } from "../../services/product-update";
@@ -70,8 +71,15 @@ const deleteOf = (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, A
   const { id } = c.req.valid("param");
   const owned = await readOwnership(c.get("db"), id, kind);
   assertMayModify(user, owned, missing(kind));
-  await deleteRecord(c.get("db"), id);
+  const removed = await deleteRecord(c.get("db"), id);
   auditModeration(c.get("log"), user, owned, "moderation.record.deleted", { kind, id });
+  const purges = purgeMessages(removed);
+  if (purges.length > 0) {
+    // The rows are gone; should the queue refuse, the objects stay unreferenced (never listed) and the log says so.
+    await c.env.MEDIA_QUEUE.sendBatch(purges.map((body) => ({ body }))).catch((error: unknown) =>
+      c.get("log").error("media purge could not be queued", { error, record_id: id }),
+    );
+  }
   return c.body(null, 204);
 };
 

@@ -56,6 +56,7 @@ export function toImage(row: ImageRow, origin: string): z.infer<typeof ImageSche
     image_metadata: row.image_metadata ? (JSON.parse(row.image_metadata) as Record<string, unknown>) : null,
     image_url: uploadUrl(origin, "images", row.storage_key),
     thumbnail_url: thumbnailUrl(origin, row),
+    status: row.status,
     created_at: isoSeconds(row.created_at * 1000),
   };
 }
@@ -66,6 +67,7 @@ export function toFile(row: FileRow, origin: string): z.infer<typeof FileSchema>
     filename: row.filename,
     description: row.description,
     file_url: uploadUrl(origin, "files", row.storage_key),
+    status: row.status,
     created_at: isoSeconds(row.created_at * 1000),
   };
 }

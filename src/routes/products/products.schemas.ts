@@ -166,6 +166,12 @@ export const VideoSchema = z
   })
   .openapi("Video");
 
+const MediaStatusSchema = z.enum(["pending", "clean"]).openapi({
+  description:
+    "`pending` from the upload until the malware scan passes: only the uploader sees the record (`GET` of the one item), " +
+    "and its URLs answer 404. `clean` afterwards; lists, detail reads and exports show only clean media.",
+});
+
 export const ImageSchema = z
   .object({
     id: z.string().openapi({ description: "32 lowercase hex characters.", example: "9f86d081884c7d659a2feaa0c55ad015" }),
@@ -174,6 +180,7 @@ export const ImageSchema = z
     image_metadata: z.record(z.string(), z.unknown()).nullable(),
     image_url: z.string().openapi({ description: "Absolute URL of the sanitised image under `/uploads/images/`." }),
     thumbnail_url: z.string().openapi({ description: "Absolute URL of its 200 px wide thumbnail; the image itself until the thumbnail is made." }),
+    status: MediaStatusSchema,
     created_at: timestamp,
   })
   .openapi("Image", {
@@ -184,6 +191,7 @@ export const ImageSchema = z
       image_metadata: null,
       image_url: "https://api.example.org/uploads/images/3f2a….jpg",
       thumbnail_url: "https://api.example.org/uploads/images/thumbnails/200/3f2a….jpg",
+      status: "clean",
       created_at: "2026-05-01T12:00:00Z",
     },
   });
@@ -194,6 +202,7 @@ export const FileSchema = z
     filename: z.string(),
     description: z.string().nullable(),
     file_url: z.string().openapi({ description: "Absolute URL of the file under `/uploads/files/`." }),
+    status: MediaStatusSchema,
     created_at: timestamp,
   })
   .openapi("ResearchFile");

@@ -1,0 +1,130 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { assertMayModify, requireVerified } from "../../../auth/permissions";
+import type { AppEnv } from "../../../env";
+import { jsonWithEtag } from "../../../lib/etag";
+import { requestOrigin } from "../../../lib/http";
+import { randomHexId } from "../../../lib/ids";
+import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../lib/multipart";
+import { pageEnvelope } from "../../../lib/pagination";
+import { ApiError, notFound } from "../../../lib/problem";
+import type { MediaMessage } from "../../../queues/media-messages";
+import {
+  assertWithinQuota,
+  deleteMedia,
+  insertMedia,
+  type MediaParent,
+  readMediaItem,
+  readMediaPage,
+  readUploadTarget,
+} from "../../../services/media";
+import type { FileRow, ImageRow } from "../../../services/media-records";
+import { type MediaKind, objectKeys, quarantineKey } from "../../../services/media-storage";
+import { fileCap, parseUploadForm, prepareFile, prepareImage, tooLargeDetail } from "../../../services/media-upload";
+import { auditModeration } from "../../../services/moderation";
+import type { RecordKind } from "../../../services/product-records";
+import { toFile, toImage } from "../products.mappers";
+import type { MediaRoutes } from "./media.routes";
+
+const PREFIX = { product: "/v1/products", component: "/v1/components" } as const;
+
+const parentOf = (kind: RecordKind, id: number): MediaParent => ({
+  id,
+  kind,
+  missing: () => notFound(kind === "product" ? "No base product has this id." : "No component has this id."),
+});
+
+type Handler<K extends keyof MediaRoutes> = RouteHandler<MediaRoutes[K], AppEnv>;
+
+const labRequired = () =>
+  new ApiError(403, { code: "LAB_ROLE_REQUIRED", detail: "Uploading research files needs the lab role; images go to the /images routes." });
+
+/** The handlers of the four routes of one kind of media on one kind of record. */
+export function mediaHandlers(kind: RecordKind, media: MediaKind) {
+  const toItem = (c: Context<AppEnv>, row: ImageRow | FileRow) =>
+    media === "images" ? toImage(row as ImageRow, requestOrigin(c)) : toFile(row as FileRow, requestOrigin(c));
+  // The route's params are the image or the file schema, chosen per router: one shape here.
+  const paramsOf = (c: { req: { valid(target: "param"): unknown } }) => {
+    const param = c.req.valid("param") as { id: number; image_id?: string; file_id?: string };
+    return { id: param.id, mediaId: media === "images" ? param.image_id! : param.file_id! };
+  };
+
+  const list: Handler<"list"> = async (c) => {
+    const { id } = c.req.valid("param");
+    const { page, size } = c.req.valid("query");
+    const found = await readMediaPage(c.get("db"), parentOf(kind, id), media, { page, size });
+    return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toItem(c, row)), found.total, { page, size })) as never;
+  };
+
+  const get: Handler<"get"> = async (c) => {
+    const { id, mediaId } = paramsOf(c);
+    const row = await readMediaItem(c.get("db"), parentOf(kind, id), media, mediaId, c.get("user"));
+    // A pending item is the uploader's view only: not for shared caches.
+    if (row.status !== "clean") c.header("Cache-Control", "private, no-store");
+    return jsonWithEtag(c, toItem(c, row)) as never;
+  };
+
+  const upload: Handler<"upload"> = async (c) => {
+    const user = requireVerified(c);
+    if (media === "files" && user.role !== "lab") throw labRequired();
+    const { id } = c.req.valid("param");
+    const parent = parentOf(kind, id);
+    const db = c.get("db");
+    const target = await readUploadTarget(db, parent);
+    assertMayModify(user, target, parent.missing, "add");
+    const cap = fileCap(media, user.role);
+    const form = await readLimitedForm(c.req.raw, cap + MULTIPART_ALLOWANCE_BYTES, tooLargeDetail(media, user.role, cap));
+    const fields = parseUploadForm(form, media);
+    const prepared = media === "images" ? await prepareImage(fields, user.role) : await prepareFile(fields);
+    assertWithinQuota(target!, prepared.bytes.length);
+
+    // The bytes wait in quarantine, never served, until the scan passes; a refused write removes them.
+    const mediaId = randomHexId();
+    const bucket = c.env.UPLOADS;
+    await bucket.put(quarantineKey(media, mediaId), prepared.bytes, { httpMetadata: { contentType: prepared.contentType } });
+    let row: ImageRow | FileRow;
+    try {
+      row = await insertMedia(db, parent, media, {
+        id: mediaId,
+        storageKey: prepared.storageKey,
+        filename: prepared.filename,
+        contentType: prepared.contentType,
+        sizeBytes: prepared.bytes.length,
+        description: prepared.description,
+        uploadedBy: user.id,
+        image: prepared.image,
+      });
+    } catch (error) {
+      await bucket.delete(quarantineKey(media, mediaId));
+      throw error;
+    }
+    try {
+      await c.env.MEDIA_QUEUE.send({ type: "media.scan", kind: media, id: mediaId } satisfies MediaMessage);
+    } catch (error) {
+      // Without its scan the upload would stay pending for ever: take it back.
+      c.get("log").error("media scan could not be queued", { error, media_id: mediaId });
+      await deleteMedia(db, parent, media, mediaId);
+      await bucket.delete(quarantineKey(media, mediaId));
+      throw new ApiError(503, { code: "MEDIA_QUEUE_UNAVAILABLE", detail: "The upload could not be queued for its malware scan; try again." });
+    }
+    c.get("log").info("media uploaded", { media, media_id: mediaId, record_id: id, size_bytes: prepared.bytes.length });
+    c.header("Location", `${PREFIX[kind]}/${id}/${media}/${mediaId}`);
+    return c.json(toItem(c, row) as never, 201);
+  };
+
+  const remove: Handler<"remove"> = async (c) => {
+    const user = requireVerified(c);
+    const { id, mediaId } = paramsOf(c);
+    const parent = parentOf(kind, id);
+    const db = c.get("db");
+    const target = await readUploadTarget(db, parent);
+    assertMayModify(user, target, parent.missing);
+    const deleted = await deleteMedia(db, parent, media, mediaId);
+    auditModeration(c.get("log"), user, target, "moderation.media.deleted", { kind, id });
+    const keys = [quarantineKey(media, mediaId), ...(deleted.shared ? [] : objectKeys(media, deleted.storageKey))];
+    await c.env.UPLOADS.delete(keys);
+    return c.body(null, 204);
+  };
+
+  return { list, get, upload, remove };
+}

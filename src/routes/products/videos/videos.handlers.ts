@@ -1,0 +1,60 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { assertMayModify, requireVerified, type WriteIntent } from "../../../auth/permissions";
+import type { AppEnv } from "../../../env";
+import { jsonWithEtag } from "../../../lib/etag";
+import { ApiError } from "../../../lib/problem";
+import { auditModeration } from "../../../services/moderation";
+import { readOwnership } from "../../../services/product-records";
+import * as videos from "../../../services/videos";
+import { toVideo } from "../products.mappers";
+import type * as routes from "./videos.routes";
+
+/** The caller may write the product's videos (404 otherwise); returns the owner for the moderation audit. */
+async function writableProduct(c: Context<AppEnv>, productId: number, intent: WriteIntent) {
+  const user = requireVerified(c);
+  const owned = await readOwnership(c.get("db"), productId, "product");
+  assertMayModify(user, owned, videos.productMissing, intent);
+  return { user, owned };
+}
+
+export const listVideos: RouteHandler<typeof routes.listVideos, AppEnv> = async (c) => {
+  const rows = await videos.readVideos(c.get("db"), c.req.valid("param").id);
+  return jsonWithEtag(c, rows.map(toVideo)) as never;
+};
+
+export const getVideo: RouteHandler<typeof routes.getVideo, AppEnv> = async (c) => {
+  const { id, video_id } = c.req.valid("param");
+  return jsonWithEtag(c, toVideo(await videos.readVideo(c.get("db"), id, video_id))) as never;
+};
+
+export const addVideo: RouteHandler<typeof routes.addVideo, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  await writableProduct(c, id, "add");
+  const row = await videos.addVideo(c.get("db"), id, c.req.valid("json"));
+  c.header("Location", `/v1/products/${id}/videos/${row.id}`);
+  return c.json(toVideo(row), 201);
+};
+
+export const updateVideo: RouteHandler<typeof routes.updateVideo, AppEnv> = async (c) => {
+  const { id, video_id } = c.req.valid("param");
+  const { user, owned } = await writableProduct(c, id, "correct");
+  const row = await videos.updateVideo(c.get("db"), id, video_id, c.req.valid("json"));
+  auditModeration(c.get("log"), user, owned, "moderation.record.updated", { kind: "product", id });
+  return c.json(toVideo(row), 200);
+};
+
+export const deleteVideo: RouteHandler<typeof routes.deleteVideo, AppEnv> = async (c) => {
+  const { id, video_id } = c.req.valid("param");
+  const { user, owned } = await writableProduct(c, id, "correct");
+  await videos.deleteVideo(c.get("db"), id, video_id);
+  auditModeration(c.get("log"), user, owned, "moderation.media.deleted", { kind: "product", id });
+  return c.body(null, 204);
+};
+
+export const addComponentVideo: RouteHandler<typeof routes.addComponentVideo, AppEnv> = async () => {
+  throw new ApiError(422, {
+    code: "COMPONENT_VIDEOS_NOT_ALLOWED",
+    detail: "Components cannot carry videos; add the video to the base product.",
+  });
+};

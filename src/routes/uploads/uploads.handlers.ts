@@ -1,0 +1,74 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { parseRange } from "../../lib/http-range";
+import { ApiError, notFound } from "../../lib/problem";
+import { THUMBNAIL_WIDTHS, thumbnailKey } from "../../services/media-records";
+import { IMMUTABLE_CACHE, type MediaKind, servedKey } from "../../services/media-storage";
+import type * as routes from "./uploads.routes";
+
+/** Content keys: 64 hex digits and an extension. Anything else cannot exist, so it is a 404 without a storage read. */
+const CONTENT_KEY = /^[0-9a-f]{64}\.[a-z0-9]{1,5}$/;
+
+const missing = () => notFound("No upload exists at this path.");
+
+/** Streams one stored object: conditional (ETag), single-range and HEAD aware. */
+async function serve(c: Context<AppEnv>, kind: MediaKind, path: string): Promise<Response> {
+  const bucket = c.env.UPLOADS;
+  const key = servedKey(kind, path);
+  const rangeHeader = c.req.header("range");
+  const head = rangeHeader ? await bucket.head(key) : null;
+  const range = head ? parseRange(rangeHeader, head.size) : null;
+  if (rangeHeader && !head) throw missing();
+  if (range === "unsatisfiable") {
+    throw new ApiError(416, {
+      code: "RANGE_NOT_SATISFIABLE",
+      detail: `The range lies outside the ${head!.size} bytes of this upload.`,
+      headers: { "Content-Range": `bytes */${head!.size}` },
+    });
+  }
+  const object = await bucket.get(key, range ? { range } : {});
+  if (!object) throw missing();
+
+  const headers = new Headers();
+  object.writeHttpMetadata(headers);
+  if (!headers.has("Content-Type")) headers.set("Content-Type", "application/octet-stream");
+  headers.set("Cache-Control", IMMUTABLE_CACHE);
+  headers.set("ETag", object.httpEtag);
+  headers.set("Accept-Ranges", "bytes");
+  // Nothing served here may run as a document, and the app (another origin) may embed it.
+  headers.set("Content-Security-Policy", "default-src 'none'; sandbox");
+  headers.set("Cross-Origin-Resource-Policy", "cross-origin");
+  if (kind === "files") headers.set("Content-Disposition", "attachment");
+
+  const ifNoneMatch = c.req.header("if-none-match");
+  if (ifNoneMatch && ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === object.httpEtag)) {
+    await object.body.cancel();
+    return new Response(null, { status: 304, headers });
+  }
+  if (range) {
+    headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${object.size}`);
+    headers.set("Content-Length", String(range.length));
+    return new Response(object.body, { status: 206, headers });
+  }
+  headers.set("Content-Length", String(object.size));
+  return new Response(object.body, { status: 200, headers });
+}
+
+export const getImage: RouteHandler<typeof routes.getImage, AppEnv> = async (c) => {
+  const { key } = c.req.valid("param");
+  if (!CONTENT_KEY.test(key)) throw missing();
+  return serve(c, "images", key) as never;
+};
+
+export const getThumbnail: RouteHandler<typeof routes.getThumbnail, AppEnv> = async (c) => {
+  const { width, key } = c.req.valid("param");
+  if (!CONTENT_KEY.test(key) || !THUMBNAIL_WIDTHS.some((w) => String(w) === width)) throw missing();
+  return serve(c, "images", thumbnailKey(key, Number(width))) as never;
+};
+
+export const getFile: RouteHandler<typeof routes.getFile, AppEnv> = async (c) => {
+  const { key } = c.req.valid("param");
+  if (!CONTENT_KEY.test(key)) throw missing();
+  return serve(c, "files", key) as never;
+};
