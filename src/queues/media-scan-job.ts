@@ -52,7 +52,7 @@ export async function scanJob(message: Extract<MediaMessage, { type: "media.scan
   if (verdict.infected) {
     await deleteMedia(db, null, kind, id).catch(() => undefined);
     await bucket.delete(quarantineKey(kind, id));
-    audit(log, "media.scan.infected", { media: kind, media_id: id, signature: verdict.signature, scanner: verdict.scanner });
+    audit(log, "media.scan.infected", { media: kind, media_id: id, threat: verdict.signature, scanner: verdict.scanner });
     return;
   }
 

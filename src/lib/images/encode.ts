@@ -9,11 +9,16 @@ import { IMAGE_TYPES, imageDimensions, sniffImageFormat } from "./formats";
 import type { Raster } from "./raster";
 
 /**
- * Largest image photon may decode and re-encode whole while staying under ~64 MB. Measured
- * under Node (photon's node build, same Wasm), growth of heapUsed + external + arrayBuffers:
- * PLACEHOLDER
+ * Largest image photon may decode and then re-encode at full size while staying under ~64 MB.
+ * Measured with photon's Node build (same Wasm) as the growth of heapUsed + external (which
+ * includes the Wasm memory and array buffers), per pixel, at 1.5-6 MP:
+ * - decode to RGBA, pixels copied out: PNG 16, WebP 19, GIF 17, JPEG 17 bytes;
+ * - encode from RGBA: JPEG 12-14, lossless WebP 17-24, PNG 21-35 bytes (the most for noise);
+ * - decode + encode: 17-26 bytes for smooth pictures, up to 38-40 for noise re-encoded as PNG
+ *   (57 MB at 1.5 MP, 80 MB at 2 MP).
+ * Wasm memory never shrinks, so a Worker that used photon keeps that peak for its lifetime.
  */
-export const PHOTON_MAX_PIXELS = 4_000_000;
+export const PHOTON_MAX_PIXELS = 1_500_000;
 
 export type EncodedFormat = "jpeg" | "png" | "webp";
 

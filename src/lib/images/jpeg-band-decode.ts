@@ -98,11 +98,11 @@ export function createBandDecoder(bytes: Uint8Array, layout: JpegLayout, axis: B
     if (size * 4 > MAX_INDEX_BYTES) fail(`${scans.length} scans are too many to decode in bounded memory`);
     index = new Int32Array(size);
     let shadowAt = 0;
-    const shadowOf = new Map<number, Uint32Array>();
+    const shadowOf = new Map<number, Int32Array>();
     for (const c of layout.components) {
       if (!refined.has(c.index)) continue;
       const words = c.blocksWide * c.blocksHigh * 2;
-      shadowOf.set(c.index, new Uint32Array(arena, shadowAt * 4, words));
+      shadowOf.set(c.index, new Int32Array(arena, shadowAt * 4, words));
       shadowAt += words;
     }
     scans.forEach((s, si) => {

@@ -32,7 +32,7 @@ export interface ScanDecoder {
    * correction bit for every non-zero coefficient, so dropping blocks of a progressive image
    * needs this much of them.
    */
-  readonly shadows: (Uint32Array | undefined)[];
+  readonly shadows: (Int32Array | undefined)[];
   /** Int32 values `save` writes. */
   readonly stateSize: number;
   /** Decodes units `c0` to `c1 - 1` of unit row `row`; the decoder must stand at the first of them. */
@@ -59,7 +59,7 @@ export function createScanDecoder(data: Uint8Array, scan: JpegScan, mcusX: numbe
   const preds = new Int32Array(n);
   const scratch = new Int16Array(64);
   const regions: (BlockRegion | undefined)[] = new Array<BlockRegion | undefined>(n).fill(undefined);
-  const shadows: (Uint32Array | undefined)[] = new Array<Uint32Array | undefined>(n).fill(undefined);
+  const shadows: (Int32Array | undefined)[] = new Array<Int32Array | undefined>(n).fill(undefined);
   let eobrun = 0;
   let sinceRestart = 0;
   let nextRst = 0;
@@ -177,7 +177,7 @@ export function createScanDecoder(data: Uint8Array, scan: JpegScan, mcusX: numbe
   }
 
   /** A dropped block of an AC scan: its non-zero pattern goes through `scratch` and back. */
-  function decodeShadowed(shadow: Uint32Array, at: number, ci: number): void {
+  function decodeShadowed(shadow: Int32Array, at: number, ci: number): void {
     for (let k = ss; k <= se; k++) scratch[ZIGZAG[k]!] = (shadow[at + (k >> 5)]! >>> (k & 31)) & 1;
     decodeBlock(scratch, 0, ci);
     for (let k = ss; k <= se; k++) if (scratch[ZIGZAG[k]!] !== 0) shadow[at + (k >> 5)]! |= 1 << (k & 31);
