@@ -376,7 +376,8 @@ type MediaTable = { [K in keyof ReturnType<typeof mediaColumns>]: AnySQLiteColum
 /** Indexes and checks every media table has: listing a record's media oldest first, finding the rows that share an object, and the id, status and size rules. */
 function mediaConstraints(kind: "images" | "files", t: MediaTable) {
   return [
-    index(`${kind}_product_idx`).on(t.productId, t.createdAt, t.id),
+    // Entries end with the rowid, so this index also serves MEDIA_ORDER's insertion-order tiebreak.
+    index(`${kind}_product_idx`).on(t.productId, t.createdAt),
     index(`${kind}_storage_key_idx`).on(t.storageKey),
     check(`${kind}_status`, sql`${t.status} IN ('pending', 'clean')`),
     check(`${kind}_id`, sql`length(${t.id}) = 32 AND ${t.id} NOT GLOB '*[^0-9a-f]*'`),

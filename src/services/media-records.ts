@@ -56,8 +56,8 @@ export const FILE_FIELDS = ["id", "product_id", "storage_key", "filename", "desc
 const IMAGE_COLUMNS = sql.raw(IMAGE_FIELDS.join(", "));
 const FILE_COLUMNS = sql.raw(FILE_FIELDS.join(", "));
 
-/** Media order everywhere: oldest first; the random id only breaks ties within a second. */
-export const MEDIA_ORDER = "created_at, id";
+/** Media order everywhere: oldest first, and in upload order within a second (the table's rowid; ids are random). */
+export const MEDIA_ORDER = "created_at, rowid";
 
 /** The shown images of record `id`, oldest first. */
 export function imagesOfRecord(id: number): SQL {

@@ -2,6 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import { ownerVisibleTo } from "../auth/permissions";
 import { batchRows, type Db } from "../db/client";
 import type { PageQuery } from "../lib/pagination";
+import { SHOWN_MEDIA_CONDITION } from "./media-records";
 import { type CountRow, type ProductFilter, type ProductListRow, productListStatements } from "./product-query";
 import type { SessionUser } from "./sessions";
 
@@ -18,6 +19,8 @@ export interface Profile {
   productCount: number;
   /** Sum of the base products' `weight_g`; products without a weight add nothing. */
   totalWeightG: number;
+  /** Scanned images on the user's base products and components. */
+  imageCount: number;
   /** The category linked to the product types of most of the user's base products (ties: by name); null without any. */
   topCategory: string | null;
 }
@@ -32,6 +35,7 @@ interface AccountRow {
 interface ProfileRow extends AccountRow {
   product_count: number;
   total_weight_g: number;
+  image_count: number;
   top_category: string | null;
 }
 
@@ -50,14 +54,17 @@ function accountStatement(where: SQL): SQL {
 
 /**
  * The profile of `username`, or null when there is no such live account or the viewer may not
- * see it. One round trip: the account and its totals in one statement. The totals count base
- * products only (components are parts of them); `total()` is 0.0 over no rows and skips nulls.
+ * see it. One round trip: the account and its totals in one statement. The product totals count
+ * base products only (components are parts of them); `image_count` counts the scanned images of
+ * all their records; `total()` is 0.0 over no rows and skips nulls.
  */
 export async function readProfile(db: Db, username: string, viewer: SessionUser | null): Promise<Profile | null> {
   const [rows] = await batchRows<[ProfileRow]>(db, [
     sql`SELECT u.id, u.username, u.created_at, u.profile_visibility,
           (SELECT count(*) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS product_count,
           (SELECT total(p.weight_g) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS total_weight_g,
+          (SELECT count(*) FROM products p JOIN images i ON i.product_id = p.id
+            WHERE p.owner_id = u.id AND i.${sql.raw(SHOWN_MEDIA_CONDITION)}) AS image_count,
           (SELECT c.name FROM products p
              JOIN product_type_categories l ON l.product_type_id = p.product_type_id
              JOIN categories c ON c.id = l.category_id
@@ -72,6 +79,7 @@ export async function readProfile(db: Db, username: string, viewer: SessionUser 
     createdAt: row.created_at,
     productCount: row.product_count,
     totalWeightG: row.total_weight_g,
+    imageCount: row.image_count,
     topCategory: row.top_category,
   };
 }

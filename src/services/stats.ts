@@ -2,12 +2,12 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { ApiError } from "../lib/problem";
 import { isoSeconds } from "../lib/time";
+import { SHOWN_MEDIA_CONDITION } from "./media-records";
 
 /**
  * Public statistics (decisions.md, Reference data and statistics; docs/reference-data.md). Every
  * count is one SQL statement, so each answer costs one D1 round trip; the Worker only renames the
- * few rows. Images are 0 everywhere until the media tables exist: the media work replaces the
- * `0 AS images` columns below with real counts.
+ * few rows. Images count those that passed the malware scan (the ones readers can see).
  */
 
 export const STATS_GRANULARITIES = ["day", "week", "month", "year"] as const;
@@ -39,7 +39,7 @@ export async function statsTotals(db: Db, now: Date): Promise<StatsTotals> {
       count(*) FILTER (WHERE parent_id IS NULL) AS teardowns,
       count(*) FILTER (WHERE parent_id IS NOT NULL) AS parts,
       round(total(weight_g) FILTER (WHERE parent_id IS NULL) / 1000.0, 3) AS mass_kg,
-      0 AS images,
+      (SELECT count(*) FROM images WHERE ${sql.raw(SHOWN_MEDIA_CONDITION)}) AS images,
       (SELECT count(*) FROM users WHERE is_active = 1 AND is_system = 0) AS users
     FROM products`);
   return { generated_at: isoSeconds(now), totals: row! };
@@ -171,6 +171,11 @@ export async function statsSeries(db: Db, range: SeriesRange, now: Date): Promis
         FROM products WHERE created_at >= ${from} AND created_at < ${until}
         GROUP BY 1
       ),
+      image_counts AS (
+        SELECT ${createdPeriod} AS period, count(*) AS images
+        FROM images WHERE ${sql.raw(SHOWN_MEDIA_CONDITION)} AND created_at >= ${from} AND created_at < ${until}
+        GROUP BY 1
+      ),
       account_counts AS (
         SELECT ${createdPeriod} AS period, count(*) AS users_new
         FROM users WHERE is_system = 0 AND created_at >= ${from} AND created_at < ${until}
@@ -180,10 +185,11 @@ export async function statsSeries(db: Db, range: SeriesRange, now: Date): Promis
       coalesce(r.teardowns, 0) AS teardowns,
       coalesce(r.parts, 0) AS parts,
       round(coalesce(r.mass_g, 0) / 1000.0, 3) AS mass_kg,
-      0 AS images,
+      coalesce(i.images, 0) AS images,
       coalesce(a.users_new, 0) AS users_new
     FROM periods p
     LEFT JOIN record_counts r ON r.period = p.period
+    LEFT JOIN image_counts i ON i.period = p.period
     LEFT JOIN account_counts a ON a.period = p.period
     ORDER BY p.period`);
   return { ...range, generated_at: isoSeconds(now), series: rows };

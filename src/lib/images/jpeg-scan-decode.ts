@@ -7,7 +7,7 @@
  */
 import { ImageStructureError } from "./exif";
 import { BitReader, type HuffmanDecodeTable } from "./jpeg-bit-reader";
-import { ZIGZAG, type JpegScan } from "./jpeg-parse";
+import { ZIGZAG, type JpegComponent, type JpegScan } from "./jpeg-parse";
 
 /** Where a component's blocks are kept: a rectangle of its block grid, 64 coefficients per block, natural order. */
 export interface BlockRegion {
@@ -51,92 +51,219 @@ const hasPredictors = (scan: JpegScan): boolean => scan.ss === 0 && scan.ah === 
 /** Int32 values of a decoder's saved state for `scan`. */
 export const scanStateSize = (scan: JpegScan): number => 4 + (hasPredictors(scan) ? scan.components.length : 0);
 
+/** Block decoding procedures, one per kind of scan. */
+const enum Kind {
+  Sequential,
+  DcFirst,
+  DcRefine,
+  AcFirst,
+  AcRefine,
+}
+
 /** A decoder standing at the start of `scan`'s entropy-coded data in `data`. */
 export function createScanDecoder(data: Uint8Array, scan: JpegScan, mcusX: number, mcusY: number): ScanDecoder {
-  const r = new BitReader(data, scan.start);
-  const { components, ss, se, ah, al } = scan;
-  const n = components.length;
-  const preds = new Int32Array(n);
-  const scratch = new Int16Array(64);
-  const regions: (BlockRegion | undefined)[] = new Array<BlockRegion | undefined>(n).fill(undefined);
-  const shadows: (Int32Array | undefined)[] = new Array<Int32Array | undefined>(n).fill(undefined);
-  let eobrun = 0;
-  let sinceRestart = 0;
-  let nextRst = 0;
-  const unitsX = n === 1 ? components[0]!.dataBlocksWide : mcusX;
-  const unitsY = n === 1 ? components[0]!.dataBlocksHigh : mcusY;
-  const total = unitsX * unitsY;
-  const ri = scan.restartInterval;
-  const dcTables: HuffmanDecodeTable[] = scan.dcTables;
-  const acTables: HuffmanDecodeTable[] = scan.acTables;
+  return new Decoder(data, scan, mcusX, mcusY);
+}
 
-  let decodeBlock: (c: Int16Array, o: number, ci: number) => void;
-  if (!scan.progressive) {
-    decodeBlock = (c, o, ci) => {
-      const t = r.decode(dcTables[ci]!);
-      if (t > 11) fail("bad DC magnitude category");
-      c[o] = preds[ci] = preds[ci]! + r.signed(t);
-      const ac = acTables[ci]!;
-      for (let k = 1; k < 64; ) {
-        const rs = r.decode(ac);
-        const s = rs & 15;
-        if (s === 0) {
-          if (rs !== 0xf0) break;
-          k += 16;
-          continue;
-        }
-        k += rs >> 4;
-        if (k > 63) fail("coefficient index past the block");
-        c[o + ZIGZAG[k]!] = r.signed(s);
-        k++;
+// One class for every kind of scan (a switch, not a closure per scan), so that the engine keeps
+// one optimised version of each method however many scans and bands are decoded.
+class Decoder implements ScanDecoder {
+  readonly unitsX: number;
+  readonly unitsY: number;
+  readonly regions: (BlockRegion | undefined)[];
+  readonly shadows: (Int32Array | undefined)[];
+  readonly stateSize: number;
+  private readonly r: BitReader;
+  private readonly components: JpegComponent[];
+  private readonly dcTables: HuffmanDecodeTable[];
+  private readonly acTables: HuffmanDecodeTable[];
+  private readonly kind: Kind;
+  private readonly ss: number;
+  private readonly se: number;
+  private readonly al: number;
+  private readonly total: number;
+  private readonly ri: number;
+  private readonly withPreds: boolean;
+  private readonly preds: Int32Array;
+  private readonly scratch = new Int16Array(64);
+  private eobrun = 0;
+  private sinceRestart = 0;
+  private nextRst = 0;
+
+  constructor(data: Uint8Array, scan: JpegScan, mcusX: number, mcusY: number) {
+    const n = scan.components.length;
+    this.r = new BitReader(data, scan.start);
+    this.components = scan.components;
+    this.dcTables = scan.dcTables;
+    this.acTables = scan.acTables;
+    const { ss, ah } = scan;
+    this.kind = !scan.progressive ? Kind.Sequential : ss === 0 ? (ah === 0 ? Kind.DcFirst : Kind.DcRefine) : ah === 0 ? Kind.AcFirst : Kind.AcRefine;
+    this.ss = ss;
+    this.se = scan.se;
+    this.al = scan.al;
+    this.unitsX = n === 1 ? scan.components[0]!.dataBlocksWide : mcusX;
+    this.unitsY = n === 1 ? scan.components[0]!.dataBlocksHigh : mcusY;
+    this.total = this.unitsX * this.unitsY;
+    this.ri = scan.restartInterval;
+    this.withPreds = hasPredictors(scan);
+    this.stateSize = scanStateSize(scan);
+    this.preds = new Int32Array(n);
+    this.regions = new Array<BlockRegion | undefined>(n).fill(undefined);
+    this.shadows = new Array<Int32Array | undefined>(n).fill(undefined);
+  }
+
+  decodeUnits(row: number, c0: number, c1: number): void {
+    const r = this.r;
+    const comps = this.components;
+    if (comps.length === 1) {
+      // Non-interleaved: the MCU is a single block and only the data-carrying blocks are coded (A.2.2).
+      for (let c = c0; c < c1; c++) {
+        this.block(0, c, row);
+        r.checkNotTruncated();
+        this.maybeRestart(row * this.unitsX + c + 1);
       }
-    };
-  } else if (ss === 0 && ah === 0) {
-    decodeBlock = (c, o, ci) => {
-      const t = r.decode(dcTables[ci]!);
-      if (t > 11) fail("bad DC magnitude category");
-      const dc = (preds[ci] = preds[ci]! + r.signed(t));
-      c[o] = dc * (1 << al);
-    };
-  } else if (ss === 0) {
-    decodeBlock = (c, o) => {
-      if (r.receive(1)) c[o] = c[o]! | (1 << al);
-    };
-  } else if (ah === 0) {
-    decodeBlock = (c, o, ci) => {
-      if (eobrun > 0) {
-        eobrun--;
+      return;
+    }
+    for (let mx = c0; mx < c1; mx++) {
+      for (let ci = 0; ci < comps.length; ci++) {
+        const comp = comps[ci]!;
+        for (let y = 0; y < comp.v; y++) for (let x = 0; x < comp.h; x++) this.block(ci, mx * comp.h + x, row * comp.v + y);
+      }
+      r.checkNotTruncated();
+      this.maybeRestart(row * this.unitsX + mx + 1);
+    }
+  }
+
+  save(out: Int32Array, at: number): void {
+    // Between units the reader holds at most 24 bits and has supplied no more fake bits than that.
+    const r = this.r;
+    out[at] = r.pos;
+    out[at + 1] = r.buf | (r.cnt << 24);
+    out[at + 2] = r.fake | (r.atMarker ? 256 : 0) | (this.nextRst << 9);
+    out[at + 3] = this.eobrun | (this.sinceRestart << 16);
+    if (this.withPreds) for (let i = 0; i < this.preds.length; i++) out[at + 4 + i] = this.preds[i]!;
+  }
+
+  restore(src: Int32Array, at: number): void {
+    const r = this.r;
+    r.pos = src[at]!;
+    r.buf = src[at + 1]! & 0xffffff;
+    r.cnt = src[at + 1]! >>> 24;
+    r.fake = src[at + 2]! & 255;
+    r.atMarker = (src[at + 2]! & 256) !== 0;
+    this.nextRst = (src[at + 2]! >>> 9) & 7;
+    this.eobrun = src[at + 3]! & 0xffff;
+    this.sinceRestart = src[at + 3]! >>> 16;
+    if (this.withPreds) for (let i = 0; i < this.preds.length; i++) this.preds[i] = src[at + 4 + i]!;
+  }
+
+  private block(ci: number, bx: number, by: number): void {
+    const g = this.regions[ci];
+    if (g !== undefined) {
+      const x = bx - g.x0;
+      const y = by - g.y0;
+      if (x >= 0 && y >= 0 && x < g.w && y < g.h) return this.decodeBlock(g.coeffs, (y * g.w + x) * 64, ci);
+    }
+    const shadow = this.shadows[ci];
+    if (shadow === undefined || this.ss === 0) this.decodeBlock(this.scratch, 0, ci);
+    else this.decodeShadowed(shadow, (by * this.components[ci]!.blocksWide + bx) * 2, ci);
+  }
+
+  /** A dropped block of an AC scan: its non-zero pattern goes through `scratch` and back. */
+  private decodeShadowed(shadow: Int32Array, at: number, ci: number): void {
+    const { ss, se, scratch } = this;
+    let lo = shadow[at]!;
+    let hi = shadow[at + 1]!;
+    for (let k = ss; k <= se; k++) scratch[ZIGZAG[k]!] = ((k < 32 ? lo >>> k : hi >>> (k - 32)) & 1);
+    this.decodeBlock(scratch, 0, ci);
+    for (let k = ss; k <= se; k++) {
+      if (scratch[ZIGZAG[k]!] === 0) continue;
+      if (k < 32) lo |= 1 << k;
+      else hi |= 1 << (k - 32);
+    }
+    shadow[at] = lo;
+    shadow[at + 1] = hi;
+  }
+
+  private decodeBlock(c: Int16Array, o: number, ci: number): void {
+    switch (this.kind) {
+      case Kind.Sequential:
+        return this.sequential(c, o, ci);
+      case Kind.DcFirst:
+        return this.dcFirst(c, o, ci);
+      case Kind.DcRefine:
+        if (this.r.receive(1)) c[o] = c[o]! | (1 << this.al);
         return;
+      case Kind.AcFirst:
+        return this.acFirst(c, o, ci);
+      default:
+        return this.acRefine(c, o, ci);
+    }
+  }
+
+  private sequential(c: Int16Array, o: number, ci: number): void {
+    const r = this.r;
+    const t = r.decode(this.dcTables[ci]!);
+    if (t > 11) fail("bad DC magnitude category");
+    c[o] = this.preds[ci] = this.preds[ci]! + r.signed(t);
+    const ac = this.acTables[ci]!;
+    for (let k = 1; k < 64; ) {
+      const rs = r.decode(ac);
+      const s = rs & 15;
+      if (s === 0) {
+        if (rs !== 0xf0) break;
+        k += 16;
+        continue;
       }
-      const ac = acTables[ci]!;
-      for (let k = ss; k <= se; ) {
-        const rs = r.decode(ac);
-        const s = rs & 15;
-        const run = rs >> 4;
-        if (s === 0) {
-          if (run < 15) {
-            eobrun = (1 << run) - 1 + r.receive(run);
-            break;
-          }
-          k += 16;
-          continue;
+      k += rs >> 4;
+      if (k > 63) fail("coefficient index past the block");
+      c[o + ZIGZAG[k]!] = r.signed(s);
+      k++;
+    }
+  }
+
+  private dcFirst(c: Int16Array, o: number, ci: number): void {
+    const r = this.r;
+    const t = r.decode(this.dcTables[ci]!);
+    if (t > 11) fail("bad DC magnitude category");
+    const dc = (this.preds[ci] = this.preds[ci]! + r.signed(t));
+    c[o] = dc * (1 << this.al);
+  }
+
+  private acFirst(c: Int16Array, o: number, ci: number): void {
+    if (this.eobrun > 0) {
+      this.eobrun--;
+      return;
+    }
+    const { r, se, al } = this;
+    const ac = this.acTables[ci]!;
+    for (let k = this.ss; k <= se; ) {
+      const rs = r.decode(ac);
+      const s = rs & 15;
+      const run = rs >> 4;
+      if (s === 0) {
+        if (run < 15) {
+          this.eobrun = (1 << run) - 1 + r.receive(run);
+          break;
         }
-        k += run;
-        if (k > se) fail("coefficient index past the band");
-        c[o + ZIGZAG[k]!] = r.signed(s) * (1 << al);
-        k++;
+        k += 16;
+        continue;
       }
-    };
-  } else {
-    decodeBlock = (c, o, ci) => refineAc(c, o, acTables[ci]!);
+      k += run;
+      if (k > se) fail("coefficient index past the band");
+      c[o + ZIGZAG[k]!] = r.signed(s) * (1 << al);
+      k++;
+    }
   }
 
   // G.1.2.3: refinement of AC coefficients, correcting bits of already non-zero ones on the way.
-  function refineAc(c: Int16Array, o: number, table: HuffmanDecodeTable): void {
-    const p1 = 1 << al;
-    const m1 = -1 << al;
-    let k = ss;
-    if (eobrun === 0) {
+  private acRefine(c: Int16Array, o: number, ci: number): void {
+    const { r, se } = this;
+    const table = this.acTables[ci]!;
+    const p1 = 1 << this.al;
+    const m1 = -1 << this.al;
+    let k = this.ss;
+    if (this.eobrun === 0) {
       for (; k <= se; k++) {
         const rs = r.decode(table);
         let run = rs >> 4;
@@ -146,7 +273,7 @@ export function createScanDecoder(data: Uint8Array, scan: JpegScan, mcusX: numbe
           if (s !== 1) fail("bad refinement magnitude");
           value = r.receive(1) ? p1 : m1;
         } else if (run !== 15) {
-          eobrun = (1 << run) + r.receive(run);
+          this.eobrun = (1 << run) + r.receive(run);
           break;
         }
         while (k <= se) {
@@ -166,89 +293,23 @@ export function createScanDecoder(data: Uint8Array, scan: JpegScan, mcusX: numbe
         }
       }
     }
-    if (eobrun > 0) {
+    if (this.eobrun > 0) {
       for (; k <= se; k++) {
         const z = o + ZIGZAG[k]!;
         const cur = c[z]!;
         if (cur !== 0 && r.receive(1) && (cur & p1) === 0) c[z] = cur >= 0 ? cur + p1 : cur + m1;
       }
-      eobrun--;
+      this.eobrun--;
     }
   }
 
-  /** A dropped block of an AC scan: its non-zero pattern goes through `scratch` and back. */
-  function decodeShadowed(shadow: Int32Array, at: number, ci: number): void {
-    for (let k = ss; k <= se; k++) scratch[ZIGZAG[k]!] = (shadow[at + (k >> 5)]! >>> (k & 31)) & 1;
-    decodeBlock(scratch, 0, ci);
-    for (let k = ss; k <= se; k++) if (scratch[ZIGZAG[k]!] !== 0) shadow[at + (k >> 5)]! |= 1 << (k & 31);
+  private maybeRestart(done: number): void {
+    if (this.ri === 0 || done === this.total) return;
+    if (++this.sinceRestart < this.ri) return;
+    this.r.restart(this.nextRst);
+    this.nextRst = (this.nextRst + 1) & 7;
+    this.sinceRestart = 0;
+    this.preds.fill(0);
+    this.eobrun = 0;
   }
-
-  function block(ci: number, bx: number, by: number): void {
-    const g = regions[ci];
-    if (g !== undefined) {
-      const x = bx - g.x0;
-      const y = by - g.y0;
-      if (x >= 0 && y >= 0 && x < g.w && y < g.h) return decodeBlock(g.coeffs, (y * g.w + x) * 64, ci);
-    }
-    const shadow = shadows[ci];
-    if (shadow === undefined || ss === 0) decodeBlock(scratch, 0, ci);
-    else decodeShadowed(shadow, (by * components[ci]!.blocksWide + bx) * 2, ci);
-  }
-
-  function maybeRestart(done: number): void {
-    if (ri === 0 || done === total) return;
-    if (++sinceRestart < ri) return;
-    r.restart(nextRst);
-    nextRst = (nextRst + 1) & 7;
-    sinceRestart = 0;
-    preds.fill(0);
-    eobrun = 0;
-  }
-
-  const withPreds = hasPredictors(scan);
-  return {
-    unitsX,
-    unitsY,
-    regions,
-    shadows,
-    stateSize: scanStateSize(scan),
-    decodeUnits(row, c0, c1) {
-      if (n === 1) {
-        // Non-interleaved: the MCU is a single block and only the data-carrying blocks are coded (A.2.2).
-        for (let c = c0; c < c1; c++) {
-          block(0, c, row);
-          r.checkNotTruncated();
-          maybeRestart(row * unitsX + c + 1);
-        }
-        return;
-      }
-      for (let mx = c0; mx < c1; mx++) {
-        for (let ci = 0; ci < n; ci++) {
-          const comp = components[ci]!;
-          for (let y = 0; y < comp.v; y++) for (let x = 0; x < comp.h; x++) block(ci, mx * comp.h + x, row * comp.v + y);
-        }
-        r.checkNotTruncated();
-        maybeRestart(row * unitsX + mx + 1);
-      }
-    },
-    save(out, at) {
-      // Between units the reader holds at most 24 bits and has supplied no more fake bits than that.
-      out[at] = r.pos;
-      out[at + 1] = r.buf | (r.cnt << 24);
-      out[at + 2] = r.fake | (r.atMarker ? 256 : 0) | (nextRst << 9);
-      out[at + 3] = eobrun | (sinceRestart << 16);
-      if (withPreds) for (let i = 0; i < n; i++) out[at + 4 + i] = preds[i]!;
-    },
-    restore(src, at) {
-      r.pos = src[at]!;
-      r.buf = src[at + 1]! & 0xffffff;
-      r.cnt = src[at + 1]! >>> 24;
-      r.fake = src[at + 2]! & 255;
-      r.atMarker = (src[at + 2]! & 256) !== 0;
-      nextRst = (src[at + 2]! >>> 9) & 7;
-      eobrun = src[at + 3]! & 0xffff;
-      sinceRestart = src[at + 3]! >>> 16;
-      if (withPreds) for (let i = 0; i < n; i++) preds[i] = src[at + 4 + i]!;
-    },
-  };
 }

@@ -11,8 +11,7 @@ export function toPublicProfile(profile: Profile): z.infer<typeof ProfileSchema>
     product_count: profile.productCount,
     // Rounding whole grams is rounding kilograms to 3 decimals, without binary-fraction noise (1.2345 -> 1.235).
     total_weight_kg: Math.round(profile.totalWeightG) / 1000,
-    // A placeholder until the images table exists (media issue): then, the images of the user's records.
-    image_count: 0,
+    image_count: profile.imageCount,
     top_category: profile.topCategory,
   };
 }

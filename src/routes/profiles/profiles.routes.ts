@@ -13,7 +13,7 @@ export const ProfileSchema = z
     total_weight_kg: z
       .number()
       .openapi({ description: "Sum of the base products' `weight_g` in kilograms, to 3 decimals; products without a weight add nothing." }),
-    image_count: z.number().int().openapi({ description: "Always 0 until image uploads exist." }),
+    image_count: z.number().int().openapi({ description: "Images on the user's base products and components that passed the malware scan." }),
     top_category: z.string().nullable().openapi({
       description: "The category linked to the product types of most of the user's base products (ties by name); null when none has one.",
     }),
@@ -48,7 +48,7 @@ export const getProfile = createRoute({
   summary: "Read a public profile",
   description:
     `A user's public profile: username, when they joined, and totals over their base products. ${VISIBILITY} Unknown or ` +
-    "hidden: 404 `PROFILE_NOT_FOUND`. `image_count` is 0 for now: image uploads do not exist yet.",
+    "hidden: 404 `PROFILE_NOT_FOUND`.",
   middleware: [authenticate("optional")] as const,
   request: { params: UsernameParamsSchema },
   responses: {

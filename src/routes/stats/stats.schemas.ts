@@ -8,7 +8,7 @@ const generatedAt = z
   .string()
   .openapi({ description: "When the numbers were computed (answers are cached for up to five minutes).", example: "2026-05-01T12:00:00Z" });
 
-const imagesCount = z.number().int().openapi({ description: "Images; always 0 until media uploads exist.", example: 0 });
+const imagesCount = z.number().int().openapi({ description: "Images that passed the malware scan (created in the period, for series points).", example: 0 });
 
 const isoDay = (description: string, example: string) =>
   z.iso
@@ -33,7 +33,7 @@ export const StatsTotalsSchema = z
     }),
   })
   .openapi("StatsTotals", {
-    example: { generated_at: "2026-05-01T12:00:00Z", totals: { teardowns: 412, parts: 5230, mass_kg: 1873.25, images: 0, users: 96 } },
+    example: { generated_at: "2026-05-01T12:00:00Z", totals: { teardowns: 412, parts: 5230, mass_kg: 1873.25, images: 2210, users: 96 } },
   });
 
 export const StatsSeriesQuerySchema = z.strictObject({

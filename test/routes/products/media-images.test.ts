@@ -186,6 +186,22 @@ describe("refused images store nothing", () => {
   });
 });
 
+describe("counts of images", () => {
+  it("the owner's profile counts images once they passed the scan, and deletions uncount them", async () => {
+    const dana = await verifiedUser("imgdana");
+    const token = dana.tokens.access_token;
+    const imageCount = async () => ((await (await api(`/v1/profiles/${dana.username}`)).json()) as { image_count: number }).image_count;
+    const { product, component } = await productWithComponent(token);
+    const a = await uploaded(`/v1/products/${product}/images`, token, jpeg(encodeJpeg(16, 8, testPixel)));
+    const b = await uploaded(`/v1/components/${component}/images`, token, jpeg(encodeJpeg(8, 8, testPixel)));
+    await scan("images", a.id);
+    await scan("images", b.id);
+    expect(await imageCount()).toBe(2);
+    expect((await api(`/v1/products/${product}/images/${a.id}`, { method: "DELETE", headers: bearer(token) })).status).toBe(204);
+    expect(await imageCount()).toBe(1);
+  });
+});
+
 describe("who may add and remove images", () => {
   it("someone else's record is 404 for uploads and deletes; the owner's delete releases the quota and the object", async () => {
     const { product } = await productWithComponent(alice.token);
@@ -193,7 +209,8 @@ describe("who may add and remove images", () => {
     await expectProblem(await upload(path, bob.token, jpeg(encodeJpeg(16, 8, testPixel))), 404, "NOT_FOUND");
     await expectProblem(await upload(path, null, jpeg(encodeJpeg(16, 8, testPixel))), 401, "AUTHENTICATION_REQUIRED");
     const before = await usage(alice.token);
-    const item = await uploaded(path, alice.token, jpeg(encodeJpeg(16, 8, testPixel)));
+    // Bytes no other test uploads: an object shared with another record would stay.
+    const item = await uploaded(path, alice.token, jpeg(encodeJpeg(16, 8, (x, y) => [x * 3, y * 5, 77])));
     await scan("images", item.id);
     const detail = await api(`/v1/products/${product}`);
     const { version } = (await detail.clone().json()) as { version: number };

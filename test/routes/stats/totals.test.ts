@@ -55,6 +55,13 @@ describe("GET /v1/stats/totals", () => {
       ],
     });
     await createProduct({ name: "Lamp", weight_g: 333.25 });
+    // Images count once the malware scan passed: a clean row counts, a pending one does not.
+    const image = (id: string, status: string) =>
+      env.DB.prepare(
+        `INSERT INTO images (id, product_id, storage_key, filename, content_type, size_bytes, status, width, height, created_at, updated_at)
+         SELECT ?, max(id), 'k.jpg', 'k.jpg', 'image/jpeg', 10, ?, 1, 1, 0, 0 FROM products`,
+      ).bind(id, status);
+    await env.DB.batch([image("a".repeat(32), "clean"), image("b".repeat(32), "pending")]);
     await createProduct({ name: "Fan" });
     await registerUser();
     const leaver = await registerUser();
@@ -65,7 +72,7 @@ describe("GET /v1/stats/totals", () => {
       teardowns: before.body.totals.teardowns + 3,
       parts: before.body.totals.parts + 3,
       mass_kg: expect.closeTo(before.body.totals.mass_kg + 1.783, 3),
-      images: 0,
+      images: before.body.totals.images + 1,
       users: before.body.totals.users + 1,
     });
     // Three decimals: 1,783.25 g is 1.783 kg.

@@ -40,7 +40,7 @@ beforeAll(async () => {
     put(`images/thumbnails/400/${IMAGE_KEY}`, SECRET, "image/jpeg"),
     put(`images/thumbnails/0200/${IMAGE_KEY}`, SECRET, "image/jpeg"),
     put(`images/thumbnails/200.0/${IMAGE_KEY}`, SECRET, "image/jpeg"),
-    put(`files/${IMAGE_KEY}x`, SECRET, "image/jpeg"),
+    put(`files/${hex("file", 64)}.csvxyz`, SECRET, "text/csv"),
   ]);
 });
 
@@ -104,6 +104,22 @@ describe("GET /uploads/images/{key}", () => {
     expect(await bytesOf(changed)).toEqual(IMAGE);
   });
 
+  it("answers 304 to If-None-Match: * (the object exists), RFC 9110 13.1.2", async () => {
+    const response = await api(`/uploads/images/${IMAGE_KEY}`, { headers: { "if-none-match": "*" } });
+    expect(response.status).toBe(304);
+    expect(await response.text()).toBe("");
+    await expectMissing(await api(`/uploads/images/${MISSING_KEY}`, { headers: { "if-none-match": "*" } }));
+  });
+
+  it("evaluates If-None-Match before Range (RFC 9110 13.2.2): 304 even for a range it could not satisfy", async () => {
+    const etag = (await env.UPLOADS.head(`images/${IMAGE_KEY}`))!.httpEtag;
+    const inRange = await api(`/uploads/images/${IMAGE_KEY}`, { headers: { "if-none-match": etag, range: "bytes=2-5" } });
+    expect(inRange.status).toBe(304);
+    expect(inRange.headers.get("content-range")).toBeNull();
+    const outOfRange = await api(`/uploads/images/${IMAGE_KEY}`, { headers: { "if-none-match": etag, range: "bytes=1000-" } });
+    expect(outOfRange.status).toBe(304);
+  });
+
   it("answers a byte range with 206, Content-Range and exactly those bytes", async () => {
     const response = await api(`/uploads/images/${IMAGE_KEY}`, { headers: { range: "bytes=2-5" } });
     expect(response.status).toBe(206);
@@ -136,7 +152,9 @@ describe("GET /uploads/images/{key}", () => {
     for (const range of [`bytes=${IMAGE.length}-`, "bytes=1000-2000", "bytes=-0"]) {
       const response = await api(`/uploads/images/${IMAGE_KEY}`, { headers: { range } });
       expect(response.headers.get("content-range"), range).toBe(`bytes */${IMAGE.length}`);
-      await expectProblem(response, 416, "RANGE_NOT_SATISFIABLE");
+      const problem = await expectProblem(response, 416, "RANGE_NOT_SATISFIABLE");
+      // The title is the status's reason phrase (RFC 9110, 15.5.17), as for every other status.
+      expect(problem.title).toBe("Range Not Satisfiable");
     }
   });
 
@@ -274,7 +292,8 @@ describe("GET /uploads/files/{key}", () => {
     await expectMissing(await api(`/uploads/files/${hex("nofile", 64)}.csv`));
     // The image exists under images/, not files/.
     await expectMissing(await api(`/uploads/files/${IMAGE_KEY}`));
-    await expectMissing(await api(`/uploads/files/${IMAGE_KEY}x`));
+    // An extension of six characters is not a content key, even with an object under it.
+    await expectMissing(await api(`/uploads/files/${hex("file", 64)}.csvxyz`));
     await expectMissing(await api("/uploads/files/abc.csv"));
   });
 });
