@@ -3,6 +3,7 @@ import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
 import { ApiError, notFound } from "../lib/problem";
 import { accountDeletedEmail } from "./account-emails";
+import type { RemovedMediaKeys } from "./product-records";
 import { type ServiceDeps, sendQuietly } from "./deps";
 
 /** What happens to a deleted account's products: moved to the anonymous system account, or deleted with it. */
@@ -57,9 +58,10 @@ export interface AccountDeletion {
  * it (foreign keys, ON DELETE CASCADE) every refresh token, recovery code, login challenge and
  * idempotency record, so every session ends at once. The email address and username are free
  * again afterwards. 404 for an unknown id or the system account; 409 for the last active superuser.
- * A notice goes to the former address.
+ * A notice goes to the former address. Returns the storage keys of deleted media, whose objects
+ * the caller purges.
  */
-export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion): Promise<void> {
+export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion): Promise<RemovedMediaKeys> {
   const { userId, content } = deletion;
   const guard = notLastSuperuser(userId);
   const owned = sql`owner_id = ${userId} AND ${guard}`;
@@ -72,7 +74,12 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
             WHERE is_system = 1 AND EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND is_system = 0) AND ${guard}`,
           sql`UPDATE products SET owner_id = (SELECT id FROM users WHERE is_system = 1) WHERE ${owned}`,
         ]
-      : [sql`DELETE FROM products WHERE ${owned}`];
+      : [
+          // The storage keys of the media that goes with the products, for their objects to be purged.
+          sql`SELECT 'images' AS kind, i.storage_key FROM images i JOIN products p ON p.id = i.product_id WHERE p.owner_id = ${userId} AND ${guard}
+              UNION SELECT 'files', f.storage_key FROM files f JOIN products p ON p.id = f.product_id WHERE p.owner_id = ${userId} AND ${guard}`,
+          sql`DELETE FROM products WHERE ${owned}`,
+        ];
   const [found, ...rest] = await batchRows<[{ email: string }, ...unknown[]]>(deps.db, [
     sql`SELECT email FROM users WHERE id = ${userId} AND is_system = 0`,
     ...products,
@@ -90,4 +97,7 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
   });
   audit(deps.log, "auth.sessions.revoked", { user_id: userId, reason: "account_deleted" });
   await sendQuietly(deps, accountDeletedEmail(former.email, deletion.actorId !== undefined));
+  const removed: RemovedMediaKeys = { images: [], files: [] };
+  if (content === "delete") for (const row of rest[0] as { kind: "images" | "files"; storage_key: string }[]) removed[row.kind].push(row.storage_key);
+  return removed;
 }

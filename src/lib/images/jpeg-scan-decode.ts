@@ -5,9 +5,9 @@
  * row and can stop, note its state and resume there, so callers may decode a scan piece by piece
  * and keep only the blocks of a region.
  */
-import { ImageStructureError } from "./exif";
 import { BitReader, type HuffmanDecodeTable } from "./jpeg-bit-reader";
-import { ZIGZAG, type JpegComponent, type JpegScan } from "./jpeg-parse";
+import { decodeAcFirst, decodeAcRefine, decodeDcFirst, decodeSequential, skipAcRefine, type EobState } from "./jpeg-block-decode";
+import type { JpegComponent, JpegScan } from "./jpeg-parse";
 
 /** Where a component's blocks are kept: a rectangle of its block grid, 64 coefficients per block, natural order. */
 export interface BlockRegion {
@@ -41,10 +41,6 @@ export interface ScanDecoder {
   restore(src: Int32Array, at: number): void;
 }
 
-const fail = (why: string): never => {
-  throw new ImageStructureError(`JPEG: ${why}`);
-};
-
 /** Whether a scan carries DC values coded as differences, whose predictors are part of the state. */
 const hasPredictors = (scan: JpegScan): boolean => scan.ss === 0 && scan.ah === 0;
 
@@ -67,7 +63,7 @@ export function createScanDecoder(data: Uint8Array, scan: JpegScan, mcusX: numbe
 
 // One class for every kind of scan (a switch, not a closure per scan), so that the engine keeps
 // one optimised version of each method however many scans and bands are decoded.
-class Decoder implements ScanDecoder {
+class Decoder implements ScanDecoder, EobState {
   readonly unitsX: number;
   readonly unitsY: number;
   readonly regions: (BlockRegion | undefined)[];
@@ -86,7 +82,8 @@ class Decoder implements ScanDecoder {
   private readonly withPreds: boolean;
   private readonly preds: Int32Array;
   private readonly scratch = new Int16Array(64);
-  private eobrun = 0;
+  /** End-of-band run left (G.1.2.2), shared with the block decoders. */
+  eobrun = 0;
   private sinceRestart = 0;
   private nextRst = 0;
 
@@ -165,141 +162,28 @@ class Decoder implements ScanDecoder {
       if (x >= 0 && y >= 0 && x < g.w && y < g.h) return this.decodeBlock(g.coeffs, (y * g.w + x) * 64, ci);
     }
     const shadow = this.shadows[ci];
-    if (shadow === undefined || this.ss === 0) this.decodeBlock(this.scratch, 0, ci);
-    else this.decodeShadowed(shadow, (by * this.components[ci]!.blocksWide + bx) * 2, ci);
-  }
-
-  /** A dropped block of an AC scan: its non-zero pattern goes through `scratch` and back. */
-  private decodeShadowed(shadow: Int32Array, at: number, ci: number): void {
-    const { ss, se, scratch } = this;
-    let lo = shadow[at]!;
-    let hi = shadow[at + 1]!;
-    for (let k = ss; k <= se; k++) scratch[ZIGZAG[k]!] = ((k < 32 ? lo >>> k : hi >>> (k - 32)) & 1);
-    this.decodeBlock(scratch, 0, ci);
-    for (let k = ss; k <= se; k++) {
-      if (scratch[ZIGZAG[k]!] === 0) continue;
-      if (k < 32) lo |= 1 << k;
-      else hi |= 1 << (k - 32);
-    }
-    shadow[at] = lo;
-    shadow[at + 1] = hi;
+    if (shadow === undefined || this.ss === 0) return this.decodeBlock(this.scratch, 0, ci);
+    // A dropped block of an AC scan: only which coefficients are non-zero is kept.
+    const at = (by * this.components[ci]!.blocksWide + bx) * 2;
+    const table = this.acTables[ci]!;
+    if (this.kind === Kind.AcFirst) decodeAcFirst(this.r, this, undefined, 0, shadow, at, table, this.ss, this.se, this.al);
+    else skipAcRefine(this.r, this, shadow, at, table, this.ss, this.se);
   }
 
   private decodeBlock(c: Int16Array, o: number, ci: number): void {
+    const r = this.r;
     switch (this.kind) {
       case Kind.Sequential:
-        return this.sequential(c, o, ci);
+        return decodeSequential(r, c, o, this.dcTables[ci]!, this.acTables[ci]!, this.preds, ci);
       case Kind.DcFirst:
-        return this.dcFirst(c, o, ci);
+        return decodeDcFirst(r, c, o, this.dcTables[ci]!, this.preds, ci, this.al);
       case Kind.DcRefine:
-        if (this.r.receive(1)) c[o] = c[o]! | (1 << this.al);
+        if (r.receive(1)) c[o] = c[o]! | (1 << this.al);
         return;
       case Kind.AcFirst:
-        return this.acFirst(c, o, ci);
+        return decodeAcFirst(r, this, c, o, undefined, 0, this.acTables[ci]!, this.ss, this.se, this.al);
       default:
-        return this.acRefine(c, o, ci);
-    }
-  }
-
-  private sequential(c: Int16Array, o: number, ci: number): void {
-    const r = this.r;
-    const t = r.decode(this.dcTables[ci]!);
-    if (t > 11) fail("bad DC magnitude category");
-    c[o] = this.preds[ci] = this.preds[ci]! + r.signed(t);
-    const ac = this.acTables[ci]!;
-    for (let k = 1; k < 64; ) {
-      const rs = r.decode(ac);
-      const s = rs & 15;
-      if (s === 0) {
-        if (rs !== 0xf0) break;
-        k += 16;
-        continue;
-      }
-      k += rs >> 4;
-      if (k > 63) fail("coefficient index past the block");
-      c[o + ZIGZAG[k]!] = r.signed(s);
-      k++;
-    }
-  }
-
-  private dcFirst(c: Int16Array, o: number, ci: number): void {
-    const r = this.r;
-    const t = r.decode(this.dcTables[ci]!);
-    if (t > 11) fail("bad DC magnitude category");
-    const dc = (this.preds[ci] = this.preds[ci]! + r.signed(t));
-    c[o] = dc * (1 << this.al);
-  }
-
-  private acFirst(c: Int16Array, o: number, ci: number): void {
-    if (this.eobrun > 0) {
-      this.eobrun--;
-      return;
-    }
-    const { r, se, al } = this;
-    const ac = this.acTables[ci]!;
-    for (let k = this.ss; k <= se; ) {
-      const rs = r.decode(ac);
-      const s = rs & 15;
-      const run = rs >> 4;
-      if (s === 0) {
-        if (run < 15) {
-          this.eobrun = (1 << run) - 1 + r.receive(run);
-          break;
-        }
-        k += 16;
-        continue;
-      }
-      k += run;
-      if (k > se) fail("coefficient index past the band");
-      c[o + ZIGZAG[k]!] = r.signed(s) * (1 << al);
-      k++;
-    }
-  }
-
-  // G.1.2.3: refinement of AC coefficients, correcting bits of already non-zero ones on the way.
-  private acRefine(c: Int16Array, o: number, ci: number): void {
-    const { r, se } = this;
-    const table = this.acTables[ci]!;
-    const p1 = 1 << this.al;
-    const m1 = -1 << this.al;
-    let k = this.ss;
-    if (this.eobrun === 0) {
-      for (; k <= se; k++) {
-        const rs = r.decode(table);
-        let run = rs >> 4;
-        const s = rs & 15;
-        let value = 0;
-        if (s) {
-          if (s !== 1) fail("bad refinement magnitude");
-          value = r.receive(1) ? p1 : m1;
-        } else if (run !== 15) {
-          this.eobrun = (1 << run) + r.receive(run);
-          break;
-        }
-        while (k <= se) {
-          const z = o + ZIGZAG[k]!;
-          const cur = c[z]!;
-          if (cur !== 0) {
-            if (r.receive(1) && (cur & p1) === 0) c[z] = cur >= 0 ? cur + p1 : cur + m1;
-          } else {
-            if (run === 0) break;
-            run--;
-          }
-          k++;
-        }
-        if (value) {
-          if (k > se) fail("coefficient index past the band");
-          c[o + ZIGZAG[k]!] = value;
-        }
-      }
-    }
-    if (this.eobrun > 0) {
-      for (; k <= se; k++) {
-        const z = o + ZIGZAG[k]!;
-        const cur = c[z]!;
-        if (cur !== 0 && r.receive(1) && (cur & p1) === 0) c[z] = cur >= 0 ? cur + p1 : cur + m1;
-      }
-      this.eobrun--;
+        return decodeAcRefine(r, this, c, o, this.acTables[ci]!, this.ss, this.se, this.al);
     }
   }
 

@@ -9,21 +9,12 @@ import { ascii, u32be } from "./bytes";
 import { ImageStructureError } from "./exif";
 import type { Raster } from "./raster";
 import { AreaAccumulator, scaledSize } from "./resize";
+import { inflateZlib } from "./zlib-inflate";
 
 function fail(why: string): never {
   throw new ImageStructureError(`PNG: ${why}`);
 }
 
-/**
- * Compressed bytes per write. workerd's DecompressionStream inflates a written chunk whole into
- * its buffer, without backpressure, and deflate expands at most ~1032:1: 8 KiB in bounds that
- * buffer by about 8.5 MB however well the image compresses. Each write/read round trip costs
- * ~0.1 ms in workerd, so much smaller pieces make incompressible images slow (4 KiB: 0.7 s for
- * 18 MB of PNG data; 16 KiB: 0.27 s).
- */
-const PIECE = 8192;
-/** Bytes per read: above the largest output of one piece, so one read usually drains a piece. */
-const READ_SIZE = 1 << 20;
 /** Pixels converted per call into the accumulator. */
 const SEGMENT = 1024;
 /** Longest scanline accepted: two are kept, so this bounds the decoder's own memory. */
@@ -78,78 +69,6 @@ function parse(b: Uint8Array): PngInfo {
   if (info.idat.length === 0) fail("no image data");
   if (info.colorType === 3 && !info.palette) fail("palette image without PLTE");
   return info;
-}
-
-function* pieces(parts: Uint8Array[]): Generator<Uint8Array> {
-  for (const part of parts) for (let o = 0; o < part.length; o += PIECE) yield part.subarray(o, o + PIECE);
-}
-
-const STARVED = Symbol("starved");
-
-/**
- * Inflates a zlib stream given as pieces, yielding output chunks (valid until the next one is
- * requested). The next piece is written only once the output of the previous ones has been read
- * (a read shorter than asked for), or when a read has waited a timer turn, for pieces that
- * produce no output at all.
- */
-async function* inflate(input: Iterator<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const ds = new DecompressionStream("deflate");
-  const writer = ds.writable.getWriter();
-  let byob: ReadableStreamBYOBReader | null = null;
-  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
-  try {
-    byob = ds.readable.getReader({ mode: "byob" });
-  } catch {
-    reader = ds.readable.getReader(); // Node's stream is not a byte stream; it has backpressure instead
-  }
-  let buffer = new Uint8Array(READ_SIZE);
-  let capacity = byob ? READ_SIZE : 0;
-  let writing: Promise<void> = Promise.resolve();
-  let writeError: unknown = null;
-  let inputDone = false;
-  const feed = () => {
-    if (inputDone) return;
-    const next = input.next();
-    if (next.done) inputDone = true;
-    const step = next.done ? () => writer.close() : () => writer.write(next.value);
-    writing = writing.then(step);
-    writing.catch((e: unknown) => (writeError ??= e));
-  };
-  let finished = false;
-  try {
-    feed();
-    for (;;) {
-      const pending = byob ? byob.read(buffer) : reader!.read();
-      pending.catch(() => {}); // a read left behind by an error must not be reported unhandled
-      let result: ReadableStreamReadResult<Uint8Array>;
-      for (;;) {
-        let timer: number | null = null;
-        const starved = new Promise<typeof STARVED>((resolve) => (timer = setTimeout(resolve, 0, STARVED)));
-        const r = await Promise.race([pending, starved]);
-        clearTimeout(timer);
-        if (r !== STARVED) {
-          result = r;
-          break;
-        }
-        if (writeError !== null) throw writeError;
-        feed();
-      }
-      if (result.done) break;
-      const chunk = result.value;
-      capacity = Math.max(capacity, chunk.length);
-      if (chunk.length < capacity) feed();
-      yield chunk;
-      if (byob) buffer = new Uint8Array(chunk.buffer as ArrayBuffer);
-    }
-    finished = true;
-  } catch (e) {
-    throw new ImageStructureError(`PNG: bad compressed image data (${e instanceof Error ? e.message : String(e)})`);
-  } finally {
-    if (!finished) {
-      (byob ?? reader)!.cancel().catch(() => {});
-      writer.abort().catch(() => {});
-    }
-  }
 }
 
 /** Adam7 passes: x0, y0, dx, dy; a plain image is one pass of step 1. */
@@ -342,7 +261,7 @@ export async function decodePngScaled(bytes: Uint8Array, maxWidth: number): Prom
       acc.add(y, seg, count, pass.x0 + start * pass.dx, pass.dx);
     }
   });
-  for await (const chunk of inflate(pieces(info.idat))) if (lines.push(chunk)) break;
+  for await (const chunk of inflateZlib(info.idat, "PNG")) if (lines.push(chunk)) break;
   if (!lines.done) fail("image data ends early");
   return acc.finish();
 }

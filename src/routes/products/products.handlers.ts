@@ -5,7 +5,7 @@ import { auditModeration } from "../../services/moderation";
 import { jsonWithEtag } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
 import { notFound } from "../../lib/problem";
-import { purgeMessages } from "../../queues/media-messages";
+import { queuePurge } from "../../queues/media-messages";
 import { createRecords, type CreatedRecords } from "../../services/product-create";
 import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
 import { updateRecord, versionFromIfMatch } from "../../services/product-update";
@@ -73,13 +73,7 @@ const deleteOf = (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, A
   assertMayModify(user, owned, missing(kind));
   const removed = await deleteRecord(c.get("db"), id);
   auditModeration(c.get("log"), user, owned, "moderation.record.deleted", { kind, id });
-  const purges = purgeMessages(removed);
-  if (purges.length > 0) {
-    // The rows are gone; should the queue refuse, the objects stay unreferenced (never listed) and the log says so.
-    await c.env.MEDIA_QUEUE.sendBatch(purges.map((body) => ({ body }))).catch((error: unknown) =>
-      c.get("log").error("media purge could not be queued", { error, record_id: id }),
-    );
-  }
+  await queuePurge(c.env.MEDIA_QUEUE, c.get("log"), removed);
   return c.body(null, 204);
 };
 

@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 
 async function usage(token: string) {
-  const body = (await (await me(token)).json()) as Record<string, number>;
+  const body = (await (await me(token)).json()) as { upload_file_count: number; upload_total_bytes: number; upload_quota_files: number };
   return { files: body.upload_file_count, bytes: body.upload_total_bytes, quotaFiles: body.upload_quota_files };
 }
 

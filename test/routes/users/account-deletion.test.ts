@@ -2,7 +2,9 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, lastEmail, me, postJson, registerUser, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, getSetCookie } from "../../support/http";
+import { encodeJpeg } from "../../support/image-fixtures";
 import { captureLogs } from "../../support/logs";
+import { pathOf, scan, uploaded } from "../../support/media";
 import { bootstrapAdmin } from "../../support/mfa";
 
 let steel: number;
@@ -125,10 +127,17 @@ describe("DELETE /v1/admin/users/{user_id}", () => {
     expect(notice.text).toContain("An administrator deleted");
   });
 
-  it("with content=delete removes the products with their components", async () => {
+  it("with content=delete removes the products with their components, and the queue purges their media", { timeout: 30_000 }, async () => {
     const admin = await bootstrapAdmin();
     const user = await ownerWithProduct();
     const other = await ownerWithProduct("kept");
+    const image = await uploaded(`/v1/components/${user.componentId}/images`, user.tokens.access_token, {
+      bytes: encodeJpeg(8, 8, (x, y) => [x * 30, y * 30, 5]),
+      name: "gone.jpg",
+      type: "image/jpeg",
+    });
+    await scan("images", image.id);
+    expect((await api(pathOf(image.image_url!))).status).toBe(200);
     const response = await adminDelete(
       admin.tokens.access_token,
       user.id,
@@ -141,6 +150,13 @@ describe("DELETE /v1/admin/users/{user_id}", () => {
     const left = await env.DB.prepare("SELECT count(*) AS n FROM products WHERE owner_id = ?").bind(user.id).first();
     expect(left).toEqual({ n: 0 });
     expect((await api(`/v1/products/${other.productId}`)).status).toBe(200);
+    // The purge runs on the media queue, a few seconds later.
+    let status = 200;
+    for (let i = 0; i < 40 && status === 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      status = (await api(pathOf(image.image_url!))).status;
+    }
+    expect(status).toBe(404);
   });
 
   it("refuses an unknown content value, an unknown user and the system account", async () => {

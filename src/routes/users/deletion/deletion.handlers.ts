@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { requireAdmin, requireUser } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
+import { queuePurge } from "../../../queues/media-messages";
 import { assertDeletable, deleteAccount } from "../../../services/account-deletion";
 import { assertStepUp } from "../../../services/step-up";
 import { serviceDeps } from "../../deps";
@@ -25,6 +26,7 @@ export const adminDeleteUser: RouteHandler<typeof adminDeleteUserRoute, AppEnv> 
   const userId = c.req.valid("param").user_id;
   await assertDeletable(deps, userId);
   await assertStepUp(deps, actor, { currentPassword: current_password, mfaCode: mfa_code }, { operation: "Deleting an account" });
-  await deleteAccount(deps, { userId, content: c.req.valid("query").content, actorId: actor.id });
+  const removed = await deleteAccount(deps, { userId, content: c.req.valid("query").content, actorId: actor.id });
+  await queuePurge(c.env.MEDIA_QUEUE, c.get("log"), removed);
   return c.body(null, 204);
 };
