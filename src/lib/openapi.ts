@@ -14,6 +14,11 @@ const TAGS = [
   { name: "Auth", description: "Registration, sign-in over bearer tokens or cookie sessions, and account recovery." },
   { name: "Users", description: "Your own account: profile, preferences, email and password changes." },
   { name: "Products", description: "Base products and their components, nested to any depth, with bills of materials and videos." },
+  {
+    name: "Media",
+    description:
+      "Images and research files of base products and components (sanitised, malware-scanned, thumbnailed), videos of base products, and the downloads under `/uploads`.",
+  },
   { name: "Reference data", description: "Public lookups: taxonomies, categories, materials, product types, units." },
   { name: "Statistics", description: "Public aggregate counts over the dataset, cached for a few minutes." },
   { name: "Admin", description: "Superusers with TOTP only: users, roles, MFA resets, account deletion, caches." },
@@ -21,7 +26,8 @@ const TAGS = [
 
 const DESCRIPTION = `Structured research data about products taken apart for study.
 
-Every route lives under \`/v1\`; keep the base URL and the \`/v1\` prefix as separate client settings.
+Every route lives under \`/v1\`, except the media downloads under \`/uploads\` that media records
+link to; keep the base URL and the \`/v1\` prefix as separate client settings.
 Errors are RFC 9457 Problem Details (\`application/problem+json\`) with a stable \`code\` and the
 \`request_id\` that is also sent as \`X-Request-ID\`. Send your own \`X-Request-ID\` (up to 128
 characters of letters, digits and \`._:-\`) to correlate logs; otherwise one is generated.

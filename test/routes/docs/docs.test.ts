@@ -43,10 +43,11 @@ describe("GET /v1/openapi.json", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it("lists full /v1 paths, and keeps development and probe routes out", async () => {
+  it("lists full /v1 paths (and the /uploads downloads), and keeps development and probe routes out", async () => {
     const paths = Object.keys((await schema()).paths);
     expect(paths).toContain("/v1/units");
-    for (const path of paths) expect(path.startsWith("/v1/")).toBe(true);
+    expect(paths).toContain("/uploads/images/{key}");
+    for (const path of paths) expect(path.startsWith("/v1/") || path.startsWith("/uploads/")).toBe(true);
   });
 
   it("declares the bearer and cookie security schemes and the shared problem schema", async () => {
