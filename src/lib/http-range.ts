@@ -19,7 +19,10 @@ export function parseRange(header: string | null | undefined, size: number): Byt
   if (first === "") {
     // bytes=-n: the last n bytes.
     const suffix = Number(last);
-    if (suffix === 0 || size === 0) return "unsatisfiable";
+    if (suffix === 0) return "unsatisfiable";
+    // A non-zero suffix of an empty representation is satisfiable (RFC 9110, 14.1.1) but no 206
+    // can express zero bytes: the Range is ignored and the empty representation sent.
+    if (size === 0) return null;
     const length = Math.min(suffix, size);
     return { offset: size - length, length };
   }

@@ -59,6 +59,7 @@ const TITLES: Record<number, string> = {
   412: "Precondition Failed",
   413: "Content Too Large",
   415: "Unsupported Media Type",
+  416: "Range Not Satisfiable",
   422: "Unprocessable Content",
   428: "Precondition Required",
   429: "Too Many Requests",

@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
+import { matchesIfNoneMatch } from "../../lib/etag";
 import { parseRange } from "../../lib/http-range";
 import { ApiError, notFound } from "../../lib/problem";
 import { THUMBNAIL_WIDTHS, thumbnailKey } from "../../services/media-records";
@@ -12,24 +13,8 @@ const CONTENT_KEY = /^[0-9a-f]{64}\.[a-z0-9]{1,5}$/;
 
 const missing = () => notFound("No upload exists at this path.");
 
-/** Streams one stored object: conditional (ETag), single-range and HEAD aware. */
-async function serve(c: Context<AppEnv>, kind: MediaKind, path: string): Promise<Response> {
-  const bucket = c.env.UPLOADS;
-  const key = servedKey(kind, path);
-  const rangeHeader = c.req.header("range");
-  const head = rangeHeader ? await bucket.head(key) : null;
-  const range = head ? parseRange(rangeHeader, head.size) : null;
-  if (rangeHeader && !head) throw missing();
-  if (range === "unsatisfiable") {
-    throw new ApiError(416, {
-      code: "RANGE_NOT_SATISFIABLE",
-      detail: `The range lies outside the ${head!.size} bytes of this upload.`,
-      headers: { "Content-Range": `bytes */${head!.size}` },
-    });
-  }
-  const object = await bucket.get(key, range ? { range } : {});
-  if (!object) throw missing();
-
+/** The headers of a served object, on 200, 206 and 304 alike. */
+function servedHeaders(object: R2Object, kind: MediaKind): Headers {
   const headers = new Headers();
   object.writeHttpMetadata(headers);
   if (!headers.has("Content-Type")) headers.set("Content-Type", "application/octet-stream");
@@ -40,17 +25,40 @@ async function serve(c: Context<AppEnv>, kind: MediaKind, path: string): Promise
   headers.set("Content-Security-Policy", "default-src 'none'; sandbox");
   headers.set("Cross-Origin-Resource-Policy", "cross-origin");
   if (kind === "files") headers.set("Content-Disposition", "attachment");
+  return headers;
+}
 
+/** Streams one stored object: conditional (ETag), single-range and HEAD aware. */
+async function serve(c: Context<AppEnv>, kind: MediaKind, path: string): Promise<Response> {
+  const bucket = c.env.UPLOADS;
+  const key = servedKey(kind, path);
+  const rangeHeader = c.req.header("range");
   const ifNoneMatch = c.req.header("if-none-match");
-  if (ifNoneMatch && ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === object.httpEtag)) {
-    await object.body.cancel();
-    return new Response(null, { status: 304, headers });
+  // If-None-Match is evaluated before Range (RFC 9110, 13.2.2); both need only the metadata.
+  if (rangeHeader || ifNoneMatch) {
+    const head = await bucket.head(key);
+    if (!head) throw missing();
+    if (matchesIfNoneMatch(ifNoneMatch, head.httpEtag)) return new Response(null, { status: 304, headers: servedHeaders(head, kind) });
+    const range = parseRange(rangeHeader, head.size);
+    if (range === "unsatisfiable") {
+      throw new ApiError(416, {
+        code: "RANGE_NOT_SATISFIABLE",
+        detail: `The range lies outside the ${head.size} bytes of this upload.`,
+        headers: { "Content-Range": `bytes */${head.size}` },
+      });
+    }
+    if (range) {
+      const object = await bucket.get(key, { range });
+      if (!object) throw missing();
+      const headers = servedHeaders(object, kind);
+      headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${object.size}`);
+      headers.set("Content-Length", String(range.length));
+      return new Response(object.body, { status: 206, headers });
+    }
   }
-  if (range) {
-    headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${object.size}`);
-    headers.set("Content-Length", String(range.length));
-    return new Response(object.body, { status: 206, headers });
-  }
+  const object = await bucket.get(key);
+  if (!object) throw missing();
+  const headers = servedHeaders(object, kind);
   headers.set("Content-Length", String(object.size));
   return new Response(object.body, { status: 200, headers });
 }

@@ -59,8 +59,6 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
   const get: Handler<"get"> = async (c) => {
     const { id, mediaId } = paramsOf(c);
     const row = await readMediaItem(c.get("db"), parentOf(kind, id), media, mediaId, c.get("user"));
-    // A pending item is the uploader's view only: not for shared caches.
-    if (row.status !== "clean") c.header("Cache-Control", "private, no-store");
     return jsonWithEtag(c, toItem(c, row)) as never;
   };
 
