@@ -250,17 +250,19 @@ export async function decodePngScaled(bytes: Uint8Array, maxWidth: number): Prom
   const { width, height, colorType } = info;
   const channels = colorType === 4 || colorType === 6 || info.trns !== null ? 4 : 3;
   const size = scaledSize(width, height, maxWidth);
-  const acc = new AreaAccumulator(width, height, size.width, size.height, channels, info.interlaced ? "any" : "rows");
   const convert = converter(info, channels);
   const seg = new Uint8Array(SEGMENT * channels);
+  let acc: AreaAccumulator | undefined;
   const lines = new Scanlines(info, SAMPLES[colorType]! * info.depth, (line, pass, row) => {
     const y = pass.y0 + row * pass.dy;
     for (let start = 0; start < pass.width; start += SEGMENT) {
       const count = Math.min(SEGMENT, pass.width - start);
       convert(line, start, count, seg);
-      acc.add(y, seg, count, pass.x0 + start * pass.dx, pass.dx);
+      acc!.add(y, seg, count, pass.x0 + start * pass.dx, pass.dx);
     }
   });
+  // After Scanlines has checked the row length, so that absurd headers fail before allocating.
+  acc = new AreaAccumulator(width, height, size.width, size.height, channels, info.interlaced ? "any" : "rows");
   for await (const chunk of inflateZlib(info.idat, "PNG")) if (lines.push(chunk)) break;
   if (!lines.done) fail("image data ends early");
   return acc.finish();

@@ -35,7 +35,6 @@ function floorDiv(a: number, b: number): number {
  */
 export class AreaAccumulator {
   private readonly out: Raster;
-  private readonly colOf: Uint32Array;
   private readonly colSpan: Uint32Array;
   private readonly sums: Float64Array | Float32Array | null;
   private band = -1;
@@ -50,21 +49,16 @@ export class AreaAccumulator {
   ) {
     if (width > srcWidth || height > srcHeight || width < 1 || height < 1) throw new RangeError("AreaAccumulator only shrinks");
     this.out = { width, height, channels, pixels: new Uint8Array(width * height * channels) };
-    this.colOf = new Uint32Array(srcWidth);
     this.colSpan = new Uint32Array(width);
-    // Integer stepping keeps colOf[x] = floor(x * width / srcWidth) exact: acc = x*width - dx*srcWidth.
-    for (let x = 0, dx = 0, acc = 0; x < srcWidth; x++) {
-      this.colOf[x] = dx;
-      this.colSpan[dx]!++;
-      acc += width;
-      if (acc >= srcWidth) {
-        acc -= srcWidth;
-        dx++;
-      }
-    }
+    const colStart = (dx: number) => floorDiv(dx * srcWidth + width - 1, width);
+    for (let dx = 0; dx < width; dx++) this.colSpan[dx] = colStart(dx + 1) - colStart(dx);
     const identity = width === srcWidth && height === srcHeight;
-    // Float32 for the whole-destination sums halves their size; its rounding error is far below one level.
-    this.sums = identity ? null : mode === "rows" ? new Float64Array(width * channels) : new Float32Array(width * height * channels);
+    // Whole-destination sums in Float32 are exact while a box holds at most 258 pixels
+    // (255 * 255 * 258 < 2^24); a larger box means a destination over 258 times smaller than
+    // the source, where Float64 costs little.
+    const box = Math.ceil(srcWidth / width) * Math.ceil(srcHeight / height);
+    const Sums = mode === "rows" || box * 255 * 255 >= 2 ** 24 ? Float64Array : Float32Array;
+    this.sums = identity ? null : new Sums(mode === "rows" ? width * channels : width * height * channels);
   }
 
   private rowOf(y: number): number {
@@ -101,9 +95,15 @@ export class AreaAccumulator {
     } else {
       base = dy * this.out.width * ch;
     }
-    const colOf = this.colOf;
-    for (let i = 0, p = 0, x = x0; i < count; i++, p += ch, x += step) {
-      const o = base + colOf[x]! * ch;
+    // Integer stepping keeps dx = floor(x * width / srcWidth) exact without a per-column table
+    // (which would grow with the source): acc = x * width - dx * srcWidth.
+    const { width } = this.out;
+    const sw = this.srcWidth;
+    const inc = step * width;
+    let dx = floorDiv(x0 * width, sw);
+    let acc = x0 * width - dx * sw;
+    for (let i = 0, p = 0; i < count; i++, p += ch) {
+      const o = base + dx * ch;
       if (ch === 4) {
         const a = px[p + 3]!;
         sums[o]! += px[p]! * a;
@@ -115,6 +115,7 @@ export class AreaAccumulator {
         sums[o + 1]! += px[p + 1]!;
         sums[o + 2]! += px[p + 2]!;
       }
+      for (acc += inc; acc >= sw; acc -= sw) dx++;
     }
   }
 

@@ -5,7 +5,10 @@ import { imageDimensions } from "./formats";
 import { decodeJpegScaled, jpegScaleFor } from "./jpeg-decode-scaled";
 import { decodePngScaled } from "./png-decode-scaled";
 import type { Raster } from "./raster";
-import { downscaleRaster } from "./resize";
+import { downscaleRaster, scaledSize } from "./resize";
+
+/** Thumbnails are made for images at most this many times taller than wide (at the thumbnail's width). */
+export const MAX_THUMBNAIL_ASPECT = 8;
 
 /** One thumbnail, encoded. */
 export interface Thumbnail {
@@ -19,11 +22,15 @@ export interface Thumbnail {
  * The source decoded at no less than `width` pixels across (or whole, when narrower), in bounded
  * memory: JPEG with a reduced IDCT, PNG and BMP while streaming their rows; GIF and WebP have no
  * such decoder here, so only images photon can decode whole within a Worker's memory get
- * thumbnails (null otherwise: the image's own URL stands in).
+ * thumbnails, and so do only images at most `MAX_THUMBNAIL_ASPECT` times taller than wide (null
+ * otherwise: the image's own URL stands in).
  */
 async function decodeAtLeast(bytes: Uint8Array, format: ImageFormat, width: number): Promise<Raster | null> {
   const size = imageDimensions(bytes, format);
   if (!size) return null;
+  // Heights follow the width: a sliver 1 px wide and millions tall would decode to a sliver just as
+  // tall. Such images get no thumbnails.
+  if (scaledSize(size.width, size.height, width).height > MAX_THUMBNAIL_ASPECT * width) return null;
   switch (format) {
     case "jpeg":
       return decodeJpegScaled(bytes, jpegScaleFor(size.width, width));

@@ -39,7 +39,7 @@ export async function* inflateZlib(parts: readonly Uint8Array[], what: string): 
   } catch {
     reader = ds.readable.getReader(); // Node's stream is not a byte stream; it has backpressure instead
   }
-  let buffer = new Uint8Array(READ_SIZE);
+  let buffer = new Uint8Array(byob ? READ_SIZE : 0);
   let capacity = byob ? READ_SIZE : 0;
   let writing: Promise<void> = Promise.resolve();
   let writeError: unknown = null;

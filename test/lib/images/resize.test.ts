@@ -62,6 +62,17 @@ describe("AreaAccumulator", () => {
     expect(acc.finish()).toEqual(want);
   });
 
+  it("stays exact when a destination pixel averages millions of source pixels", () => {
+    // 2000x1000 into 1x1 in "any" mode: Float32 sums would lose the low bits long before the end.
+    const acc = new AreaAccumulator(2000, 1000, 1, 1, 4, "any");
+    const row = new Uint8Array(2000 * 4);
+    for (let x = 0; x < 2000; x++) row.set(x % 2 ? [201, 13, 99, 77] : [1, 3, 251, 255], x * 4);
+    for (let y = 0; y < 1000; y++) acc.add(y, row, 2000);
+    const a = (77 + 255) / 2;
+    const mean = (p: number, q: number) => Math.round((p * 77 + q * 255) / (77 + 255));
+    expect(pixelAt(acc.finish(), 0, 0)).toEqual([mean(201, 1), mean(13, 3), mean(99, 251), Math.round(a)]);
+  });
+
   it("refuses to enlarge", () => {
     expect(() => new AreaAccumulator(4, 4, 5, 4, 3, "rows")).toThrow(RangeError);
   });
