@@ -3,6 +3,8 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, me, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
+import { captureLogs } from "../../support/logs";
+import { bootstrapAdmin } from "../../support/mfa";
 import {
   concat,
   encodeJpeg,
@@ -224,6 +226,23 @@ describe("who may add and remove images", () => {
     const after = await api(`/v1/products/${product}`);
     expect(((await after.json()) as { version: number }).version).toBe(version);
     expect(after.headers.get("etag")).not.toBe(detail.headers.get("etag"));
+  });
+
+  it("a superuser with TOTP moderates by deleting (audited), never by adding", async () => {
+    const admin = await bootstrapAdmin();
+    const { component } = await productWithComponent(alice.token);
+    const path = `/v1/components/${component}/images`;
+    const item = await uploaded(path, alice.token, jpeg(encodeJpeg(16, 8, (x, y) => [x * 9, 40, y * 9])));
+    await expectProblem(await upload(path, admin.tokens.access_token, jpeg(encodeJpeg(16, 8, testPixel))), 404, "NOT_FOUND");
+    // The pending item is visible to the moderator, as to the owner.
+    expect((await api(`${path}/${item.id}`, { headers: bearer(admin.tokens.access_token) })).status).toBe(200);
+    const logs = captureLogs();
+    const deleted = await api(`${path}/${item.id}`, { method: "DELETE", headers: bearer(admin.tokens.access_token) });
+    logs.restore();
+    expect(deleted.status).toBe(204);
+    expect(logs.entries()).toContainEqual(
+      expect.objectContaining({ msg: "audit", event: "moderation.media.deleted", actor_id: admin.id, owner_id: alice.id, record_id: component }),
+    );
   });
 
   it("two uploads racing for the last slot of the quota: one lands", async () => {
