@@ -2,7 +2,10 @@
 // 24-megapixel upload costs `orientJpeg` (lossless rotation) and `decodeJpegScaled` (thumbnails)
 // against the 128 MB a Worker isolate may use.
 //
-//   node bench/image-memory.mjs [--json] [--size 6000x4000] [--only orient,scaled-2]
+//   node bench/image-memory.mjs [--json] [--size 6000x4000] [--dense] [--only orient,scaled-2] [--src DIR]
+//
+// --dense makes the synthetic files about twice as large (near the 20 MiB upload limit at 24 MP).
+// --src bundles the library from another copy of src/lib/images (an older commit, say, to compare).
 //
 // The library is bundled with esbuild twice: as is (for timing) and with every typed-array
 // constructor wrapped so that each allocation samples `process.memoryUsage()` (heapUsed +
@@ -22,7 +25,6 @@ import { build } from "esbuild";
 import { synthBaseline, synthFrame, synthProgressive } from "./jpeg-synth.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const IMAGES = path.join(ROOT, "src/lib/images");
 const MB = 1024 * 1024;
 
 const PROBE = `
@@ -46,7 +48,7 @@ export const Float64Array = wrap(globalThis.Float64Array);
 `;
 
 /** Bundles the library entry points into `dir`: plain.mjs and probed.mjs. */
-async function bundle(dir) {
+async function bundle(dir, IMAGES) {
   const lines = [
     `export { orientJpeg } from ${JSON.stringify(path.join(IMAGES, "jpeg-orient.ts"))};`,
     `export { encodeBaselineJpeg, buildHuffmanCode, IDENTITY_ORDER, IDENTITY_SIGN } from ${JSON.stringify(path.join(IMAGES, "jpeg-encode.ts"))};`,
@@ -85,12 +87,15 @@ async function child(spec) {
   const state = globalThis.__imageMemory;
   if (state) state.peak = 0;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const out = run();
   const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
   const m1 = process.memoryUsage();
   const peak = Math.max(state?.peak ?? 0, m1.heapUsed + m1.arrayBuffers);
   const result = {
     ms: Math.round(ms),
+    cpuMs: Math.round((cpu.user + cpu.system) / 1000),
     peakAboveInputMB: state ? +((peak - base) / MB).toFixed(1) : null,
     samples: state?.samples ?? 0,
     rssPeakAboveStartMB: hwmReset ? +(((statusKiB("VmHWM") - rss0) * 1024) / MB).toFixed(1) : null,
@@ -113,23 +118,30 @@ function runChild(spec) {
 
 async function main() {
   const { values } = parseArgs({
-    options: { json: { type: "boolean", default: false }, size: { type: "string", default: "6000x4000" }, only: { type: "string" }, child: { type: "string" } },
+    options: {
+      json: { type: "boolean", default: false },
+      size: { type: "string", default: "6000x4000" },
+      only: { type: "string" },
+      dense: { type: "boolean", default: false },
+      src: { type: "string", default: path.join(ROOT, "src/lib/images") },
+      child: { type: "string" },
+    },
   });
   if (values.child) return child(JSON.parse(values.child));
   const [width, height] = values.size.split("x").map(Number);
   const only = values.only ? values.only.split(",") : undefined;
   const dir = mkdtempSync(path.join(os.tmpdir(), "image-memory-"));
   try {
-    await bundle(dir);
+    await bundle(dir, path.resolve(values.src));
     const lib = await import(path.join(dir, "plain.mjs"));
     const inputs = [];
     for (const sampling of ["444", "420"]) {
       for (const mode of ["baseline", "progressive"]) {
-        const frame = synthFrame(lib, width, height, sampling);
+        const frame = synthFrame(lib, width, height, sampling, values.dense);
         const bytes = mode === "baseline" ? synthBaseline(lib, frame) : synthProgressive(lib, frame);
         const file = path.join(dir, `${sampling}-${mode}.jpg`);
         writeFileSync(file, bytes);
-        inputs.push({ name: `${sampling} ${mode}`, file, mb: +(bytes.length / MB).toFixed(1) });
+        inputs.push({ name: `${sampling} ${mode}${values.dense ? " dense" : ""}`, file, mb: +(bytes.length / MB).toFixed(1) });
       }
     }
     const ops = [["orient", 6]];
@@ -149,13 +161,16 @@ async function main() {
       process.stdout.write(`${JSON.stringify({ node: process.version, size: `${width}x${height}`, rows }, null, 2)}\n`);
       return;
     }
-    console.log(`Node ${process.version}, ${width}x${height}; peaks above the loaded input (MB = 2^20 bytes)\n`);
-    const head = ["input", "in MB", "call", "time ms", "peak heap+AB", "peak RSS", "output", "sha"];
+    console.log(`Node ${process.version}, ${width}x${height}, library from ${path.relative(ROOT, path.resolve(values.src)) || "."}`);
+    console.log("peak heap+AB: heapUsed + arrayBuffers sampled at every typed-array allocation; peak RSS: VmHWM;");
+    console.log("both above the baseline with the input loaded (MB = 2^20 bytes); CPU ms includes V8's helper threads\n");
+    const head = ["input", "in MB", "call", "wall ms", "CPU ms", "peak heap+AB", "peak RSS", "output", "sha"];
     const table = rows.map((r) => [
       r.input,
       String(r.inputMB),
       r.call,
       String(r.time.ms ?? r.time.error),
+      String(r.time.cpuMs ?? ""),
       String(r.memory.peakAboveInputMB ?? r.memory.error),
       String(r.memory.rssPeakAboveStartMB ?? "n/a"),
       r.time.output ?? "",

@@ -16,8 +16,11 @@ function coefficients(lib, bw, bh, seed, reach, density, amplitude) {
   return coeffs;
 }
 
-/** Frame description shared by both writers: 3 components at `sampling` ("444" | "420"). */
-export function synthFrame(lib, width, height, sampling) {
+/**
+ * Frame description shared by both writers: 3 components at `sampling` ("444" | "420"); `dense`
+ * sets more and larger coefficients (a file near the 20 MiB upload limit at 24 MP).
+ */
+export function synthFrame(lib, width, height, sampling, dense = false) {
   const hy = sampling === "420" ? 2 : 1;
   const mcusX = Math.ceil(width / (8 * hy));
   const mcusY = Math.ceil(height / (8 * hy));
@@ -35,7 +38,9 @@ export function synthFrame(lib, width, height, sampling) {
     vmax: hy,
     mcusX,
     mcusY,
-    components: [comp(1, hy, hy, 0, 7, 36, 0.75, 24), comp(2, 1, 1, 1, 11, 15, 0.5, 12), comp(3, 1, 1, 1, 13, 15, 0.5, 12)],
+    components: dense
+      ? [comp(1, hy, hy, 0, 7, 48, 0.85, 40), comp(2, 1, 1, 1, 11, 28, 0.7, 24), comp(3, 1, 1, 1, 13, 28, 0.7, 24)]
+      : [comp(1, hy, hy, 0, 7, 36, 0.75, 24), comp(2, 1, 1, 1, 11, 15, 0.5, 12), comp(3, 1, 1, 1, 13, 15, 0.5, 12)],
     quantTables: [q(2), q(4)],
   };
 }

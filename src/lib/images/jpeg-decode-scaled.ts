@@ -62,6 +62,11 @@ function scansToKeep(layout: JpegLayout, n: number): boolean[] {
  * counts than 1 and 3, broken data (at 1/8 the AC scans of a progressive file are not read at all).
  */
 export function decodeJpegScaled(bytes: Uint8Array, scale: JpegScale): Raster {
+  return decodeJpegScaledInBands(bytes, scale, BAND_BYTES);
+}
+
+/** `decodeJpegScaled` decoding about `bandBytes` of coefficients at once (at least one MCU row); the pixels do not depend on it. */
+export function decodeJpegScaledInBands(bytes: Uint8Array, scale: JpegScale, bandBytes: number): Raster {
   if (scale !== 1 && scale !== 2 && scale !== 4 && scale !== 8) throw new RangeError(`unsupported JPEG scale ${String(scale)}`);
   const layout = parseJpeg(bytes);
   const comps = layout.components;
@@ -77,7 +82,7 @@ export function decodeJpegScaled(bytes: Uint8Array, scale: JpegScale): Raster {
 
   let mcuRowBytes = 0;
   for (const c of comps) mcuRowBytes += c.blocksWide * c.v * 128;
-  const rowsPerBand = Math.max(1, Math.floor(BAND_BYTES / mcuRowBytes));
+  const rowsPerBand = Math.max(1, Math.floor(bandBytes / mcuRowBytes));
   const cuts = bandCuts(layout.mcusY, Math.ceil(layout.mcusY / rowsPerBand));
   const decoder = createBandDecoder(bytes, layout, "y", cuts, { keep: scansToKeep(layout, n), inOrder: true });
 

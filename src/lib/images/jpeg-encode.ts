@@ -55,6 +55,9 @@ const fail = (why: string): never => {
 export const IDENTITY_ORDER: Uint8Array = ZIGZAG;
 export const IDENTITY_SIGN: Int8Array = new Int8Array(64).fill(1);
 
+/** Bytes one block can take in the scan: 64 codes of at most 16 + 10 bits, each byte possibly stuffed. */
+const MAX_BLOCK_BYTES = 448;
+
 const segment = (marker: number, body: number[]): number[] => [0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 255, ...body];
 
 /**
@@ -65,7 +68,9 @@ export class BaselineEncoder {
   readonly mcusX: number;
   readonly mcusY: number;
   private readonly single: boolean;
-  private readonly block = new Int32Array(64);
+  /** Blocks of one MCU row in scan order: where each is read, and its component. */
+  private readonly offsets: Int32Array;
+  private readonly owners: Uint8Array;
   private readonly dcFreq = [new Float64Array(256), new Float64Array(256)];
   private readonly acFreq = [new Float64Array(256), new Float64Array(256)];
   private preds: Int32Array;
@@ -82,61 +87,70 @@ export class BaselineEncoder {
     this.mcusX = Math.ceil(layout.width / (8 * hmax));
     this.mcusY = Math.ceil(layout.height / (8 * vmax));
     this.preds = new Int32Array(comps.length);
+    let perMcu = 0;
+    for (const c of comps) perMcu += this.single ? 1 : c.h * c.v;
+    this.offsets = new Int32Array(this.mcusX * perMcu);
+    this.owners = new Uint8Array(this.mcusX * perMcu);
   }
 
-  /** Visits the blocks of MCU rows `my0` to `my1 - 1` in scan order, each copied into `this.block` in output order. */
-  private walk(sources: BlockSource[], my0: number, my1: number, visit: (ci: number) => void): void {
+  /** Fills `offsets` and `owners` for MCU row `my`; returns the number of blocks. */
+  private rowBlocks(sources: BlockSource[], my: number): number {
     const comps = this.layout.components;
-    const { order, sign } = this.layout;
-    const block = this.block;
-    for (let my = my0; my < my1; my++) {
-      for (let mx = 0; mx < this.mcusX; mx++) {
-        for (let ci = 0; ci < comps.length; ci++) {
-          const c = comps[ci]!;
-          const h = this.single ? 1 : c.h;
-          const v = this.single ? 1 : c.v;
-          const source = sources[ci]!;
-          const src = source.coeffs;
-          for (let y = 0; y < v; y++) {
-            for (let x = 0; x < h; x++) {
-              const o = source.blockOffset(mx * h + x, my * v + y);
-              for (let k = 0; k < 64; k++) block[k] = src[o + order[k]!]! * sign[k]!;
-              visit(ci);
-            }
+    let n = 0;
+    for (let mx = 0; mx < this.mcusX; mx++) {
+      for (let ci = 0; ci < comps.length; ci++) {
+        const c = comps[ci]!;
+        const h = this.single ? 1 : c.h;
+        const v = this.single ? 1 : c.v;
+        const source = sources[ci]!;
+        for (let y = 0; y < v; y++) {
+          for (let x = 0; x < h; x++) {
+            this.offsets[n] = source.blockOffset(mx * h + x, my * v + y);
+            this.owners[n++] = ci;
           }
         }
       }
     }
+    return n;
   }
 
   /** Counting pass over MCU rows `my0` to `my1 - 1`. */
   count(sources: BlockSource[], my0: number, my1: number): void {
-    const block = this.block;
-    const preds = this.preds;
-    this.walk(sources, my0, my1, (ci) => {
-      const t = ci === 0 ? 0 : 1;
-      const dc = category(block[0]! - preds[ci]!);
-      if (dc > 11) fail("DC difference out of range for 8-bit JPEG");
-      preds[ci] = block[0]!;
-      this.dcFreq[t]![dc]!++;
-      this.extraBits += dc;
-      const ac = this.acFreq[t]!;
-      let run = 0;
-      for (let k = 1; k < 64; k++) {
-        const v = block[k]!;
-        if (v === 0) {
-          run++;
-          continue;
+    const { order, sign } = this.layout;
+    const { preds, offsets, owners } = this;
+    let extraBits = 0;
+    for (let my = my0; my < my1; my++) {
+      const n = this.rowBlocks(sources, my);
+      for (let i = 0; i < n; i++) {
+        const ci = owners[i]!;
+        const src = sources[ci]!.coeffs;
+        const o = offsets[i]!;
+        const t = ci === 0 ? 0 : 1;
+        const dcValue = src[o + order[0]!]! * sign[0]!;
+        const dc = category(dcValue - preds[ci]!);
+        if (dc > 11) fail("DC difference out of range for 8-bit JPEG");
+        preds[ci] = dcValue;
+        this.dcFreq[t]![dc]!++;
+        extraBits += dc;
+        const ac = this.acFreq[t]!;
+        let run = 0;
+        for (let k = 1; k < 64; k++) {
+          const v = src[o + order[k]!]!;
+          if (v === 0) {
+            run++;
+            continue;
+          }
+          for (; run > 15; run -= 16) ac[0xf0]!++;
+          const s = category(v);
+          if (s > 10) fail("AC coefficient out of range for 8-bit JPEG");
+          ac[(run << 4) | s]!++;
+          extraBits += s;
+          run = 0;
         }
-        for (; run > 15; run -= 16) ac[0xf0]!++;
-        const s = category(v);
-        if (s > 10) fail("AC coefficient out of range for 8-bit JPEG");
-        ac[(run << 4) | s]!++;
-        this.extraBits += s;
-        run = 0;
+        if (run) ac[0]!++;
       }
-      if (run) ac[0]!++;
-    });
+    }
+    this.extraBits += extraBits;
   }
 
   /** Ends counting: builds the tables and writes everything up to the scan data. */
@@ -191,33 +205,73 @@ export class BaselineEncoder {
   /** Writing pass over MCU rows `my0` to `my1 - 1`. */
   write(sources: BlockSource[], my0: number, my1: number): void {
     const w = this.out ?? fail("start() must come before write()");
-    const block = this.block;
-    const preds = this.preds;
-    this.walk(sources, my0, my1, (ci) => {
-      const t = ci === 0 ? 0 : 1;
-      const dcCode = this.dcCodes[t]!;
-      const acCode = this.acCodes[t]!;
-      const diff = block[0]! - preds[ci]!;
-      preds[ci] = block[0]!;
-      const dc = category(diff);
-      w.bits(dcCode.code[dc]!, dcCode.size[dc]!);
-      if (dc) w.bits((diff < 0 ? diff - 1 : diff) & ((1 << dc) - 1), dc);
-      let run = 0;
-      for (let k = 1; k < 64; k++) {
-        const v = block[k]!;
-        if (v === 0) {
-          run++;
-          continue;
-        }
-        for (; run > 15; run -= 16) w.bits(acCode.code[0xf0]!, acCode.size[0xf0]!);
-        const s = category(v);
-        const rs = (run << 4) | s;
-        w.bits(acCode.code[rs]!, acCode.size[rs]!);
-        w.bits((v < 0 ? v - 1 : v) & ((1 << s) - 1), s);
-        run = 0;
+    const { order, sign } = this.layout;
+    const { preds, offsets, owners } = this;
+    // The bit writer's state lives in locals for the duration of the pass.
+    let { buf, len, acc, nbits } = w;
+    const put = (value: number, n: number): void => {
+      acc = (acc << n) | value;
+      nbits += n;
+      while (nbits >= 8) {
+        nbits -= 8;
+        const b = (acc >>> nbits) & 255;
+        buf[len++] = b;
+        if (b === 0xff) buf[len++] = 0;
       }
-      if (run) w.bits(acCode.code[0]!, acCode.size[0]!);
-    });
+      acc &= (1 << nbits) - 1;
+    };
+    for (let my = my0; my < my1; my++) {
+      const n = this.rowBlocks(sources, my);
+      for (let i = 0; i < n; i++) {
+            if (len + MAX_BLOCK_BYTES > buf.length) {
+          w.len = len;
+          w.reserve(MAX_BLOCK_BYTES);
+          buf = w.buf;
+        }
+        const ci = owners[i]!;
+        const src = sources[ci]!.coeffs;
+        const o = offsets[i]!;
+        const t = ci === 0 ? 0 : 1;
+        const dcCode = this.dcCodes[t]!;
+        const acCode = this.acCodes[t]!;
+        const dcValue = src[o + order[0]!]! * sign[0]!;
+        const diff = dcValue - preds[ci]!;
+        preds[ci] = dcValue;
+        const dc = category(diff);
+        // A code and its extra bits go out together (at most 16 + 11 bits: in two steps past 24).
+        const dcSize = dcCode.size[dc]!;
+        const dcExtra = (diff < 0 ? diff - 1 : diff) & ((1 << dc) - 1);
+        if (dcSize + dc <= 24) put((dcCode.code[dc]! << dc) | dcExtra, dcSize + dc);
+        else {
+          put(dcCode.code[dc]!, dcSize);
+          put(dcExtra, dc);
+        }
+        let run = 0;
+        for (let k = 1; k < 64; k++) {
+          const v = src[o + order[k]!]! * sign[k]!;
+          if (v === 0) {
+            run++;
+            continue;
+          }
+          for (; run > 15; run -= 16) put(acCode.code[0xf0]!, acCode.size[0xf0]!);
+          const s = category(v);
+          const rs = (run << 4) | s;
+          const size = acCode.size[rs]!;
+          const extra = (v < 0 ? v - 1 : v) & ((1 << s) - 1);
+          if (size + s <= 24) put((acCode.code[rs]! << s) | extra, size + s);
+          else {
+            put(acCode.code[rs]!, size);
+            put(extra, s);
+          }
+          run = 0;
+        }
+        if (run) put(acCode.code[0]!, acCode.size[0]!);
+      }
+    }
+    w.buf = buf;
+    w.len = len;
+    w.acc = acc;
+    w.nbits = nbits;
   }
 
   /** Ends the scan and the file; returns the JPEG. */

@@ -5,13 +5,7 @@
 
 /** Bit length of |v| (the magnitude category SSSS of F.1.2.1). */
 export function category(v: number): number {
-  let a = v < 0 ? -v : v;
-  let n = 0;
-  while (a) {
-    n++;
-    a >>= 1;
-  }
-  return n;
+  return 32 - Math.clz32(v < 0 ? -v : v);
 }
 
 /** A Huffman table as DHT lists it (`counts`, `values`) and as the writer uses it (`code`, `size` by symbol). */
@@ -80,18 +74,21 @@ export function buildHuffmanCode(freq: Float64Array): HuffmanCode {
 export class Writer {
   buf: Uint8Array;
   len = 0;
-  private acc = 0;
-  private nbits = 0;
+  /** Bits not yet written (`nbits` of them, at most 7 between calls). */
+  acc = 0;
+  nbits = 0;
   constructor(capacity: number) {
     this.buf = new Uint8Array(Math.max(1024, capacity));
   }
-  private grow(extra: number): void {
+  /** Makes room for `extra` more bytes. */
+  reserve(extra: number): void {
+    if (this.len + extra <= this.buf.length) return;
     const next = new Uint8Array(Math.max(this.buf.length + (this.buf.length >> 2), this.len + extra + 1024));
     next.set(this.buf.subarray(0, this.len));
     this.buf = next;
   }
   bytes(b: ArrayLike<number>): void {
-    if (this.len + b.length > this.buf.length) this.grow(b.length);
+    this.reserve(b.length);
     this.buf.set(b, this.len);
     this.len += b.length;
   }
@@ -101,7 +98,7 @@ export class Writer {
     while (this.nbits >= 8) {
       this.nbits -= 8;
       const b = (this.acc >>> this.nbits) & 255;
-      if (this.len + 2 > this.buf.length) this.grow(2);
+      this.reserve(2);
       this.buf[this.len++] = b;
       if (b === 0xff) this.buf[this.len++] = 0;
     }

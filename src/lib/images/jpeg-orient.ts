@@ -67,7 +67,7 @@ export const ORIENT_BAND_BYTES = 16 << 20;
  * The JPEG made upright, losslessly: a baseline JPEG whose pixels are the input's rotated/flipped per `orientation`.
  * Edge blocks that do not fill a whole MCU along an edge that moves to the top/left are trimmed (as jpegtran -trim), so the result may be up to 15 px smaller in a dimension; `width`/`height` are the result's.
  * Segments other than the image data (APP0 JFIF, APP1 Exif, APP2 ICC, APP14 Adobe) are copied in their original order before the new frame; the caller has already filtered them.
- * Throws `ImageStructureError` (from "./exif") on anything it cannot decode: arithmetic coding, lossless/hierarchical JPEG, 12-bit precision, more than 4 components, broken Huffman data.
+ * Throws `ImageStructureError` (from "./exif") on anything it cannot decode: arithmetic coding, lossless/hierarchical JPEG, 12-bit precision, more than 4 components, broken Huffman data, a progressive file with too many scans to index within the memory bound.
  * Orientation 1 is transcoded too (progressive or restart-coded input becomes plain baseline).
  * Huffman tables are optimised for the image (T.81 K.2), from a counting pass.
  * Holds about `ORIENT_BAND_BYTES` of coefficients at once besides the input and the output.

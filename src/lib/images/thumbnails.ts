@@ -2,38 +2,50 @@ import { decodeBmpScaled } from "./bmp-decode-scaled";
 import { decodeWithPhoton, encodeRaster, PHOTON_MAX_PIXELS } from "./encode";
 import type { ImageFormat } from "./formats";
 import { imageDimensions } from "./formats";
-import { decodeJpegScaled, jpegScaleFor } from "./jpeg-decode-scaled";
+import { decodeJpegScaled, type JpegScale, jpegScaleFor } from "./jpeg-decode-scaled";
 import { decodePngScaled } from "./png-decode-scaled";
 import type { Raster } from "./raster";
-import { downscaleRaster, scaledSize } from "./resize";
+import { downscaleRaster } from "./resize";
 
-/** Thumbnails are made for images at most this many times taller than wide (at the thumbnail's width). */
-export const MAX_THUMBNAIL_ASPECT = 8;
+/**
+ * A thumbnail of width W fits in a box W wide and `MAX_THUMBNAIL_ASPECT` x W tall: a tall image
+ * gets a narrower thumbnail, so no thumbnail (and no raster behind it) grows with the image's
+ * height. Images too narrow for a box of 1 px get none.
+ */
+export const MAX_THUMBNAIL_ASPECT = 2;
+
+/** Largest raster a JPEG is decoded to (RGB bytes): a smaller scale is taken past it. */
+const JPEG_RASTER_BUDGET = 24 * 1024 * 1024;
 
 /** One thumbnail, encoded. */
 export interface Thumbnail {
-  /** The width it was made for (its key); the image is narrower when the source is. */
+  /** The width it was made for (its key); the image is narrower when the source is, or tall. */
   width: number;
   bytes: Uint8Array;
   contentType: string;
 }
 
+/** Width of the thumbnail for `box`: never wider than the image, never taller than the box. */
+function fittedWidth(size: { width: number; height: number }, box: number): number {
+  return Math.min(box, size.width, Math.floor((box * MAX_THUMBNAIL_ASPECT * size.width) / size.height));
+}
+
+function jpegScale(size: { width: number; height: number }, width: number): JpegScale {
+  let scale = jpegScaleFor(size.width, width);
+  while (scale < 8 && Math.ceil(size.width / scale) * Math.ceil(size.height / scale) * 3 > JPEG_RASTER_BUDGET) scale = (scale * 2) as JpegScale;
+  return scale;
+}
+
 /**
- * The source decoded at no less than `width` pixels across (or whole, when narrower), in bounded
- * memory: JPEG with a reduced IDCT, PNG and BMP while streaming their rows; GIF and WebP have no
- * such decoder here, so only images photon can decode whole within a Worker's memory get
- * thumbnails, and so do only images at most `MAX_THUMBNAIL_ASPECT` times taller than wide (null
- * otherwise: the image's own URL stands in).
+ * The source decoded at about `width` pixels across, in bounded memory: JPEG with a reduced IDCT
+ * (at no more than 24 MiB of pixels), PNG and BMP while streaming their rows. GIF and WebP have no
+ * such decoder here, so only those photon can decode whole within a Worker's memory get
+ * thumbnails (null otherwise: the image's own URL stands in).
  */
-async function decodeAtLeast(bytes: Uint8Array, format: ImageFormat, width: number): Promise<Raster | null> {
-  const size = imageDimensions(bytes, format);
-  if (!size) return null;
-  // Heights follow the width: a sliver 1 px wide and millions tall would decode to a sliver just as
-  // tall. Such images get no thumbnails.
-  if (scaledSize(size.width, size.height, width).height > MAX_THUMBNAIL_ASPECT * width) return null;
+async function decodeFor(bytes: Uint8Array, format: ImageFormat, size: { width: number; height: number }, width: number): Promise<Raster | null> {
   switch (format) {
     case "jpeg":
-      return decodeJpegScaled(bytes, jpegScaleFor(size.width, width));
+      return downscaleRaster(decodeJpegScaled(bytes, jpegScale(size, width)), width);
     case "png":
       return decodePngScaled(bytes, width);
     case "bmp":
@@ -45,20 +57,22 @@ async function decodeAtLeast(bytes: Uint8Array, format: ImageFormat, width: numb
 }
 
 /**
- * Thumbnails of an image at each of `widths` (never wider than the image): JPEG when opaque, PNG
- * when the image has an alpha channel. The source is decoded once, at the largest width, and
- * each smaller thumbnail is averaged down from the previous one. Null when the format and size
- * allow no bounded decode.
+ * Thumbnails of an image for each of `widths`: JPEG when opaque, PNG when the image has an alpha
+ * channel, each fitted in its box (`MAX_THUMBNAIL_ASPECT`). The source is decoded once, for the
+ * largest, and each smaller thumbnail is averaged down from the previous one. Null when the format,
+ * size or shape allow no bounded decode.
  */
 export async function makeThumbnails(bytes: Uint8Array, format: ImageFormat, widths: readonly number[]): Promise<Thumbnail[] | null> {
-  const descending = [...widths].sort((a, b) => b - a);
-  let raster = await decodeAtLeast(bytes, format, descending[0]!);
+  const size = imageDimensions(bytes, format);
+  if (!size) return null;
+  const boxes = [...widths].sort((a, b) => b - a);
+  if (fittedWidth(size, boxes[boxes.length - 1]!) < 1) return null;
+  let raster = await decodeFor(bytes, format, size, fittedWidth(size, boxes[0]!));
   if (!raster) return null;
   const thumbnails: Thumbnail[] = [];
-  for (const width of descending) {
-    raster = downscaleRaster(raster, width);
-    const encoded = encodeRaster(raster, raster.channels === 4 ? "png" : "jpeg");
-    thumbnails.push({ width, ...encoded });
+  for (const box of boxes) {
+    raster = downscaleRaster(raster, fittedWidth(size, box));
+    thumbnails.push({ width: box, ...encodeRaster(raster, raster.channels === 4 ? "png" : "jpeg") });
   }
   return thumbnails;
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { ImageStructureError } from "../../../src/lib/images/exif";
 import { ZIGZAG, decodeJpegCoefficients } from "../../../src/lib/images/jpeg-coefficients";
 import { IDENTITY_ORDER, IDENTITY_SIGN, encodeBaselineJpeg } from "../../../src/lib/images/jpeg-encode";
-import { orientJpeg, type Orientation } from "../../../src/lib/images/jpeg-orient";
+import { orientJpeg, orientJpegInBands, type Orientation } from "../../../src/lib/images/jpeg-orient";
+import { encodeJpeg } from "../../support/image-fixtures-jpeg";
 
 /*
  * Fixtures: written by libjpeg-turbo's cjpeg 2.1.5 from `pattern()` below (quality 90 unless the
@@ -271,6 +272,51 @@ describe("orientJpeg refuses what it cannot decode", () => {
     for (let i = data; i + 1 < b.length - 2; i += 2) b.set([0xff, 0x00], i);
     expect(() => orientJpeg(b, 8)).toThrow(ImageStructureError);
     expect(() => orientJpeg(Uint8Array.of(0x89, 0x50, 0x4e, 0x47), 6)).toThrow(ImageStructureError);
+  });
+});
+
+describe("orientJpeg band by band", () => {
+  /** Random coefficients at any sampling, so that every band of every component carries data. */
+  const synthetic = (w: number, h: number, sampling: [number, number][]): Uint8Array => {
+    let seed = 11;
+    const rand = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) / 16777216;
+    const hmax = Math.max(...sampling.map((f) => f[0]));
+    const vmax = Math.max(...sampling.map((f) => f[1]));
+    const components = sampling.map(([ch, cv], i) => {
+      const bw = Math.ceil(w / (8 * hmax)) * ch;
+      const bh = Math.ceil(h / (8 * vmax)) * cv;
+      const coeffs = Int16Array.from({ length: bw * bh * 64 }, (_, k) => (k % 64 < 20 && rand() < 0.6 ? Math.round((rand() - 0.5) * 40) : 0));
+      return { id: i + 1, h: ch, v: cv, tq: 0, coeffs, blockOffset: (x: number, y: number) => (y * bw + x) * 64 };
+    });
+    const q = Uint16Array.from({ length: 64 }, (_, i) => 2 + (i & 7));
+    return encodeBaselineJpeg({ width: w, height: h, components, quantTables: [q], order: IDENTITY_ORDER, sign: IDENTITY_SIGN, segments: [] });
+  };
+  const px = pattern(203, 141);
+  const rgb = (x: number, y: number): [number, number, number] => [px[(y * 203 + x) * 3]!, px[(y * 203 + x) * 3 + 1]!, px[(y * 203 + x) * 3 + 2]!];
+  const inputs: Record<string, () => Uint8Array> = {
+    ...Object.fromEntries(Object.keys(FIXTURES).map((name) => [name, () => fixture(name)])),
+    "444-restart-203x141": () => encodeJpeg(203, 141, rgb, { restartInterval: 7 }),
+    "444-progressive-203x141": () => encodeJpeg(203, 141, rgb, { progressive: true }),
+    "420-synthetic-251x173": () => synthetic(251, 173, [[2, 2], [1, 1], [1, 1]]),
+    "422-synthetic-251x173": () => synthetic(251, 173, [[2, 1], [1, 1], [1, 1]]),
+    "gray-synthetic-251x173": () => synthetic(251, 173, [[1, 1]]),
+  };
+
+  it.each(ORIENTATIONS)("orientation %i: the same bytes whatever the band size", (o) => {
+    for (const [name, make] of Object.entries(inputs)) {
+      const input = make();
+      const whole = orientJpeg(input, o).bytes;
+      // 1 byte: one source MCU column (or row) per band; the others: a few MCUs per band.
+      for (const bandBytes of [1, 2_000, 30_000]) expect(orientJpegInBands(input, o, bandBytes).bytes, `${name} in ${bandBytes}-byte bands`).toEqual(whole);
+    }
+  });
+
+  it("refuses broken data in bands as in one piece", () => {
+    const b = fixture("420-progressive-45x29");
+    const cut = new Uint8Array(Math.floor(b.length * 0.7) + 2);
+    cut.set(b.subarray(0, cut.length - 2));
+    cut.set([0xff, 0xd9], cut.length - 2);
+    for (const o of [1, 3, 6, 8] as const) expect(() => orientJpegInBands(cut, o, 1)).toThrow(ImageStructureError);
   });
 });
 
