@@ -60,10 +60,10 @@ export async function* inflateZlib(parts: readonly Uint8Array[], what: string): 
       pending.catch(() => {}); // a read left behind by an error must not be reported unhandled
       let result: ReadableStreamReadResult<Uint8Array>;
       for (;;) {
-        let timer: number | null = null;
+        let timer: ReturnType<typeof setTimeout> | undefined;
         const starved = new Promise<typeof STARVED>((resolve) => (timer = setTimeout(resolve, 0, STARVED)));
         const r = await Promise.race([pending, starved]);
-        clearTimeout(timer);
+        clearTimeout(timer as never); // number in workerd, Timeout in Node typings
         if (r !== STARVED) {
           result = r;
           break;
