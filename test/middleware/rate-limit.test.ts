@@ -90,11 +90,11 @@ describe("anonymous writes, uploads and exports: their own buckets per client IP
     expect(remaining(post, "write-ip")).toBe(117);
   });
 
-  it("upload-ip: lets exactly 30 of 31 simultaneous uploads through (the unbuilt route answers 404 until then)", async () => {
+  it("upload-ip: lets exactly 30 of 31 simultaneous uploads through (anonymous, so each passed one is then 401)", async () => {
     const ip = freshIp();
     const responses = await fireTogether(31, () => limitedApi(ip, UPLOAD, { method: "POST" }));
-    expect(statusCounts(responses)).toEqual({ 404: 30, 429: 1 });
-    expect(responses.find((r) => r.status === 404)!.headers.get("ratelimit-policy")).toBe('"upload-ip";q=30;w=60');
+    expect(statusCounts(responses)).toEqual({ 401: 30, 429: 1 });
+    expect(responses.find((r) => r.status === 401)!.headers.get("ratelimit-policy")).toBe('"upload-ip";q=30;w=60');
     await expectRefused(theRefused(responses), "upload-ip", 30);
   });
 
@@ -109,7 +109,7 @@ describe("anonymous writes, uploads and exports: their own buckets per client IP
   it("keeps the buckets separate: a spent upload bucket leaves reads, writes and exports untouched", async () => {
     const ip = freshIp();
     const uploads = await fireTogether(31, () => limitedApi(ip, UPLOAD, { method: "POST" }));
-    expect(statusCounts(uploads)).toEqual({ 404: 30, 429: 1 });
+    expect(statusCounts(uploads)).toEqual({ 401: 30, 429: 1 });
 
     const read = await limitedApi(ip, READ);
     expect(read.status).toBe(200);
@@ -215,8 +215,8 @@ describe("CORS", () => {
   it("exposes RateLimit, RateLimit-Policy and Retry-After to the API's own origin, on answers and refusals", async () => {
     const ip = freshIp();
     const uploads = await fireTogether(31, () => limitedApi(ip, UPLOAD, { method: "POST", headers: { Origin: ORIGIN } }));
-    expect(statusCounts(uploads)).toEqual({ 404: 30, 429: 1 });
-    for (const response of [uploads.find((r) => r.status === 404)!, theRefused(uploads)]) {
+    expect(statusCounts(uploads)).toEqual({ 401: 30, 429: 1 });
+    for (const response of [uploads.find((r) => r.status === 401)!, theRefused(uploads)]) {
       expect(response.headers.get("access-control-allow-origin")).toBe(ORIGIN);
       expect(exposed(response)).toEqual(expect.arrayContaining(["ratelimit", "ratelimit-policy", "retry-after"]));
     }
