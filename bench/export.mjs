@@ -7,48 +7,11 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { demoStatements } from "../scripts/seed/demo-data.mjs";
+import { rssKiB, sampleMemory, workerdPids } from "./memory.mjs";
 import { applyMigrations, probe, startApp } from "./targets.mjs";
 
 export const EXPORT_PRODUCTS = 10_000;
 const EDGE_HEADERS = { "cf-connecting-ip": "10.9.0.1" };
-
-/** Every workerd process of this Node process (Miniflare starts one per instance). */
-function workerdPids() {
-  const pids = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("workerd")) pids.push(Number(entry));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return pids;
-}
-
-function rssKiB(pid) {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Number(match[1]) : 0;
-  } catch {
-    // The process is gone; the export's own request reports why.
-    return 0;
-  }
-}
-
-/** Samples the process's resident memory every 5 ms until stopped; returns the peak (KiB). */
-function sampleMemory(pid) {
-  let peak = rssKiB(pid);
-  const timer = setInterval(() => {
-    peak = Math.max(peak, rssKiB(pid));
-  }, 5);
-  return () => {
-    clearInterval(timer);
-    return Math.max(peak, rssKiB(pid));
-  };
-}
 
 /** One full export: time to the first body bytes, total time, bytes, and the body (kept for one check). */
 async function timeExport(url, format, keepBody) {

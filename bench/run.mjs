@@ -12,6 +12,7 @@ import {
   summarizeProducts,
 } from "./report.mjs";
 import { formatExport, runExportBench } from "./export.mjs";
+import { formatMedia, MEDIA_IMAGE, runMediaBench } from "./media.mjs";
 import { scenarios as allScenarios } from "./scenarios.mjs";
 import {
   BOOTSTRAP, HOST, applyMigrations, buildWorker, disposeAll, probe, readWranglerConfig, startApp, startBaselines,
@@ -21,6 +22,8 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const BUILD_DIR = path.join(ROOT, "bench/.build");
 const RESULTS = path.join(ROOT, "bench/results/latest.json");
 const EXPORT_PRODUCTS_LABEL = "10,000";
+/** Sections `--only` selects besides scenarios: each runs after the load rounds on its own instance. */
+const SECTIONS = ["export", "media"];
 
 const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH_<NAME>, e.g. BENCH_DURATION)
   --duration <s>       seconds per load run (default 5)
@@ -32,7 +35,8 @@ const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH
                        (default 256 from 10.0.0.0, max 65536); a scenario with its own pool (units-new-clients) keeps it
   --do-storage <kind>  where the app's Durable Objects keep their SQLite files: tmpfs (default, /dev/shm) or disk (Miniflare's default)
   --only <name>        run only this scenario (repeatable or comma-separated); baselines always run;
-                       "export" selects the export section (full CSV/JSON exports of 10,000 demo products)
+                       "export" selects the export section (full CSV/JSON exports of 10,000 demo products),
+                       "media" the media section (10 MP JPEG uploads and their thumbnail job, in workerd and in Node)
   --port-base <n>      listen on n, n+1, ... (default 0: free ports chosen by the OS)
   --out <file>         results file (default bench/results/latest.json)
   --via-entry          serve through Miniflare's entry worker (its main port) instead of direct sockets
@@ -80,8 +84,8 @@ function settingsFromArgs() {
   if (s.maxRequests < s.connections) throw new Error("--max-requests cannot be below --connections");
   const badInstance = allScenarios.filter((sc) => !INSTANCES[sc.instance ?? "app"]);
   if (badInstance.length) throw new Error(`scenario(s) ${badInstance.map((sc) => sc.name).join(", ")}: unknown instance; known: ${Object.keys(INSTANCES).join(", ")}`);
-  const unknown = s.only.filter((name) => name !== "export" && !allScenarios.some((sc) => sc.name === name));
-  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; known: ${allScenarios.map((sc) => sc.name).join(", ")}, export`);
+  const unknown = s.only.filter((name) => !SECTIONS.includes(name) && !allScenarios.some((sc) => sc.name === name));
+  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; known: ${allScenarios.map((sc) => sc.name).join(", ")}, ${SECTIONS.join(", ")}`);
   return s;
 }
 
@@ -252,6 +256,17 @@ async function main() {
       });
     }
 
+    // The media section (bench/media.mjs): its own instance with the media queue's consumer, after
+    // the export so that neither shares the machine with the other.
+    let mediaResult = null;
+    if (settings.only.length === 0 || settings.only.includes("media")) {
+      log(`media: ${MEDIA_IMAGE.width}x${MEDIA_IMAGE.height} JPEG uploads and thumbnail jobs on app-media`);
+      mediaResult = await runMediaBench({
+        config: readWranglerConfig(ROOT), bundle, port: portFor(3 + Object.keys(instances).length), viaEntry: settings.viaEntry,
+        doStorage: settings.doStorage, log,
+      });
+    }
+
     const rows = summarize(benchTargets, rounds);
     // Client addresses: a steady pool must stay under the per-IP limits at this machine's rate
     // (sustained), a new-clients pool must not repeat; either failing marks the target FAILED.
@@ -296,6 +311,7 @@ async function main() {
     if (products) console.log(`\n${formatProducts(products)}`);
     if (exportResult) console.log(`\n${formatExport(exportResult)}`);
     if (exportResult && !exportResult.aimMet) failed = true;
+    if (mediaResult) console.log(`\n${formatMedia(mediaResult)}`);
 
     const document = {
       timestamp: new Date().toISOString(),
@@ -331,6 +347,9 @@ async function main() {
       // Full CSV and JSON exports of the demo dataset against raw reads of the same rows (null
       // unless selected). See bench/README.md, Exports.
       export: exportResult,
+      // Uploads of a 10 MP JPEG (orientation 6 and 1) and their thumbnail job through HTTP, and the
+      // same calls in Node (null unless selected). See bench/README.md, Media.
+      media: mediaResult,
       storeFailures,
       rounds,
     };

@@ -141,7 +141,8 @@ export function durableObjectsFrom(config) {
 /**
  * The app, with the bindings and variables of wrangler.toml's top level, in memory, plus the
  * secrets it requires (.dev.vars.example): a random AUTH_TOKEN_SECRET and the bootstrap
- * superuser. The queue consumer is not attached: no scenario sends media work yet. `vars`
+ * superuser. The queue consumer is not attached unless `miniflare` adds one (bench/media.mjs does;
+ * no scenario sends media work). `vars`
  * overrides variables (e.g. `RATE_LIMITS_ENABLED: "false"` for the limits-off instance); `name`
  * labels the instance in errors; `doStorage` is "tmpfs" or "disk" (durableObjectStorage).
  */
