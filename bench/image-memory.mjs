@@ -52,7 +52,7 @@ async function bundle(dir, IMAGES) {
   const lines = [
     `export { orientJpeg } from ${JSON.stringify(path.join(IMAGES, "jpeg-orient.ts"))};`,
     `export { encodeBaselineJpeg, buildHuffmanCode, IDENTITY_ORDER, IDENTITY_SIGN } from ${JSON.stringify(path.join(IMAGES, "jpeg-encode.ts"))};`,
-    `export { ZIGZAG } from ${JSON.stringify(path.join(IMAGES, "jpeg-coefficients.ts"))};`,
+    `export { ZIGZAG } from ${JSON.stringify(path.join(IMAGES, "jpeg-parse.ts"))};`,
   ];
   const scaled = path.join(IMAGES, "jpeg-decode-scaled.ts");
   if (existsSync(scaled)) lines.push(`export { decodeJpegScaled } from ${JSON.stringify(scaled)};`);

@@ -89,7 +89,7 @@ export const Float64Array = wrap(globalThis.Float64Array);
 async function bundleLibrary(dir) {
   const entry = [
     `export { encodeBaselineJpeg, buildHuffmanCode, IDENTITY_ORDER, IDENTITY_SIGN } from ${JSON.stringify(path.join(IMAGES, "jpeg-encode.ts"))};`,
-    `export { ZIGZAG } from ${JSON.stringify(path.join(IMAGES, "jpeg-coefficients.ts"))};`,
+    `export { ZIGZAG } from ${JSON.stringify(path.join(IMAGES, "jpeg-parse.ts"))};`,
     `export { makeThumbnails } from ${JSON.stringify(path.join(IMAGES, "thumbnails.ts"))};`,
     `export { prepareImage } from ${JSON.stringify(path.join(ROOT, "src/services/media-upload.ts"))};`,
   ].join("\n");

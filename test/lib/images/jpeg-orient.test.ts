@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ImageStructureError } from "../../../src/lib/images/exif";
-import { ZIGZAG, decodeJpegCoefficients } from "../../../src/lib/images/jpeg-coefficients";
+import { ZIGZAG, decodeJpegCoefficients } from "../../support/jpeg-coefficients";
 import { IDENTITY_ORDER, IDENTITY_SIGN, encodeBaselineJpeg } from "../../../src/lib/images/jpeg-encode";
 import { orientJpeg, orientJpegInBands, type Orientation } from "../../../src/lib/images/jpeg-orient";
 import { encodeJpeg } from "../../support/image-fixtures-jpeg";

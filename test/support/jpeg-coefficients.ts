@@ -1,12 +1,13 @@
 /**
  * JPEG (ITU T.81) decoding down to quantised DCT coefficients, without the inverse DCT: every
  * scan of the sequential and progressive processes (F.2, G.2) decoded into whole-frame arrays.
- * Memory grows with the picture (two bytes per coefficient); `jpeg-band-decode` holds a band.
+ * Memory grows with the picture (two bytes per coefficient), so the service never uses it (its
+ * decoders hold a band: src/lib/images/jpeg-band-decode.ts); the tests use it as the reference.
  */
-import { parseJpeg, type JpegComponent } from "./jpeg-parse";
-import { createScanDecoder } from "./jpeg-scan-decode";
+import { parseJpeg, type JpegComponent } from "../../src/lib/images/jpeg-parse";
+import { createScanDecoder } from "../../src/lib/images/jpeg-scan-decode";
 
-export { ZIGZAG } from "./jpeg-parse";
+export { ZIGZAG } from "../../src/lib/images/jpeg-parse";
 
 /** One colour component and its coefficients. */
 export interface FrameComponent extends JpegComponent {
