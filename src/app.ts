@@ -23,6 +23,10 @@ import { billOfMaterialsRouter } from "./routes/products/materials/materials.ind
 import { mediaRouter } from "./routes/products/media/media.index";
 import { videosRouter } from "./routes/products/videos/videos.index";
 import { productsRouter } from "./routes/products/products.index";
+import { camerasRouter } from "./routes/plugins/rpi-cam/cameras/cameras.index";
+import { deviceRouter } from "./routes/plugins/rpi-cam/device/device.index";
+import { pairingRouter } from "./routes/plugins/rpi-cam/pairing/pairing.index";
+import { tunnelRouter } from "./routes/plugins/rpi-cam/tunnel/tunnel.index";
 import { profilesRouter } from "./routes/profiles/profiles.index";
 import { categoriesRouter } from "./routes/categories/categories.index";
 import { materialsRouter } from "./routes/materials/materials.index";
@@ -76,6 +80,10 @@ app.route("/v1", componentsTreeRouter);
 app.route("/v1", billOfMaterialsRouter);
 app.route("/v1", mediaRouter);
 app.route("/v1", videosRouter);
+app.route("/v1", pairingRouter);
+app.route("/v1", camerasRouter);
+app.route("/v1", deviceRouter);
+app.route("/v1", tunnelRouter);
 app.route("/", uploadsRouter);
 app.route("/__dev", devRouter);
 

@@ -1,4 +1,5 @@
 import type { AppBindings } from "./env";
+import { DEFAULT_RELAY_TIMEOUT_MS } from "./lib/camera-protocol";
 import { parseDataKey } from "./lib/data-encryption";
 import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
 import { BUILT_IN_SIGNATURES, parseSignatures, type Signature } from "./lib/signature-scan";
@@ -33,6 +34,8 @@ export interface AppConfig {
   outbound: OutboundPolicy;
   /** The malware scan of uploads: the built-in signatures plus `MALWARE_SIGNATURES`, and the external scanner when configured. */
   malwareScan: MalwareScanConfig;
+  /** `CAMERA_RELAY_TIMEOUT_MS`: how long a relayed camera command waits for the device (default 30 s). */
+  cameraRelayTimeoutMs: number;
   /** `RATE_LIMITS_ENABLED`: the request-rate limiters. The per-account guards (failure budgets, reset mail) are always on. */
   rateLimitsEnabled: boolean;
 }
@@ -129,6 +132,7 @@ function parseConfig(env: AppBindings): AppConfig {
       ...(malwareScan.external ? [malwareScan.external.url] : []),
     ]),
     malwareScan,
+    cameraRelayTimeoutMs: positiveInt(env.CAMERA_RELAY_TIMEOUT_MS, "CAMERA_RELAY_TIMEOUT_MS", DEFAULT_RELAY_TIMEOUT_MS),
     rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
   };
 }

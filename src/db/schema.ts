@@ -438,3 +438,63 @@ export const idBlocks = sqliteTable("id_blocks", {
   name: text("name").primaryKey(),
   nextId: integer("next_id").notNull(),
 });
+
+/**
+ * Paired camera devices (the rpi-cam plugin). The backend keeps the device's public key only
+ * (an ES256 JWK): devices prove who they are with short-lived assertions signed by the private
+ * key they never hand over. Gone with their owner's account (ON DELETE CASCADE).
+ */
+export const cameras = sqliteTable(
+  "cameras",
+  {
+    /** A UUID (decisions.md: cameras have string ids). */
+    id: text("id").primaryKey(),
+    ownerId: integer("owner_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    /** The `kid` every assertion of this camera must name. */
+    keyId: text("key_id").notNull(),
+    /** `{kty, crv, x, y}` of the device's P-256 public key, as JSON. */
+    publicKeyJwk: text("public_key_jwk").notNull(),
+    /** Unix seconds of the last heartbeat the camera's relay object saw (written at most once a minute). */
+    lastSeenAt: integer("last_seen_at"),
+    ...timestamps,
+  },
+  (t) => [index("cameras_owner_idx").on(t.ownerId, t.createdAt)],
+);
+
+/**
+ * Pairing codes a device registered and is polling, for ten minutes. `camera_id` is set by the
+ * owner's claim; the device's one `paired` poll deletes the row.
+ */
+export const cameraPairings = sqliteTable(
+  "camera_pairings",
+  {
+    code: text("code").primaryKey(),
+    /** SHA-256 (hex) of the device's fingerprint: the poll compares digests in constant time. */
+    fingerprintHash: text("fingerprint_hash").notNull(),
+    keyId: text("key_id").notNull(),
+    publicKeyJwk: text("public_key_jwk").notNull(),
+    cameraId: text("camera_id").references(() => cameras.id, { onDelete: "cascade" }),
+    /** Unix seconds. */
+    expiresAt: integer("expires_at").notNull(),
+    createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
+  },
+  (t) => [index("camera_pairings_expires_idx").on(t.expiresAt)],
+);
+
+/** `jti`s of device assertions already used, kept until the assertion would have expired anyway. */
+export const cameraAssertionJtis = sqliteTable(
+  "camera_assertion_jtis",
+  {
+    cameraId: text("camera_id")
+      .notNull()
+      .references(() => cameras.id, { onDelete: "cascade" }),
+    jti: text("jti").notNull(),
+    /** Unix seconds: the assertion's `exp`. */
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.cameraId, t.jti] }), index("camera_assertion_jtis_expires_idx").on(t.cameraId, t.expiresAt)],
+);

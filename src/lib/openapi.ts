@@ -19,6 +19,11 @@ const TAGS = [
     description:
       "Images and research files of base products and components (sanitised, malware-scanned, thumbnailed), videos of base products, and the downloads under `/uploads`.",
   },
+  {
+    name: "Cameras",
+    description:
+      "The Raspberry Pi camera plugin: pair a camera, see whether it is online, take pictures onto your products, and relay its controls. The device's own side (pairing, callbacks, tunnel) is a private contract outside this schema.",
+  },
   { name: "Reference data", description: "Public lookups: taxonomies, categories, materials, product types, units." },
   { name: "Statistics", description: "Public aggregate counts over the dataset, cached for a few minutes." },
   { name: "Admin", description: "Superusers with TOTP only: users, roles, MFA resets, account deletion, caches." },

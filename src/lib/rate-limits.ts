@@ -1,7 +1,10 @@
 import { compilePath } from "./route-matcher";
 
-/** Whose counter a limit uses: the client IP (IPv6 by /64), the signed-in user, or a keyed digest of a login identifier or mailbox. */
-export type LimitKey = "ip" | "user" | "email";
+/**
+ * Whose counter a limit uses: the client IP (IPv6 by /64), the signed-in user, a keyed digest of a
+ * login identifier or mailbox, a camera pairing code, or a camera.
+ */
+export type LimitKey = "ip" | "user" | "email" | "pairing-code" | "camera";
 
 /** One row of the limits table. */
 export interface LimitSpec {
@@ -48,6 +51,13 @@ export const LIMITS = {
   "failed-login": { key: "email", amount: 3, windowSeconds: MINUTE, kind: "guard", onStoreFailure: "closed" },
   "wrong-secret-minute": { key: "user", amount: 3, windowSeconds: MINUTE, kind: "guard", onStoreFailure: "closed" },
   "wrong-secret-day": { key: "user", amount: 100, windowSeconds: DAY, kind: "guard", onStoreFailure: "closed" },
+  // Camera plugin: pairing codes are short, so claims are bounded per IP and per code (guessing
+  // fails closed); tunnel handshakes per IP and, once authenticated, per camera.
+  "pairing-register-ip": { key: "ip", amount: 10, windowSeconds: MINUTE, kind: "request", onStoreFailure: "open" },
+  "pairing-claim-ip": { key: "ip", amount: 10, windowSeconds: MINUTE, kind: "request", onStoreFailure: "closed" },
+  "pairing-claim-code": { key: "pairing-code", amount: 5, windowSeconds: 10 * MINUTE, kind: "guard", onStoreFailure: "closed" },
+  "camera-connect-ip": { key: "ip", amount: 30, windowSeconds: MINUTE, kind: "request", onStoreFailure: "open" },
+  "camera-connect-camera": { key: "camera", amount: 12, windowSeconds: MINUTE, kind: "request", onStoreFailure: "open" },
 } as const satisfies Record<string, LimitSpec>;
 
 /** The name of a limit: its policy id in `RateLimit-Policy`. */
@@ -79,6 +89,9 @@ const ROUTE_LIMITS: ReadonlyArray<{ method: string; path: string; limit: LimitNa
   { method: "POST", path: "/v1/auth/request-verify-token", limit: "request-verification-ip" },
   { method: "POST", path: "/v1/auth/forgot-password", limit: "forgot-password-ip" },
   { method: "POST", path: "/v1/auth/reset-password", limit: "reset-password-ip" },
+  { method: "POST", path: "/v1/plugins/rpi-cam/pairing/register", limit: "pairing-register-ip" },
+  { method: "POST", path: "/v1/plugins/rpi-cam/pairing/claim", limit: "pairing-claim-ip" },
+  { method: "GET", path: "/v1/plugins/rpi-cam/ws/connect", limit: "camera-connect-ip" },
 ];
 
 /** Requests that carry file bytes: the upload buckets. */
@@ -133,7 +146,7 @@ export function planRequestLimits(method: string, path: string, userId: number |
   const plan: RequestLimitPlan = { ip: [], user: [] };
   for (const name of names) {
     const { key } = LIMITS[name];
-    if (key === "email") throw new Error(`${name} is keyed by email and cannot be planned per request`);
+    if (key !== "ip" && key !== "user") throw new Error(`${name} is keyed by ${key} and cannot be planned per request`);
     plan[key].push(name);
   }
   return plan;

@@ -44,6 +44,12 @@ export async function assertDeletable(deps: Pick<ServiceDeps, "db">, userId: num
   if (rows[0].allowed !== 1) throw lastSuperuser();
 }
 
+/** What a deletion leaves for the caller: media objects to purge and camera tunnels to close. */
+export interface DeletedAccount {
+  media: RemovedMediaKeys;
+  cameraIds: string[];
+}
+
 export interface AccountDeletion {
   userId: number;
   content: DeletionContent;
@@ -59,9 +65,9 @@ export interface AccountDeletion {
  * idempotency record, so every session ends at once. The email address and username are free
  * again afterwards. 404 for an unknown id or the system account; 409 for the last active superuser.
  * A notice goes to the former address. Returns the storage keys of deleted media, whose objects
- * the caller purges.
+ * the caller purges, and the ids of the deleted cameras, whose tunnels the caller closes.
  */
-export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion): Promise<RemovedMediaKeys> {
+export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion): Promise<DeletedAccount> {
   const { userId, content } = deletion;
   const guard = notLastSuperuser(userId);
   const owned = sql`owner_id = ${userId} AND ${guard}`;
@@ -80,8 +86,10 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
               UNION SELECT 'files', f.storage_key FROM files f JOIN products p ON p.id = f.product_id WHERE p.owner_id = ${userId} AND ${guard}`,
           sql`DELETE FROM products WHERE ${owned}`,
         ];
-  const [found, ...rest] = await batchRows<[{ email: string }, ...unknown[]]>(deps.db, [
+  const [found, cameras, ...rest] = await batchRows<[{ email: string }, { id: string }, ...unknown[]]>(deps.db, [
     sql`SELECT email FROM users WHERE id = ${userId} AND is_system = 0`,
+    // Cameras go with the user row (ON DELETE CASCADE); their tunnels are the caller's to close.
+    sql`SELECT id FROM cameras WHERE owner_id = ${userId}`,
     ...products,
     sql`DELETE FROM users WHERE id = ${userId} AND is_system = 0 AND ${guard} RETURNING id`,
   ]);
@@ -99,5 +107,5 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
   await sendQuietly(deps, accountDeletedEmail(former.email, deletion.actorId !== undefined));
   const removed: RemovedMediaKeys = { images: [], files: [] };
   if (content === "delete") for (const row of rest[0] as { kind: "images" | "files"; storage_key: string }[]) removed[row.kind].push(row.storage_key);
-  return removed;
+  return { media: removed, cameraIds: cameras.map((camera) => camera.id) };
 }

@@ -57,21 +57,29 @@ export function parseUploadForm(form: FormData, kind: "images" | "files"): Uploa
   if (typeof description === "string" && description.length > MAX_MEDIA_DESCRIPTION) {
     throw field("description", `At most ${MAX_MEDIA_DESCRIPTION} characters.`);
   }
-  const rawMetadata = form.get("image_metadata");
-  let metadata: Record<string, unknown> | null = null;
-  if (rawMetadata !== null) {
-    if (kind === "files") throw field("image_metadata", "Research files take no image_metadata.");
-    if (typeof rawMetadata !== "string" || rawMetadata.length > MAX_IMAGE_METADATA_CHARS) {
-      throw field("image_metadata", `A JSON object as text, at most ${MAX_IMAGE_METADATA_CHARS} characters.`);
-    }
-    try {
-      metadata = JSON.parse(rawMetadata) as Record<string, unknown>;
-    } catch {
-      throw field("image_metadata", "Not valid JSON.");
-    }
-    if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata)) throw field("image_metadata", "Must be a JSON object.");
-  }
+  if (kind === "files" && form.get("image_metadata") !== null) throw field("image_metadata", "Research files take no image_metadata.");
+  const metadata = jsonObjectField(form, "image_metadata");
   return { file, filename, description: description?.trim() || null, metadata };
+}
+
+/**
+ * A form field holding a JSON object as text (at most 10,000 characters), or null when the field
+ * is absent; 422 with a pointer at the field otherwise.
+ */
+export function jsonObjectField(form: FormData, name: string): Record<string, unknown> | null {
+  const raw = form.get(name);
+  if (raw === null) return null;
+  if (typeof raw !== "string" || raw.length > MAX_IMAGE_METADATA_CHARS) {
+    throw field(name, `A JSON object as text, at most ${MAX_IMAGE_METADATA_CHARS} characters.`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw field(name, "Not valid JSON.");
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw field(name, "Must be a JSON object.");
+  return value as Record<string, unknown>;
 }
 
 /** The cap of the file part for an uploader of `role`. */

@@ -47,6 +47,8 @@ export const subjects = {
   user: (userId: number) => `user:${userId}`,
   /** A keyed digest, so that the counter store never holds an address. */
   email: (secret: string, canonical: string) => `email:${keyedDigest(secret, canonical)}`,
+  pairingCode: (code: string) => `pairing-code:${code}`,
+  camera: (cameraId: string) => `camera:${cameraId}`,
 };
 
 // A spent request-rate counter stays spent until its window ends (refused calls count nothing),

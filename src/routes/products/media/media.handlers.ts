@@ -21,6 +21,7 @@ import {
 import type { FileRow, ImageRow } from "../../../services/media-records";
 import { type MediaKind, objectKeys, quarantineKey } from "../../../services/media-storage";
 import { fileCap, parseUploadForm, prepareFile, prepareImage, tooLargeDetail } from "../../../services/media-upload";
+import { storeUpload } from "../../../services/media-intake";
 import { auditModeration } from "../../../services/moderation";
 import type { RecordKind } from "../../../services/product-records";
 import { toFile, toImage } from "../products.mappers";
@@ -76,37 +77,14 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
     const prepared = media === "images" ? await prepareImage(fields, user.role) : await prepareFile(fields);
     assertWithinQuota(target!, prepared.bytes.length);
 
-    // The bytes wait in quarantine, never served, until the scan passes; a refused write removes them.
-    const mediaId = randomHexId();
-    const bucket = c.env.UPLOADS;
-    await bucket.put(quarantineKey(media, mediaId), prepared.bytes, { httpMetadata: { contentType: prepared.contentType } });
-    let row: ImageRow | FileRow;
-    try {
-      row = await insertMedia(db, parent, media, {
-        id: mediaId,
-        storageKey: prepared.storageKey,
-        filename: prepared.filename,
-        contentType: prepared.contentType,
-        sizeBytes: prepared.bytes.length,
-        description: prepared.description,
-        uploadedBy: user.id,
-        image: prepared.image,
-      });
-    } catch (error) {
-      await bucket.delete(quarantineKey(media, mediaId));
-      throw error;
-    }
-    try {
-      await c.env.MEDIA_QUEUE.send({ type: "media.scan", kind: media, id: mediaId } satisfies MediaMessage);
-    } catch (error) {
-      // Without its scan the upload would stay pending for ever: take it back.
-      c.get("log").error("media scan could not be queued", { error, media_id: mediaId });
-      await deleteMedia(db, parent, media, mediaId);
-      await bucket.delete(quarantineKey(media, mediaId));
-      throw new ApiError(503, { code: "MEDIA_QUEUE_UNAVAILABLE", detail: "The upload could not be queued for its malware scan; try again." });
-    }
-    c.get("log").info("media uploaded", { media, media_id: mediaId, record_id: id, size_bytes: prepared.bytes.length });
-    c.header("Location", `${PREFIX[kind]}/${id}/${media}/${mediaId}`);
+    const row = await storeUpload(
+      { db, bucket: c.env.UPLOADS, queue: c.env.MEDIA_QUEUE, log: c.get("log") },
+      parent,
+      media,
+      prepared,
+      user.id,
+    );
+    c.header("Location", `${PREFIX[kind]}/${id}/${media}/${row.id}`);
     return c.json(toItem(c, row) as never, 201);
   };
 

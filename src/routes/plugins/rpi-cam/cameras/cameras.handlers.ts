@@ -1,0 +1,102 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { requireUser } from "../../../../auth/permissions";
+import type { AppEnv } from "../../../../env";
+import { pageEnvelope } from "../../../../lib/pagination";
+import { ApiError, notFound } from "../../../../lib/problem";
+import { retireCamera, relayForData, tunnelStatus } from "../../../../services/camera-relay";
+import * as cameras from "../../../../services/cameras";
+import { relayDeps } from "./camera-deps";
+import { LocalAccessSchema, toCamera, toStatus } from "./cameras.schemas";
+import type * as routes from "./cameras.routes";
+
+export const listCameras: RouteHandler<typeof routes.listCameras, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const page = c.req.valid("query");
+  const found = await cameras.listCameras(c.get("db"), user.id, page);
+  c.header("Cache-Control", "no-store");
+  return c.json(pageEnvelope(found.rows.map(toCamera), found.total, page), 200);
+};
+
+export const getCamera: RouteHandler<typeof routes.getCamera, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const { camera_id } = c.req.valid("param");
+  const { include_status, include_telemetry } = c.req.valid("query");
+  const row = await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
+  const [status, telemetry] = await Promise.all([
+    include_status ? tunnelStatus(c.env.CAMERA_RELAY, camera_id) : undefined,
+    include_telemetry ? relayForData(relayDeps(c), camera_id, { method: "GET", path: "/system/telemetry" }).catch(() => null) : undefined,
+  ]);
+  c.header("Cache-Control", "no-store");
+  return c.json(
+    {
+      ...toCamera(row),
+      ...(status ? { status: toStatus(status, row) } : {}),
+      ...(telemetry !== undefined ? { telemetry } : {}),
+    },
+    200,
+  );
+};
+
+export const updateCamera: RouteHandler<typeof routes.updateCamera, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const { camera_id } = c.req.valid("param");
+  const row = await cameras.updateCamera(c.get("db"), user.id, camera_id, c.req.valid("json"));
+  return c.json(toCamera(row), 200);
+};
+
+export const deleteCamera: RouteHandler<typeof routes.deleteCamera, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const { camera_id } = c.req.valid("param");
+  await cameras.deleteCamera(c.get("db"), camera_id, user.id);
+  await retireCamera({ relays: c.env.CAMERA_RELAY, bucket: c.env.UPLOADS, log: c.get("log") }, camera_id, true);
+  c.get("log").info("camera deleted", { camera_id, user_id: user.id, by: "owner" });
+  return c.body(null, 204);
+};
+
+export const getCameraStatus: RouteHandler<typeof routes.getCameraStatus, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const { camera_id } = c.req.valid("param");
+  const row = await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
+  const status = await tunnelStatus(c.env.CAMERA_RELAY, camera_id);
+  c.header("Cache-Control", "no-store");
+  return c.json(toStatus(status, row), 200);
+};
+
+export const getCameraTelemetry: RouteHandler<typeof routes.getCameraTelemetry, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const { camera_id } = c.req.valid("param");
+  await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
+  const telemetry = await relayForData(relayDeps(c), camera_id, { method: "GET", path: "/system/telemetry" });
+  c.header("Cache-Control", "no-store");
+  return c.json(telemetry, 200);
+};
+
+export const getCameraLocalAccess: RouteHandler<typeof routes.getCameraLocalAccess, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const { camera_id } = c.req.valid("param");
+  await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
+  const data = await relayForData(relayDeps(c), camera_id, { method: "GET", path: "/system/local-access" });
+  const parsed = LocalAccessSchema.safeParse({ header_name: "X-API-Key", api_key: data.api_key, local_urls: data.local_urls ?? [] });
+  if (!parsed.success) {
+    throw new ApiError(502, { code: "CAMERA_PROTOCOL_ERROR", detail: "The camera's local-access answer lacks `api_key` or `local_urls`." });
+  }
+  c.header("Cache-Control", "no-store");
+  return c.json(parsed.data, 200);
+};
+
+export const getCameraPreviewThumbnail: RouteHandler<typeof routes.getCameraPreviewThumbnail, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const { camera_id } = c.req.valid("param");
+  await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
+  const object = await c.env.UPLOADS.get(cameras.previewThumbnailKey(camera_id));
+  if (!object) throw notFound("The camera has not uploaded a preview thumbnail yet.", "PREVIEW_THUMBNAIL_NOT_FOUND");
+  return new Response(object.body, {
+    headers: {
+      "Content-Type": object.httpMetadata?.contentType ?? "image/jpeg",
+      "Content-Length": String(object.size),
+      "Cache-Control": "private, no-store",
+      "X-Content-Type-Options": "nosniff",
+      "Content-Security-Policy": "default-src 'none'; sandbox",
+    },
+  });
+};

@@ -1,0 +1,107 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { requireUser, requireVerified } from "../../../../../auth/permissions";
+import type { AppEnv } from "../../../../../env";
+import { isSafeHlsPath } from "../../../../../lib/camera-protocol";
+import { requestOrigin } from "../../../../../lib/http";
+import { ApiError, notFound } from "../../../../../lib/problem";
+import { deviceRefused, relayCommand } from "../../../../../services/camera-relay";
+import * as cameras from "../../../../../services/cameras";
+import { readMediaItem } from "../../../../../services/media";
+import { toImage } from "../../../../products/products.mappers";
+import { relayDeps } from "../camera-deps";
+import type * as routes from "./relay.routes";
+
+const protocolError = (detail: string) => new ApiError(502, { code: "CAMERA_PROTOCOL_ERROR", detail });
+
+export const captureImage: RouteHandler<typeof routes.captureImage, AppEnv> = async (c) => {
+  const user = requireVerified(c);
+  const { camera_id } = c.req.valid("param");
+  const { product_id, description } = c.req.valid("json");
+  const db = c.get("db");
+  const { kind } = await cameras.readCaptureTarget(db, user.id, camera_id, product_id);
+  const answer = await relayCommand(relayDeps(c), camera_id, {
+    method: "POST",
+    path: "/captures",
+    body: { product_id, description: description ?? "" },
+  });
+  if (answer.status < 200 || answer.status > 299) throw deviceRefused(answer);
+  const data = answer.data as { status?: unknown; image_id?: unknown } | null;
+  if (data?.status !== "uploaded" || typeof data.image_id !== "string" || !/^[0-9a-f]{32}$/.test(data.image_id)) {
+    throw protocolError("The camera's capture answer has no uploaded `image_id`.");
+  }
+  // The device uploaded to the record it was given; reading it there proves it.
+  const parent = { id: product_id, kind, missing: cameras.productNotFound };
+  const row = await readMediaItem(db, parent, "images", data.image_id, user).catch(() => {
+    throw protocolError("The camera named an image that is not on this record.");
+  });
+  const prefix = kind === "product" ? "/v1/products" : "/v1/components";
+  c.header("Location", `${prefix}/${product_id}/images/${row.id}`);
+  return c.json(toImage(row, requestOrigin(c)), 201);
+};
+
+export const sendCommand: RouteHandler<typeof routes.sendCommand, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const { camera_id } = c.req.valid("param");
+  const command = c.req.valid("json");
+  await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
+  const answer = await relayCommand(relayDeps(c), camera_id, command);
+  c.header("Cache-Control", "no-store");
+  if (answer.binary) {
+    return new Response(answer.binary, {
+      headers: {
+        "Content-Type": answer.contentType ?? "application/octet-stream",
+        "X-Camera-Status": String(answer.status),
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "no-store",
+      },
+    });
+  }
+  return c.json({ status: answer.status, content_type: answer.contentType, data: answer.data }, 200);
+};
+
+export const getHlsFile: RouteHandler<typeof routes.getHlsFile, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const { camera_id, path } = c.req.valid("param");
+  if (!isSafeHlsPath(path)) {
+    throw new ApiError(400, { code: "INVALID_HLS_PATH", detail: "HLS paths name a file of the preview; `..`, backslashes and control characters are refused." });
+  }
+  await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
+  const devicePath = `/preview/hls/${path.split("/").map(encodeURIComponent).join("/")}`;
+  const answer = await relayCommand(relayDeps(c), camera_id, { method: "GET", path: devicePath });
+  if (answer.status === 404) throw notFound("The camera has no such preview file (is the preview started?).", "HLS_FILE_NOT_FOUND");
+  if (answer.status < 200 || answer.status > 299) throw deviceRefused(answer);
+  const body = answer.binary ?? (typeof answer.data === "string" ? answer.data : null);
+  if (body === null) throw protocolError("The camera's HLS answer carried no file.");
+  return new Response(body, {
+    headers: {
+      "Content-Type": answer.contentType ?? (path.endsWith(".m3u8") ? "application/vnd.apple.mpegurl" : "video/mp2t"),
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+    },
+  });
+};
+
+const streamingUnavailable = () =>
+  new ApiError(503, {
+    code: "STREAMING_UNAVAILABLE",
+    detail: "Live streaming needs a linked google-youtube account, and this deployment cannot link video-platform accounts yet.",
+  });
+const noStream = () => notFound("This camera has no live stream.", "RECORDING_STREAM_NOT_FOUND");
+
+export const startRecordingStream: RouteHandler<typeof routes.startRecordingStream, AppEnv> = async (c) => {
+  const user = requireVerified(c);
+  await cameras.readOwnedCamera(c.get("db"), user.id, c.req.valid("param").camera_id);
+  throw streamingUnavailable();
+};
+
+export const getRecordingStream: RouteHandler<typeof routes.getRecordingStream, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  await cameras.readOwnedCamera(c.get("db"), user.id, c.req.valid("param").camera_id);
+  throw noStream();
+};
+
+export const stopRecordingStream: RouteHandler<typeof routes.stopRecordingStream, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  await cameras.readOwnedCamera(c.get("db"), user.id, c.req.valid("param").camera_id);
+  throw noStream();
+};

@@ -1,0 +1,95 @@
+import type { CameraRelay, TunnelStatus } from "../../durable-objects/camera-relay";
+import { isAllowedCommand, type RelayCommand, type RelayOutcome } from "../lib/camera-protocol";
+import type { Logger } from "../lib/logger";
+import { ApiError } from "../lib/problem";
+import { previewThumbnailKey } from "./cameras";
+
+/** What relaying needs: the relay objects, the time-out, and the request's log. */
+export interface RelayDeps {
+  relays: DurableObjectNamespace<CameraRelay>;
+  timeoutMs: number;
+  log: Logger;
+}
+
+/** A command the device answered. */
+export type RelayAnswer = Extract<RelayOutcome, { ok: true }>;
+
+/** The relay object of one camera. */
+export function relayObject(relays: DurableObjectNamespace<CameraRelay>, cameraId: string): DurableObjectStub<CameraRelay> {
+  return relays.get(relays.idFromName(cameraId));
+}
+
+export function commandNotAllowed(): ApiError {
+  return new ApiError(403, { code: "RELAY_COMMAND_NOT_ALLOWED", detail: "Relay command is not allowed." });
+}
+
+const UNAVAILABLE: Record<Exclude<RelayOutcome, { ok: true }>["reason"], () => ApiError> = {
+  offline: () =>
+    new ApiError(503, {
+      code: "CAMERA_OFFLINE",
+      detail: "The camera has no live connection (no heartbeat in the last 90 s); check that it is powered and online.",
+      headers: { "Retry-After": "30" },
+    }),
+  disconnected: () =>
+    new ApiError(503, {
+      code: "CAMERA_OFFLINE",
+      detail: "The camera's connection closed before it answered.",
+      headers: { "Retry-After": "30" },
+    }),
+  timeout: () => new ApiError(503, { code: "CAMERA_TIMEOUT", detail: "The camera did not answer in time.", headers: { "Retry-After": "5" } }),
+  busy: () =>
+    new ApiError(503, { code: "CAMERA_BUSY", detail: "The camera has too many commands in flight; try again shortly.", headers: { "Retry-After": "1" } }),
+  protocol: () => new ApiError(502, { code: "CAMERA_PROTOCOL_ERROR", detail: "The camera's answer did not follow the relay protocol." }),
+};
+
+/**
+ * Relays one command to a camera through its relay object and returns the device's answer,
+ * whatever its status. Commands off the allow-list are refused here, before they reach the
+ * tunnel (403). No live heartbeat: 503 at once; no answer within the time-out: 503.
+ */
+export async function relayCommand(deps: RelayDeps, cameraId: string, command: RelayCommand): Promise<RelayAnswer> {
+  if (!isAllowedCommand(command.method, command.path)) throw commandNotAllowed();
+  // RPC results come back as plain data; the cast drops the stub's Disposable wrapper type.
+  const outcome = (await relayObject(deps.relays, cameraId).relay(command, deps.timeoutMs)) as RelayOutcome;
+  if (outcome.ok) return outcome;
+  deps.log.warn("camera relay failed", { camera_id: cameraId, command: `${command.method} ${command.path.split("/").slice(0, 3).join("/")}`, reason: outcome.reason });
+  throw UNAVAILABLE[outcome.reason]();
+}
+
+/** The device answered with an error: 502, passing on the device's own words when it gave some. */
+export function deviceRefused(answer: RelayAnswer): ApiError {
+  const data = answer.data as { detail?: unknown } | null;
+  const said = typeof data?.detail === "string" ? ` It said: ${data.detail.slice(0, 300)}` : "";
+  return new ApiError(502, { code: "CAMERA_COMMAND_FAILED", detail: `The camera answered ${answer.status}.${said}` });
+}
+
+/** Relays a command whose answer must be a 2xx JSON object; anything else is 502. */
+export async function relayForData(deps: RelayDeps, cameraId: string, command: RelayCommand): Promise<Record<string, unknown>> {
+  const answer = await relayCommand(deps, cameraId, command);
+  if (answer.status < 200 || answer.status > 299) throw deviceRefused(answer);
+  if (typeof answer.data !== "object" || answer.data === null || Array.isArray(answer.data)) {
+    throw new ApiError(502, { code: "CAMERA_PROTOCOL_ERROR", detail: "The camera's answer was not a JSON object." });
+  }
+  return answer.data as Record<string, unknown>;
+}
+
+/** Whether the camera's tunnel is live (the relay object's view). */
+export function tunnelStatus(relays: DurableObjectNamespace<CameraRelay>, cameraId: string): Promise<TunnelStatus> {
+  return relayObject(relays, cameraId).status();
+}
+
+/**
+ * What is left of a deleted camera outside D1: closes its tunnel, first telling the device to
+ * unpair unless it asked itself, and removes its preview thumbnail. Best effort: the camera's
+ * key is already gone, so a device that missed this cannot reconnect.
+ */
+export async function retireCamera(
+  deps: { relays: DurableObjectNamespace<CameraRelay>; bucket: R2Bucket; log: Logger },
+  cameraId: string,
+  notify: boolean,
+): Promise<void> {
+  const outcomes = await Promise.allSettled([relayObject(deps.relays, cameraId).unpair(notify), deps.bucket.delete(previewThumbnailKey(cameraId))]);
+  for (const outcome of outcomes) {
+    if (outcome.status === "rejected") deps.log.warn("camera not fully retired", { camera_id: cameraId, error: outcome.reason });
+  }
+}
