@@ -1,0 +1,157 @@
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { TunnelState } from "../../../../durable-objects/camera-relay";
+import { verifiedUser } from "../../../support/accounts";
+import { cameraApi, handshake, openTunnel, pairCamera, type TestCamera } from "../../../support/camera";
+import { expectProblem } from "../../../support/http";
+
+// The camera's relay object and its tunnel (decisions.md, Camera plugin): one object per camera,
+// the hibernation API, a heartbeat every 30 s with 90 s to go offline, a new tunnel replacing the
+// old one, frames bounded (1009), and a tunnel that keeps relaying after its object was evicted.
+
+let token: string;
+
+beforeAll(async () => {
+  token = (await verifiedUser("camtunnel")).tokens.access_token;
+});
+
+const relayOf = (camera: TestCamera) => env.CAMERA_RELAY.get(env.CAMERA_RELAY.idFromName(camera.id));
+const telemetry = (camera: TestCamera) => cameraApi(token, `/${camera.id}/telemetry`);
+const echo = (request: { path: string }) => ({ status: 200, data: { path: request.path } });
+
+/** Moves every tunnel's last sign of life `ms` into the past, as if the device had gone silent. */
+async function silence(camera: TestCamera, ms: number): Promise<void> {
+  await runInDurableObject(relayOf(camera), (_instance, state) => {
+    for (const socket of state.getWebSockets()) {
+      const tunnel = socket.deserializeAttachment() as TunnelState;
+      socket.serializeAttachment({ ...tunnel, lastSeenAt: tunnel.lastSeenAt - ms });
+    }
+  });
+}
+
+describe("the tunnel", () => {
+  it("relays to the device and records when the camera was last seen", async () => {
+    const camera = await pairCamera(token);
+    const tunnel = await openTunnel(camera, echo);
+    const response = await telemetry(camera);
+    expect(await response.json()).toEqual({ path: "/system/telemetry" });
+    const row = await env.DB.prepare("SELECT last_seen_at FROM cameras WHERE id = ?").bind(camera.id).first<{ last_seen_at: number }>();
+    expect(Math.abs(row!.last_seen_at - Date.now() / 1000)).toBeLessThan(10);
+    const status = await (await cameraApi(token, `/${camera.id}/status`)).json();
+    expect(status).toMatchObject({ connection: "online" });
+    tunnel.socket.close();
+  });
+
+  it("is replaced by a new connection of the same camera", async () => {
+    const camera = await pairCamera(token);
+    const first = await openTunnel(camera, () => ({ status: 200, data: { tunnel: "first" } }));
+    const second = await openTunnel(camera, () => ({ status: 200, data: { tunnel: "second" } }));
+    expect(await first.closed).toMatchObject({ code: 4000 });
+    expect(await (await telemetry(camera)).json()).toEqual({ tunnel: "second" });
+    second.socket.close();
+  });
+
+  it("offers no compression", async () => {
+    const camera = await pairCamera(token);
+    const response = await handshake(camera, undefined, { "Sec-WebSocket-Extensions": "permessage-deflate; client_max_window_bits" });
+    expect(response.status).toBe(101);
+    expect(response.headers.get("sec-websocket-extensions")).toBeNull();
+    response.webSocket!.accept();
+    response.webSocket!.close();
+  });
+});
+
+describe("the heartbeat", () => {
+  it("pings the device at each alarm and keeps a device that answers online", async () => {
+    const camera = await pairCamera(token);
+    const tunnel = await openTunnel(camera, echo);
+    await silence(camera, 80_000);
+    expect(await runDurableObjectAlarm(relayOf(camera))).toBe(true);
+    await tunnel.next((frame) => frame.type === "ping");
+    // The pong (sent by the test device) brings the last sign of life back to now.
+    await expect.poll(async () => (await (await cameraApi(token, `/${camera.id}/status`)).json()) as { last_seen_at: string }, { timeout: 3_000 })
+      .toMatchObject({ connection: "online" });
+    await silence(camera, 0);
+    const state = await runInDurableObject(relayOf(camera), (_i, s) => s.getWebSockets().map((w) => (w.deserializeAttachment() as TunnelState).lastSeenAt));
+    expect(Date.now() - state[0]!).toBeLessThan(5_000);
+    // The next heartbeat is scheduled.
+    expect(await runDurableObjectAlarm(relayOf(camera))).toBe(true);
+    tunnel.socket.close();
+  });
+
+  it("takes a device silent for more than 90 s offline: relays fail at once, and the alarm closes the tunnel", async () => {
+    const camera = await pairCamera(token);
+    const tunnel = await openTunnel(camera, () => null);
+    await silence(camera, 91_000);
+    const status = await (await cameraApi(token, `/${camera.id}/status`)).json();
+    expect(status).toMatchObject({ connection: "offline" });
+    await expectProblem(await telemetry(camera), 503, "CAMERA_OFFLINE");
+    expect(tunnel.frames.filter((frame) => frame.type === "request")).toEqual([]);
+    await runDurableObjectAlarm(relayOf(camera));
+    expect(await tunnel.closed).toMatchObject({ code: 4002 });
+  });
+
+  it("answers 503 at once for a camera that never connected", async () => {
+    const camera = await pairCamera(token);
+    const problem = await expectProblem(await telemetry(camera), 503, "CAMERA_OFFLINE");
+    expect(problem.detail).toContain("no live connection");
+  });
+});
+
+describe("hibernation", () => {
+  // workerd evicts an object after 10 s without work; hibernatable sockets stay open meanwhile.
+  it("keeps relaying after the camera's object was evicted, with the tunnel's state kept on the socket", { timeout: 30_000 }, async () => {
+    const camera = await pairCamera(token);
+    const tunnel = await openTunnel(camera, echo);
+    const before = await runInDurableObject(relayOf(camera), (instance) => instance);
+    const statusBefore = (await (await cameraApi(token, `/${camera.id}/status`)).json()) as { connected_at: string };
+    await new Promise((resolve) => setTimeout(resolve, 12_000));
+
+    const response = await telemetry(camera);
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(await response.json()).toEqual({ path: "/system/telemetry" });
+    const after = await runInDurableObject(relayOf(camera), (instance) => instance);
+    expect(after).not.toBe(before);
+    // Same tunnel, same state: the attachment outlived the instance.
+    expect(await (await cameraApi(token, `/${camera.id}/status`)).json()).toMatchObject({
+      connection: "online",
+      connected_at: statusBefore.connected_at,
+    });
+    expect(tunnel.socket.readyState).toBe(WebSocket.OPEN);
+    tunnel.socket.close();
+  });
+
+  it("loses the tunnel when the object is reset rather than evicted, and says so", async () => {
+    const camera = await pairCamera(token);
+    const tunnel = await openTunnel(camera, echo);
+    await abortAllDurableObjects();
+    expect((await tunnel.closed).code).toBe(1006);
+    await expectProblem(await telemetry(camera), 503, "CAMERA_OFFLINE");
+  });
+});
+
+describe("frame limits", () => {
+  it("closes the tunnel with 1009 on a text frame over 64 KiB", async () => {
+    const camera = await pairCamera(token);
+    const tunnel = await openTunnel(camera);
+    tunnel.socket.send(JSON.stringify({ type: "pong", padding: "x".repeat(64 * 1024) }));
+    expect(await tunnel.closed).toMatchObject({ code: 1009 });
+  });
+
+  it("accepts a text frame of exactly 64 KiB", async () => {
+    const camera = await pairCamera(token);
+    const tunnel = await openTunnel(camera, echo);
+    const frame = JSON.stringify({ type: "pong", padding: "" });
+    tunnel.socket.send(JSON.stringify({ type: "pong", padding: "y".repeat(64 * 1024 - frame.length) }));
+    expect((await telemetry(camera)).status).toBe(200);
+    tunnel.socket.close();
+  });
+
+  it("closes the tunnel with 1009 on a binary frame over 10 MiB", async () => {
+    const camera = await pairCamera(token);
+    const tunnel = await openTunnel(camera);
+    tunnel.socket.send(new Uint8Array(10 * 1024 * 1024 + 1));
+    expect(await tunnel.closed).toMatchObject({ code: 1009 });
+  });
+});
