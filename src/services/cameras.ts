@@ -29,7 +29,7 @@ export const cameraNotFound = () => notFound("You have no camera with this id.",
 export async function listCameras(db: Db, ownerId: number, page: PageQuery): Promise<{ rows: CameraRow[]; total: number }> {
   const { limit, offset } = pageWindow(page);
   const [rows, counts] = await batchRows<[CameraRow, { total: number }]>(db, [
-    sql`SELECT ${CAMERA_COLUMNS} FROM cameras WHERE owner_id = ${ownerId} ORDER BY created_at, id LIMIT ${limit} OFFSET ${offset}`,
+    sql`SELECT ${CAMERA_COLUMNS} FROM cameras WHERE owner_id = ${ownerId} ORDER BY created_at, rowid LIMIT ${limit} OFFSET ${offset}`,
     sql`SELECT count(*) AS total FROM cameras WHERE owner_id = ${ownerId}`,
   ]);
   return { rows, total: counts[0]?.total ?? 0 };

@@ -129,7 +129,7 @@ describe("the Authorization header", () => {
 
 describe("the algorithm and key", () => {
   it("refuses HS256, even keyed with the camera's key id", async () => {
-    const secret = await crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, true, ["sign", "verify"]);
+    const secret = (await crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKey;
     await refused(await assertion(camera, { header: { alg: "HS256" }, key: secret }));
   });
 

@@ -1,0 +1,208 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { verifiedUser } from "../../../support/accounts";
+import { assertion, cameraApi, handshake, openTunnel, pairCamera, type RequestFrame } from "../../../support/camera";
+import { apiWithVars, expectProblem, roundTrips } from "../../../support/http";
+import { bearer } from "../../../support/accounts";
+
+// The app's camera routes (decisions.md, Camera plugin): the owner's cameras only (anyone else's
+// is 404), status and telemetry, the allow-list of relayed commands (403 otherwise), time-outs
+// and offline cameras (503), the HLS proxy, local access, and deletion telling the device to unpair.
+
+let alice: string;
+let bob: string;
+
+beforeAll(async () => {
+  [alice, bob] = [(await verifiedUser("camalice")).tokens.access_token, (await verifiedUser("cambob")).tokens.access_token];
+});
+
+const echo = (request: RequestFrame) => ({ status: 200, data: { method: request.method, path: request.path, body: request.body } });
+
+describe("camera records", () => {
+  it("lists, reads, renames and isolates cameras by owner", async () => {
+    const first = await pairCamera(alice, "First");
+    const second = await pairCamera(alice, "Second");
+    await pairCamera(bob, "Bob's");
+    const list = await cameraApi(alice, "?size=10");
+    expect(list.status).toBe(200);
+    // One for the signed-in user, one for the page and its count.
+    expect(roundTrips(list)).toBe(2);
+    const page = (await list.json()) as { items: { id: string; name: string }[]; total: number };
+    expect(page.items.map((camera) => camera.name)).toEqual(["First", "Second"]);
+    expect(page.total).toBe(2);
+
+    const read = await cameraApi(alice, `/${first.id}`);
+    expect(await read.json()).toMatchObject({ id: first.id, name: "First", description: null, last_seen_at: null });
+    const renamed = await cameraApi(alice, `/${second.id}`, { method: "PATCH", body: { name: "Bench", description: "Left" } });
+    expect(await renamed.json()).toMatchObject({ name: "Bench", description: "Left" });
+    await expectProblem(await cameraApi(alice, `/${second.id}`, { method: "PATCH", body: { key_id: "x" } }), 422, "VALIDATION_FAILED");
+
+    for (const [method, path] of [
+      ["GET", ""],
+      ["PATCH", ""],
+      ["DELETE", ""],
+      ["GET", "/status"],
+      ["GET", "/telemetry"],
+      ["GET", "/local-access"],
+      ["GET", "/preview-thumbnail"],
+      ["GET", "/hls/index.m3u8"],
+      ["POST", "/commands"],
+      ["POST", "/recording-stream"],
+      ["GET", "/recording-stream"],
+    ] as const) {
+      const body = method === "PATCH" ? { name: "Mine" } : path === "/commands" ? { method: "GET", path: "/camera" } : path === "/recording-stream" && method === "POST" ? { product_id: 1 } : undefined;
+      await expectProblem(await cameraApi(bob, `/${first.id}${path}`, { method, body }), 404, "CAMERA_NOT_FOUND");
+    }
+    await expectProblem(await cameraApi(alice, "/not-a-uuid"), 422, "VALIDATION_FAILED");
+  });
+
+  it("needs a signed-in user", async () => {
+    const anonymous = await apiWithVars({}, "/v1/plugins/rpi-cam/cameras");
+    await expectProblem(anonymous, 401, "AUTHENTICATION_REQUIRED");
+  });
+
+  it("adds status and telemetry on request, telemetry null when offline", async () => {
+    const camera = await pairCamera(alice);
+    const offline = await (await cameraApi(alice, `/${camera.id}?include_status=true&include_telemetry=true`)).json();
+    expect(offline).toMatchObject({ status: { connection: "offline", last_seen_at: null, connected_at: null }, telemetry: null });
+    const tunnel = await openTunnel(camera, () => ({ status: 200, data: { cpu_temperature_c: 48.5 } }));
+    const online = await (await cameraApi(alice, `/${camera.id}?include_status=true&include_telemetry=true`)).json();
+    expect(online).toMatchObject({ status: { connection: "online" }, telemetry: { cpu_temperature_c: 48.5 } });
+    const plain = (await (await cameraApi(alice, `/${camera.id}`)).json()) as Record<string, unknown>;
+    expect(plain).not.toHaveProperty("status");
+    expect(plain).not.toHaveProperty("telemetry");
+    tunnel.socket.close();
+  });
+});
+
+describe("relayed commands", () => {
+  it("relays allow-listed commands and refuses anything else before the tunnel", async () => {
+    const camera = await pairCamera(alice);
+    const tunnel = await openTunnel(camera, echo);
+    const allowed = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "PATCH", path: "/camera/controls", body: { ExposureTime: 100 } } });
+    expect(allowed.status).toBe(200);
+    expect(await allowed.json()).toEqual({
+      status: 200,
+      content_type: "application/json",
+      data: { method: "PATCH", path: "/camera/controls", body: { ExposureTime: 100 } },
+    });
+    for (const [method, path] of [
+      ["DELETE", "/camera/controls"],
+      ["GET", "/system/shell"],
+      ["POST", "/system/reboot"],
+      ["GET", "/camera/../system/telemetry"],
+      ["GET", "/preview/hls/../../etc/passwd"],
+      ["GET", "/preview/hls/%2e%2e/secret"],
+      ["GET", "/preview/hls/%252e%252e/secret"],
+      ["PUT", "/pairing"],
+    ]) {
+      const refused = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method, path } });
+      const problem = await expectProblem(refused, 403, "RELAY_COMMAND_NOT_ALLOWED");
+      expect(problem.detail).toBe("Relay command is not allowed.");
+    }
+    const requests = tunnel.frames.filter((frame) => frame.type === "request");
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).toMatchObject({ type: "request", method: "PATCH", path: "/camera/controls", params: {}, headers: {} });
+    tunnel.socket.close();
+  });
+
+  it("answers 503 when the device does not answer in time, and ignores its late answer", async () => {
+    const camera = await pairCamera(alice);
+    const late: RequestFrame[] = [];
+    const tunnel = await openTunnel(camera, (request) => {
+      late.push(request);
+      return null;
+    });
+    const response = await apiWithVars({ CAMERA_RELAY_TIMEOUT_MS: "300" }, `/v1/plugins/rpi-cam/cameras/${camera.id}/telemetry`, { headers: bearer(alice) });
+    await expectProblem(response, 503, "CAMERA_TIMEOUT");
+    tunnel.socket.send(JSON.stringify({ type: "response", id: late[0]!.id, status: 200, data: {} }));
+    // The tunnel stays usable.
+    const again = await openTunnel(camera, echo);
+    expect((await cameraApi(alice, `/${camera.id}/telemetry`)).status).toBe(200);
+    again.socket.close();
+  });
+
+  it("passes a device error on as 502 and a device that closes mid-command as 503", async () => {
+    const camera = await pairCamera(alice);
+    const tunnel = await openTunnel(camera, (request) => {
+      if (request.path === "/system/telemetry") return { status: 500, data: { detail: "sensor unplugged" } };
+      tunnel.socket.close(1001, "going away");
+      return null;
+    });
+    const failed = await expectProblem(await cameraApi(alice, `/${camera.id}/telemetry`), 502, "CAMERA_COMMAND_FAILED");
+    expect(failed.detail).toContain("sensor unplugged");
+    await expectProblem(await cameraApi(alice, `/${camera.id}/local-access`), 503, "CAMERA_OFFLINE");
+  });
+
+  it("returns binary answers as bytes", async () => {
+    const camera = await pairCamera(alice);
+    const bytes = new Uint8Array([0x47, 1, 2, 3, 4]);
+    const tunnel = await openTunnel(camera, () => ({ status: 200, contentType: "video/mp2t", binary: bytes }));
+    const response = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "GET", path: "/preview/hls/segment0.ts" } });
+    expect(response.headers.get("content-type")).toBe("video/mp2t");
+    expect(response.headers.get("x-camera-status")).toBe("200");
+    expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes);
+    tunnel.socket.close();
+  });
+});
+
+describe("the HLS proxy and local access", () => {
+  it("relays playlist and segments, and never a path that climbs out", async () => {
+    const camera = await pairCamera(alice);
+    const tunnel = await openTunnel(camera, (request) => {
+      if (request.path === "/preview/hls/index.m3u8") return { status: 200, contentType: "application/vnd.apple.mpegurl", data: "#EXTM3U\n" };
+      if (request.path === "/preview/hls/segment1.ts") return { status: 200, contentType: "video/mp2t", binary: new Uint8Array([0x47, 9]) };
+      return { status: 404, data: { detail: "no such file" } };
+    });
+    const playlist = await cameraApi(alice, `/${camera.id}/hls/index.m3u8`);
+    expect(playlist.headers.get("content-type")).toBe("application/vnd.apple.mpegurl");
+    expect(await playlist.text()).toBe("#EXTM3U\n");
+    const segment = await cameraApi(alice, `/${camera.id}/hls/segment1.ts`);
+    expect(new Uint8Array(await segment.arrayBuffer())).toEqual(new Uint8Array([0x47, 9]));
+    await expectProblem(await cameraApi(alice, `/${camera.id}/hls/segment9.ts`), 404, "HLS_FILE_NOT_FOUND");
+    // URL parsing already resolves a bare `%2e%2e` segment, so that request never reaches the proxy.
+    expect((await cameraApi(alice, `/${camera.id}/hls/%2e%2e`)).status).toBe(404);
+    for (const path of ["%2E%2E%2Fsystem%2Ftelemetry", "x%2F%2E%2E%2F%2E%2E%2Fpairing", "..%5Csecret", "%252e%252e", "a%00b"]) {
+      const refused = await cameraApi(alice, `/${camera.id}/hls/${path}`);
+      expect(refused.status, path).toBe(400);
+      await expectProblem(refused, 400, "INVALID_HLS_PATH");
+    }
+    const relayed = tunnel.frames.filter((frame) => frame.type === "request").map((frame) => frame.path);
+    expect(relayed).toEqual(["/preview/hls/index.m3u8", "/preview/hls/segment1.ts", "/preview/hls/segment9.ts"]);
+    tunnel.socket.close();
+  });
+
+  it("hands over the device-local key for X-API-Key, never cached", async () => {
+    const camera = await pairCamera(alice);
+    const tunnel = await openTunnel(camera, () => ({ status: 200, data: { api_key: "local-key-123", local_urls: ["http://192.168.1.20:8018"] } }));
+    const response = await cameraApi(alice, `/${camera.id}/local-access`);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    expect(await response.json()).toEqual({ header_name: "X-API-Key", api_key: "local-key-123", local_urls: ["http://192.168.1.20:8018"] });
+    tunnel.socket.close();
+  });
+});
+
+describe("recording streams before the video platform is linked", () => {
+  it("refuses to start a stream with 503 and has no stream to read or stop", async () => {
+    const camera = await pairCamera(alice);
+    await expectProblem(await cameraApi(alice, `/${camera.id}/recording-stream`, { method: "POST", body: { product_id: 1 } }), 503, "STREAMING_UNAVAILABLE");
+    await expectProblem(await cameraApi(alice, `/${camera.id}/recording-stream`), 404, "RECORDING_STREAM_NOT_FOUND");
+    await expectProblem(await cameraApi(alice, `/${camera.id}/recording-stream`, { method: "DELETE" }), 404, "RECORDING_STREAM_NOT_FOUND");
+  });
+});
+
+describe("deleting a camera", () => {
+  it("tells the connected device to unpair, closes its tunnel and revokes its key", async () => {
+    const camera = await pairCamera(alice);
+    const tunnel = await openTunnel(camera);
+    const token = await assertion(camera);
+    const deleted = await cameraApi(alice, `/${camera.id}`, { method: "DELETE" });
+    expect(deleted.status).toBe(204);
+    await tunnel.next((frame) => frame.type === "request" && frame.method === "DELETE" && frame.path === "/pairing");
+    expect(await tunnel.closed).toMatchObject({ code: 4001 });
+    await expectProblem(await handshake(camera, token), 401, "DEVICE_ASSERTION_INVALID");
+    await expectProblem(await cameraApi(alice, `/${camera.id}`), 404, "CAMERA_NOT_FOUND");
+    const jtis = await env.DB.prepare("SELECT count(*) AS n FROM camera_assertion_jtis WHERE camera_id = ?").bind(camera.id).first<{ n: number }>();
+    expect(jtis!.n).toBe(0);
+  });
+});
