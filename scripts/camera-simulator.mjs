@@ -456,7 +456,7 @@ async function keepTunnel() {
     }
     if (outcome.opened) {
       backoff = 1000;
-      log(`tunnel closed (${outcome.code}${outcome.reason ? ` ${outcome.reason}` : ""}); reconnecting`);
+      log(`tunnel closed (${outcome.code}${outcome.reason ? ` ${outcome.reason}` : ""})`);
     } else if (outcome.refused) {
       log(`handshake refused: ${outcome.refused} ${outcome.detail}`);
     } else {
