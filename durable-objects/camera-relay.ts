@@ -15,6 +15,9 @@ import {
   textFrameBytes,
 } from "../src/lib/camera-protocol";
 import type { AppBindings } from "../src/env";
+import { createLogger } from "../src/lib/logger";
+
+const log = createLogger({ component: "camera-relay" });
 
 /** What the object keeps on each socket (`serializeAttachment`), so it survives hibernation. */
 export interface TunnelState {
@@ -265,7 +268,7 @@ export class CameraRelay extends DurableObject<AppBindings> {
       await this.env.DB.prepare("UPDATE cameras SET last_seen_at = ? WHERE id = ?").bind(Math.floor(at / 1000), cameraId).run();
     } catch (error) {
       // The tunnel works without it; the status route asks this object, not D1.
-      console.error(JSON.stringify({ level: "error", msg: "camera last_seen_at not recorded", error: String(error) }));
+      log.error("camera last_seen_at not recorded", { camera_id: cameraId, error });
     }
   }
 

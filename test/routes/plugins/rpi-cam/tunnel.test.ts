@@ -3,12 +3,14 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { TunnelState } from "../../../../durable-objects/camera-relay";
 import { verifiedUser } from "../../../support/accounts";
-import { cameraApi, handshake, openTunnel, pairCamera, type TestCamera } from "../../../support/camera";
+import { assertion, cameraApi, handshake, openTunnel, pairCamera, type TestCamera } from "../../../support/camera";
+import { fireTogether, freshIp, limitedApi, statusCounts } from "../../../support/limits";
 import { expectProblem } from "../../../support/http";
 
 // The camera's relay object and its tunnel (decisions.md, Camera plugin): one object per camera,
 // the hibernation API, a heartbeat every 30 s with 90 s to go offline, a new tunnel replacing the
-// old one, frames bounded (1009), and a tunnel that keeps relaying after its object was evicted.
+// old one, frames bounded (1009), a tunnel that keeps relaying after its object was evicted, and
+// handshakes limited per client IP and per camera.
 
 let token: string;
 
@@ -153,5 +155,32 @@ describe("frame limits", () => {
     const tunnel = await openTunnel(camera);
     tunnel.socket.send(new Uint8Array(10 * 1024 * 1024 + 1));
     expect(await tunnel.closed).toMatchObject({ code: 1009 });
+  });
+});
+
+describe("handshake limits", () => {
+  it("allows 12 handshakes a minute per camera, counted after authentication", async () => {
+    const camera = await pairCamera(token);
+    const statuses: number[] = [];
+    for (let i = 0; i < 13; i++) {
+      const response = await limitedApi(freshIp(), `/v1/plugins/rpi-cam/ws/connect?camera_id=${camera.id}`, {
+        headers: { Upgrade: "websocket", Authorization: `Bearer ${await assertion(camera)}` },
+      });
+      statuses.push(response.status);
+      response.webSocket?.accept();
+      response.webSocket?.close();
+    }
+    expect(statuses.slice(0, 12).every((status) => status === 101)).toBe(true);
+    expect(statuses[12]).toBe(429);
+  });
+
+  it("allows 30 handshakes a minute per client IP, refused ones included", async () => {
+    const ip = freshIp();
+    const camera = await pairCamera(token);
+    const send = () => limitedApi(ip, `/v1/plugins/rpi-cam/ws/connect?camera_id=${camera.id}`, { headers: { Upgrade: "websocket", Authorization: "Bearer x.y.z" } });
+    const responses = await fireTogether(30, send);
+    expect(statusCounts(responses)).toEqual({ 401: 30 });
+    const refused = await expectProblem(await send(), 429, "RATE_LIMITED");
+    expect(refused.detail).toBeTruthy();
   });
 });
