@@ -280,12 +280,17 @@ const COMMANDS = [
   ["GET", /^\/camera\/controls$/, () => ok(camera.controls)],
   ["PATCH", /^\/camera\/controls$/, ({ body }) => {
     if (!isObject(body)) return fail(422, "Send the controls to change as a JSON object.");
-    Object.assign(camera.controls, body);
+    // A "__proto__" key from JSON would reach the prototype setter, not become a control.
+    for (const [name, value] of Object.entries(body)) if (name !== "__proto__") camera.controls[name] = value;
     return ok(camera.controls);
   }],
   ["PUT", /^\/camera\/focus$/, ({ body }) => {
-    if (!isObject(body) || !["auto", "manual", "continuous"].includes(body.mode)) return fail(422, "mode is auto, manual or continuous.");
-    if (body.mode === "manual" && typeof body.lens_position !== "number") return fail(422, "Manual focus needs a numeric lens_position.");
+    if (!isObject(body) || !["auto", "manual", "continuous"].includes(body.mode)) {
+      return fail(422, "mode is auto, manual or continuous.");
+    }
+    if (body.mode === "manual" && typeof body.lens_position !== "number") {
+      return fail(422, "Manual focus needs a numeric lens_position.");
+    }
     camera.controls.AfMode = body.mode;
     if (typeof body.lens_position === "number") camera.controls.LensPosition = body.lens_position;
     return ok({ mode: body.mode, lens_position: camera.controls.LensPosition });
@@ -304,8 +309,10 @@ const COMMANDS = [
     return ok({ previewing: false });
   }],
   ["GET", /^\/preview\/hls\/(.+)$/, (_frame, match) => hlsFile(match[1])],
-  ["GET", /^\/streams\/youtube$/, () =>
-    camera.stream ? ok({ streaming: true, ingest_url: camera.stream.ingestUrl, started_at: camera.stream.startedAt }) : fail(404, "No stream.")],
+  ["GET", /^\/streams\/youtube$/, () => {
+    if (!camera.stream) return fail(404, "No stream.");
+    return ok({ streaming: true, ingest_url: camera.stream.ingestUrl, started_at: camera.stream.startedAt });
+  }],
   ["POST", /^\/streams\/youtube$/, ({ body }) => {
     if (!isObject(body) || typeof body.ingest_url !== "string" || !/^rtmps?:\/\//.test(body.ingest_url)) {
       return fail(422, "ingest_url must be an rtmp:// or rtmps:// URL.");
@@ -329,6 +336,9 @@ const COMMANDS = [
   ["DELETE", /^\/pairing$/, () => {
     unpairedByServer = true;
     forgetPairing(state);
+    // The server closes the tunnel itself after deleting a camera; if it does not (the owner
+    // relayed this through /commands, say), a device that forgot its identity hangs up anyway.
+    setTimeout(() => tunnel?.close(1000, "unpaired"), 15_000).unref();
     return ok({ unpaired: true });
   }],
 ];
@@ -370,7 +380,8 @@ async function handleRequest(socket, frame) {
   if (Buffer.byteLength(text) > MAX_TEXT_FRAME || (binary && binary.byteLength > MAX_BINARY_FRAME)) {
     result.status = 500;
     binary = null;
-    text = JSON.stringify({ type: "response", id: frame.id, status: 500, content_type: "application/json", has_binary: false, data: { detail: "Answer too large." } });
+    const data = { detail: "Answer too large." };
+    text = JSON.stringify({ type: "response", id: frame.id, status: 500, content_type: "application/json", has_binary: false, data });
   }
   log(`${frame.method} ${frame.path} -> ${result.status}`);
   if (socket.readyState !== WebSocket.OPEN) return;
@@ -393,7 +404,11 @@ async function runTunnel() {
       }
     };
     // No Origin header: the server refuses tunnels that look like they come from a browser.
-    const socket = new WebSocket(state.ws_url, { headers: { Authorization: `Bearer ${token}` }, perMessageDeflate: false, handshakeTimeout: 15_000 });
+    const socket = new WebSocket(state.ws_url, {
+      headers: { Authorization: `Bearer ${token}` },
+      perMessageDeflate: false,
+      handshakeTimeout: 15_000,
+    });
     tunnel = socket;
 
     socket.on("unexpected-response", (_request, response) => {
@@ -447,7 +462,7 @@ async function keepTunnel() {
     }
     if (outcome.code === 4001 || unpairedByServer) {
       if (state.camera_id) forgetPairing(state);
-      log("unpaired by the server: camera forgotten; run again to pair anew");
+      log(`unpaired (close ${outcome.code}): camera forgotten; run again to pair anew`);
       return 0;
     }
     if (outcome.code === 4000) {
@@ -478,11 +493,19 @@ const shellQuote = (text) => `'${text.replaceAll("'", "'\\''")}'`;
 async function registerCode() {
   for (;;) {
     const code = drawCode();
-    const response = await fetch(`${API}/pairing/register`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ code, fingerprint: state.fingerprint, public_key_jwk: publicJwk, key_id: state.key_id }),
-    });
+    let response;
+    try {
+      response = await fetch(`${API}/pairing/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ code, fingerprint: state.fingerprint, public_key_jwk: publicJwk, key_id: state.key_id }),
+      });
+    } catch (error) {
+      // A device boots before its network or the server is up: it keeps trying.
+      log(`cannot reach ${BASE} (${error.cause?.code ?? error.message}); retrying in 5 s`);
+      await sleep(5000);
+      continue;
+    }
     if (response.status === 201) return { code, expiresAt: (await response.json()).expires_at };
     if (response.status === 409) continue; // Someone else's live code: draw again.
     const detail = await problemDetail(response);
@@ -520,7 +543,7 @@ async function pair() {
       try {
         response = await fetch(`${API}/pairing/poll?${new URLSearchParams({ code, fingerprint: state.fingerprint })}`);
       } catch (error) {
-        log(`poll failed: ${error.message}`);
+        log(`poll failed: ${error.cause?.code ?? error.message}`);
         continue;
       }
       if (response.status === 404) {

@@ -22,21 +22,30 @@ describe("the limits table", () => {
       "failed-login": { key: "email", amount: 3, windowSeconds: 60, kind: "guard", onStoreFailure: "closed" },
       "wrong-secret-minute": { key: "user", amount: 3, windowSeconds: 60, kind: "guard", onStoreFailure: "closed" },
       "wrong-secret-day": { key: "user", amount: 100, windowSeconds: 86_400, kind: "guard", onStoreFailure: "closed" },
+      "pairing-register-ip": { key: "ip", amount: 10, windowSeconds: 60, kind: "request", onStoreFailure: "open" },
+      "pairing-claim-ip": { key: "ip", amount: 10, windowSeconds: 60, kind: "request", onStoreFailure: "closed" },
+      "pairing-claim-code": { key: "pairing-code", amount: 5, windowSeconds: 600, kind: "guard", onStoreFailure: "closed" },
+      "camera-connect-ip": { key: "ip", amount: 30, windowSeconds: 60, kind: "request", onStoreFailure: "open" },
+      "camera-connect-camera": { key: "camera", amount: 12, windowSeconds: 60, kind: "request", onStoreFailure: "open" },
     });
   });
 
-  it("lets only the general buckets fail open", () => {
+  it("lets only the general buckets and the camera's request rates fail open", () => {
     const open = Object.entries(LIMITS)
       .filter(([, spec]) => spec.onStoreFailure === "open")
       .map(([name]) => name)
       .sort();
     expect(open).toEqual(
-      ["export-ip", "export-signed-in-ip", "read-ip", "read-user", "upload-ip", "upload-user", "write-ip", "write-user"].sort(),
+      [
+        "export-ip", "export-signed-in-ip", "read-ip", "read-user", "upload-ip", "upload-user", "write-ip", "write-user",
+        // Device registrations and tunnel handshakes: the assertion (D1) is the bound that fails closed.
+        "pairing-register-ip", "camera-connect-ip", "camera-connect-camera",
+      ].sort(),
     );
     const guards = Object.entries(LIMITS)
       .filter(([, spec]) => spec.kind === "guard")
       .map(([name]) => name);
-    expect(guards).toEqual(["forgot-password-email", "failed-login", "wrong-secret-minute", "wrong-secret-day"]);
+    expect(guards).toEqual(["forgot-password-email", "failed-login", "wrong-secret-minute", "wrong-secret-day", "pairing-claim-code"]);
   });
 
   it("shares one wrong-secret budget, per minute and per day", () => {
