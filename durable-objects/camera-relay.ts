@@ -163,6 +163,7 @@ export class CameraRelay extends DurableObject<AppBindings> {
     let open = 0;
     for (const socket of this.ctx.getWebSockets()) {
       if (now - this.lastSeen(socket) > OFFLINE_AFTER_MS) {
+        await this.recordFinal(socket);
         this.closeSocket(socket, CLOSE_CODES.heartbeatTimeout, "no heartbeat");
         continue;
       }
@@ -207,6 +208,7 @@ export class CameraRelay extends DurableObject<AppBindings> {
 
   override async webSocketClose(socket: WebSocket, code: number, reason: string): Promise<void> {
     this.failPending(socket);
+    await this.recordFinal(socket);
     this.closeSocket(socket, code === 1005 || code === 1006 ? 1000 : code, reason);
     if (this.ctx.getWebSockets().length <= 1) await this.ctx.storage.deleteAlarm();
   }
@@ -270,6 +272,12 @@ export class CameraRelay extends DurableObject<AppBindings> {
       // The tunnel works without it; the status route asks this object, not D1.
       log.error("camera last_seen_at not recorded", { camera_id: cameraId, error });
     }
+  }
+
+  /** Writes the tunnel's exact last sign of life, so an offline camera's `last_seen_at` is not a minute behind. */
+  private async recordFinal(socket: WebSocket): Promise<void> {
+    const state = this.state(socket);
+    if (state) await this.recordLastSeen(state.cameraId, this.lastSeen(socket));
   }
 
   private failPending(socket: WebSocket): void {

@@ -100,6 +100,12 @@ describe("relayed commands", () => {
       const problem = await expectProblem(refused, 403, "RELAY_COMMAND_NOT_ALLOWED");
       expect(problem.detail).toBe("Relay command is not allowed.");
     }
+    // Unpairing is deletion, so that device and service never disagree about the pairing.
+    await expectProblem(
+      await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "DELETE", path: "/pairing" } }),
+      409,
+      "UNPAIR_BY_DELETING",
+    );
     const requests = tunnel.frames.filter((frame) => frame.type === "request");
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({ type: "request", method: "PATCH", path: "/camera/controls", params: {}, headers: {} });

@@ -45,6 +45,18 @@ describe("the tunnel", () => {
     tunnel.socket.close();
   });
 
+  it("records the exact last sign of life when the tunnel closes", async () => {
+    const camera = await pairCamera(token);
+    const tunnel = await openTunnel(camera, echo);
+    // The connection wrote last_seen_at; make D1's copy stale, as a minute of heartbeats would.
+    await env.DB.prepare("UPDATE cameras SET last_seen_at = last_seen_at - 50 WHERE id = ?").bind(camera.id).run();
+    tunnel.socket.close(1000, "bye");
+    await expect
+      .poll(async () => (await env.DB.prepare("SELECT last_seen_at FROM cameras WHERE id = ?").bind(camera.id).first<{ last_seen_at: number }>())!.last_seen_at)
+      .toBeGreaterThan(Date.now() / 1000 - 10);
+    expect(await (await cameraApi(token, `/${camera.id}/status`)).json()).toMatchObject({ connection: "offline", connected_at: null });
+  });
+
   it("is replaced by a new connection of the same camera", async () => {
     const camera = await pairCamera(token);
     const first = await openTunnel(camera, () => ({ status: 200, data: { tunnel: "first" } }));

@@ -43,6 +43,13 @@ export const sendCommand: RouteHandler<typeof routes.sendCommand, AppEnv> = asyn
   const user = requireUser(c);
   const { camera_id } = c.req.valid("param");
   const command = c.req.valid("json");
+  if (command.method === "DELETE" && command.path === "/pairing") {
+    // The device would forget its pairing while the camera lived on here: unpairing is deletion.
+    throw new ApiError(409, {
+      code: "UNPAIR_BY_DELETING",
+      detail: "To unpair a camera, delete it (DELETE /v1/plugins/rpi-cam/cameras/{camera_id}); that also tells the device.",
+    });
+  }
   await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
   const answer = await relayCommand(relayDeps(c), camera_id, command);
   c.header("Cache-Control", "no-store");

@@ -75,11 +75,13 @@ export const sendCommand = createRoute({
     "For the camera controls the other routes do not cover (`GET|PATCH /camera/controls`, `PUT /camera/focus`, " +
     "`POST /preview/start|stop`, `GET /camera`, ...). Only the allow-list of the device contract is relayed; anything else is 403 " +
     "`RELAY_COMMAND_NOT_ALLOWED` (`Relay command is not allowed.`). Answers 200 with the device's own status and data; a device " +
-    `answer with binary content comes back as those bytes, with the device's content type and \`X-Camera-Status\`. ${RELAY_FAILURES}`,
+    `answer with binary content comes back as those bytes, with the device's content type and \`X-Camera-Status\`. ` +
+    "`DELETE /pairing` is 409 `UNPAIR_BY_DELETING`: unpair by deleting the camera, so both sides agree. " +
+    RELAY_FAILURES,
   request: { params: CameraIdParamsSchema, body: json(CommandBodySchema) },
   responses: {
     200: { description: "The device's answer.", content: { "application/json": { schema: CommandResultSchema }, "application/octet-stream": BINARY } },
-    ...problemResponses(401, 403, 404, 413, 415, 422, 502, 503),
+    ...problemResponses(401, 403, 404, 409, 413, 415, 422, 502, 503),
   },
 });
 
