@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import {
+  CAMERA_ID_HEADER,
   CLOSE_CODES,
   CLOSE_TOO_BIG,
   HEARTBEAT_INTERVAL_MS,
@@ -38,11 +39,11 @@ export interface TunnelStatus {
   lastSeenAt: number | null;
 }
 
-/** The header through which the Worker tells the object which camera it authenticated. */
-export const CAMERA_ID_HEADER = "x-relab-camera-id";
-
-// D1 gets the last-seen time at most this often per camera: status reads ask the object itself.
+// D1 gets the last-seen time at most this often per camera (status reads ask the object itself);
+// the same write tells the heartbeat whether the camera still exists.
 const RECORD_EVERY_MS = 60_000;
+/** Storage key of the tombstone a deleted camera's object keeps: camera ids are never reused. */
+const RETIRED_KEY = "retired";
 
 interface Pending {
   socket: WebSocket;
@@ -57,7 +58,8 @@ interface Pending {
  * hibernation API, so an idle tunnel costs no running object between heartbeats. Everything that
  * must outlive a hibernation is on the socket (`TunnelState`) or in the scheduled alarm; only
  * commands in flight are in memory, and an object with a command in flight is never evicted.
- * The object's own storage holds nothing but that alarm (docs/storage.md).
+ * The object's own storage holds that alarm and, once the camera is deleted, a tombstone that
+ * refuses any later tunnel (docs/storage.md).
  */
 export class CameraRelay extends DurableObject<AppBindings> {
   private readonly pending = new Map<string, Pending>();
@@ -76,6 +78,8 @@ export class CameraRelay extends DurableObject<AppBindings> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !cameraId) {
       return new Response("expected an authenticated WebSocket upgrade", { status: 400 });
     }
+    // A handshake authenticated just before the camera's deletion must not outlive it.
+    if (await this.ctx.storage.get(RETIRED_KEY)) return new Response("camera deleted", { status: 410 });
     for (const old of this.ctx.getWebSockets()) this.closeSocket(old, CLOSE_CODES.replaced, "replaced by a new connection");
 
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
@@ -83,7 +87,7 @@ export class CameraRelay extends DurableObject<AppBindings> {
     const now = Date.now();
     server.serializeAttachment({ cameraId, connectedAt: now, lastSeenAt: now, lastRecordedAt: now } satisfies TunnelState);
     await this.ctx.storage.setAlarm(now + HEARTBEAT_INTERVAL_MS);
-    await this.recordLastSeen(cameraId, now);
+    await this.recordLastSeen(cameraId, now, "tunnel opened");
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -106,7 +110,7 @@ export class CameraRelay extends DurableObject<AppBindings> {
       headers: command.headers ?? {},
     };
     const text = JSON.stringify(frame);
-    if (textFrameBytes(text) > MAX_TEXT_FRAME_BYTES) return { ok: false, reason: "protocol" };
+    if (textFrameBytes(text) > MAX_TEXT_FRAME_BYTES) return { ok: false, reason: "too-large" };
 
     return new Promise<RelayOutcome>((resolve) => {
       const timer = setTimeout(() => settle({ ok: false, reason: "timeout" }), timeoutMs);
@@ -143,6 +147,7 @@ export class CameraRelay extends DurableObject<AppBindings> {
    * `notify: false` when the device asked for it itself.
    */
   async unpair(notify: boolean): Promise<void> {
+    await this.ctx.storage.put(RETIRED_KEY, true);
     for (const socket of this.ctx.getWebSockets()) {
       if (notify) {
         const frame: RequestFrame = { type: "request", id: crypto.randomUUID(), method: "DELETE", path: "/pairing", params: {}, body: null, headers: {} };
@@ -157,15 +162,33 @@ export class CameraRelay extends DurableObject<AppBindings> {
     await this.ctx.storage.deleteAlarm();
   }
 
-  /** The heartbeat: pings every live tunnel, closes those silent for longer than 90 s. */
+  /**
+   * The heartbeat: pings every live tunnel and closes those silent for longer than 90 s. About
+   * once a minute it also records the last sign of life in D1, and a camera that is gone there
+   * (deleted while this object missed it, or its owner deactivated) is unpaired here.
+   */
   override async alarm(): Promise<void> {
     const now = Date.now();
     let open = 0;
     for (const socket of this.ctx.getWebSockets()) {
+      const state = this.state(socket);
       if (now - this.lastSeen(socket) > OFFLINE_AFTER_MS) {
-        await this.recordFinal(socket);
+        await this.recordLastSeen(state.cameraId, this.lastSeen(socket), "heartbeat lost");
         this.closeSocket(socket, CLOSE_CODES.heartbeatTimeout, "no heartbeat");
         continue;
+      }
+      if (now - state.lastRecordedAt >= RECORD_EVERY_MS) {
+        socket.serializeAttachment({ ...state, lastRecordedAt: now });
+        const camera = await this.recordLastSeen(state.cameraId, this.lastSeen(socket), "heartbeat");
+        if (camera === "deleted") {
+          await this.unpair(true);
+          return;
+        }
+        if (camera === "owner-inactive") {
+          // Not unpaired: the device may come back once the account is active again.
+          this.closeSocket(socket, CLOSE_CODES.ownerInactive, "owner account inactive");
+          continue;
+        }
       }
       try {
         socket.send('{"type":"ping"}');
@@ -185,11 +208,12 @@ export class CameraRelay extends DurableObject<AppBindings> {
     }
     const frame = parseDeviceFrame(message);
     if (!frame) return; // Unknown frames are ignored: newer devices may send more than this side knows.
+    this.touch(socket);
     if (frame.type === "ping") {
+      // A ping spelt differently from the auto-response's exact bytes wakes the object; answer it too.
       socket.send('{"type":"pong"}');
       return;
     }
-    await this.touch(socket);
     if (frame.type === "pong") return;
 
     if (this.awaitingBinary !== null) {
@@ -208,7 +232,7 @@ export class CameraRelay extends DurableObject<AppBindings> {
 
   override async webSocketClose(socket: WebSocket, code: number, reason: string): Promise<void> {
     this.failPending(socket);
-    await this.recordFinal(socket);
+    await this.recordLastSeen(this.state(socket).cameraId, this.lastSeen(socket), "tunnel closed");
     this.closeSocket(socket, code === 1005 || code === 1006 ? 1000 : code, reason);
     if (this.ctx.getWebSockets().length <= 1) await this.ctx.storage.deleteAlarm();
   }
@@ -255,29 +279,29 @@ export class CameraRelay extends DurableObject<AppBindings> {
     return newest && now - this.lastSeen(newest.socket) <= OFFLINE_AFTER_MS ? newest.socket : null;
   }
 
-  private async touch(socket: WebSocket): Promise<void> {
-    const state = this.state(socket);
-    const now = Date.now();
-    state.lastSeenAt = now;
-    const record = now - state.lastRecordedAt >= RECORD_EVERY_MS;
-    if (record) state.lastRecordedAt = now;
-    socket.serializeAttachment(state);
-    if (record) await this.recordLastSeen(state.cameraId, now);
+  private touch(socket: WebSocket): void {
+    socket.serializeAttachment({ ...this.state(socket), lastSeenAt: Date.now() });
   }
 
-  private async recordLastSeen(cameraId: string, at: number): Promise<void> {
+  /**
+   * Writes the camera's last sign of life to D1 (never moving it backwards, as a replaced tunnel's
+   * late close would), and says what D1 knows of the camera. A failed write counts as `ok`: the
+   * tunnel works without it.
+   */
+  private async recordLastSeen(cameraId: string, at: number, why: string): Promise<"ok" | "deleted" | "owner-inactive"> {
     try {
-      await this.env.DB.prepare("UPDATE cameras SET last_seen_at = ? WHERE id = ?").bind(Math.floor(at / 1000), cameraId).run();
+      const row = await this.env.DB.prepare(
+        `UPDATE cameras SET last_seen_at = max(coalesce(last_seen_at, 0), ?1) WHERE id = ?2
+         RETURNING (SELECT is_active FROM users u WHERE u.id = cameras.owner_id) AS active`,
+      )
+        .bind(Math.floor(at / 1000), cameraId)
+        .first<{ active: number }>();
+      if (!row) return "deleted";
+      return row.active === 1 ? "ok" : "owner-inactive";
     } catch (error) {
-      // The tunnel works without it; the status route asks this object, not D1.
-      log.error("camera last_seen_at not recorded", { camera_id: cameraId, error });
+      log.error("camera last_seen_at not recorded", { camera_id: cameraId, why, error });
+      return "ok";
     }
-  }
-
-  /** Writes the tunnel's exact last sign of life, so an offline camera's `last_seen_at` is not a minute behind. */
-  private async recordFinal(socket: WebSocket): Promise<void> {
-    const state = this.state(socket);
-    if (state) await this.recordLastSeen(state.cameraId, this.lastSeen(socket));
   }
 
   private failPending(socket: WebSocket): void {

@@ -336,8 +336,8 @@ const COMMANDS = [
   ["DELETE", /^\/pairing$/, () => {
     unpairedByServer = true;
     forgetPairing(state);
-    // The server closes the tunnel itself after deleting a camera; if it does not (the owner
-    // relayed this through /commands, say), a device that forgot its identity hangs up anyway.
+    // The server closes the tunnel itself after deleting a camera; should that close never come,
+    // a device that forgot its identity hangs up anyway.
     setTimeout(() => tunnel?.close(1000, "unpaired"), 15_000).unref();
     return ok({ unpaired: true });
   }],

@@ -17,12 +17,15 @@ export const MAX_PENDING_COMMANDS = 16;
 /** The WebSocket close code for a frame over the limits (RFC 6455, "message too big"). */
 export const CLOSE_TOO_BIG = 1009;
 
+/** The header through which the Worker tells the relay object which camera it authenticated. */
+export const CAMERA_ID_HEADER = "x-relab-camera-id";
+
 /** Close codes of the relay object, in the private-use range. */
 export const CLOSE_CODES = {
   replaced: 4000,
   unpaired: 4001,
   heartbeatTimeout: 4002,
-  protocolError: 4003,
+  ownerInactive: 4003,
 } as const;
 
 /** A command sent to the device: the relay envelope of the spec. */
@@ -54,7 +57,7 @@ export interface ResponseFrame {
 /** The answer a relay gives the Worker. */
 export type RelayOutcome =
   | { ok: true; status: number; contentType: string | null; data: unknown; binary: Uint8Array | null }
-  | { ok: false; reason: "offline" | "timeout" | "busy" | "disconnected" | "protocol" };
+  | { ok: false; reason: "offline" | "timeout" | "busy" | "disconnected" | "protocol" | "too-large" };
 
 // Method and path pattern of every command a device may receive (decisions.md, Allowlist). The
 // device enforces the same list; the backend refuses anything else before it reaches the tunnel.
@@ -112,7 +115,10 @@ function decodeFully(value: string): string | null {
   return null;
 }
 
-/** The UTF-8 length of a text frame, without encoding it when it is plainly within the limit. */
+/**
+ * The UTF-8 length of a text frame for the limit check: short texts (at most a third of the limit
+ * in UTF-16 units, so surely within it) are not encoded and report their UTF-16 length instead.
+ */
 export function textFrameBytes(text: string): number {
   // Each UTF-16 unit is at most 3 bytes of UTF-8.
   if (text.length * 3 <= MAX_TEXT_FRAME_BYTES) return text.length;

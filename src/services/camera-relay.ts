@@ -40,7 +40,15 @@ const UNAVAILABLE: Record<Exclude<RelayOutcome, { ok: true }>["reason"], () => A
   busy: () =>
     new ApiError(503, { code: "CAMERA_BUSY", detail: "The camera has too many commands in flight; try again shortly.", headers: { "Retry-After": "1" } }),
   protocol: () => new ApiError(502, { code: "CAMERA_PROTOCOL_ERROR", detail: "The camera's answer did not follow the relay protocol." }),
+  "too-large": () =>
+    new ApiError(413, { code: "RELAY_COMMAND_TOO_LARGE", detail: "A relayed command is at most 64 KiB as a tunnel frame; send a smaller body." }),
 };
+
+/** The relay object itself failed (reset by a deploy, overloaded): a relay failure, not a bug of the route. */
+function relayUnavailable(log: Logger, cameraId: string, error: unknown): ApiError {
+  log.warn("camera relay object unavailable", { camera_id: cameraId, error });
+  return new ApiError(503, { code: "CAMERA_RELAY_UNAVAILABLE", detail: "The camera's relay is restarting; try again.", headers: { "Retry-After": "1" } });
+}
 
 /**
  * Relays one command to a camera through its relay object and returns the device's answer,
@@ -50,7 +58,12 @@ const UNAVAILABLE: Record<Exclude<RelayOutcome, { ok: true }>["reason"], () => A
 export async function relayCommand(deps: RelayDeps, cameraId: string, command: RelayCommand): Promise<RelayAnswer> {
   if (!isAllowedCommand(command.method, command.path)) throw commandNotAllowed();
   // RPC results come back as plain data; the cast drops the stub's Disposable wrapper type.
-  const outcome = (await relayObject(deps.relays, cameraId).relay(command, deps.timeoutMs)) as RelayOutcome;
+  let outcome: RelayOutcome;
+  try {
+    outcome = (await relayObject(deps.relays, cameraId).relay(command, deps.timeoutMs)) as RelayOutcome;
+  } catch (error) {
+    throw relayUnavailable(deps.log, cameraId, error);
+  }
   if (outcome.ok) return outcome;
   deps.log.warn("camera relay failed", { camera_id: cameraId, command: `${command.method} ${command.path.split("/").slice(0, 3).join("/")}`, reason: outcome.reason });
   throw UNAVAILABLE[outcome.reason]();
@@ -74,8 +87,12 @@ export async function relayForData(deps: RelayDeps, cameraId: string, command: R
 }
 
 /** Whether the camera's tunnel is live (the relay object's view). */
-export function tunnelStatus(relays: DurableObjectNamespace<CameraRelay>, cameraId: string): Promise<TunnelStatus> {
-  return relayObject(relays, cameraId).status();
+export async function tunnelStatus(deps: Pick<RelayDeps, "relays" | "log">, cameraId: string): Promise<TunnelStatus> {
+  try {
+    return await relayObject(deps.relays, cameraId).status();
+  } catch (error) {
+    throw relayUnavailable(deps.log, cameraId, error);
+  }
 }
 
 /**

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { batchRows, type Db } from "../db/client";
 import type { PageQuery } from "../lib/pagination";
 import { pageWindow } from "../lib/pagination";
-import { notFound } from "../lib/problem";
+import { ApiError, notFound } from "../lib/problem";
 import type { UploadTarget } from "./media";
 
 /** A camera as the read statements select it (never its key). */
@@ -98,18 +98,23 @@ export const productNotFound = () => notFound("You have no base product or compo
 /**
  * Where a device upload goes, in one round trip: the camera owner's record `productId` (a base
  * product or a component; 404 for anyone else's) with the owner's usage, whose quota is charged.
+ * 403 while the owner's email address is unverified.
  */
 export async function readDeviceUploadTarget(
   db: Db,
   ownerId: number,
   productId: number,
 ): Promise<{ kind: "product" | "component"; target: UploadTarget }> {
-  const rows = await db.all<{ parent_id: number | null; role: "contributor" | "lab"; upload_file_count: number; upload_total_bytes: number }>(
-    sql`SELECT p.parent_id, u.role, u.upload_file_count, u.upload_total_bytes
+  const rows = await db.all<{ parent_id: number | null; role: "contributor" | "lab"; is_verified: number; upload_file_count: number; upload_total_bytes: number }>(
+    sql`SELECT p.parent_id, u.role, u.is_verified, u.upload_file_count, u.upload_total_bytes
         FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ${productId} AND p.owner_id = ${ownerId}`,
   );
   const row = rows[0];
   if (!row) throw productNotFound();
+  // Records only grow with a verified account, whoever sends the bytes (an email change unverifies).
+  if (row.is_verified !== 1) {
+    throw new ApiError(403, { code: "OWNER_NOT_VERIFIED", detail: "The camera's owner must verify their email address before captures are stored." });
+  }
   return {
     kind: row.parent_id === null ? "product" : "component",
     target: { ownerId, ownerRole: row.role, fileCount: row.upload_file_count, totalBytes: row.upload_total_bytes },

@@ -4,15 +4,12 @@ import { assertMayModify, requireVerified } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { requestOrigin } from "../../../lib/http";
-import { randomHexId } from "../../../lib/ids";
 import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../lib/multipart";
 import { pageEnvelope } from "../../../lib/pagination";
 import { ApiError, notFound } from "../../../lib/problem";
-import type { MediaMessage } from "../../../queues/media-messages";
 import {
   assertWithinQuota,
   deleteMedia,
-  insertMedia,
   type MediaParent,
   readMediaItem,
   readMediaPage,

@@ -1,9 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { verifiedUser } from "../../../support/accounts";
+import { bearer, verifiedUser } from "../../../support/accounts";
 import { assertion, cameraApi, handshake, openTunnel, pairCamera, type RequestFrame } from "../../../support/camera";
 import { apiWithVars, expectProblem, roundTrips } from "../../../support/http";
-import { bearer } from "../../../support/accounts";
 
 // The app's camera routes (decisions.md, Camera plugin): the owner's cameras only (anyone else's
 // is 404), status and telemetry, the allow-list of relayed commands (403 otherwise), time-outs
@@ -49,9 +48,22 @@ describe("camera records", () => {
       ["POST", "/commands"],
       ["POST", "/recording-stream"],
       ["GET", "/recording-stream"],
+      ["DELETE", "/recording-stream"],
+      ["POST", "/commands#reserved"],
+      ["POST", "/hls/..%5Cx"],
     ] as const) {
-      const body = method === "PATCH" ? { name: "Mine" } : path === "/commands" ? { method: "GET", path: "/camera" } : path === "/recording-stream" && method === "POST" ? { product_id: 1 } : undefined;
-      await expectProblem(await cameraApi(bob, `/${first.id}${path}`, { method, body }), 404, "CAMERA_NOT_FOUND");
+      const body =
+        method === "PATCH"
+          ? { name: "Mine" }
+          : path === "/commands"
+            ? { method: "GET", path: "/camera" }
+            : path === "/commands#reserved"
+              ? { method: "DELETE", path: "/pairing" }
+              : path === "/recording-stream" && method === "POST"
+                ? { product_id: 1 }
+                : undefined;
+      const route = path.replace("#reserved", "");
+      await expectProblem(await cameraApi(bob, `/${first.id}${route}`, { method: route.startsWith("/hls") ? "GET" : method, body }), 404, "CAMERA_NOT_FOUND");
     }
     await expectProblem(await cameraApi(alice, "/not-a-uuid"), 422, "VALIDATION_FAILED");
   });
@@ -100,12 +112,11 @@ describe("relayed commands", () => {
       const problem = await expectProblem(refused, 403, "RELAY_COMMAND_NOT_ALLOWED");
       expect(problem.detail).toBe("Relay command is not allowed.");
     }
-    // Unpairing is deletion, so that device and service never disagree about the pairing.
-    await expectProblem(
-      await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "DELETE", path: "/pairing" } }),
-      409,
-      "UNPAIR_BY_DELETING",
-    );
+    // Commands with a route of their own go there, so its checks always apply.
+    for (const [method, path] of [["DELETE", "/pairing"], ["POST", "/captures"], ["POST", "/streams/youtube"], ["GET", "/streams/youtube"]]) {
+      const reserved = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method, path, body: { product_id: 1 } } });
+      await expectProblem(reserved, 409, "RELAY_COMMAND_RESERVED");
+    }
     const requests = tunnel.frames.filter((frame) => frame.type === "request");
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({ type: "request", method: "PATCH", path: "/camera/controls", params: {}, headers: {} });
@@ -115,17 +126,18 @@ describe("relayed commands", () => {
   it("answers 503 when the device does not answer in time, and ignores its late answer", async () => {
     const camera = await pairCamera(alice);
     const late: RequestFrame[] = [];
+    // Silent the first time, prompt afterwards.
     const tunnel = await openTunnel(camera, (request) => {
       late.push(request);
-      return null;
+      return late.length === 1 ? null : { status: 200, data: { answer: late.length } };
     });
     const response = await apiWithVars({ CAMERA_RELAY_TIMEOUT_MS: "300" }, `/v1/plugins/rpi-cam/cameras/${camera.id}/telemetry`, { headers: bearer(alice) });
     await expectProblem(response, 503, "CAMERA_TIMEOUT");
-    tunnel.socket.send(JSON.stringify({ type: "response", id: late[0]!.id, status: 200, data: {} }));
-    // The tunnel stays usable.
-    const again = await openTunnel(camera, echo);
-    expect((await cameraApi(alice, `/${camera.id}/telemetry`)).status).toBe(200);
-    again.socket.close();
+    tunnel.socket.send(JSON.stringify({ type: "response", id: late[0]!.id, status: 200, data: { answer: "late" } }));
+    // The same tunnel stays usable, and the late answer is not taken for the next command's.
+    const next = await cameraApi(alice, `/${camera.id}/telemetry`);
+    expect(await next.json()).toEqual({ answer: 2 });
+    tunnel.socket.close();
   });
 
   it("passes a device error on as 502 and a device that closes mid-command as 503", async () => {
@@ -140,14 +152,53 @@ describe("relayed commands", () => {
     await expectProblem(await cameraApi(alice, `/${camera.id}/local-access`), 503, "CAMERA_OFFLINE");
   });
 
-  it("returns binary answers as bytes", async () => {
+  it("returns binary answers as bytes, and never with a content type a browser would render", async () => {
     const camera = await pairCamera(alice);
     const bytes = new Uint8Array([0x47, 1, 2, 3, 4]);
-    const tunnel = await openTunnel(camera, () => ({ status: 200, contentType: "video/mp2t", binary: bytes }));
+    const tunnel = await openTunnel(camera, (request) =>
+      request.path.endsWith(".ts")
+        ? { status: 200, contentType: "video/mp2t", binary: bytes }
+        : { status: 200, contentType: "text/html; charset=utf-8", binary: new TextEncoder().encode("<script>alert(1)</script>") },
+    );
     const response = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "GET", path: "/preview/hls/segment0.ts" } });
     expect(response.headers.get("content-type")).toBe("video/mp2t");
     expect(response.headers.get("x-camera-status")).toBe("200");
+    expect(response.headers.get("content-disposition")).toBe("attachment");
     expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes);
+    const html = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "GET", path: "/preview/hls/page.html" } });
+    expect(html.headers.get("content-type")).toBe("application/octet-stream");
+    expect(html.headers.get("content-security-policy")).toBe("default-src 'none'; sandbox");
+    const proxied = await cameraApi(alice, `/${camera.id}/hls/page.html`);
+    expect(proxied.headers.get("content-type")).toBe("video/mp2t");
+    expect(proxied.headers.get("content-security-policy")).toBe("default-src 'none'; sandbox");
+    tunnel.socket.close();
+  });
+
+  it("needs a verified account to change the camera, not to read it", async () => {
+    const camera = await pairCamera(alice);
+    const tunnel = await openTunnel(camera, echo);
+    await env.DB.prepare("UPDATE users SET is_verified = 0 WHERE id = (SELECT owner_id FROM cameras WHERE id = ?)").bind(camera.id).run();
+    try {
+      expect((await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "GET", path: "/camera" } })).status).toBe(200);
+      await expectProblem(
+        await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "PATCH", path: "/camera/controls", body: {} } }),
+        403,
+        "EMAIL_NOT_VERIFIED",
+      );
+      await expectProblem(await cameraApi(alice, `/${camera.id}`, { method: "PATCH", body: { name: "x" } }), 403, "EMAIL_NOT_VERIFIED");
+      await expectProblem(await cameraApi(alice, `/${camera.id}`, { method: "DELETE" }), 403, "EMAIL_NOT_VERIFIED");
+    } finally {
+      await env.DB.prepare("UPDATE users SET is_verified = 1 WHERE id = (SELECT owner_id FROM cameras WHERE id = ?)").bind(camera.id).run();
+    }
+    tunnel.socket.close();
+  });
+
+  it("refuses a command too large for a tunnel frame with 413", async () => {
+    const camera = await pairCamera(alice);
+    const tunnel = await openTunnel(camera, echo);
+    const body = { notes: "z".repeat(70 * 1024) };
+    const refused = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "PATCH", path: "/camera/controls", body } });
+    await expectProblem(refused, 413, "RELAY_COMMAND_TOO_LARGE");
     tunnel.socket.close();
   });
 });

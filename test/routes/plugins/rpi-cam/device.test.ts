@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { bearer, me, postJson, verifiedUser } from "../../../support/accounts";
+import { bearer, me, verifiedUser } from "../../../support/accounts";
 import { assertion, cameraApi, handshake, openTunnel, pairCamera, type RequestFrame, type TestCamera } from "../../../support/camera";
 import { encodeJpeg, jpegWithMetadata, SECRETS } from "../../../support/image-fixtures";
 import { contains } from "../../../support/image-fixtures-inspect";
@@ -142,6 +142,17 @@ describe("the device's image upload", () => {
     await expectProblem(await send(), 401, "DEVICE_ASSERTION_INVALID");
   });
 
+  it("stores nothing while the owner's email address is unverified", async () => {
+    const camera = await pairCamera(alice.token);
+    const { product } = await productWithComponent(alice.token);
+    await env.DB.prepare("UPDATE users SET is_verified = 0 WHERE id = ?").bind(alice.id).run();
+    try {
+      await expectProblem(await deviceUpload(camera, captureBytes(), { product_id: product }), 403, "OWNER_NOT_VERIFIED");
+    } finally {
+      await env.DB.prepare("UPDATE users SET is_verified = 1 WHERE id = ?").bind(alice.id).run();
+    }
+  });
+
   it("charges the camera owner's quota and refuses past it", async () => {
     const camera = await pairCamera(alice.token);
     const { product } = await productWithComponent(alice.token);
@@ -213,6 +224,5 @@ describe("unpairing", () => {
     const rows = await env.DB.prepare("SELECT count(*) AS n FROM cameras WHERE id = ?").bind(camera.id).first<{ n: number }>();
     expect(rows!.n).toBe(0);
     await expectProblem(await handshake(camera), 401, "DEVICE_ASSERTION_INVALID");
-    void postJson;
   });
 });

@@ -22,6 +22,13 @@ const relayOf = (camera: TestCamera) => env.CAMERA_RELAY.get(env.CAMERA_RELAY.id
 const telemetry = (camera: TestCamera) => cameraApi(token, `/${camera.id}/telemetry`);
 const echo = (request: { path: string }) => ({ status: 200, data: { path: request.path } });
 
+/** How long ago (ms) each open tunnel of the camera last heard from its device, by the object's own record. */
+function lastSeenAges(camera: TestCamera): Promise<number[]> {
+  return runInDurableObject(relayOf(camera), (_instance, state) =>
+    state.getWebSockets().map((socket) => Date.now() - (socket.deserializeAttachment() as TunnelState).lastSeenAt),
+  );
+}
+
 /** Moves every tunnel's last sign of life `ms` into the past, as if the device had gone silent. */
 async function silence(camera: TestCamera, ms: number): Promise<void> {
   await runInDurableObject(relayOf(camera), (_instance, state) => {
@@ -66,13 +73,23 @@ describe("the tunnel", () => {
     second.socket.close();
   });
 
-  it("offers no compression", async () => {
+  it("offers no compression: a device's permessage-deflate offer is declined", async () => {
     const camera = await pairCamera(token);
-    const response = await handshake(camera, undefined, { "Sec-WebSocket-Extensions": "permessage-deflate; client_max_window_bits" });
+    // Straight to the object, with the offer: without no_web_socket_compression the runtime accepts it.
+    const response = await relayOf(camera).fetch("https://camera-relay/connect", {
+      headers: { Upgrade: "websocket", "x-relab-camera-id": camera.id, "Sec-WebSocket-Extensions": "permessage-deflate" },
+    });
     expect(response.status).toBe(101);
     expect(response.headers.get("sec-websocket-extensions")).toBeNull();
     response.webSocket!.accept();
     response.webSocket!.close();
+  });
+
+  it("refuses a tunnel for a camera deleted after its assertion was checked", async () => {
+    const camera = await pairCamera(token);
+    // The deletion reached the object (its tombstone) while D1 still had the camera.
+    await relayOf(camera).unpair(false);
+    await expectProblem(await handshake(camera), 401, "DEVICE_ASSERTION_INVALID");
   });
 });
 
@@ -80,18 +97,58 @@ describe("the heartbeat", () => {
   it("pings the device at each alarm and keeps a device that answers online", async () => {
     const camera = await pairCamera(token);
     const tunnel = await openTunnel(camera, echo);
-    await silence(camera, 80_000);
+    await silence(camera, 85_000);
     expect(await runDurableObjectAlarm(relayOf(camera))).toBe(true);
     await tunnel.next((frame) => frame.type === "ping");
-    // The pong (sent by the test device) brings the last sign of life back to now.
-    await expect.poll(async () => (await (await cameraApi(token, `/${camera.id}/status`)).json()) as { last_seen_at: string }, { timeout: 3_000 })
-      .toMatchObject({ connection: "online" });
-    await silence(camera, 0);
-    const state = await runInDurableObject(relayOf(camera), (_i, s) => s.getWebSockets().map((w) => (w.deserializeAttachment() as TunnelState).lastSeenAt));
-    expect(Date.now() - state[0]!).toBeLessThan(5_000);
+    // The pong (sent by the test device) brings the last sign of life back to now...
+    await expect.poll(() => lastSeenAges(camera), { timeout: 3_000 }).toEqual([expect.any(Number)]);
+    await expect.poll(async () => (await lastSeenAges(camera))[0]!, { timeout: 3_000 }).toBeLessThan(5_000);
+    // ...so ten more seconds of silence leave it online, where without the pong it would be 95 s.
+    await silence(camera, 10_000);
+    expect(await (await cameraApi(token, `/${camera.id}/status`)).json()).toMatchObject({ connection: "online" });
     // The next heartbeat is scheduled.
     expect(await runDurableObjectAlarm(relayOf(camera))).toBe(true);
     tunnel.socket.close();
+  });
+
+  it("counts a device's own pings, answered without waking the object, as signs of life", async () => {
+    const camera = await pairCamera(token);
+    const tunnel = await openTunnel(camera);
+    await silence(camera, 91_000);
+    expect(await (await cameraApi(token, `/${camera.id}/status`)).json()).toMatchObject({ connection: "offline" });
+    tunnel.socket.send('{"type":"ping"}');
+    await tunnel.next((frame) => frame.type === "pong");
+    expect(await (await cameraApi(token, `/${camera.id}/status`)).json()).toMatchObject({ connection: "online" });
+    tunnel.socket.close();
+  });
+
+  it("unpairs a tunnel whose camera is gone from D1 at the next minute's check, and closes one of an inactive owner", async () => {
+    const gone = await pairCamera(token);
+    const goneTunnel = await openTunnel(gone);
+    await env.DB.prepare("DELETE FROM cameras WHERE id = ?").bind(gone.id).run();
+    await runInDurableObject(relayOf(gone), (_instance, state) => {
+      for (const socket of state.getWebSockets()) {
+        const tunnel = socket.deserializeAttachment() as TunnelState;
+        socket.serializeAttachment({ ...tunnel, lastRecordedAt: tunnel.lastRecordedAt - 61_000 });
+      }
+    });
+    await runDurableObjectAlarm(relayOf(gone));
+    await goneTunnel.next((frame) => frame.type === "request" && frame.path === "/pairing");
+    expect(await goneTunnel.closed).toMatchObject({ code: 4001 });
+
+    const carol = await verifiedUser("camcarol");
+    const camera = await pairCamera(carol.tokens.access_token);
+    const tunnel = await openTunnel(camera);
+    await env.DB.prepare("UPDATE users SET is_active = 0 WHERE id = ?").bind(carol.id).run();
+    await runInDurableObject(relayOf(camera), (_instance, state) => {
+      for (const socket of state.getWebSockets()) {
+        const tunnel = socket.deserializeAttachment() as TunnelState;
+        socket.serializeAttachment({ ...tunnel, lastRecordedAt: tunnel.lastRecordedAt - 61_000 });
+      }
+    });
+    await runDurableObjectAlarm(relayOf(camera));
+    expect(await tunnel.closed).toMatchObject({ code: 4003 });
+    expect(tunnel.frames.filter((frame) => frame.type === "request")).toEqual([]);
   });
 
   it("takes a device silent for more than 90 s offline: relays fail at once, and the alarm closes the tunnel", async () => {

@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireUser } from "../../../../auth/permissions";
+import type { Context } from "hono";
+import { requireUser, requireVerified } from "../../../../auth/permissions";
 import type { AppEnv } from "../../../../env";
 import { pageEnvelope } from "../../../../lib/pagination";
 import { ApiError, notFound } from "../../../../lib/problem";
@@ -8,6 +9,17 @@ import * as cameras from "../../../../services/cameras";
 import { relayDeps } from "./camera-deps";
 import { LocalAccessSchema, toCamera, toStatus } from "./cameras.schemas";
 import type * as routes from "./cameras.routes";
+
+/** Telemetry for the detail read: null when the device cannot give it (offline, slow, failing); a bug is still a 500. */
+async function telemetryOrNull(c: Context<AppEnv>, cameraId: string): Promise<Record<string, unknown> | null> {
+  try {
+    return await relayForData(relayDeps(c), cameraId, { method: "GET", path: "/system/telemetry" });
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    c.get("log").info("camera telemetry unavailable", { camera_id: cameraId, code: error.code });
+    return null;
+  }
+}
 
 export const listCameras: RouteHandler<typeof routes.listCameras, AppEnv> = async (c) => {
   const user = requireUser(c);
@@ -23,8 +35,8 @@ export const getCamera: RouteHandler<typeof routes.getCamera, AppEnv> = async (c
   const { include_status, include_telemetry } = c.req.valid("query");
   const row = await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
   const [status, telemetry] = await Promise.all([
-    include_status ? tunnelStatus(c.env.CAMERA_RELAY, camera_id) : undefined,
-    include_telemetry ? relayForData(relayDeps(c), camera_id, { method: "GET", path: "/system/telemetry" }).catch(() => null) : undefined,
+    include_status ? tunnelStatus(relayDeps(c), camera_id) : undefined,
+    include_telemetry ? telemetryOrNull(c, camera_id) : undefined,
   ]);
   c.header("Cache-Control", "no-store");
   return c.json(
@@ -38,14 +50,14 @@ export const getCamera: RouteHandler<typeof routes.getCamera, AppEnv> = async (c
 };
 
 export const updateCamera: RouteHandler<typeof routes.updateCamera, AppEnv> = async (c) => {
-  const user = requireUser(c);
+  const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
   const row = await cameras.updateCamera(c.get("db"), user.id, camera_id, c.req.valid("json"));
   return c.json(toCamera(row), 200);
 };
 
 export const deleteCamera: RouteHandler<typeof routes.deleteCamera, AppEnv> = async (c) => {
-  const user = requireUser(c);
+  const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
   await cameras.deleteCamera(c.get("db"), camera_id, user.id);
   await retireCamera({ relays: c.env.CAMERA_RELAY, bucket: c.env.UPLOADS, log: c.get("log") }, camera_id, true);
@@ -57,7 +69,7 @@ export const getCameraStatus: RouteHandler<typeof routes.getCameraStatus, AppEnv
   const user = requireUser(c);
   const { camera_id } = c.req.valid("param");
   const row = await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
-  const status = await tunnelStatus(c.env.CAMERA_RELAY, camera_id);
+  const status = await tunnelStatus(relayDeps(c), camera_id);
   c.header("Cache-Control", "no-store");
   return c.json(toStatus(status, row), 200);
 };

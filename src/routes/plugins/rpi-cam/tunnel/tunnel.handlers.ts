@@ -1,7 +1,7 @@
 import type { Context } from "hono";
-import { CAMERA_ID_HEADER } from "../../../../../durable-objects/camera-relay";
-import { verifyDeviceAssertion } from "../../../../auth/device-assertion";
+import { deviceAssertionRefused, verifyDeviceAssertion } from "../../../../auth/device-assertion";
 import type { AppEnv } from "../../../../env";
+import { CAMERA_ID_HEADER } from "../../../../lib/camera-protocol";
 import { ApiError } from "../../../../lib/problem";
 import { relayObject } from "../../../../services/camera-relay";
 import { enforceLimits, subjects } from "../../../../services/rate-limiter";
@@ -34,5 +34,8 @@ export async function connectTunnel(c: Context<AppEnv>): Promise<Response> {
   }
   const headers = new Headers({ Upgrade: "websocket", [CAMERA_ID_HEADER]: camera.id });
   c.get("log").info("camera tunnel opening", { camera_id: camera.id });
-  return relayObject(c.env.CAMERA_RELAY, camera.id).fetch("https://camera-relay/connect", { headers });
+  const response = await relayObject(c.env.CAMERA_RELAY, camera.id).fetch("https://camera-relay/connect", { headers });
+  // 410: the camera was deleted between the assertion check and here.
+  if (response.status !== 101) throw deviceAssertionRefused();
+  return response;
 }

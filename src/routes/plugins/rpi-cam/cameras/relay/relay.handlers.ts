@@ -39,27 +39,60 @@ export const captureImage: RouteHandler<typeof routes.captureImage, AppEnv> = as
   return c.json(toImage(row, requestOrigin(c)), 201);
 };
 
+/**
+ * Commands with a route of their own, which applies checks `/commands` would skip: unpairing is
+ * deleting the camera (so device and service agree), captures check the record and need a verified
+ * account, streams need the linked video account.
+ */
+const RESERVED: ReadonlyArray<{ test: (method: string, path: string) => boolean; route: string }> = [
+  { test: (method, path) => method === "DELETE" && path === "/pairing", route: "DELETE /v1/plugins/rpi-cam/cameras/{camera_id}" },
+  { test: (method, path) => method === "POST" && path === "/captures", route: "POST /v1/plugins/rpi-cam/cameras/{camera_id}/captures" },
+  { test: (_method, path) => path === "/streams/youtube", route: "/v1/plugins/rpi-cam/cameras/{camera_id}/recording-stream" },
+];
+
+/** Device-chosen content types passed on as they are; anything else (HTML, SVG...) is served as bytes. */
+const PASSED_TYPES = new Set([
+  "application/vnd.apple.mpegurl",
+  "application/x-mpegurl",
+  "video/mp2t",
+  "video/mp4",
+  "video/iso.segment",
+  "image/jpeg",
+  "image/png",
+  "image/webp",
+  "application/json",
+  "text/plain",
+]);
+
+/** Headers of bytes the device sent, served from the API's origin: never rendered as a page. */
+function deviceBytesHeaders(contentType: string | null, fallback: string): Record<string, string> {
+  const essence = contentType?.split(";")[0]!.trim().toLowerCase() ?? "";
+  return {
+    "Content-Type": PASSED_TYPES.has(essence) ? essence : fallback,
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+    "Cache-Control": "no-store",
+  };
+}
+
 export const sendCommand: RouteHandler<typeof routes.sendCommand, AppEnv> = async (c) => {
-  const user = requireUser(c);
-  const { camera_id } = c.req.valid("param");
   const command = c.req.valid("json");
-  if (command.method === "DELETE" && command.path === "/pairing") {
-    // The device would forget its pairing while the camera lived on here: unpairing is deletion.
-    throw new ApiError(409, {
-      code: "UNPAIR_BY_DELETING",
-      detail: "To unpair a camera, delete it (DELETE /v1/plugins/rpi-cam/cameras/{camera_id}); that also tells the device.",
-    });
-  }
+  // Reading the camera is a read; changing it is a write, which needs a verified account.
+  const user = command.method === "GET" ? requireUser(c) : requireVerified(c);
+  const { camera_id } = c.req.valid("param");
   await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
+  const reserved = RESERVED.find((entry) => entry.test(command.method, command.path));
+  if (reserved) {
+    throw new ApiError(409, { code: "RELAY_COMMAND_RESERVED", detail: `This command has its own route, with its own checks: use ${reserved.route}.` });
+  }
   const answer = await relayCommand(relayDeps(c), camera_id, command);
   c.header("Cache-Control", "no-store");
   if (answer.binary) {
     return new Response(answer.binary, {
       headers: {
-        "Content-Type": answer.contentType ?? "application/octet-stream",
+        ...deviceBytesHeaders(answer.contentType, "application/octet-stream"),
+        "Content-Disposition": "attachment",
         "X-Camera-Status": String(answer.status),
-        "X-Content-Type-Options": "nosniff",
-        "Cache-Control": "no-store",
       },
     });
   }
@@ -69,10 +102,10 @@ export const sendCommand: RouteHandler<typeof routes.sendCommand, AppEnv> = asyn
 export const getHlsFile: RouteHandler<typeof routes.getHlsFile, AppEnv> = async (c) => {
   const user = requireUser(c);
   const { camera_id, path } = c.req.valid("param");
+  await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
   if (!isSafeHlsPath(path)) {
     throw new ApiError(400, { code: "INVALID_HLS_PATH", detail: "HLS paths name a file of the preview; `..`, backslashes and control characters are refused." });
   }
-  await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
   const devicePath = `/preview/hls/${path.split("/").map(encodeURIComponent).join("/")}`;
   const answer = await relayCommand(relayDeps(c), camera_id, { method: "GET", path: devicePath });
   if (answer.status === 404) throw notFound("The camera has no such preview file (is the preview started?).", "HLS_FILE_NOT_FOUND");
@@ -80,11 +113,7 @@ export const getHlsFile: RouteHandler<typeof routes.getHlsFile, AppEnv> = async 
   const body = answer.binary ?? (typeof answer.data === "string" ? answer.data : null);
   if (body === null) throw protocolError("The camera's HLS answer carried no file.");
   return new Response(body, {
-    headers: {
-      "Content-Type": answer.contentType ?? (path.endsWith(".m3u8") ? "application/vnd.apple.mpegurl" : "video/mp2t"),
-      "Cache-Control": "no-store",
-      "X-Content-Type-Options": "nosniff",
-    },
+    headers: deviceBytesHeaders(answer.contentType, path.endsWith(".m3u8") ? "application/vnd.apple.mpegurl" : "video/mp2t"),
   });
 };
 

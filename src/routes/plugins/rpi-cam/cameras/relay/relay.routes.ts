@@ -76,7 +76,9 @@ export const sendCommand = createRoute({
     "`POST /preview/start|stop`, `GET /camera`, ...). Only the allow-list of the device contract is relayed; anything else is 403 " +
     "`RELAY_COMMAND_NOT_ALLOWED` (`Relay command is not allowed.`). Answers 200 with the device's own status and data; a device " +
     `answer with binary content comes back as those bytes, with the device's content type and \`X-Camera-Status\`. ` +
-    "`DELETE /pairing` is 409 `UNPAIR_BY_DELETING`: unpair by deleting the camera, so both sides agree. " +
+    "Commands with a route of their own (`DELETE /pairing`, `POST /captures`, `/streams/youtube`) are 409 `RELAY_COMMAND_RESERVED`, " +
+    "so their checks always apply. Reading (`GET`) needs a signed-in owner, anything else a verified account. Device-chosen content " +
+    "types other than media, JSON and plain text are served as `application/octet-stream`, as an attachment. " +
     RELAY_FAILURES,
   request: { params: CameraIdParamsSchema, body: json(CommandBodySchema) },
   responses: {
@@ -94,6 +96,7 @@ export const getHlsFile = createRoute({
   description:
     "Relays `GET /preview/hls/{path}` after `POST /preview/start`: the playlist (`index.m3u8`) and its segments. A path with a " +
     "`..` segment, a backslash or a control character, even percent-encoded, is never relayed (400 `INVALID_HLS_PATH`). " +
+    "`{path}` is one path segment: encode `/` as `%2F` to reach a file in a sub-directory of the preview. " +
     `The device's 404 is 404 \`HLS_FILE_NOT_FOUND\`. ${RELAY_FAILURES}`,
   request: { params: HlsParamsSchema },
   responses: {
