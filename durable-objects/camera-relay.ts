@@ -16,9 +16,7 @@ import {
   textFrameBytes,
 } from "../src/lib/camera-protocol";
 import type { AppBindings } from "../src/env";
-import { createLogger } from "../src/lib/logger";
-
-const log = createLogger({ component: "camera-relay" });
+import { recordLastSeen } from "./camera-last-seen";
 
 /** What the object keeps on each socket (`serializeAttachment`), so it survives hibernation. */
 export interface TunnelState {
@@ -87,7 +85,7 @@ export class CameraRelay extends DurableObject<AppBindings> {
     const now = Date.now();
     server.serializeAttachment({ cameraId, connectedAt: now, lastSeenAt: now, lastRecordedAt: now } satisfies TunnelState);
     await this.ctx.storage.setAlarm(now + HEARTBEAT_INTERVAL_MS);
-    await this.recordLastSeen(cameraId, now, "tunnel opened");
+    await recordLastSeen(this.env.DB, cameraId, now, "tunnel opened");
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -173,13 +171,13 @@ export class CameraRelay extends DurableObject<AppBindings> {
     for (const socket of this.ctx.getWebSockets()) {
       const state = this.state(socket);
       if (now - this.lastSeen(socket) > OFFLINE_AFTER_MS) {
-        await this.recordLastSeen(state.cameraId, this.lastSeen(socket), "heartbeat lost");
+        await recordLastSeen(this.env.DB, state.cameraId, this.lastSeen(socket), "heartbeat lost");
         this.closeSocket(socket, CLOSE_CODES.heartbeatTimeout, "no heartbeat");
         continue;
       }
       if (now - state.lastRecordedAt >= RECORD_EVERY_MS) {
         socket.serializeAttachment({ ...state, lastRecordedAt: now });
-        const camera = await this.recordLastSeen(state.cameraId, this.lastSeen(socket), "heartbeat");
+        const camera = await recordLastSeen(this.env.DB, state.cameraId, this.lastSeen(socket), "heartbeat");
         if (camera === "deleted") {
           await this.unpair(true);
           return;
@@ -232,7 +230,7 @@ export class CameraRelay extends DurableObject<AppBindings> {
 
   override async webSocketClose(socket: WebSocket, code: number, reason: string): Promise<void> {
     this.failPending(socket);
-    await this.recordLastSeen(this.state(socket).cameraId, this.lastSeen(socket), "tunnel closed");
+    await recordLastSeen(this.env.DB, this.state(socket).cameraId, this.lastSeen(socket), "tunnel closed");
     this.closeSocket(socket, code === 1005 || code === 1006 ? 1000 : code, reason);
     if (this.ctx.getWebSockets().length <= 1) await this.ctx.storage.deleteAlarm();
   }
@@ -281,27 +279,6 @@ export class CameraRelay extends DurableObject<AppBindings> {
 
   private touch(socket: WebSocket): void {
     socket.serializeAttachment({ ...this.state(socket), lastSeenAt: Date.now() });
-  }
-
-  /**
-   * Writes the camera's last sign of life to D1 (never moving it backwards, as a replaced tunnel's
-   * late close would), and says what D1 knows of the camera. A failed write counts as `ok`: the
-   * tunnel works without it.
-   */
-  private async recordLastSeen(cameraId: string, at: number, why: string): Promise<"ok" | "deleted" | "owner-inactive"> {
-    try {
-      const row = await this.env.DB.prepare(
-        `UPDATE cameras SET last_seen_at = max(coalesce(last_seen_at, 0), ?1) WHERE id = ?2
-         RETURNING (SELECT is_active FROM users u WHERE u.id = cameras.owner_id) AS active`,
-      )
-        .bind(Math.floor(at / 1000), cameraId)
-        .first<{ active: number }>();
-      if (!row) return "deleted";
-      return row.active === 1 ? "ok" : "owner-inactive";
-    } catch (error) {
-      log.error("camera last_seen_at not recorded", { camera_id: cameraId, why, error });
-      return "ok";
-    }
   }
 
   private failPending(socket: WebSocket): void {

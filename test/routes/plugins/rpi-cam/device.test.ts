@@ -4,7 +4,7 @@ import { bearer, me, verifiedUser } from "../../../support/accounts";
 import { assertion, cameraApi, handshake, openTunnel, pairCamera, type RequestFrame, type TestCamera } from "../../../support/camera";
 import { encodeJpeg, jpegWithMetadata, SECRETS } from "../../../support/image-fixtures";
 import { contains } from "../../../support/image-fixtures-inspect";
-import { api, expectProblem } from "../../../support/http";
+import { api, expectProblem, roundTrips } from "../../../support/http";
 import { pathOf, productWithComponent, scan } from "../../../support/media";
 
 // The device's callbacks and the capture round trip (decisions.md, Camera plugin, Device upload):
@@ -63,6 +63,8 @@ describe("a capture, end to end", () => {
     const image = (await response.json()) as { id: string; status: string; description: string; image_url: string; image_metadata: Record<string, unknown> };
     expect(image).toMatchObject({ status: "pending", description: "Lid off", image_metadata: { ExposureTime: 0.02, AnalogueGain: 1.5 } });
     expect(response.headers.get("location")).toBe(`/v1/products/${product}/images/${image.id}`);
+    // The signed-in user, the camera with the record, the stored image (the device's upload is its own request).
+    expect(roundTrips(response)).toBe(3);
     const request = tunnel.frames.find((frame) => frame.type === "request")!;
     expect(request).toMatchObject({ method: "POST", path: "/captures", body: { product_id: product, description: "Lid off" } });
 
@@ -113,6 +115,8 @@ describe("the device's image upload", () => {
     const { product } = await productWithComponent(alice.token);
     const response = await deviceUpload(camera, captureBytes(), { product_id: product, description: "Side" }, { LensPosition: 2.5 });
     expect(response.status).toBe(201);
+    // The camera, the assertion id, the record with its owner's usage, the insert-and-charge batch.
+    expect(roundTrips(response)).toBe(4);
     const body = (await response.json()) as { image_id: string; image_url: string };
     expect(Object.keys(body).sort()).toEqual(["image_id", "image_url"]);
     const read = await api(`/v1/products/${product}/images/${body.image_id}`, { headers: bearer(alice.token) });
