@@ -1,7 +1,8 @@
+import { env } from "cloudflare:workers";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { expect } from "vitest";
 import { bearer, postJson } from "./accounts";
-import { api } from "./http";
+import { api, expectProblem } from "./http";
 
 const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 
@@ -47,6 +48,31 @@ export function claim(token: string, code: string, name = "Bench camera"): Promi
 
 export function poll(code: string, fingerprint: string): Promise<Response> {
   return api(`/v1/plugins/rpi-cam/pairing/poll?code=${code}&fingerprint=${encodeURIComponent(fingerprint)}`);
+}
+
+/** A device with keys and a fresh code, registered (201). */
+export async function registeredPairing(): Promise<{ keys: DeviceKeys; code: string }> {
+  const keys = await deviceKeys();
+  const code = pairingCode();
+  const response = await registerPairing(keys, code);
+  expect(response.status, await response.clone().text()).toBe(201);
+  return { keys, code };
+}
+
+/** Moves a registration's end into the past, as ten minutes would. */
+export async function expirePairing(code: string): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  const result = await env.DB.prepare("UPDATE camera_pairings SET expires_at = ? WHERE code = ?").bind(now - 1, code).run();
+  expect(result.meta.changes).toBe(1);
+}
+
+/** A code that is `code` with one character replaced by `character`. */
+export const withCharacter = (code: string, character: string) => `${character}${code.slice(1)}`;
+
+/** The pointers of a 422 validation problem. */
+export async function validationPointers(response: Response): Promise<string[]> {
+  const problem = await expectProblem(response, 422, "VALIDATION_FAILED");
+  return (problem.errors ?? []).map((error) => error.pointer);
 }
 
 /** Registers, claims as `token`'s user and polls: a camera ready to connect. */
@@ -97,6 +123,42 @@ export async function handshake(camera: TestCamera, token?: string, headers: Rec
   return api(`${url.pathname}${url.search}`, {
     headers: { Upgrade: "websocket", Authorization: `Bearer ${token ?? (await assertion(camera))}`, ...headers },
   });
+}
+
+/** The handshake of `camera` with exactly these headers (an Upgrade unless `upgrade` is false). */
+export function rawHandshake(camera: Pick<TestCamera, "wsUrl">, headers: Record<string, string>, upgrade = true): Promise<Response> {
+  const url = new URL(camera.wsUrl);
+  return api(`${url.pathname}${url.search}`, { headers: upgrade ? { Upgrade: "websocket", ...headers } : headers });
+}
+
+/** Asserts the handshake was accepted, then closes the tunnel. */
+export async function expectAccepted(response: Response): Promise<void> {
+  expect(response.status, response.status === 101 ? "" : await response.text()).toBe(101);
+  const socket = response.webSocket!;
+  expect(socket).toBeTruthy();
+  socket.accept();
+  socket.close(1000, "test done");
+}
+
+/** How bad device assertions are refused: every refusal says the same. */
+export interface AssertionRefusal {
+  /** Asserts the one refusal of every bad assertion: 401, the same code and detail, and a challenge. */
+  expectRefusedAssertion(response: Response): Promise<void>;
+  /** The handshake of `target` (by default the camera the refusal was learnt from) with `token` must be refused. */
+  refused(token: string, target?: TestCamera): Promise<void>;
+}
+
+/** Learns the refusal from `camera`'s handshake without credentials (401 DEVICE_ASSERTION_INVALID, with a detail). */
+export async function assertionRefusal(camera: TestCamera): Promise<AssertionRefusal> {
+  const refusalDetail = (await expectProblem(await rawHandshake(camera, {}), 401, "DEVICE_ASSERTION_INVALID")).detail;
+  expect(refusalDetail.length).toBeGreaterThan(0);
+  const expectRefusedAssertion = async (response: Response): Promise<void> => {
+    const problem = await expectProblem(response, 401, "DEVICE_ASSERTION_INVALID");
+    expect(problem.detail).toBe(refusalDetail);
+    expect(response.headers.get("www-authenticate")).toMatch(/^Bearer /);
+  };
+  const refused = async (token: string, target: TestCamera = camera): Promise<void> => expectRefusedAssertion(await handshake(target, token));
+  return { expectRefusedAssertion, refused };
 }
 
 /** The device's answer to one command. */

@@ -1,9 +1,7 @@
-import { env } from "cloudflare:workers";
-import { base64url, generateKeyPair, SignJWT } from "jose";
+import { base64url, generateKeyPair } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { bearer, verifiedUser } from "../../../support/accounts";
-import { assertion, deviceKeys, handshake, pairCamera, type TestCamera } from "../../../support/camera";
-import { api, expectProblem } from "../../../support/http";
+import { verifiedUser } from "../../../support/accounts";
+import { assertion, type AssertionRefusal, assertionRefusal, deviceKeys, expectAccepted, handshake, pairCamera, rawHandshake, type TestCamera } from "../../../support/camera";
 import { pngImage } from "../../../support/image-fixtures";
 import { upload } from "../../../support/media";
 
@@ -11,54 +9,24 @@ import { upload } from "../../../support/media";
 // ES256 JWT signed by the camera's registered key, `kid` = its key id, `iss` = `sub` =
 // `camera:<id>`, `aud` = `relab-rpi-cam-relay`, `iat`, `nbf`, `exp` at most 120 s ahead, and a
 // single-use `jti`. Checked on the tunnel handshake (101 when accepted) and the device routes.
-// Every refusal is the same 401 `DEVICE_ASSERTION_INVALID`, whatever the reason. A browser
-// `Origin` on the handshake is refused before any of it.
+// Every refusal is the same 401 `DEVICE_ASSERTION_INVALID`, whatever the reason. Replays, browser
+// `Origin`s, revoked cameras and the device's self-unpair are in handshake.test.ts.
 
 const AUDIENCE = "relab-rpi-cam-relay";
 
-let ownerToken: string;
 let camera: TestCamera;
 let otherCamera: TestCamera;
-/** The detail of the refusal of a handshake without credentials: every refusal must say the same. */
-let refusalDetail: string;
+let expectRefusedAssertion: AssertionRefusal["expectRefusedAssertion"];
+let refused: AssertionRefusal["refused"];
 
 beforeAll(async () => {
-  ownerToken = (await verifiedUser("assertowner")).tokens.access_token;
+  const ownerToken = (await verifiedUser("assertowner")).tokens.access_token;
   camera = await pairCamera(ownerToken, "Assertion camera");
   otherCamera = await pairCamera(ownerToken, "Other camera");
-  const response = await connect(camera, {});
-  refusalDetail = (await expectProblem(response, 401, "DEVICE_ASSERTION_INVALID")).detail;
-  expect(refusalDetail.length).toBeGreaterThan(0);
+  ({ expectRefusedAssertion, refused } = await assertionRefusal(camera));
 });
 
 const now = () => Math.floor(Date.now() / 1000);
-
-/** The handshake of `target` with exactly these headers (an Upgrade unless `upgrade` is false). */
-function connect(target: TestCamera, headers: Record<string, string>, upgrade = true): Promise<Response> {
-  const url = new URL(target.wsUrl);
-  return api(`${url.pathname}${url.search}`, { headers: upgrade ? { Upgrade: "websocket", ...headers } : headers });
-}
-
-/** Asserts the handshake was accepted, then closes the tunnel. */
-async function expectAccepted(response: Response): Promise<void> {
-  expect(response.status, response.status === 101 ? "" : await response.text()).toBe(101);
-  const socket = response.webSocket!;
-  expect(socket).toBeTruthy();
-  socket.accept();
-  socket.close(1000, "test done");
-}
-
-/** Asserts the one refusal of every bad assertion: 401, the same code and detail, and a challenge. */
-async function expectRefusedAssertion(response: Response): Promise<void> {
-  const problem = await expectProblem(response, 401, "DEVICE_ASSERTION_INVALID");
-  expect(problem.detail).toBe(refusalDetail);
-  expect(response.headers.get("www-authenticate")).toMatch(/^Bearer /);
-}
-
-/** The handshake of `camera` with `token` must be refused. */
-async function refused(token: string, target: TestCamera = camera): Promise<void> {
-  await expectRefusedAssertion(await handshake(target, token));
-}
 
 const encodeJson = (value: unknown) => base64url.encode(JSON.stringify(value));
 
@@ -99,7 +67,7 @@ describe("a valid assertion", () => {
 
 describe("the Authorization header", () => {
   it("is required", async () => {
-    await expectRefusedAssertion(await connect(camera, {}));
+    await expectRefusedAssertion(await rawHandshake(camera, {}));
   });
 
   it("must carry a bearer JWT", async () => {
@@ -114,14 +82,14 @@ describe("the Authorization header", () => {
       `Bearer ${token}.extra`,
       token,
     ]) {
-      await expectRefusedAssertion(await connect(camera, { Authorization: authorization }));
+      await expectRefusedAssertion(await rawHandshake(camera, { Authorization: authorization }));
     }
   });
 
   it("refuses a three-part token whose header is not a JSON object (401, not a server error)", async () => {
     const [, payload, signature] = (await assertion(camera)).split(".");
     const tokens = ["abc.def.ghi", `${encodeJson("ES256")}.${payload}.${signature}`, `${encodeJson([camera.keyId])}.${payload}.${signature}`];
-    const responses = await Promise.all(tokens.map((token) => connect(camera, { Authorization: `Bearer ${token}` })));
+    const responses = await Promise.all(tokens.map((token) => rawHandshake(camera, { Authorization: `Bearer ${token}` })));
     expect(responses.map((response) => response.status)).toEqual([401, 401, 401]);
     for (const response of responses) await expectRefusedAssertion(response);
   });
@@ -244,96 +212,5 @@ describe("the claims", () => {
     // Nor does naming the other camera in the claims help.
     const claims = { iss: `camera:${otherCamera.id}`, sub: `camera:${otherCamera.id}` };
     await refused(await assertion(camera, { claims, header: { kid: otherCamera.keyId } }), otherCamera);
-  });
-});
-
-describe("replays", () => {
-  it("refuses the same assertion the second time", async () => {
-    const token = await assertion(camera);
-    await expectAccepted(await handshake(camera, token));
-    await refused(token);
-  });
-
-  it("refuses a new assertion reusing a spent `jti`", async () => {
-    const jti = crypto.randomUUID();
-    await expectAccepted(await handshake(camera, await assertion(camera, { claims: { jti } })));
-    await refused(await assertion(camera, { claims: { jti } }));
-  });
-
-  it("accepts exactly one of two handshakes racing with one assertion", async () => {
-    const token = await assertion(camera);
-    const responses = await Promise.all([handshake(camera, token), handshake(camera, token)]);
-    expect(responses.map((response) => response.status).sort()).toEqual([101, 401]);
-    await expectAccepted(responses.find((response) => response.status === 101)!);
-    await expectRefusedAssertion(responses.find((response) => response.status === 401)!);
-  });
-
-  it("keeps `jti`s per camera: another camera may use the same one", async () => {
-    const jti = crypto.randomUUID();
-    await expectAccepted(await handshake(camera, await assertion(camera, { claims: { jti } })));
-    await expectAccepted(await handshake(otherCamera, await assertion(otherCamera, { claims: { jti } })));
-  });
-});
-
-describe("revoked cameras and inactive owners", () => {
-  it("refuses a deleted camera's assertions, even those made before", async () => {
-    const doomed = await pairCamera(ownerToken, "Doomed camera");
-    await expectAccepted(await handshake(doomed));
-    const early = await assertion(doomed);
-    const deleted = await api(`/v1/plugins/rpi-cam/cameras/${doomed.id}`, { method: "DELETE", headers: bearer(ownerToken) });
-    expect(deleted.status, await deleted.clone().text()).toBe(204);
-    await refused(early, doomed);
-    await refused(await assertion(doomed), doomed);
-  });
-
-  it("refuses the camera of an inactive owner", async () => {
-    const idle = await verifiedUser("assertidle");
-    const idleCamera = await pairCamera(idle.tokens.access_token, "Idle camera");
-    await expectAccepted(await handshake(idleCamera));
-    const result = await env.DB.prepare("UPDATE users SET is_active = 0 WHERE id = ?").bind(idle.id).run();
-    expect(result.meta.changes).toBe(1);
-    await refused(await assertion(idleCamera), idleCamera);
-  });
-});
-
-describe("the handshake itself", () => {
-  it("refuses an Origin header with 403 BROWSER_ORIGIN_REFUSED, before looking at the assertion", async () => {
-    const token = await assertion(camera);
-    for (const origin of ["https://evil.example", "http://localhost", "null"]) {
-      await expectProblem(await handshake(camera, token, { Origin: origin }), 403, "BROWSER_ORIGIN_REFUSED");
-    }
-    // The assertion was not spent by the refused handshakes.
-    await expectAccepted(await handshake(camera, token));
-  });
-
-  it("refuses an Origin header with 403 even without Authorization", async () => {
-    await expectProblem(await connect(camera, { Origin: "https://evil.example" }), 403, "BROWSER_ORIGIN_REFUSED");
-    await expectProblem(await connect(camera, { Origin: "https://evil.example", Authorization: "Bearer not-a-jwt" }), 403, "BROWSER_ORIGIN_REFUSED");
-  });
-
-  it("answers 426 to a request that is not a WebSocket upgrade", async () => {
-    const token = await assertion(camera);
-    const response = await connect(camera, { Authorization: `Bearer ${token}` }, false);
-    expect(response.status).toBe(426);
-    expect(response.headers.get("content-type")).toBe("application/problem+json");
-    expect(response.headers.get("upgrade")?.toLowerCase()).toBe("websocket");
-    // Nor was the assertion spent.
-    await expectAccepted(await handshake(camera, token));
-  });
-});
-
-describe("the device's self-unpair", () => {
-  it("refuses a bad assertion, then with a valid one deletes the camera, whose assertions are then refused", async () => {
-    const leaving = await pairCamera(ownerToken, "Leaving camera");
-    const path = `/v1/plugins/rpi-cam/device/cameras/${leaving.id}/self`;
-    await expectRefusedAssertion(await api(path, { method: "DELETE" }));
-    await expectRefusedAssertion(await api(path, { method: "DELETE", headers: bearer(await assertion(camera)) }));
-    await expectRefusedAssertion(await api(path, { method: "DELETE", headers: bearer(await assertion(leaving, { lifetime: 300 })) }));
-
-    const response = await api(path, { method: "DELETE", headers: bearer(await assertion(leaving)) });
-    expect(response.status, await response.clone().text()).toBe(204);
-    await refused(await assertion(leaving), leaving);
-    const read = await api(`/v1/plugins/rpi-cam/cameras/${leaving.id}`, { headers: bearer(ownerToken) });
-    expect(read.status).toBe(404);
   });
 });
