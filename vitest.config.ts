@@ -3,6 +3,7 @@ import type { Plugin } from "vite";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
 import { fakeUpstream } from "./test/support/fake-upstream.ts";
+import { OAUTH_TEST_VARS } from "./test/support/fake-upstream-config.ts";
 
 /** Bindings the tests run with, on top of wrangler.toml's development values. */
 export const TEST_VARS = {
@@ -18,6 +19,8 @@ export const TEST_VARS = {
   // limiter tests switch them on per request (test/support/limits.ts); the per-account guards
   // stay on everywhere, as in production.
   RATE_LIMITS_ENABLED: "false",
+  // Google and GitHub sign-in against the fake providers of test/support/fake-oauth-provider.ts.
+  ...OAUTH_TEST_VARS,
 };
 
 /** In Node, `.wasm` imports become compiled modules, as Wrangler and workerd make them. */

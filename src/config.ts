@@ -1,5 +1,6 @@
 import type { AppBindings } from "./env";
 import { DEFAULT_RELAY_TIMEOUT_MS } from "./lib/camera-protocol";
+import { type OAuthConfig, oauthOutboundEntries, parseOAuthConfig } from "./auth/oauth-config";
 import { parseDataKey } from "./lib/data-encryption";
 import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
 import { BUILT_IN_SIGNATURES, parseSignatures, type Signature } from "./lib/signature-scan";
@@ -34,6 +35,8 @@ export interface AppConfig {
   outbound: OutboundPolicy;
   /** The malware scan of uploads: the built-in signatures plus `MALWARE_SIGNATURES`, and the external scanner when configured. */
   malwareScan: MalwareScanConfig;
+  /** Identity-provider sign-in and the video-platform association (src/auth/oauth-config.ts). */
+  oauth: OAuthConfig;
   /** `CAMERA_RELAY_TIMEOUT_MS`: how long a relayed camera command waits for the device (default 30 s). */
   cameraRelayTimeoutMs: number;
   /** `RATE_LIMITS_ENABLED`: the request-rate limiters. The per-account guards (failure budgets, reset mail) are always on. */
@@ -101,6 +104,12 @@ function parseConfig(env: AppBindings): AppConfig {
 
   const providerUrl = optional(env.EMAIL_PROVIDER_URL);
   const malwareScan = parseMalwareScan(env);
+  let oauth: OAuthConfig;
+  try {
+    oauth = parseOAuthConfig(env, appUrl);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
   const bootstrapEmail = optional(env.BOOTSTRAP_SUPERUSER_EMAIL);
   const bootstrapPassword = optional(env.BOOTSTRAP_SUPERUSER_PASSWORD);
 
@@ -130,8 +139,10 @@ function parseConfig(env: AppBindings): AppConfig {
       BREACHED_PASSWORDS_RANGE_URL,
       ...(providerUrl ? [providerUrl] : []),
       ...(malwareScan.external ? [malwareScan.external.url] : []),
+      ...oauthOutboundEntries(oauth),
     ]),
     malwareScan,
+    oauth,
     cameraRelayTimeoutMs: positiveInt(env.CAMERA_RELAY_TIMEOUT_MS, "CAMERA_RELAY_TIMEOUT_MS", DEFAULT_RELAY_TIMEOUT_MS),
     rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
   };
@@ -141,7 +152,7 @@ function outboundPolicy(entries: string[]): OutboundPolicy {
   try {
     return createOutboundPolicy(entries);
   } catch (error) {
-    throw new ConfigError(`EMAIL_PROVIDER_URL or MALWARE_SCANNER_URL is not a plain https URL (${(error as Error).message})`);
+    throw new ConfigError(`EMAIL_PROVIDER_URL, MALWARE_SCANNER_URL or an OAUTH_* endpoint is not a plain https URL (${(error as Error).message})`);
   }
 }
 

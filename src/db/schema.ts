@@ -498,3 +498,60 @@ export const cameraAssertionJtis = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.cameraId, t.jti] }), index("camera_assertion_jtis_expires_idx").on(t.cameraId, t.expiresAt)],
 );
+
+/** The identity providers and the video-platform association an account can link. */
+export const OAUTH_PROVIDERS = ["google", "github", "google-youtube"] as const;
+
+/**
+ * Linked sign-ins (and the video-platform association): one row per account and provider.
+ * Provider tokens are kept sealed (AES-256-GCM under DATA_ENCRYPTION_KEY, context
+ * `oauth:<provider>:<user_id>`), because revoking the grant on account deletion, and using the
+ * video platform, need them back. Gone with the account (ON DELETE CASCADE).
+ */
+export const oauthAccounts = sqliteTable(
+  "oauth_accounts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    provider: text("provider", { enum: OAUTH_PROVIDERS }).notNull(),
+    /** The provider's stable id of the account (`sub` for Google, the numeric id for GitHub). */
+    accountId: text("account_id").notNull(),
+    accountEmail: text("account_email"),
+    accessTokenSealed: text("access_token_sealed"),
+    refreshTokenSealed: text("refresh_token_sealed"),
+    /** Unix seconds when the access token expires; null when the provider does not say. */
+    accessTokenExpiresAt: integer("access_token_expires_at"),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex("oauth_accounts_provider_account").on(t.provider, t.accountId),
+    uniqueIndex("oauth_accounts_user_provider").on(t.userId, t.provider),
+    check("oauth_accounts_provider_check", sql`${t.provider} IN ('google', 'github', 'google-youtube')`),
+  ],
+);
+
+/**
+ * One-time hand-offs from an OAuth callback to the app (2 minutes): `mfa` holds the sealed MFA
+ * challenge token the claim returns; `login` names the account whose bearer session the claim
+ * starts. Stored as the SHA-256 of the hand-off; deleted when claimed.
+ */
+export const oauthHandoffs = sqliteTable("oauth_handoffs", {
+  fingerprint: text("fingerprint").primaryKey(),
+  kind: text("kind", { enum: ["mfa", "login"] }).notNull(),
+  userId: integer("user_id")
+    .notNull()
+    .references(() => users.id, { onDelete: "cascade" }),
+  /** The MFA challenge token, sealed (context `oauth-handoff`); null for `login`. */
+  secretSealed: text("secret_sealed"),
+  /** The account's revocation epoch at the callback: a revocation since voids the hand-off. */
+  tokensValidAfter: integer("tokens_valid_after").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+});
+
+/** Nonces of OAuth state tokens already used at a callback: each state works once. */
+export const oauthStateUses = sqliteTable("oauth_state_uses", {
+  nonce: text("nonce").primaryKey(),
+  expiresAt: integer("expires_at").notNull(),
+});

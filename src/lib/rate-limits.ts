@@ -89,6 +89,11 @@ const ROUTE_LIMITS: ReadonlyArray<{ method: string; path: string; limit: LimitNa
   { method: "POST", path: "/v1/auth/request-verify-token", limit: "request-verification-ip" },
   { method: "POST", path: "/v1/auth/forgot-password", limit: "forgot-password-ip" },
   { method: "POST", path: "/v1/auth/reset-password", limit: "reset-password-ip" },
+  // Provider sign-ins end in a login: they share the password login's budget per IP.
+  { method: "GET", path: "/v1/oauth/:provider/session/callback", limit: "login-ip" },
+  { method: "GET", path: "/v1/oauth/:provider/token/callback", limit: "login-ip" },
+  { method: "POST", path: "/v1/oauth/token/claim", limit: "login-ip" },
+  { method: "POST", path: "/v1/auth/mfa/oauth/claim", limit: "login-ip" },
   { method: "POST", path: "/v1/plugins/rpi-cam/pairing/register", limit: "pairing-register-ip" },
   { method: "POST", path: "/v1/plugins/rpi-cam/pairing/claim", limit: "pairing-claim-ip" },
   { method: "GET", path: "/v1/plugins/rpi-cam/ws/connect", limit: "camera-connect-ip" },

@@ -5,6 +5,8 @@ import { ApiError, notFound } from "../lib/problem";
 import { accountDeletedEmail } from "./account-emails";
 import type { RemovedMediaKeys } from "./product-records";
 import { type ServiceDeps, sendQuietly } from "./deps";
+import type { OAuthProvider } from "../auth/oauth-config";
+import { revokeLink } from "./oauth-revocation";
 
 /** What happens to a deleted account's products: moved to the anonymous system account, or deleted with it. */
 export const DELETION_CONTENT = ["anonymize", "delete"] as const;
@@ -42,6 +44,13 @@ export async function assertDeletable(deps: Pick<ServiceDeps, "db">, userId: num
   );
   if (!rows[0]) throw userNotFound();
   if (rows[0].allowed !== 1) throw lastSuperuser();
+}
+
+interface LinkRow {
+  provider: OAuthProvider;
+  account_id: string;
+  access_token_sealed: string | null;
+  refresh_token_sealed: string | null;
 }
 
 /** What a deletion leaves for the caller: media objects to purge and camera tunnels to close. */
@@ -86,8 +95,10 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
               UNION SELECT 'files', f.storage_key FROM files f JOIN products p ON p.id = f.product_id WHERE p.owner_id = ${userId} AND ${guard}`,
           sql`DELETE FROM products WHERE ${owned}`,
         ];
-  const [found, cameras, ...rest] = await batchRows<[{ email: string }, { id: string }, ...unknown[]]>(deps.db, [
+  const [found, cameras, links, ...rest] = await batchRows<[{ email: string }, { id: string }, LinkRow, ...unknown[]]>(deps.db, [
     sql`SELECT email FROM users WHERE id = ${userId} AND is_system = 0`,
+    // Linked sign-ins go with the user row too; their grants are revoked at the provider after.
+    sql`SELECT provider, account_id, access_token_sealed, refresh_token_sealed FROM oauth_accounts WHERE user_id = ${userId}`,
     // Cameras go with the user row (ON DELETE CASCADE); their tunnels are the caller's to close.
     sql`SELECT id FROM cameras WHERE owner_id = ${userId}`,
     ...products,
@@ -107,5 +118,10 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
   await sendQuietly(deps, accountDeletedEmail(former.email, deletion.actorId !== undefined));
   const removed: RemovedMediaKeys = { images: [], files: [] };
   if (content === "delete") for (const row of rest[0] as { kind: "images" | "files"; storage_key: string }[]) removed[row.kind].push(row.storage_key);
+  await Promise.all(
+    links.map((link) =>
+      revokeLink(deps, { provider: link.provider, accountId: link.account_id, accessTokenSealed: link.access_token_sealed, refreshTokenSealed: link.refresh_token_sealed }),
+    ),
+  );
   return { media: removed, cameraIds: cameras.map((camera) => camera.id) };
 }

@@ -23,3 +23,72 @@ export const EXTERNAL_SCANNER_VARS = {
   MALWARE_SCANNER_TOKEN: FAKE_SCANNER_TOKEN,
   MALWARE_SCANNER_TIMEOUT_MS: "1000",
 };
+
+/**
+ * Fake Google identity provider (test/support/fake-oauth-provider.ts). Its `.test` host can never
+ * resolve, so a misrouted request fails instead of reaching Google.
+ */
+export const FAKE_GOOGLE = {
+  clientId: "google-test-client",
+  clientSecret: "google-test-secret",
+  authorizeUrl: "https://google.oauth.test/o/oauth2/v2/auth",
+  tokenUrl: "https://google.oauth.test/token",
+  userinfoUrl: "https://google.oauth.test/v1/userinfo",
+  revokeUrl: "https://google.oauth.test/revoke",
+} as const;
+
+/** Fake GitHub OAuth app; the revoke path carries the client id, as GitHub's does. */
+export const FAKE_GITHUB = {
+  clientId: "github-test-client",
+  clientSecret: "github-test-secret",
+  authorizeUrl: "https://github.oauth.test/login/oauth/authorize",
+  tokenUrl: "https://github.oauth.test/login/oauth/access_token",
+  userUrl: "https://github.oauth.test/user",
+  emailsUrl: "https://github.oauth.test/user/emails",
+  revokeUrl: "https://github.oauth.test/applications/github-test-client/grant",
+} as const;
+
+/** Variables that point the Worker's Google and GitHub sign-in at the fakes. */
+export const OAUTH_TEST_VARS = {
+  OAUTH_GOOGLE_CLIENT_ID: FAKE_GOOGLE.clientId,
+  OAUTH_GOOGLE_CLIENT_SECRET: FAKE_GOOGLE.clientSecret,
+  OAUTH_GOOGLE_AUTHORIZE_URL: FAKE_GOOGLE.authorizeUrl,
+  OAUTH_GOOGLE_TOKEN_URL: FAKE_GOOGLE.tokenUrl,
+  OAUTH_GOOGLE_USERINFO_URL: FAKE_GOOGLE.userinfoUrl,
+  OAUTH_GOOGLE_REVOKE_URL: FAKE_GOOGLE.revokeUrl,
+  OAUTH_GITHUB_CLIENT_ID: FAKE_GITHUB.clientId,
+  OAUTH_GITHUB_CLIENT_SECRET: FAKE_GITHUB.clientSecret,
+  OAUTH_GITHUB_AUTHORIZE_URL: FAKE_GITHUB.authorizeUrl,
+  OAUTH_GITHUB_TOKEN_URL: FAKE_GITHUB.tokenUrl,
+  OAUTH_GITHUB_USER_URL: FAKE_GITHUB.userUrl,
+  OAUTH_GITHUB_EMAILS_URL: FAKE_GITHUB.emailsUrl,
+  OAUTH_GITHUB_REVOKE_URL: FAKE_GITHUB.revokeUrl,
+  NATIVE_APP_SCHEME: "relab",
+  OAUTH_TOKEN_FLOW_ENABLED: "true",
+};
+
+/**
+ * The identity a fake provider signs in as. There is no login page: the test picks the user by
+ * passing `encodeProfile(profile)` as the authorize step's hint (Google `login_hint`, GitHub
+ * `login`), so each test can make up its own user without shared fixtures.
+ */
+export type FakeProfile = {
+  sub: string;
+  email: string | null;
+  email_verified: boolean;
+  name?: string;
+  /** GitHub username; "octo" when absent. */
+  login?: string;
+  /** The user refuses consent: authorize redirects back with `error=access_denied`. */
+  deny?: boolean;
+  /** That endpoint answers 503 for this user's codes or tokens (a provider outage). */
+  down?: "token" | "userinfo";
+};
+
+/** base64url of the profile's JSON; Web APIs only, so both workerd and Node can run it. */
+export function encodeProfile(profile: FakeProfile): string {
+  const bytes = new TextEncoder().encode(JSON.stringify(profile));
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}

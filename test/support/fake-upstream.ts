@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { Response, type Request } from "miniflare";
-import { FAKE_EMAIL_API_KEY, FAKE_SCANNER_TOKEN, PWNED } from "./fake-upstream-config.ts";
+import { FAKE_EMAIL_API_KEY, FAKE_GITHUB, FAKE_GOOGLE, FAKE_SCANNER_TOKEN, PWNED } from "./fake-upstream-config.ts";
+import { fakeOAuthProvider } from "./fake-oauth-provider.ts";
 
 const sha1 = (text: string) => createHash("sha1").update(text).digest("hex").toUpperCase();
 const PWNED_HASHES = Object.fromEntries(Object.entries(PWNED).map(([kind, password]) => [kind, sha1(password)]));
@@ -59,6 +60,9 @@ export async function fakeUpstream(request: Request): Promise<Response> {
     }
   }
   if (url.host === "api.pwnedpasswords.com") return pwnedRange(request, url);
+  // The Google and GitHub sign-in fakes answer plain objects; only this file deals in miniflare's Response.
+  const oauth = await fakeOAuthProvider(request, { google: FAKE_GOOGLE, github: FAKE_GITHUB });
+  if (oauth) return new Response(oauth.body, { status: oauth.status, headers: oauth.headers });
   if (url.host === "scanner.upstream.test" && url.pathname === "/scan") return malwareScanner(request);
   if (url.host === "mail.upstream.test" && url.pathname === "/emails" && request.method === "POST") {
     if (request.headers.get("authorization") !== `Bearer ${FAKE_EMAIL_API_KEY}`) {

@@ -1,0 +1,104 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { readCookie } from "../../auth/cookies";
+import type { OAuthFlow, OAuthProvider } from "../../auth/oauth-config";
+import { clearedCsrfCookie, csrfCookie, OAUTH_CSRF_COOKIE } from "../../auth/oauth-state";
+import { requireUser } from "../../auth/permissions";
+import type { AppEnv } from "../../env";
+import { requestOrigin } from "../../lib/http";
+import { notFound, ApiError } from "../../lib/problem";
+import { isoSeconds } from "../../lib/time";
+import { audit } from "../../lib/audit";
+import { listLinks as readLinks, unlinkAccount } from "../../services/oauth-accounts";
+import { beginAuthorization, completeCallback, handoffUser } from "../../services/oauth-flows";
+import { claimHandoff, handoffInvalid } from "../../services/oauth-handoffs";
+import { revokeLink } from "../../services/oauth-revocation";
+import { startSession } from "../../services/sessions";
+import { assertStepUp } from "../../services/step-up";
+import { serviceDeps } from "../deps";
+import { setSession, tokenPair } from "../auth/transport";
+import type * as routes from "./oauth.routes";
+
+const callbackUrl = (c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow) => `${requestOrigin(c)}/v1/oauth/${provider}/${flow}/callback`;
+
+async function authorize(c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow, redirect: string, userId: number | null) {
+  const { authorizationUrl, csrf } = await beginAuthorization(serviceDeps(c), { provider, flow, redirect, userId, callbackUrl: callbackUrl(c, provider, flow) });
+  if (csrf !== null) c.header("Set-Cookie", csrfCookie(csrf), { append: true });
+  c.header("Cache-Control", "no-store");
+  return c.json({ authorization_url: authorizationUrl }, 200);
+}
+
+async function callback(c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow): Promise<Response> {
+  const result = await completeCallback(serviceDeps(c), {
+    provider,
+    flow,
+    query: c.req.query(),
+    csrfCookie: readCookie(c.req.header("cookie"), OAUTH_CSRF_COOKIE),
+    callbackUrl: callbackUrl(c, provider, flow),
+  });
+  if (flow !== "token") c.header("Set-Cookie", clearedCsrfCookie(), { append: true });
+  if (result.grant) setSession(c, result.grant);
+  c.header("Cache-Control", "no-store");
+  return c.redirect(result.location, 302);
+}
+
+export const sessionAuthorize: RouteHandler<typeof routes.sessionAuthorize, AppEnv> = (c) =>
+  authorize(c, c.req.valid("param").provider, "session", c.req.valid("query").redirect_uri, null);
+
+export const tokenAuthorize: RouteHandler<typeof routes.tokenAuthorize, AppEnv> = (c) =>
+  authorize(c, c.req.valid("param").provider, "token", c.req.valid("query").redirect_uri, null);
+
+export const sessionCallback: RouteHandler<typeof routes.sessionCallback, AppEnv> = (c) => callback(c, c.req.valid("param").provider, "session");
+export const tokenCallback: RouteHandler<typeof routes.tokenCallback, AppEnv> = (c) => callback(c, c.req.valid("param").provider, "token");
+export const associateCallback: RouteHandler<typeof routes.associateCallback, AppEnv> = (c) => callback(c, c.req.valid("param").provider, "associate");
+
+export const associateAuthorize: RouteHandler<typeof routes.associateAuthorize, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const body = c.req.valid("json") ?? {};
+  await assertStepUp(serviceDeps(c), user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Linking a sign-in" });
+  return authorize(c, c.req.valid("param").provider, "associate", c.req.valid("query").redirect_uri, user.id);
+};
+
+export const unlink: RouteHandler<typeof routes.unlink, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const { provider } = c.req.valid("param");
+  const body = c.req.valid("json") ?? {};
+  const deps = serviceDeps(c);
+  await assertStepUp(deps, user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Unlinking a sign-in" });
+  const removed = await unlinkAccount(deps, user.id, provider);
+  if (removed === "not_linked") throw notFound(`No ${provider} account is linked to yours.`, "OAUTH_NOT_LINKED");
+  if (removed === "last_method") {
+    throw new ApiError(409, {
+      code: "LAST_SIGN_IN_METHOD",
+      detail: "This is your only way to sign in: set a password (forgot-password sends a link) or link another provider first.",
+    });
+  }
+  audit(deps.log, "auth.oauth.unlinked", { user_id: user.id, provider });
+  await revokeLink(deps, removed);
+  return c.body(null, 204);
+};
+
+export const listLinks: RouteHandler<typeof routes.listLinks, AppEnv> = async (c) => {
+  const user = requireUser(c);
+  const rows = await readLinks(c.get("db"), user.id);
+  c.header("Cache-Control", "no-store");
+  return c.json(rows.map((row) => ({ provider: row.provider, account_email: row.account_email, created_at: isoSeconds(row.created_at * 1000) })), 200);
+};
+
+export const claimLogin: RouteHandler<typeof routes.claimLogin, AppEnv> = async (c) => {
+  const deps = serviceDeps(c);
+  const { userId } = await claimHandoff(deps, "login", c.req.valid("json").login_handoff);
+  const user = await handoffUser(deps, userId);
+  const grant = user ? await startSession(deps.db, deps.config.tokenSecret, user.id, user, { recordLogin: true }) : null;
+  if (!user || !grant) throw handoffInvalid();
+  audit(deps.log, "auth.login.succeeded", { transport: "bearer", user_id: user.id, via: "oauth" });
+  c.header("Cache-Control", "no-store");
+  return c.json(tokenPair(grant), 200);
+};
+
+export const claimMfaHandoff: RouteHandler<typeof routes.claimMfaHandoff, AppEnv> = async (c) => {
+  const { secret } = await claimHandoff(serviceDeps(c), "mfa", c.req.valid("json").mfa_handoff);
+  c.header("Cache-Control", "no-store");
+  return c.json({ mfa_required: true as const, mfa_token: secret! }, 200);
+};
+

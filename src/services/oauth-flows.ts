@@ -1,0 +1,135 @@
+import { sql } from "drizzle-orm";
+import type { OAuthFlow, OAuthProvider, OAuthProviderConfig } from "../auth/oauth-config";
+import { normalizeRedirectTarget } from "../auth/oauth-config";
+import { createState, csrfMatches, openState, type OAuthState } from "../auth/oauth-state";
+import { audit } from "../lib/audit";
+import { ApiError, notFound } from "../lib/problem";
+import type { ServiceDeps } from "./deps";
+import { completeLogin } from "./login";
+import { associateAccount, signInAccount, spendStateNonce } from "./oauth-accounts";
+import { authorizationUrl, exchangeCode, fetchProfile, OAuthFailure, type ProviderProfile } from "./oauth-client";
+import { createHandoff } from "./oauth-handoffs";
+import { type SessionGrant, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
+
+/** Which flows each provider offers: the video platform is an association, never a sign-in. */
+const FLOWS: Record<OAuthProvider, readonly OAuthFlow[]> = {
+  google: ["session", "token", "associate"],
+  github: ["session", "token", "associate"],
+  "google-youtube": ["associate"],
+};
+
+/** The provider's configuration for `flow`; 404 when it is not configured or does not offer the flow. */
+export function providerFor(deps: Pick<ServiceDeps, "config">, provider: OAuthProvider, flow: OAuthFlow): OAuthProviderConfig {
+  const config = deps.config.oauth.providers[provider];
+  if (!config || !FLOWS[provider].includes(flow)) {
+    throw notFound(`Sign-in with ${provider} is not available here.`, "OAUTH_PROVIDER_NOT_CONFIGURED");
+  }
+  if (flow === "token" && !deps.config.oauth.tokenFlowEnabled) {
+    throw notFound("The bearer-token OAuth flow is not enabled on this deployment.", "OAUTH_TOKEN_FLOW_DISABLED");
+  }
+  return config;
+}
+
+/** The normalised redirect target, which must be on the allow-list exactly (400 otherwise). */
+export function allowedRedirect(deps: Pick<ServiceDeps, "config">, raw: string): string {
+  const target = normalizeRedirectTarget(raw);
+  if (target === null || !deps.config.oauth.redirectTargets.has(target)) {
+    throw new ApiError(400, {
+      code: "REDIRECT_URI_NOT_ALLOWED",
+      detail: "redirect_uri must be exactly one of the app's sign-in targets (its /login or /account page, or the native app's login or account link).",
+    });
+  }
+  return target;
+}
+
+/** Starts an authorization: the provider's URL to send the browser to, and the CSRF cookie value for browser flows. */
+export async function beginAuthorization(
+  deps: Pick<ServiceDeps, "config">,
+  request: { provider: OAuthProvider; flow: OAuthFlow; redirect: string; userId: number | null; callbackUrl: string },
+): Promise<{ authorizationUrl: string; csrf: string | null }> {
+  const config = providerFor(deps, request.provider, request.flow);
+  const redirect = allowedRedirect(deps, request.redirect);
+  const { state, csrf, challenge } = await createState(deps.config.dataKey, { provider: request.provider, flow: request.flow, redirect, userId: request.userId });
+  return { authorizationUrl: authorizationUrl(request.provider, config, request.callbackUrl, state, challenge), csrf };
+}
+
+/** Where a callback sends the browser, and the session to set for the cookie flow. */
+export interface CallbackResult {
+  location: string;
+  grant: SessionGrant | null;
+}
+
+export function stateInvalid(): ApiError {
+  return new ApiError(400, {
+    code: "OAUTH_STATE_INVALID",
+    detail: "The sign-in state is missing, altered or expired (10 minutes); start the sign-in again.",
+  });
+}
+
+const withFragment = (target: string, fields: Record<string, string>) => `${target}#${new URLSearchParams(fields).toString()}`;
+
+/**
+ * Completes a callback. A state that does not open (tampered, expired, another provider or flow)
+ * is a 400: without it there is no trusted place to send the browser. Everything after that ends
+ * in a redirect to the state's target with the result in the fragment only: `status=success`,
+ * `status=mfa_required&mfa_handoff=<one-time>` or `status=error&error=<code>`; tokens never.
+ */
+export async function completeCallback(
+  deps: ServiceDeps,
+  request: { provider: OAuthProvider; flow: OAuthFlow; query: Record<string, string | undefined>; csrfCookie: string | undefined; callbackUrl: string },
+): Promise<CallbackResult> {
+  const config = providerFor(deps, request.provider, request.flow);
+  const sealed = request.query.state;
+  const state = sealed ? await openState(deps.config.dataKey, sealed, request.provider, request.flow) : null;
+  if (!state) throw stateInvalid();
+  try {
+    return await finish(deps, config, state, request);
+  } catch (error) {
+    if (!(error instanceof OAuthFailure)) throw error;
+    audit(deps.log, "auth.oauth.failed", { provider: request.provider, flow: request.flow, error: error.code, reason: error.message });
+    return { location: withFragment(state.redirect, { status: "error", error: error.code }), grant: null };
+  }
+}
+
+async function finish(
+  deps: ServiceDeps,
+  config: OAuthProviderConfig,
+  state: OAuthState,
+  request: { provider: OAuthProvider; flow: OAuthFlow; query: Record<string, string | undefined>; csrfCookie: string | undefined; callbackUrl: string },
+): Promise<CallbackResult> {
+  if (!csrfMatches(state, request.csrfCookie)) throw new OAuthFailure("invalid_state", "CSRF cookie missing or different");
+  if (!(await spendStateNonce(deps.db, state.nonce, state.expiresAt))) throw new OAuthFailure("invalid_state", "state already used");
+  const { code, error } = request.query;
+  if (error) throw new OAuthFailure(error === "access_denied" ? "access_denied" : "provider_error", `provider said ${error.slice(0, 40)}`);
+  if (!code) throw new OAuthFailure("invalid_request", "no code");
+
+  const tokens = await exchangeCode(deps.config.outbound, config, code, state.verifier, request.callbackUrl);
+  const profile: ProviderProfile & { login?: string } = await fetchProfile(deps.config.outbound, request.provider, config, tokens.accessToken);
+  const success = withFragment(state.redirect, { status: "success" });
+
+  if (state.flow === "associate") {
+    const rows = await deps.db.all<{ id: number }>(sql`SELECT id FROM users WHERE id = ${state.userId} AND is_active = 1`);
+    if (!rows[0]) throw new OAuthFailure("account_inactive", "the account to link is gone or inactive");
+    await associateAccount(deps, state.userId!, request.provider, profile, tokens);
+    return { location: success, grant: null };
+  }
+
+  const user = await signInAccount(deps, request.provider as "google" | "github", profile, tokens, null);
+  if (state.flow === "token" && !user.totpEnabled) {
+    // The app claims its bearer session with the hand-off (POST /v1/oauth/token/claim).
+    const handoff = await createHandoff(deps, "login", user, null);
+    return { location: withFragment(state.redirect, { status: "success", login_handoff: handoff }), grant: null };
+  }
+  const outcome = await completeLogin(deps, user, state.flow === "token" ? "bearer" : "cookie");
+  if (outcome.kind === "challenge") {
+    const handoff = await createHandoff(deps, "mfa", user, outcome.mfaToken);
+    return { location: withFragment(state.redirect, { status: "mfa_required", mfa_handoff: handoff }), grant: null };
+  }
+  return { location: success, grant: outcome.grant };
+}
+
+/** The account behind a claimed login hand-off, for its bearer session. */
+export async function handoffUser(deps: Pick<ServiceDeps, "db">, userId: number) {
+  const rows = await deps.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${userId} AND is_active = 1`);
+  return rows[0] ? toSessionUser(rows[0]) : null;
+}

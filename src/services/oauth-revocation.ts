@@ -1,0 +1,24 @@
+import type { OAuthProvider } from "../auth/oauth-config";
+import { openFieldText } from "../lib/data-encryption";
+import type { ServiceDeps } from "./deps";
+import { revokeGrant } from "./oauth-client";
+import { type RemovedLink, tokenContext } from "./oauth-accounts";
+
+/**
+ * Asks the provider to revoke a removed link's grant (unlinking, account deletion). Best effort:
+ * the link is already gone here, so a provider that is down only leaves a grant the user can
+ * revoke in the provider's settings; the outcome is logged, never the tokens.
+ */
+export async function revokeLink(deps: Pick<ServiceDeps, "config" | "log">, link: RemovedLink): Promise<void> {
+  const config = deps.config.oauth.providers[link.provider as OAuthProvider];
+  if (!config) return;
+  const context = tokenContext(link.provider, link.accountId);
+  try {
+    const open = (value: string | null) => (value === null ? Promise.resolve(null) : openFieldText(deps.config.dataKey, value, context));
+    const [accessToken, refreshToken] = await Promise.all([open(link.accessTokenSealed), open(link.refreshTokenSealed)]);
+    const revoked = await revokeGrant(deps.config.outbound, link.provider, config, { accessToken, refreshToken });
+    deps.log.info("oauth grant revocation", { provider: link.provider, revoked });
+  } catch (error) {
+    deps.log.warn("oauth grant not revoked", { provider: link.provider, error: (error as Error).message });
+  }
+}
