@@ -15,6 +15,7 @@ export function accountFields(user: SessionUser) {
     is_superuser: user.isSuperuser,
     role: user.role,
     totp_enabled: user.totpEnabled,
+    has_usable_password: user.hashedPassword !== null,
     created_at: isoSeconds(user.createdAt * 1000),
     updated_at: isoSeconds(user.updatedAt * 1000),
     last_login_at: user.lastLoginAt === null ? null : isoSeconds(user.lastLoginAt * 1000),

@@ -15,6 +15,9 @@ export const MeSchema = z
     is_superuser: z.boolean(),
     role: z.enum(ROLES),
     totp_enabled: z.boolean().openapi({ description: "Two-step verification is on; superuser powers need it." }),
+    has_usable_password: z
+      .boolean()
+      .openapi({ description: "The account has a password. Accounts made by Google or GitHub sign-in have none until one is set through forgot-password." }),
     preferences: z.object({ profile_visibility: z.enum(PROFILE_VISIBILITIES) }),
     created_at: z.string().openapi({ example: "2026-05-01T12:00:00Z" }),
     updated_at: z.string().openapi({ example: "2026-05-01T12:00:00Z" }),
@@ -36,6 +39,7 @@ export const MeSchema = z
       is_superuser: false,
       role: "contributor",
       totp_enabled: false,
+      has_usable_password: true,
       preferences: { profile_visibility: "public" },
       created_at: "2026-05-01T12:00:00Z",
       updated_at: "2026-05-01T12:00:00Z",

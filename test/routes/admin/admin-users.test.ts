@@ -76,6 +76,7 @@ describe("GET /v1/admin/users", () => {
       is_superuser: false,
       role: "contributor",
       totp_enabled: false,
+      has_usable_password: true,
       profile_visibility: "public",
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
       updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),

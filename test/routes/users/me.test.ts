@@ -19,6 +19,7 @@ describe("GET /v1/users/me", () => {
       is_superuser: false,
       role: "contributor",
       totp_enabled: false,
+      has_usable_password: true,
       preferences: { profile_visibility: "public" },
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
