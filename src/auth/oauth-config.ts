@@ -26,6 +26,8 @@ export interface OAuthConfig {
   tokenFlowEnabled: boolean;
   /** Redirect targets, normalised `scheme://host/path`: the app's `/login` and `/account`, and `<scheme>://login|account`. */
   redirectTargets: ReadonlySet<string>;
+  /** `NATIVE_APP_SCHEME`, or null. */
+  nativeScheme: string | null;
 }
 
 // Google's public endpoints (OpenID Connect discovery), GitHub's OAuth app endpoints.
@@ -90,7 +92,7 @@ export function parseOAuthConfig(env: AppBindings, appUrl: string): OAuthConfig 
   const app = new URL(appUrl);
   const base = `${app.protocol}//${app.host}${app.pathname.replace(/\/+$/, "")}`;
   const redirectTargets = new Set([`${base}/login`, `${base}/account`, ...(scheme ? [`${scheme}://login`, `${scheme}://account`] : [])]);
-  return { providers, tokenFlowEnabled: value(env.OAUTH_TOKEN_FLOW_ENABLED) === "true", redirectTargets };
+  return { providers, tokenFlowEnabled: value(env.OAUTH_TOKEN_FLOW_ENABLED) === "true", redirectTargets, nativeScheme: scheme };
 }
 
 /** The provider endpoints the service calls (the authorize URL is the browser's, not ours). */

@@ -16,7 +16,7 @@ export interface OAuthState {
   flow: OAuthFlow;
   /** The normalised redirect target the result goes to. */
   redirect: string;
-  /** SHA-256 of the CSRF cookie for browser flows; null for the token flow, which has no cookie jar. */
+  /** SHA-256 of the CSRF cookie for browser flows; null for flows that end in the native app. */
   csrfHash: string | null;
   /** The PKCE code verifier: only the service knows it, since the state is encrypted. */
   verifier: string;
@@ -30,14 +30,16 @@ export interface OAuthState {
 
 /**
  * A state token for a new authorization: the fields above, sealed with AES-256-GCM under the data
- * key (so it is both signed and secret: the PKCE verifier inside never reaches the provider), and
- * for browser flows the CSRF cookie value it is bound to.
+ * key (so it is both signed and secret: the PKCE verifier inside never reaches the provider), and,
+ * when `withCsrf`, the CSRF cookie value it is bound to. A flow that ends in the native app has
+ * no shared cookie jar (the app's HTTP client and the system browser differ), so it goes without.
  */
 export async function createState(
   dataKey: Uint8Array,
   fields: Pick<OAuthState, "provider" | "flow" | "redirect" | "userId">,
+  withCsrf: boolean,
 ): Promise<{ state: string; csrf: string | null; challenge: string }> {
-  const csrf = fields.flow === "token" ? null : randomToken();
+  const csrf = withCsrf ? randomToken() : null;
   const verifier = randomToken();
   const state: OAuthState = {
     ...fields,
@@ -62,7 +64,7 @@ export async function openState(dataKey: Uint8Array, sealed: string, provider: O
   return state;
 }
 
-/** Whether the browser's CSRF cookie is the one the state was made for (always true for the token flow). */
+/** Whether the browser's CSRF cookie is the one the state was made for (always true for flows without one). */
 export function csrfMatches(state: OAuthState, cookie: string | undefined): boolean {
   if (state.csrfHash === null) return true;
   return cookie !== undefined && fingerprint(cookie) === state.csrfHash;

@@ -95,7 +95,7 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
               UNION SELECT 'files', f.storage_key FROM files f JOIN products p ON p.id = f.product_id WHERE p.owner_id = ${userId} AND ${guard}`,
           sql`DELETE FROM products WHERE ${owned}`,
         ];
-  const [found, cameras, links, ...rest] = await batchRows<[{ email: string }, { id: string }, LinkRow, ...unknown[]]>(deps.db, [
+  const [found, links, cameras, ...rest] = await batchRows<[{ email: string }, LinkRow, { id: string }, ...unknown[]]>(deps.db, [
     sql`SELECT email FROM users WHERE id = ${userId} AND is_system = 0`,
     // Linked sign-ins go with the user row too; their grants are revoked at the provider after.
     sql`SELECT provider, account_id, access_token_sealed, refresh_token_sealed FROM oauth_accounts WHERE user_id = ${userId}`,

@@ -49,7 +49,13 @@ export async function beginAuthorization(
 ): Promise<{ authorizationUrl: string; csrf: string | null }> {
   const config = providerFor(deps, request.provider, request.flow);
   const redirect = allowedRedirect(deps, request.redirect);
-  const { state, csrf, challenge } = await createState(deps.config.dataKey, { provider: request.provider, flow: request.flow, redirect, userId: request.userId });
+  const scheme = deps.config.oauth.nativeScheme;
+  const native = request.flow === "token" || (scheme !== null && redirect.startsWith(`${scheme}://`));
+  const { state, csrf, challenge } = await createState(
+    deps.config.dataKey,
+    { provider: request.provider, flow: request.flow, redirect, userId: request.userId },
+    !native,
+  );
   return { authorizationUrl: authorizationUrl(request.provider, config, request.callbackUrl, state, challenge), csrf };
 }
 

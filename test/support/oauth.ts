@@ -46,3 +46,78 @@ export async function browserSignIn(provider: "google" | "github", who: FakeProf
   const callback = await consent(authorization_url, who);
   return api(`${callback.pathname}${callback.search}`, { headers: { cookie }, redirect: "manual" });
 }
+
+// Linking helpers (test/routes/oauth/linking.test.ts, unlinking.test.ts).
+
+/** The session cookies a response set, as a `cookie` request header, or null when it set none. */
+export function sessionCookiesOf(response: Response): string | null {
+  const all = (response.headers as Headers & { getSetCookie(): string[] }).getSetCookie();
+  const pairs = all
+    .map((value) => value.split(";")[0]!)
+    .filter((pair) => /^__Host-relab-(auth|refresh)=./.test(pair));
+  return pairs.length > 0 ? pairs.join("; ") : null;
+}
+
+/** The step-up body of a link or unlink; undefined sends no body at all. */
+export type StepUpBody = { current_password?: string; mfa_code?: string } | undefined;
+
+const withBody = (method: string, headers: Record<string, string>, body: StepUpBody): RequestInit =>
+  body === undefined
+    ? { method, headers }
+    : { method, headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) };
+
+/** POST /v1/oauth/{provider}/associate/authorize with `auth` (bearer or cookie headers) and the step-up body. */
+export function associateAuthorize(provider: string, auth: Record<string, string>, body: StepUpBody, redirect = APP_ACCOUNT): Promise<Response> {
+  return api(`/v1/oauth/${provider}/associate/authorize?redirect_uri=${encodeURIComponent(redirect)}`, withBody("POST", auth, body));
+}
+
+/** DELETE /v1/oauth/{provider}/associate with `auth` and the step-up body. */
+export function unlinkProvider(provider: string, auth: Record<string, string>, body: StepUpBody): Promise<Response> {
+  return api(`/v1/oauth/${provider}/associate`, withBody("DELETE", auth, body));
+}
+
+/** The whole link: authorize with the step-up, consent as `who`, and the callback; returns the callback's response. */
+export async function linkProvider(provider: string, auth: Record<string, string>, body: StepUpBody, who: FakeProfile): Promise<Response> {
+  const start = await associateAuthorize(provider, auth, body);
+  expect(start.status, await start.clone().text()).toBe(200);
+  const cookie = csrfCookieOf(start)!;
+  const { authorization_url } = (await start.json()) as { authorization_url: string };
+  const callback = await consent(authorization_url, who);
+  return api(`${callback.pathname}${callback.search}`, { headers: { cookie }, redirect: "manual" });
+}
+
+/** The tokens a fake provider has revoked so far (shared by every test file: compare with `toContain`). */
+export async function revokedTokens(provider: "google" | "github"): Promise<string[]> {
+  const response = await fetch(`https://${provider}.oauth.test/__revoked`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as string[];
+}
+
+/** The account's links as GET /v1/oauth/associations lists them. */
+export async function associations(auth: Record<string, string>): Promise<{ provider: string; account_email: string | null; created_at: string }[]> {
+  const response = await api("/v1/oauth/associations", { headers: auth });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as { provider: string; account_email: string | null; created_at: string }[];
+}
+
+// Sign-in helpers (test/routes/oauth/sign-in*.test.ts, token-flow.test.ts).
+
+/** Starts a session or token authorization; the provider URL and the CSRF cookie pair (null for the token flow). */
+export async function beginSignIn(provider: "google" | "github", flow: "session" | "token", redirect = APP_LOGIN): Promise<{ authorizationUrl: string; cookie: string | null }> {
+  const start = await api(`/v1/oauth/${provider}/${flow}/authorize?redirect_uri=${encodeURIComponent(redirect)}`);
+  expect(start.status, await start.clone().text()).toBe(200);
+  const cookie = csrfCookieOf(start);
+  const { authorization_url } = (await start.json()) as { authorization_url: string };
+  return { authorizationUrl: authorization_url, cookie };
+}
+
+/** The browser arriving at a callback (`path` may be another callback's than the URL's), without following the API's redirect. */
+export function followCallback(callback: URL, cookie: string | null, path = callback.pathname): Promise<Response> {
+  return api(`${path}${callback.search}`, { headers: cookie === null ? {} : { cookie }, redirect: "manual" });
+}
+
+/** An app's sign-in (token flow) up to its callback's response; no cookie is involved. */
+export async function appSignIn(provider: "google" | "github", who: FakeProfile, redirect = "relab://login"): Promise<Response> {
+  const { authorizationUrl } = await beginSignIn(provider, "token", redirect);
+  return followCallback(await consent(authorizationUrl, who), null);
+}
