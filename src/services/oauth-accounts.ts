@@ -54,8 +54,8 @@ async function freeUsername(db: Db, hint: string): Promise<string> {
 /**
  * The account a provider sign-in speaks for (decisions.md, Authentication details):
  * 1. the account already linked to this provider account;
- * 2. Google only: the account with the same address, when Google says the address is verified
- *    (the link is made, and the account counts as verified from then on);
+ * 2. Google only: the account with exactly this address, when Google says the address is
+ *    verified (the link is made, and the account counts as verified from then on);
  * 3. otherwise a new account without a password, verified when the provider says the address is.
  * GitHub never links by address: an account holding it must sign in and link GitHub explicitly
  * (`account_exists`). The link's tokens are sealed and stored.
@@ -72,10 +72,14 @@ export async function signInAccount(deps: ServiceDeps, provider: "google" | "git
   }
   if (!profile.email) throw new OAuthFailure("email_unavailable", "the provider gave no email address");
   const email = normalizeEmail(profile.email);
+  // Linking by address needs the very address: a `+tag` or dotted variant shares the canonical
+  // mailbox (one account per mailbox) but is not proof of owning the account's address.
   const existing = await deps.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE email_canonical = ${canonicalEmail(email)}`);
   if (existing[0]) {
     const user = toSessionUser(existing[0]);
-    if (provider !== "google") throw new OAuthFailure("account_exists", "an account holds this address; link GitHub from it");
+    if (provider !== "google" || user.email !== email) {
+      throw new OAuthFailure("account_exists", "an account holds this mailbox; sign in to it and link the provider");
+    }
     if (!profile.emailVerified) throw new OAuthFailure("email_not_verified", "Google has not verified this address");
     if (!user.isActive) throw new OAuthFailure("account_inactive", "the account is inactive");
     try {
@@ -85,9 +89,9 @@ export async function signInAccount(deps: ServiceDeps, provider: "google" | "git
       throw error;
     }
     // Google has just shown that this person controls the address.
-    if (!user.isVerified && user.email === email) await deps.db.run(sql`UPDATE users SET is_verified = 1, updated_at = unixepoch() WHERE id = ${user.id} AND email = ${email}`);
+    if (!user.isVerified) await deps.db.run(sql`UPDATE users SET is_verified = 1, updated_at = unixepoch() WHERE id = ${user.id} AND email = ${email}`);
     audit(deps.log, "auth.oauth.linked", { user_id: user.id, provider, by: "verified_email" });
-    return { ...user, isVerified: user.isVerified || user.email === email };
+    return { ...user, isVerified: true };
   }
 
   const name = await freeUsername(deps.db, username ?? email.split("@")[0]!);

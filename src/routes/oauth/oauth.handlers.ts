@@ -87,6 +87,7 @@ export const listLinks: RouteHandler<typeof routes.listLinks, AppEnv> = async (c
 
 export const claimLogin: RouteHandler<typeof routes.claimLogin, AppEnv> = async (c) => {
   const deps = serviceDeps(c);
+  if (!deps.config.oauth.tokenFlowEnabled) throw notFound("The bearer-token OAuth flow is not enabled on this deployment.", "OAUTH_TOKEN_FLOW_DISABLED");
   const { userId } = await claimHandoff(deps, "login", c.req.valid("json").login_handoff);
   const user = await handoffUser(deps, userId);
   const grant = user ? await startSession(deps.db, deps.config.tokenSecret, user.id, user, { recordLogin: true }) : null;
