@@ -3,7 +3,7 @@ import type { Plugin } from "vite";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
 import { fakeUpstream } from "./test/support/fake-upstream.ts";
-import { OAUTH_TEST_VARS } from "./test/support/fake-upstream-config.ts";
+import { OAUTH_TEST_VARS, VIDEO_TEST_VARS } from "./test/support/fake-upstream-config.ts";
 
 /** Bindings the tests run with, on top of wrangler.toml's development values. */
 export const TEST_VARS = {
@@ -21,6 +21,8 @@ export const TEST_VARS = {
   RATE_LIMITS_ENABLED: "false",
   // Google and GitHub sign-in against the fake providers of test/support/fake-oauth-provider.ts.
   ...OAUTH_TEST_VARS,
+  // Live streams go to the fake video platform of test/support/fake-video-platform.ts.
+  ...VIDEO_TEST_VARS,
 };
 
 /** In Node, `.wasm` imports become compiled modules, as Wrangler and workerd make them. */

@@ -14,9 +14,12 @@ import {
   type RequestFrame,
   type ResponseFrame,
   textFrameBytes,
+  type CameraRelayApi,
+  type TunnelStatus,
 } from "../src/lib/camera-protocol";
 import type { AppBindings } from "../src/env";
 import { recordLastSeen } from "./camera-last-seen";
+import { endOrphanedStream, STREAM_ORPHAN_AFTER_MS, type WatchedStream } from "./camera-stream-watch";
 
 /** What the object keeps on each socket (`serializeAttachment`), so it survives hibernation. */
 export interface TunnelState {
@@ -29,17 +32,11 @@ export interface TunnelState {
   lastRecordedAt: number;
 }
 
-/** The tunnel's state as the status route reports it. */
-export interface TunnelStatus {
-  online: boolean;
-  /** Epoch ms, or null when no tunnel is open. */
-  connectedAt: number | null;
-  lastSeenAt: number | null;
-}
-
 // D1 gets the last-seen time at most this often per camera (status reads ask the object itself);
 // the same write tells the heartbeat whether the camera still exists.
 const RECORD_EVERY_MS = 60_000;
+/** Storage key of the stream this camera runs, if any. */
+const STREAM_KEY = "stream";
 /** Storage key of the tombstone a deleted camera's object keeps: camera ids are never reused. */
 const RETIRED_KEY = "retired";
 
@@ -59,7 +56,7 @@ interface Pending {
  * The object's own storage holds that alarm and, once the camera is deleted, a tombstone that
  * refuses any later tunnel (docs/storage.md).
  */
-export class CameraRelay extends DurableObject<AppBindings> {
+export class CameraRelay extends DurableObject<AppBindings> implements Omit<CameraRelayApi, "fetch"> {
   private readonly pending = new Map<string, Pending>();
   /** The command whose binary frame comes next on the socket, if any. */
   private awaitingBinary: string | null = null;
@@ -160,6 +157,17 @@ export class CameraRelay extends DurableObject<AppBindings> {
     await this.ctx.storage.deleteAlarm();
   }
 
+  /** Starts watching the camera's live stream: if the device is gone for 5 minutes, the alarm ends it. */
+  async watchStream(cameraId: string): Promise<void> {
+    await this.ctx.storage.put(STREAM_KEY, { cameraId, offlineSince: null } satisfies WatchedStream);
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_INTERVAL_MS);
+  }
+
+  /** The stream ended (or never started): nothing to watch. */
+  async unwatchStream(): Promise<void> {
+    await this.ctx.storage.delete(STREAM_KEY);
+  }
+
   /**
    * The heartbeat: pings every live tunnel and closes those silent for longer than 90 s. About
    * once a minute it also records the last sign of life in D1, and a camera that is gone there
@@ -195,7 +203,24 @@ export class CameraRelay extends DurableObject<AppBindings> {
         this.failPending(socket);
       }
     }
-    if (open > 0) await this.ctx.storage.setAlarm(now + HEARTBEAT_INTERVAL_MS);
+    const watching = await this.watchStreamAt(now);
+    if (open > 0 || watching) await this.ctx.storage.setAlarm(now + HEARTBEAT_INTERVAL_MS);
+  }
+
+  /** The stream part of the heartbeat; whether a stream is still watched. */
+  private async watchStreamAt(now: number): Promise<boolean> {
+    const stream = await this.ctx.storage.get<WatchedStream>(STREAM_KEY);
+    if (!stream) return false;
+    if (this.liveSocket(now)) {
+      if (stream.offlineSince !== null) await this.ctx.storage.put(STREAM_KEY, { ...stream, offlineSince: null });
+      return true;
+    }
+    const since = stream.offlineSince ?? now;
+    if (stream.offlineSince === null) await this.ctx.storage.put(STREAM_KEY, { ...stream, offlineSince: now });
+    if (now - since < STREAM_ORPHAN_AFTER_MS) return true;
+    if (!(await endOrphanedStream(this.env, stream.cameraId))) return true;
+    await this.ctx.storage.delete(STREAM_KEY);
+    return false;
   }
 
   override async webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): Promise<void> {

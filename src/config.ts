@@ -8,6 +8,9 @@ import { BUILT_IN_SIGNATURES, parseSignatures, type Signature } from "./lib/sign
 /** OWASP's minimum Argon2id parameters; every environment but development refuses anything weaker. */
 export const ARGON2_MINIMUM = { memoryKib: 19_456, iterations: 2, parallelism: 1 } as const;
 
+/** The YouTube Data API v3, which creates, binds and ends live broadcasts. */
+export const YOUTUBE_API_URL = "https://www.googleapis.com/youtube/v3/";
+
 /** The k-anonymity range endpoint of Have I Been Pwned's Pwned Passwords (`<prefix>` is appended). */
 export const BREACHED_PASSWORDS_RANGE_URL = "https://api.pwnedpasswords.com/range/*";
 
@@ -37,6 +40,8 @@ export interface AppConfig {
   malwareScan: MalwareScanConfig;
   /** Identity-provider sign-in and the video-platform association (src/auth/oauth-config.ts). */
   oauth: OAuthConfig;
+  /** The video platform's API (YouTube Data API v3) for live streams: `YOUTUBE_API_URL`, `VIDEO_PLATFORM_TIMEOUT_MS`. */
+  videoPlatform: { apiUrl: string; timeoutMs: number };
   /** `CAMERA_RELAY_TIMEOUT_MS`: how long a relayed camera command waits for the device (default 30 s). */
   cameraRelayTimeoutMs: number;
   /** `RATE_LIMITS_ENABLED`: the request-rate limiters. The per-account guards (failure budgets, reset mail) are always on. */
@@ -110,6 +115,8 @@ function parseConfig(env: AppBindings): AppConfig {
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+  const videoApiUrl = optional(env.YOUTUBE_API_URL) ?? YOUTUBE_API_URL;
+  if (!videoApiUrl.endsWith("/")) throw new ConfigError("YOUTUBE_API_URL must end with /");
   const bootstrapEmail = optional(env.BOOTSTRAP_SUPERUSER_EMAIL);
   const bootstrapPassword = optional(env.BOOTSTRAP_SUPERUSER_PASSWORD);
 
@@ -140,9 +147,11 @@ function parseConfig(env: AppBindings): AppConfig {
       ...(providerUrl ? [providerUrl] : []),
       ...(malwareScan.external ? [malwareScan.external.url] : []),
       ...oauthOutboundEntries(oauth),
+      ...(oauth.providers["google-youtube"] ? [`${videoApiUrl}*`] : []),
     ]),
     malwareScan,
     oauth,
+    videoPlatform: { apiUrl: videoApiUrl, timeoutMs: positiveInt(env.VIDEO_PLATFORM_TIMEOUT_MS, "VIDEO_PLATFORM_TIMEOUT_MS", 10_000) },
     cameraRelayTimeoutMs: positiveInt(env.CAMERA_RELAY_TIMEOUT_MS, "CAMERA_RELAY_TIMEOUT_MS", DEFAULT_RELAY_TIMEOUT_MS),
     rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
   };

@@ -555,3 +555,27 @@ export const oauthStateUses = sqliteTable("oauth_state_uses", {
   nonce: text("nonce").primaryKey(),
   expiresAt: integer("expires_at").notNull(),
 });
+
+/**
+ * A camera's live stream to the video platform, while it runs (at most one per camera). The
+ * stream key is sealed (AES-256-GCM, context `stream-key:<camera_id>`): it is a credential to
+ * broadcast on the owner's channel. Gone when the stream ends, or with its camera, owner or product.
+ */
+export const cameraStreams = sqliteTable("camera_streams", {
+  cameraId: text("camera_id")
+    .primaryKey()
+    .references(() => cameras.id, { onDelete: "cascade" }),
+  userId: integer("user_id")
+    .notNull()
+    .references(() => users.id, { onDelete: "cascade" }),
+  productId: integer("product_id")
+    .notNull()
+    .references(() => products.id, { onDelete: "cascade" }),
+  broadcastId: text("broadcast_id").notNull(),
+  streamId: text("stream_id").notNull(),
+  streamKeySealed: text("stream_key_sealed").notNull(),
+  title: text("title").notNull(),
+  description: text("description"),
+  privacyStatus: text("privacy_status", { enum: ["public", "private", "unlisted"] }).notNull(),
+  startedAt: integer("started_at").notNull(),
+});

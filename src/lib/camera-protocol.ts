@@ -153,3 +153,25 @@ export function parseDeviceFrame(
     data: frame.data ?? null,
   };
 }
+
+/** The tunnel's state as the status route reports it. */
+export interface TunnelStatus {
+  online: boolean;
+  /** Epoch ms, or null when no tunnel is open. */
+  connectedAt: number | null;
+  lastSeenAt: number | null;
+}
+
+/**
+ * What the Worker calls on a camera's relay object (durable-objects/camera-relay.ts implements
+ * it). Declared here, apart from the class, so that services the object itself uses can call it
+ * without a module cycle.
+ */
+export interface CameraRelayApi {
+  fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+  relay(command: RelayCommand, timeoutMs: number): Promise<RelayOutcome>;
+  status(): Promise<TunnelStatus>;
+  unpair(notify: boolean): Promise<void>;
+  watchStream(cameraId: string): Promise<void>;
+  unwatchStream(): Promise<void>;
+}

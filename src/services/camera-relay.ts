@@ -1,5 +1,5 @@
-import type { CameraRelay, TunnelStatus } from "../../durable-objects/camera-relay";
-import { isAllowedCommand, type RelayCommand, type RelayOutcome } from "../lib/camera-protocol";
+import type { CameraRelay } from "../../durable-objects/camera-relay";
+import { type CameraRelayApi, isAllowedCommand, type RelayCommand, type RelayOutcome, type TunnelStatus } from "../lib/camera-protocol";
 import type { Logger } from "../lib/logger";
 import { ApiError } from "../lib/problem";
 import { previewThumbnailKey } from "./cameras";
@@ -14,9 +14,9 @@ export interface RelayDeps {
 /** A command the device answered. */
 export type RelayAnswer = Extract<RelayOutcome, { ok: true }>;
 
-/** The relay object of one camera. */
-export function relayObject(relays: DurableObjectNamespace<CameraRelay>, cameraId: string): DurableObjectStub<CameraRelay> {
-  return relays.get(relays.idFromName(cameraId));
+/** The relay object of one camera, typed by the interface it implements (src/lib/camera-protocol.ts). */
+export function relayObject(relays: DurableObjectNamespace<CameraRelay>, cameraId: string): CameraRelayApi {
+  return relays.get(relays.idFromName(cameraId)) as unknown as CameraRelayApi;
 }
 
 export function commandNotAllowed(): ApiError {
@@ -60,7 +60,7 @@ export async function relayCommand(deps: RelayDeps, cameraId: string, command: R
   // RPC results come back as plain data; the cast drops the stub's Disposable wrapper type.
   let outcome: RelayOutcome;
   try {
-    outcome = (await relayObject(deps.relays, cameraId).relay(command, deps.timeoutMs)) as RelayOutcome;
+    outcome = await relayObject(deps.relays, cameraId).relay(command, deps.timeoutMs);
   } catch (error) {
     throw relayUnavailable(deps.log, cameraId, error);
   }

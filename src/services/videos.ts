@@ -20,7 +20,8 @@ export interface VideoValues {
 export const productMissing = () => notFound("No base product has this id.");
 export const videoMissing = () => notFound("The product has no video with this id.");
 
-const VIDEO_COLUMNS = sql.raw("id, url, title, description, video_metadata, created_at");
+/** Columns of `VideoRow`, for SELECT and RETURNING. */
+export const VIDEO_COLUMNS = sql.raw("id, url, title, description, video_metadata, created_at");
 const productStatement = (productId: number) =>
   sql`SELECT owner_id FROM products WHERE id = ${productId} AND parent_id IS NULL`;
 

@@ -310,6 +310,15 @@ async function githubProvider(request: OAuthRequest, url: URL, endpoints: OAuthE
   return housekeeping(github, request, path) ?? json(404, { message: "Not Found", status: "404" });
 }
 
+/**
+ * What the fake video platform (same Node process) learns of a Google access token, as Google's
+ * own APIs would: whose it is, what it was granted, whether it was revoked. Null if never issued.
+ */
+export function googleAccessTokenInfo(token: string): { sub: string; scope: string; revoked: boolean } | null {
+  const found = google.access.get(token);
+  return found ? { sub: found.profile.sub, scope: found.scope, revoked: found.revoked } : null;
+}
+
 /** The fake's answer when the request is for one of its two hosts, otherwise null. */
 export async function fakeOAuthProvider(request: OAuthRequest, endpoints: OAuthEndpoints): Promise<OAuthReply | null> {
   const url = new URL(request.url);

@@ -92,3 +92,31 @@ export function encodeProfile(profile: FakeProfile): string {
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
+
+/**
+ * Fake YouTube Live Streaming API (test/support/fake-video-platform.ts), on a `.test` host like the
+ * identity fakes. Calls need a Google access token from FAKE_GOOGLE granted one of YOUTUBE_SCOPES.
+ */
+export const FAKE_YOUTUBE_API = "https://youtube.video.test/youtube/v3/";
+
+/** The RTMP ingestion address every fake stream reports; the stream key is random per stream. */
+export const FAKE_YOUTUBE_INGEST = "rtmp://a.rtmp.youtube.test/live2";
+
+/** Scopes the real API accepts for live broadcasts and streams; any other token gets a 403. */
+export const YOUTUBE_SCOPES = [
+  "https://www.googleapis.com/auth/youtube",
+  "https://www.googleapis.com/auth/youtube.force-ssl",
+] as const;
+
+/** Markers in a broadcast's title that make its insert misbehave, so each test picks its own failure. */
+export const YOUTUBE_TITLE_SWITCHES = {
+  /** 403 liveStreamingNotEnabled: the channel may not stream. */
+  refuse: "[refuse]",
+  /** The insert answers after 3 s (and still creates the broadcast). */
+  slow: "[slow]",
+  /** 503 backendError; nothing is created. */
+  down: "[down]",
+} as const;
+
+/** Variables that point the Worker's live streaming at the fake. */
+export const VIDEO_TEST_VARS = { YOUTUBE_API_URL: FAKE_YOUTUBE_API };

@@ -1,7 +1,18 @@
 import { createHash } from "node:crypto";
 import { Response, type Request } from "miniflare";
-import { FAKE_EMAIL_API_KEY, FAKE_GITHUB, FAKE_GOOGLE, FAKE_SCANNER_TOKEN, PWNED } from "./fake-upstream-config.ts";
-import { fakeOAuthProvider } from "./fake-oauth-provider.ts";
+import {
+  FAKE_EMAIL_API_KEY,
+  FAKE_GITHUB,
+  FAKE_GOOGLE,
+  FAKE_SCANNER_TOKEN,
+  FAKE_YOUTUBE_API,
+  FAKE_YOUTUBE_INGEST,
+  PWNED,
+  YOUTUBE_SCOPES,
+  YOUTUBE_TITLE_SWITCHES,
+} from "./fake-upstream-config.ts";
+import { fakeOAuthProvider, googleAccessTokenInfo } from "./fake-oauth-provider.ts";
+import { fakeVideoPlatform } from "./fake-video-platform.ts";
 
 const sha1 = (text: string) => createHash("sha1").update(text).digest("hex").toUpperCase();
 const PWNED_HASHES = Object.fromEntries(Object.entries(PWNED).map(([kind, password]) => [kind, sha1(password)]));
@@ -63,6 +74,15 @@ export async function fakeUpstream(request: Request): Promise<Response> {
   // The Google and GitHub sign-in fakes answer plain objects; only this file deals in miniflare's Response.
   const oauth = await fakeOAuthProvider(request, { google: FAKE_GOOGLE, github: FAKE_GITHUB });
   if (oauth) return new Response(oauth.body, { status: oauth.status, headers: oauth.headers });
+  // YouTube checks tokens against Google's own records, so the video fake gets the Google fake's lookup.
+  const video = await fakeVideoPlatform(request, {
+    apiUrl: FAKE_YOUTUBE_API,
+    ingestAddress: FAKE_YOUTUBE_INGEST,
+    scopes: YOUTUBE_SCOPES,
+    switches: YOUTUBE_TITLE_SWITCHES,
+    tokenInfo: googleAccessTokenInfo,
+  });
+  if (video) return new Response(video.body, { status: video.status, headers: video.headers });
   if (url.host === "scanner.upstream.test" && url.pathname === "/scan") return malwareScanner(request);
   if (url.host === "mail.upstream.test" && url.pathname === "/emails" && request.method === "POST") {
     if (request.headers.get("authorization") !== `Bearer ${FAKE_EMAIL_API_KEY}`) {

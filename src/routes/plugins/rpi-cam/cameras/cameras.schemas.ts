@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { TunnelStatus } from "../../../../../durable-objects/camera-relay";
+import type { TunnelStatus } from "../../../../lib/camera-protocol";
 import { isoSeconds } from "../../../../lib/time";
 import type { CameraRow } from "../../../../services/cameras";
 

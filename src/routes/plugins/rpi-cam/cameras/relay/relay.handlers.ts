@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { requireUser, requireVerified } from "../../../../../auth/permissions";
 import type { AppEnv } from "../../../../../env";
 import { isSafeHlsPath } from "../../../../../lib/camera-protocol";
@@ -7,7 +8,11 @@ import { ApiError, notFound } from "../../../../../lib/problem";
 import { deviceRefused, relayCommand } from "../../../../../services/camera-relay";
 import * as cameras from "../../../../../services/cameras";
 import { readMediaItem } from "../../../../../services/media";
-import { toImage } from "../../../../products/products.mappers";
+import { toImage, toVideo } from "../../../../products/products.mappers";
+import { isoSeconds } from "../../../../../lib/time";
+import { relayObject } from "../../../../../services/camera-relay";
+import { readStream, startStream, type StreamRow, stopStream } from "../../../../../services/camera-streams";
+import { broadcastStatus, watchUrl } from "../../../../../services/video-platform";
 import { relayDeps } from "../camera-deps";
 import type * as routes from "./relay.routes";
 
@@ -117,27 +122,63 @@ export const getHlsFile: RouteHandler<typeof routes.getHlsFile, AppEnv> = async 
   });
 };
 
-const streamingUnavailable = () =>
-  new ApiError(503, {
-    code: "STREAMING_UNAVAILABLE",
-    detail: "Live streaming needs a linked google-youtube account, and this deployment cannot link video-platform accounts yet.",
-  });
-const noStream = () => notFound("This camera has no live stream.", "RECORDING_STREAM_NOT_FOUND");
+const streamDeps = (c: Context<AppEnv>) => ({ db: c.get("db"), config: c.get("config"), log: c.get("log"), relay: relayDeps(c) });
+
+function toStream(row: StreamRow) {
+  return {
+    camera_id: row.camera_id,
+    product_id: row.product_id,
+    broadcast_id: row.broadcast_id,
+    title: row.title,
+    description: row.description,
+    privacy_status: row.privacy_status,
+    watch_url: watchUrl(row.broadcast_id),
+    started_at: isoSeconds(row.started_at * 1000),
+  };
+}
 
 export const startRecordingStream: RouteHandler<typeof routes.startRecordingStream, AppEnv> = async (c) => {
   const user = requireVerified(c);
-  await cameras.readOwnedCamera(c.get("db"), user.id, c.req.valid("param").camera_id);
-  throw streamingUnavailable();
+  const { camera_id } = c.req.valid("param");
+  const body = c.req.valid("json");
+  const row = await startStream(streamDeps(c), user.id, camera_id, {
+    productId: body.product_id,
+    title: body.title ?? `Teardown stream ${isoSeconds(Date.now())}`,
+    description: body.description ?? null,
+    privacyStatus: body.privacy_status,
+  });
+  await relayObject(c.env.CAMERA_RELAY, camera_id).watchStream(camera_id);
+  c.header("Location", `/v1/plugins/rpi-cam/cameras/${camera_id}/recording-stream`);
+  return c.json(toStream(row), 201);
 };
 
 export const getRecordingStream: RouteHandler<typeof routes.getRecordingStream, AppEnv> = async (c) => {
   const user = requireUser(c);
-  await cameras.readOwnedCamera(c.get("db"), user.id, c.req.valid("param").camera_id);
-  throw noStream();
+  const { camera_id } = c.req.valid("param");
+  const deps = streamDeps(c);
+  const row = await readStream(deps, user.id, camera_id);
+  const [platform, device] = await Promise.all([
+    broadcastStatus(deps, user.id, row.broadcast_id).catch(() => null),
+    relayCommand(deps.relay, camera_id, { method: "GET", path: "/streams/youtube" })
+      .then((answer) => (answer.status === 200 && typeof answer.data === "object" ? (answer.data as Record<string, unknown>) : null))
+      .catch(() => null),
+  ]);
+  c.header("Cache-Control", "no-store");
+  return c.json({ ...toStream(row), platform_status: platform, device }, 200);
 };
 
 export const stopRecordingStream: RouteHandler<typeof routes.stopRecordingStream, AppEnv> = async (c) => {
-  const user = requireUser(c);
-  await cameras.readOwnedCamera(c.get("db"), user.id, c.req.valid("param").camera_id);
-  throw noStream();
+  const user = requireVerified(c);
+  const { camera_id } = c.req.valid("param");
+  const deps = streamDeps(c);
+  const row = await readStream(deps, user.id, camera_id);
+  const video = await stopStream(deps, row, "owner");
+  await relayObject(c.env.CAMERA_RELAY, camera_id).unwatchStream();
+  if (!video) {
+    throw new ApiError(409, {
+      code: "VIDEO_LIMIT_REACHED",
+      detail: `The stream ended, but the product already holds 5 videos, so it was not saved; it stays at ${watchUrl(row.broadcast_id)}.`,
+    });
+  }
+  return c.json(toVideo(video), 200);
 };

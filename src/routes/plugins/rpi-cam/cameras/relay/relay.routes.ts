@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { authenticate } from "../../../../../auth/authenticate";
 import { SIGNED_IN } from "../../../../../lib/openapi";
 import { problemResponses } from "../../../../../lib/problem";
-import { ImageSchema } from "../../../../products/products.schemas";
+import { ImageSchema, VideoSchema } from "../../../../products/products.schemas";
 import { CameraIdParamsSchema } from "../cameras.schemas";
 import { RELAY_FAILURES } from "../cameras.routes";
 
@@ -108,9 +108,23 @@ export const getHlsFile = createRoute({
   },
 });
 
-const STREAMING =
-  "Live streaming to the video platform needs a linked `google-youtube` account, which this deployment cannot link yet: " +
-  "starting a stream is 503 `STREAMING_UNAVAILABLE`, and there is never a current stream to read or stop (404).";
+const RecordingStreamSchema = z
+  .object({
+    camera_id: z.string(),
+    product_id: z.number().int(),
+    broadcast_id: z.string(),
+    title: z.string(),
+    description: z.string().nullable(),
+    privacy_status: z.enum(["public", "private", "unlisted"]),
+    watch_url: z.string().openapi({ description: "Where viewers watch the broadcast." }),
+    started_at: z.string(),
+    platform_status: z.string().nullable().optional().openapi({ description: "GET only: the broadcast's life-cycle status on the platform (`live`, `complete`...), null when unknown." }),
+    device: z.record(z.string(), z.unknown()).nullable().optional().openapi({ description: "GET only: the device's own stream state, null when it cannot be asked." }),
+  })
+  .openapi("RecordingStream", { description: "A camera's live stream. The stream key is never part of it." });
+
+const STREAMS =
+  "Live streaming to YouTube through the owner's linked `google-youtube` account (POST /v1/oauth/google-youtube/associate/authorize). Your camera only (404).";
 
 export const startRecordingStream = createRoute({
   ...signedIn,
@@ -118,9 +132,18 @@ export const startRecordingStream = createRoute({
   path: `${PREFIX}/recording-stream`,
   operationId: "startCameraRecordingStream",
   summary: "Start a live stream to the video platform",
-  description: `${STREAMING} Your camera only (404).`,
+  description:
+    `${STREAMS} Creates a broadcast and a stream on the platform and hands the ingest address and key to the device ` +
+    "(`POST /streams/youtube`). Refusals, checked before anything is created: no linked video account 403 `VIDEO_ACCOUNT_NOT_LINKED`; " +
+    "another's product or a component 404; a product with 5 videos 409 `VIDEO_LIMIT_REACHED`; a camera already streaming 409 " +
+    "`STREAM_ALREADY_RUNNING`; the camera offline 503. The platform refusing is 502 `VIDEO_PLATFORM_REFUSED`, not answering 503 " +
+    "`VIDEO_PLATFORM_UNAVAILABLE`; a device that cannot start leaves nothing behind on the platform. A stream whose device is gone for 5 " +
+    "minutes ends by itself and is saved as a video.",
   request: { params: CameraIdParamsSchema, body: json(StreamBodySchema) },
-  responses: { ...problemResponses(401, 403, 404, 413, 415, 422, 503) },
+  responses: {
+    201: { description: "Streaming.", content: { "application/json": { schema: RecordingStreamSchema } } },
+    ...problemResponses(401, 403, 404, 409, 413, 415, 422, 502, 503),
+  },
 });
 
 export const getRecordingStream = createRoute({
@@ -129,9 +152,9 @@ export const getRecordingStream = createRoute({
   path: `${PREFIX}/recording-stream`,
   operationId: "getCameraRecordingStream",
   summary: "The camera's current live stream",
-  description: `${STREAMING} Your camera only (404).`,
+  description: `${STREAMS} With the platform's and the device's view of it; no stream: 404 \`RECORDING_STREAM_NOT_FOUND\`.`,
   request: { params: CameraIdParamsSchema },
-  responses: { ...problemResponses(401, 404, 422) },
+  responses: { 200: { description: "The stream.", content: { "application/json": { schema: RecordingStreamSchema } } }, ...problemResponses(401, 404, 422) },
 });
 
 export const stopRecordingStream = createRoute({
@@ -140,7 +163,13 @@ export const stopRecordingStream = createRoute({
   path: `${PREFIX}/recording-stream`,
   operationId: "stopCameraRecordingStream",
   summary: "Stop the camera's live stream and save it as a product video",
-  description: `${STREAMING} Your camera only (404).`,
+  description:
+    `${STREAMS} Stops the device (\`DELETE /streams/youtube\`; a device that is gone has stopped anyway), ends the broadcast, and saves it ` +
+    "as a video of the product (`{url, title, description, video_metadata}`), answered here. If the product filled up to 5 videos " +
+    "meanwhile the stream still ends: 409 `VIDEO_LIMIT_REACHED` names the broadcast's URL.",
   request: { params: CameraIdParamsSchema },
-  responses: { ...problemResponses(401, 404, 422) },
+  responses: {
+    200: { description: "The saved video.", content: { "application/json": { schema: VideoSchema } } },
+    ...problemResponses(401, 404, 409, 422, 502, 503),
+  },
 });

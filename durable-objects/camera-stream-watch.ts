@@ -1,0 +1,38 @@
+import { sql } from "drizzle-orm";
+import { loadConfig } from "../src/config";
+import { createDb } from "../src/db/client";
+import type { AppBindings } from "../src/env";
+import { createLogger } from "../src/lib/logger";
+import { type StreamRow, stopStream } from "../src/services/camera-streams";
+
+/** A stream whose device has been gone this long is ended by the camera's object. */
+export const STREAM_ORPHAN_AFTER_MS = 5 * 60_000;
+
+/** What the object keeps while its camera streams (storage key `stream`). */
+export interface WatchedStream {
+  cameraId: string;
+  /** Epoch ms since when no live tunnel was seen; null while the device is there. */
+  offlineSince: number | null;
+}
+
+/**
+ * Ends a stream the device walked away from: completes the broadcast and saves it as a product
+ * video, like the owner's stop, without asking the (absent) device. Errors are logged and the
+ * caller tries again at its next alarm.
+ */
+export async function endOrphanedStream(env: AppBindings, cameraId: string): Promise<boolean> {
+  const log = createLogger({ component: "camera-relay" });
+  try {
+    const config = loadConfig(env);
+    const { db } = createDb(env.DB);
+    const rows = await db.all<StreamRow>(
+      sql`SELECT camera_id, user_id, product_id, broadcast_id, stream_id, title, description, privacy_status, started_at FROM camera_streams WHERE camera_id = ${cameraId}`,
+    );
+    if (!rows[0]) return true;
+    await stopStream({ db, config, log, relay: { relays: env.CAMERA_RELAY, timeoutMs: config.cameraRelayTimeoutMs, log } }, rows[0], "device_gone");
+    return true;
+  } catch (error) {
+    log.error("orphaned camera stream not ended", { camera_id: cameraId, error });
+    return false;
+  }
+}

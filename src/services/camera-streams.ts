@@ -1,0 +1,142 @@
+import { sql } from "drizzle-orm";
+import { batchRows } from "../db/client";
+import { sealField } from "../lib/data-encryption";
+import { ApiError, notFound } from "../lib/problem";
+import { relayCommand, type RelayDeps, relayObject } from "./camera-relay";
+import { cameraNotFound } from "./cameras";
+import type { VideoRow } from "./product-records";
+import { MAX_VIDEOS, VIDEO_COLUMNS } from "./videos";
+import { completeBroadcast, createLiveStream, type PlatformDeps, removeLiveStream, watchUrl } from "./video-platform";
+
+/** A running stream as D1 holds it (the sealed key never leaves the service). */
+export interface StreamRow {
+  camera_id: string;
+  user_id: number;
+  product_id: number;
+  broadcast_id: string;
+  stream_id: string;
+  title: string;
+  description: string | null;
+  privacy_status: "public" | "private" | "unlisted";
+  started_at: number;
+}
+
+const STREAM_COLUMNS = sql.raw("camera_id, user_id, product_id, broadcast_id, stream_id, title, description, privacy_status, started_at");
+
+export const streamNotFound = () => notFound("This camera has no live stream.", "RECORDING_STREAM_NOT_FOUND");
+
+export type StreamDeps = PlatformDeps & { relay: RelayDeps };
+
+export interface StreamRequest {
+  productId: number;
+  title: string;
+  description: string | null;
+  privacyStatus: "public" | "private" | "unlisted";
+}
+
+/**
+ * Starts a camera's live stream. Checked before anything is created on the platform: the camera
+ * and the base product are the caller's (404), the product has room for the video (409), no
+ * stream runs (409), the camera is online (503), the YouTube link exists (403, from the platform
+ * client). Then: broadcast + stream on the platform, the row (conditional on none, so two starts
+ * cannot both win), and `POST /streams/youtube` to the device with the ingest address and key. If
+ * the device refuses or is gone, everything made is removed again. The caller then asks the
+ * camera's object to watch the stream (it ends one whose device went away).
+ */
+export async function startStream(deps: StreamDeps, userId: number, cameraId: string, request: StreamRequest): Promise<StreamRow> {
+  const [cameras, products, running] = await batchRows<[{ id: string }, { id: number; videos: number }, { camera_id: string }]>(deps.db, [
+    sql`SELECT id FROM cameras WHERE id = ${cameraId} AND owner_id = ${userId}`,
+    sql`SELECT p.id, (SELECT count(*) FROM videos v WHERE v.product_id = p.id) AS videos FROM products p
+        WHERE p.id = ${request.productId} AND p.owner_id = ${userId} AND p.parent_id IS NULL`,
+    sql`SELECT camera_id FROM camera_streams WHERE camera_id = ${cameraId}`,
+  ]);
+  if (!cameras[0]) throw cameraNotFound();
+  if (!products[0]) throw notFound("You have no base product with this id (streams are saved as videos of base products).", "PRODUCT_NOT_FOUND");
+  if (products[0].videos >= MAX_VIDEOS) {
+    throw new ApiError(409, { code: "VIDEO_LIMIT_REACHED", detail: `The product already holds ${MAX_VIDEOS} videos, so the stream could not be saved; delete one first.` });
+  }
+  if (running[0]) throw alreadyStreaming();
+  const status = await relayObject(deps.relay.relays, cameraId).status();
+  if (!status.online) throw new ApiError(503, { code: "CAMERA_OFFLINE", detail: "The camera has no live connection; nothing was created.", headers: { "Retry-After": "30" } });
+
+  const created = await createLiveStream(deps, userId, { title: request.title, description: request.description, privacyStatus: request.privacyStatus });
+  const sealedKey = await sealField(deps.config.dataKey, created.streamKey, `stream-key:${cameraId}`);
+  const now = Math.floor(Date.now() / 1000);
+  const rows = await deps.db.all<StreamRow>(
+    sql`INSERT INTO camera_streams (camera_id, user_id, product_id, broadcast_id, stream_id, stream_key_sealed, title, description, privacy_status, started_at)
+        VALUES (${cameraId}, ${userId}, ${request.productId}, ${created.broadcastId}, ${created.streamId}, ${sealedKey}, ${request.title}, ${request.description}, ${request.privacyStatus}, ${now})
+        ON CONFLICT (camera_id) DO NOTHING RETURNING ${STREAM_COLUMNS}`,
+  );
+  const row = rows[0];
+  if (!row) {
+    await removeLiveStream(deps, userId, created.broadcastId, created.streamId);
+    throw alreadyStreaming();
+  }
+  try {
+    const answer = await relayCommand(deps.relay, cameraId, {
+      method: "POST",
+      path: "/streams/youtube",
+      body: { ingest_url: created.ingestUrl, stream_key: created.streamKey, broadcast_id: created.broadcastId },
+    });
+    if (answer.status < 200 || answer.status > 299) {
+      throw new ApiError(502, { code: "CAMERA_COMMAND_FAILED", detail: `The camera could not start streaming (it answered ${answer.status}).` });
+    }
+  } catch (error) {
+    await deps.db.run(sql`DELETE FROM camera_streams WHERE camera_id = ${cameraId} AND broadcast_id = ${created.broadcastId}`);
+    await removeLiveStream(deps, userId, created.broadcastId, created.streamId);
+    throw error;
+  }
+  deps.log.info("camera stream started", { camera_id: cameraId, user_id: userId });
+  return row;
+}
+
+function alreadyStreaming(): ApiError {
+  return new ApiError(409, { code: "STREAM_ALREADY_RUNNING", detail: "This camera is already streaming; stop that stream first." });
+}
+
+/** The caller's running stream of the camera; 404 for another's camera or when none runs. */
+export async function readStream(deps: Pick<PlatformDeps, "db">, userId: number, cameraId: string): Promise<StreamRow> {
+  const [cameras, streams] = await batchRows<[{ id: string }, StreamRow]>(deps.db, [
+    sql`SELECT id FROM cameras WHERE id = ${cameraId} AND owner_id = ${userId}`,
+    sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE camera_id = ${cameraId}`,
+  ]);
+  if (!cameras[0]) throw cameraNotFound();
+  if (!streams[0]) throw streamNotFound();
+  return streams[0];
+}
+
+/**
+ * Ends a stream: tells the device to stop (best effort: a device that went away has stopped
+ * anyway), completes the broadcast on the platform, and in ONE batch saves it as a video of the
+ * product and removes the stream's row. Returns the video, or null when the product had no room
+ * left (the stream still ends). The caller tells the camera's object to stop watching the stream.
+ */
+export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "owner" | "device_gone"): Promise<VideoRow | null> {
+  if (reason === "owner") {
+    try {
+      await relayCommand(deps.relay, stream.camera_id, { method: "DELETE", path: "/streams/youtube" });
+    } catch (error) {
+      deps.log.warn("camera did not stop its stream", { camera_id: stream.camera_id, error: (error as Error).message });
+    }
+  }
+  await completeBroadcast(deps, stream.user_id, stream.broadcast_id);
+  const now = Math.floor(Date.now() / 1000);
+  const metadata = JSON.stringify({
+    platform: "youtube",
+    broadcast_id: stream.broadcast_id,
+    privacy_status: stream.privacy_status,
+    camera_id: stream.camera_id,
+    started_at: stream.started_at,
+    ended_at: now,
+    ended_by: reason,
+  });
+  const [videos] = await batchRows<[VideoRow, unknown]>(deps.db, [
+    sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
+        SELECT p.id, ${watchUrl(stream.broadcast_id)}, ${stream.title}, ${stream.description}, ${metadata}, ${now}, ${now}
+        FROM products p WHERE p.id = ${stream.product_id} AND (SELECT count(*) FROM videos WHERE product_id = p.id) < ${MAX_VIDEOS}
+        RETURNING ${VIDEO_COLUMNS}`,
+    sql`DELETE FROM camera_streams WHERE camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`,
+  ]);
+  deps.log.info("camera stream ended", { camera_id: stream.camera_id, reason, saved: videos.length === 1 });
+  return videos[0] ?? null;
+}
