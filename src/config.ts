@@ -142,7 +142,7 @@ function parseConfig(env: AppBindings): AppConfig {
       providerUrl,
       apiKey: optional(env.EMAIL_PROVIDER_API_KEY),
     },
-    outbound: outboundPolicy([
+    outbound: outboundPolicy(isDevelopment, [
       BREACHED_PASSWORDS_RANGE_URL,
       ...(providerUrl ? [providerUrl] : []),
       ...(malwareScan.external ? [malwareScan.external.url] : []),
@@ -157,9 +157,9 @@ function parseConfig(env: AppBindings): AppConfig {
   };
 }
 
-function outboundPolicy(entries: string[]): OutboundPolicy {
+function outboundPolicy(isDevelopment: boolean, entries: string[]): OutboundPolicy {
   try {
-    return createOutboundPolicy(entries);
+    return createOutboundPolicy(entries, { loopbackHttp: isDevelopment });
   } catch (error) {
     throw new ConfigError(`EMAIL_PROVIDER_URL, MALWARE_SCANNER_URL or an OAUTH_* endpoint is not a plain https URL (${(error as Error).message})`);
   }

@@ -28,13 +28,14 @@ export const DEFAULT_OUTBOUND_TIMEOUT_MS = 5_000;
  * `https://api.pwnedpasswords.com/range/*` (prefix). A prefix must end at a `/` so that
  * `https://host/a*` cannot match `https://host/ab` by accident; entries are normalised by the URL parser.
  */
-export function createOutboundPolicy(entries: readonly string[]): OutboundPolicy {
+export function createOutboundPolicy(entries: readonly string[], options: { loopbackHttp?: boolean } = {}): OutboundPolicy {
   const exact = new Set<string>();
   const prefixes: string[] = [];
   for (const entry of entries) {
     const isPrefix = entry.endsWith("*");
     const url = new URL(isPrefix ? entry.slice(0, -1) : entry);
-    if (url.protocol !== "https:" || url.username || url.password || url.hash) {
+    const secure = url.protocol === "https:" || (options.loopbackHttp === true && isLoopbackHttp(url));
+    if (!secure || url.username || url.password || url.hash) {
       throw new Error(`Outbound allow-list entry must be a plain https URL: ${url.origin}`);
     }
     if (isPrefix) {
@@ -49,6 +50,14 @@ export function createOutboundPolicy(entries: readonly string[]): OutboundPolicy
   return { exact, prefixes };
 }
 
+/**
+ * Plain http to this machine: only development lets such entries onto the list (the local
+ * stand-ins of scripts/fake-providers.mjs); a URL still has to match an entry to be fetched.
+ */
+function isLoopbackHttp(url: URL): boolean {
+  return url.protocol === "http:" && (url.hostname === "127.0.0.1" || url.hostname === "localhost");
+}
+
 // After a prefix, encoded separators or dots could climb out of it on a server that decodes them.
 const ENCODED_ESCAPE = /%2f|%5c|%2e|\\/i;
 
@@ -57,7 +66,7 @@ const ENCODED_ESCAPE = /%2f|%5c|%2e|\\/i;
  * or under a prefix with no encoded `/`, `\` or `.` in what follows the prefix.
  */
 export function isAllowedUrl(policy: OutboundPolicy, url: URL): boolean {
-  if (url.protocol !== "https:" || url.username || url.password) return false;
+  if ((url.protocol !== "https:" && !isLoopbackHttp(url)) || url.username || url.password) return false;
   const href = url.href;
   if (policy.exact.has(href)) return true;
   return policy.prefixes.some(

@@ -72,3 +72,14 @@ describe("safeFetch", () => {
     expect(error.reason).toBe("timeout");
   });
 });
+
+describe("plain http to this machine (development's local stand-ins)", () => {
+  it("is refused unless the policy allows loopback http, and then only for listed loopback URLs", () => {
+    expect(() => createOutboundPolicy(["http://127.0.0.1:8790/google/token"])).toThrow();
+    const local = createOutboundPolicy(["http://127.0.0.1:8790/google/token", "http://localhost:8790/youtube/*"], { loopbackHttp: true });
+    expect(isAllowedUrl(local, new URL("http://127.0.0.1:8790/google/token"))).toBe(true);
+    expect(isAllowedUrl(local, new URL("http://localhost:8790/youtube/v3/liveBroadcasts"))).toBe(true);
+    expect(isAllowedUrl(local, new URL("http://127.0.0.1:8790/other"))).toBe(false);
+    expect(() => createOutboundPolicy(["http://example.org/token"], { loopbackHttp: true })).toThrow();
+  });
+});

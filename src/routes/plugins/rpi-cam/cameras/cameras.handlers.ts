@@ -6,6 +6,7 @@ import { pageEnvelope } from "../../../../lib/pagination";
 import { ApiError, notFound } from "../../../../lib/problem";
 import { retireCamera, relayForData, tunnelStatus } from "../../../../services/camera-relay";
 import * as cameras from "../../../../services/cameras";
+import { readStream, type StreamRow, stopStream } from "../../../../services/camera-streams";
 import { relayDeps } from "./camera-deps";
 import { LocalAccessSchema, toCamera, toStatus } from "./cameras.schemas";
 import type * as routes from "./cameras.routes";
@@ -18,6 +19,22 @@ async function telemetryOrNull(c: Context<AppEnv>, cameraId: string): Promise<Re
     if (!(error instanceof ApiError)) throw error;
     c.get("log").info("camera telemetry unavailable", { camera_id: cameraId, code: error.code });
     return null;
+  }
+}
+
+/** A camera deleted mid-stream: its broadcast is ended and saved first, as the owner's stop would (best effort). */
+async function endStreamBeforeDeletion(c: Context<AppEnv>, userId: number, cameraId: string): Promise<void> {
+  const deps = { db: c.get("db"), config: c.get("config"), log: c.get("log"), relay: relayDeps(c) };
+  let stream: StreamRow;
+  try {
+    stream = await readStream(deps, userId, cameraId);
+  } catch {
+    return; // No stream (or not the caller's camera: the deletion says 404).
+  }
+  try {
+    await stopStream(deps, stream, "owner");
+  } catch (error) {
+    c.get("log").warn("stream of a deleted camera not ended", { camera_id: cameraId, error: (error as Error).message });
   }
 }
 
@@ -59,6 +76,7 @@ export const updateCamera: RouteHandler<typeof routes.updateCamera, AppEnv> = as
 export const deleteCamera: RouteHandler<typeof routes.deleteCamera, AppEnv> = async (c) => {
   const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
+  await endStreamBeforeDeletion(c, user.id, camera_id);
   await cameras.deleteCamera(c.get("db"), camera_id, user.id);
   await retireCamera({ relays: c.env.CAMERA_RELAY, bucket: c.env.UPLOADS, log: c.get("log") }, camera_id, true);
   c.get("log").info("camera deleted", { camera_id, user_id: user.id, by: "owner" });

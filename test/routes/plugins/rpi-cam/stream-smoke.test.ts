@@ -1,0 +1,22 @@
+import { it, expect } from "vitest";
+import { bearer, verifiedUser } from "../../../support/accounts";
+import { cameraApi, openTunnel, pairCamera } from "../../../support/camera";
+import { productWithComponent } from "../../../support/media";
+import { fragmentOf, linkProvider, profile } from "../../../support/oauth";
+it("streams", async () => {
+  const user = await verifiedUser("streamsmoke");
+  const auth = bearer(user.tokens.access_token);
+  expect(fragmentOf(await linkProvider("google-youtube", auth, { current_password: user.password }, profile()))).toEqual({ status: "success" });
+  const camera = await pairCamera(user.tokens.access_token);
+  const tunnel = await openTunnel(camera, (r) => ({ status: r.method === "POST" ? 201 : 200, data: { streaming: r.method !== "DELETE" } }));
+  const { product } = await productWithComponent(user.tokens.access_token);
+  const start = await cameraApi(user.tokens.access_token, `/${camera.id}/recording-stream`, { method: "POST", body: { product_id: product, title: "Kettle live" } });
+  console.log(start.status, await start.clone().text());
+  expect(start.status).toBe(201);
+  const read = await cameraApi(user.tokens.access_token, `/${camera.id}/recording-stream`);
+  console.log(read.status, await read.clone().text());
+  const stop = await cameraApi(user.tokens.access_token, `/${camera.id}/recording-stream`, { method: "DELETE" });
+  console.log(stop.status, await stop.clone().text());
+  expect(stop.status).toBe(200);
+  console.log(JSON.stringify(tunnel.frames.filter((f) => f.type === "request").map((f) => [f.method, f.path])));
+});
