@@ -19,7 +19,7 @@ import {
 } from "../src/lib/camera-protocol";
 import type { AppBindings } from "../src/env";
 import { recordLastSeen } from "./camera-last-seen";
-import { endOrphanedStream, STREAM_ORPHAN_AFTER_MS, type WatchedStream } from "./camera-stream-watch";
+import { checkWatchedStream, STREAM_KEY, type WatchedStream } from "./camera-stream-watch";
 
 /** What the object keeps on each socket (`serializeAttachment`), so it survives hibernation. */
 export interface TunnelState {
@@ -35,8 +35,6 @@ export interface TunnelState {
 // D1 gets the last-seen time at most this often per camera (status reads ask the object itself);
 // the same write tells the heartbeat whether the camera still exists.
 const RECORD_EVERY_MS = 60_000;
-/** Storage key of the stream this camera runs, if any. */
-const STREAM_KEY = "stream";
 /** Storage key of the tombstone a deleted camera's object keeps: camera ids are never reused. */
 const RETIRED_KEY = "retired";
 
@@ -203,24 +201,8 @@ export class CameraRelay extends DurableObject<AppBindings> implements Omit<Came
         this.failPending(socket);
       }
     }
-    const watching = await this.watchStreamAt(now);
+    const watching = await checkWatchedStream(this.ctx.storage, this.env, this.liveSocket(now) !== null, now);
     if (open > 0 || watching) await this.ctx.storage.setAlarm(now + HEARTBEAT_INTERVAL_MS);
-  }
-
-  /** The stream part of the heartbeat; whether a stream is still watched. */
-  private async watchStreamAt(now: number): Promise<boolean> {
-    const stream = await this.ctx.storage.get<WatchedStream>(STREAM_KEY);
-    if (!stream) return false;
-    if (this.liveSocket(now)) {
-      if (stream.offlineSince !== null) await this.ctx.storage.put(STREAM_KEY, { ...stream, offlineSince: null });
-      return true;
-    }
-    const since = stream.offlineSince ?? now;
-    if (stream.offlineSince === null) await this.ctx.storage.put(STREAM_KEY, { ...stream, offlineSince: now });
-    if (now - since < STREAM_ORPHAN_AFTER_MS) return true;
-    if (!(await endOrphanedStream(this.env, stream.cameraId))) return true;
-    await this.ctx.storage.delete(STREAM_KEY);
-    return false;
   }
 
   override async webSocketMessage(socket: WebSocket, message: string | ArrayBuffer): Promise<void> {

@@ -8,6 +8,9 @@ import { type StreamRow, stopStream } from "../src/services/camera-streams";
 /** A stream whose device has been gone this long is ended by the camera's object. */
 export const STREAM_ORPHAN_AFTER_MS = 5 * 60_000;
 
+/** Storage key of the stream the camera runs, if any. */
+export const STREAM_KEY = "stream";
+
 /** What the object keeps while its camera streams (storage key `stream`). */
 export interface WatchedStream {
   cameraId: string;
@@ -35,4 +38,23 @@ export async function endOrphanedStream(env: AppBindings, cameraId: string): Pro
     log.error("orphaned camera stream not ended", { camera_id: cameraId, error });
     return false;
   }
+}
+
+/**
+ * The stream part of the camera object's heartbeat: notes since when the device is gone, and after
+ * five minutes ends the stream. Returns whether a stream is still watched (the alarm keeps going).
+ */
+export async function checkWatchedStream(storage: DurableObjectStorage, env: AppBindings, deviceLive: boolean, now: number): Promise<boolean> {
+  const stream = await storage.get<WatchedStream>(STREAM_KEY);
+  if (!stream) return false;
+  if (deviceLive) {
+    if (stream.offlineSince !== null) await storage.put(STREAM_KEY, { ...stream, offlineSince: null });
+    return true;
+  }
+  const since = stream.offlineSince ?? now;
+  if (stream.offlineSince === null) await storage.put(STREAM_KEY, { ...stream, offlineSince: now });
+  if (now - since < STREAM_ORPHAN_AFTER_MS) return true;
+  if (!(await endOrphanedStream(env, stream.cameraId))) return true;
+  await storage.delete(STREAM_KEY);
+  return false;
 }

@@ -105,17 +105,22 @@ export function createCommands({ device, camera, session }) {
     ["GET", /^\/preview\/hls\/(.+)$/, (_frame, match) => hlsFile(camera, match[1])],
     ["GET", /^\/streams\/youtube$/, () => {
       if (!camera.stream) return fail(404, "No stream.");
-      return ok({ streaming: true, ingest_url: camera.stream.ingestUrl, started_at: camera.stream.startedAt });
+      return ok({ streaming: true, broadcast_id: camera.stream.broadcastId, started_at: camera.stream.startedAt });
     }],
     ["POST", /^\/streams\/youtube$/, ({ body }) => {
-      if (!isObject(body) || typeof body.ingest_url !== "string" || !/^rtmps?:\/\//.test(body.ingest_url)) {
+      const ingest = isObject(body) && typeof body.ingest_url === "string" && URL.canParse(body.ingest_url) ? new URL(body.ingest_url) : null;
+      if (!ingest || !["rtmp:", "rtmps:"].includes(ingest.protocol) || !ingest.host) {
         return fail(422, "ingest_url must be an rtmp:// or rtmps:// URL.");
       }
       if (typeof body.stream_key !== "string" || body.stream_key === "") return fail(422, "stream_key is required.");
-      camera.stream = { ingestUrl: body.ingest_url, startedAt: new Date().toISOString() };
-      return ok({ streaming: true }, 201);
+      if (typeof body.broadcast_id !== "string" || body.broadcast_id === "") return fail(422, "broadcast_id is required.");
+      camera.stream = { broadcastId: body.broadcast_id, startedAt: new Date().toISOString() };
+      // The host only: the key is a secret, and a path could carry one too.
+      log(`streaming broadcast ${body.broadcast_id} to ${ingest.host}`);
+      return ok({ streaming: true, broadcast_id: body.broadcast_id }, 201);
     }],
     ["DELETE", /^\/streams\/youtube$/, () => {
+      if (camera.stream) log(`stopped streaming broadcast ${camera.stream.broadcastId}`);
       camera.stream = null;
       return ok({ streaming: false });
     }],

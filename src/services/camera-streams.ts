@@ -6,7 +6,7 @@ import { relayCommand, type RelayDeps, relayObject } from "./camera-relay";
 import { cameraNotFound } from "./cameras";
 import type { VideoRow } from "./product-records";
 import { MAX_VIDEOS, VIDEO_COLUMNS } from "./videos";
-import { completeBroadcast, createLiveStream, type PlatformDeps, removeLiveStream, watchUrl } from "./video-platform";
+import { completeBroadcast, createLiveStream, type PlatformDeps, removeLiveStream, retireIngestStream, watchUrl } from "./video-platform";
 
 /** A running stream as D1 holds it (the sealed key never leaves the service). */
 export interface StreamRow {
@@ -120,6 +120,7 @@ export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "o
     }
   }
   await completeBroadcast(deps, stream.user_id, stream.broadcast_id);
+  await retireIngestStream(deps, stream.user_id, stream.stream_id);
   const now = Math.floor(Date.now() / 1000);
   const metadata = JSON.stringify({
     platform: "youtube",

@@ -161,6 +161,18 @@ export async function removeLiveStream(deps: PlatformDeps, userId: number, broad
   }
 }
 
+/**
+ * Deletes an ended broadcast's ingest stream: its key would otherwise stay valid on the owner's
+ * channel. The broadcast itself stays (it is the recording). Best effort, logged.
+ */
+export async function retireIngestStream(deps: PlatformDeps, userId: number, streamId: string): Promise<void> {
+  try {
+    await platformCall(deps, userId, "DELETE", "liveStreams", { id: streamId });
+  } catch (error) {
+    deps.log.warn("video platform stream not deleted", { error: (error as Error).message });
+  }
+}
+
 /** Ends a broadcast (it becomes a recorded video); an already ended one is fine. */
 export async function completeBroadcast(deps: PlatformDeps, userId: number, broadcastId: string): Promise<void> {
   await platformCall(deps, userId, "POST", "liveBroadcasts/transition", { broadcastStatus: "complete", id: broadcastId, part: "status" });
