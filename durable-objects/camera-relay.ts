@@ -152,6 +152,7 @@ export class CameraRelay extends DurableObject<AppBindings> implements Omit<Came
       }
       this.closeSocket(socket, CLOSE_CODES.unpaired, "camera unpaired");
     }
+    await this.ctx.storage.delete(STREAM_KEY);
     await this.ctx.storage.deleteAlarm();
   }
 
@@ -239,7 +240,8 @@ export class CameraRelay extends DurableObject<AppBindings> implements Omit<Came
     this.failPending(socket);
     await recordLastSeen(this.env.DB, this.state(socket).cameraId, this.lastSeen(socket), "tunnel closed");
     this.closeSocket(socket, code === 1005 || code === 1006 ? 1000 : code, reason);
-    if (this.ctx.getWebSockets().length <= 1) await this.ctx.storage.deleteAlarm();
+    // The last tunnel is gone: no heartbeat to run, unless a stream is watched (its alarm ends it).
+    if (this.ctx.getWebSockets().length <= 1 && !(await this.ctx.storage.get(STREAM_KEY))) await this.ctx.storage.deleteAlarm();
   }
 
   override async webSocketError(socket: WebSocket): Promise<void> {

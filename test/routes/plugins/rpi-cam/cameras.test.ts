@@ -242,15 +242,6 @@ describe("the HLS proxy and local access", () => {
   });
 });
 
-describe("recording streams before the video platform is linked", () => {
-  it("refuses to start a stream with 503 and has no stream to read or stop", async () => {
-    const camera = await pairCamera(alice);
-    await expectProblem(await cameraApi(alice, `/${camera.id}/recording-stream`, { method: "POST", body: { product_id: 1 } }), 503, "STREAMING_UNAVAILABLE");
-    await expectProblem(await cameraApi(alice, `/${camera.id}/recording-stream`), 404, "RECORDING_STREAM_NOT_FOUND");
-    await expectProblem(await cameraApi(alice, `/${camera.id}/recording-stream`, { method: "DELETE" }), 404, "RECORDING_STREAM_NOT_FOUND");
-  });
-});
-
 describe("deleting a camera", () => {
   it("tells the connected device to unpair, closes its tunnel and revokes its key", async () => {
     const camera = await pairCamera(alice);
