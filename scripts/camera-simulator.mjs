@@ -6,7 +6,6 @@
 //
 // Everything the device must remember (its key pair, its camera id, its local API key) lives in
 // one JSON state file, like the real device's. It is a private key: keep it out of version control.
-import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import WebSocket from "ws";
 import { createCamera, createCommands, stopPreview } from "./camera-simulator/commands.mjs";
@@ -14,6 +13,7 @@ import { log } from "./camera-simulator/log.mjs";
 import { pair, unpairSelf } from "./camera-simulator/pairing.mjs";
 import { openDevice } from "./camera-simulator/state.mjs";
 import { keepTunnel } from "./camera-simulator/tunnel.mjs";
+import { readOptions } from "./cli-options.mjs";
 
 const USAGE = `Usage: node scripts/camera-simulator.mjs [options]
 
@@ -30,25 +30,12 @@ Options:
 Exit status: 0 when stopped or unpaired, 1 when the server refused the camera or replaced
 its tunnel, 2 for bad options.`;
 
-let options;
-try {
-  ({ values: options } = parseArgs({
-    options: {
-      base: { type: "string", default: "http://localhost:8787" },
-      state: { type: "string", default: ".camera-simulator.json" },
-      name: { type: "string", default: "Simulated camera" },
-      unpair: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  }));
-} catch (error) {
-  console.error(`${error.message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (options.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const options = readOptions(USAGE, {
+  base: { type: "string", default: "http://localhost:8787" },
+  state: { type: "string", default: ".camera-simulator.json" },
+  name: { type: "string", default: "Simulated camera" },
+  unpair: { type: "boolean", default: false },
+});
 
 const base = options.base.replace(/\/+$/, "");
 const device = await openDevice({ base, stateFile: resolve(options.state) });

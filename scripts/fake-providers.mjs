@@ -10,8 +10,8 @@
 // Everything lives in memory: restart it and every token the API holds is unknown.
 import { createServer } from "node:http";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { build } from "esbuild";
+import { readOptions } from "./cli-options.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const SUPPORT = path.join(ROOT, "test/support");
@@ -33,24 +33,11 @@ Options:
   --sub <id>      that user's provider account id (default local-1)
   -h, --help      this text`;
 
-let options;
-try {
-  ({ values: options } = parseArgs({
-    options: {
-      port: { type: "string", default: "8790" },
-      email: { type: "string", default: "ada@example.org" },
-      sub: { type: "string", default: "local-1" },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  }));
-} catch (error) {
-  console.error(`${error.message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (options.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const options = readOptions(USAGE, {
+  port: { type: "string", default: "8790" },
+  email: { type: "string", default: "ada@example.org" },
+  sub: { type: "string", default: "local-1" },
+});
 const port = Number(options.port);
 if (!Number.isInteger(port) || port < 1 || port > 65535) {
   console.error(`--port must be a port number\n\n${USAGE}`);
