@@ -3,13 +3,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { TunnelState } from "../../../../durable-objects/camera-relay";
 import { STREAM_ORPHAN_AFTER_MS, type WatchedStream } from "../../../../durable-objects/camera-stream-watch";
-import { bearer, verifiedUser } from "../../../support/accounts";
-import { cameraApi, openTunnel, pairCamera, type TestCamera, type TestTunnel } from "../../../support/camera";
-import type { FakeProfile } from "../../../support/fake-upstream-config";
+import { bearer } from "../../../support/accounts";
+import { cameraApi, type TestCamera, type TestTunnel } from "../../../support/camera";
 import { api } from "../../../support/http";
-import { productWithComponent } from "../../../support/media";
-import { broadcast, platform, relayOf, streamingDevice, watchMarker } from "../../../support/streams";
-import { fragmentOf, linkProvider, profile } from "../../../support/oauth";
+import { broadcast, relayOf, runningFor, type Streamer, start, streamer, unique, watchMarker } from "../../../support/streams";
 
 // How a live stream ends without its owner's stop, and when its record (D1 camera_streams, with
 // the sealed key) goes: the camera's object ends a stream whose device has been gone for
@@ -17,35 +14,20 @@ import { fragmentOf, linkProvider, profile } from "../../../support/oauth";
 // but not one whose device is there; the owner's stop works without the device; deleting the
 // camera ends and saves its stream first; deleting the owner's account removes the record.
 // Against the fake YouTube API, whose state is shared by every test file: tests look at one
-// broadcast by id. The start/stop path and the refusals are in streams.test.ts.
+// broadcast by id. The start/stop path is in streams.test.ts, the refusals in
+// streams-refusals.test.ts.
 
-/** The ingest streams of `sub` not deleted on the platform. */
-const liveIngests = async (sub: string) => (await platform()).streams.filter((st) => st.owner_sub === sub && !st.deleted);
+/** A streamer (test/support/streams.ts) whose camera is online and streaming: its tunnel and broadcast. */
+type Streaming = Streamer & { tunnel: TestTunnel; broadcastId: string };
 
-interface Streaming {
-  token: string;
-  password: string;
-  who: FakeProfile;
-  camera: TestCamera;
-  tunnel: TestTunnel;
-  product: number;
-  broadcastId: string;
-}
-
-/** A verified owner with a linked video account, whose camera (online) streams to a product. */
+/** A verified owner (a new user of this file) with a linked video account, whose camera (online) streams to a product. */
 async function streaming(): Promise<Streaming> {
-  const user = await verifiedUser("streamend");
-  const token = user.tokens.access_token;
-  const who = profile();
-  expect(fragmentOf(await linkProvider("google-youtube", bearer(token), { current_password: user.password }, who))).toEqual({ status: "success" });
-  const camera = await pairCamera(token);
-  const tunnel = await openTunnel(camera, streamingDevice);
-  const { product } = await productWithComponent(token);
-  const started = await cameraApi(token, `/${camera.id}/recording-stream`, { method: "POST", body: { product_id: product, title: `Left running ${crypto.randomUUID().slice(0, 8)}` } });
+  const s = await streamer("streamend");
+  const started = await start(s, { title: unique("Left running") });
   expect(started.status, await started.clone().text()).toBe(201);
   const { broadcast_id } = (await started.json()) as { broadcast_id: string };
-  expect(await streamRowCount(camera.id)).toBe(1);
-  return { token, password: user.password, who, camera, tunnel, product, broadcastId: broadcast_id };
+  expect(await streamRowCount(s.camera.id)).toBe(1);
+  return { ...s, tunnel: s.tunnel!, broadcastId: broadcast_id };
 }
 
 /** Moves the marker's `offlineSince` `ms` into the past, as that long without the device would. */
@@ -72,7 +54,7 @@ const cameraStatus = async (s: Streaming) => ((await (await cameraApi(s.token, `
 /** Asserts the stream was ended without its device and saved as the product's video. */
 async function expectEndedByItself(s: Streaming): Promise<void> {
   expect(await broadcast(s.broadcastId)).toMatchObject({ lifeCycleStatus: "complete", deleted: false });
-  expect(await liveIngests(s.who.sub)).toEqual([]);
+  expect((await runningFor(s.who.sub)).streams).toEqual([]);
   expect(await videosOf(s.product)).toEqual([
     expect.objectContaining({
       url: `https://www.youtube.com/watch?v=${s.broadcastId}`,
