@@ -51,7 +51,8 @@ describe("configuration", () => {
   });
 
   it("allow-lists the email provider URL exactly", () => {
-    const config = withVars({ EMAIL_PROVIDER_URL: "https://api.resend.com/emails" });
+    // Without the test suite's OAuth providers, whose endpoints would join the list too.
+    const config = withVars({ EMAIL_PROVIDER_URL: "https://api.resend.com/emails", OAUTH_GOOGLE_CLIENT_ID: "", OAUTH_GITHUB_CLIENT_ID: "" });
     expect([...config.outbound.exact]).toEqual(["https://api.resend.com/emails"]);
   });
 
@@ -75,5 +76,14 @@ describe("configuration", () => {
   it.each(["no", "0", "1", "yes", "off", "disabled"])("refuses RATE_LIMITS_ENABLED=%j, naming the variable", (value) => {
     expect(() => withVars({ RATE_LIMITS_ENABLED: value })).toThrow(ConfigError);
     expect(() => withVars({ RATE_LIMITS_ENABLED: value })).toThrow('RATE_LIMITS_ENABLED must be "true" or "false"');
+  });
+
+  it("puts the configured providers' token, profile and revoke endpoints on the outbound allow-list, and the video API as a prefix", () => {
+    const config = withVars({});
+    expect([...config.outbound.exact]).toEqual(
+      expect.arrayContaining(["https://google.oauth.test/token", "https://google.oauth.test/v1/userinfo", "https://github.oauth.test/user/emails"]),
+    );
+    expect(config.outbound.prefixes).toContain("https://youtube.video.test/youtube/v3/");
+    expect(() => withVars({ ENVIRONMENT: "production", ARGON2_MEMORY_KIB: "19456", ARGON2_ITERATIONS: "2", OAUTH_GOOGLE_TOKEN_URL: "http://127.0.0.1:8790/google/token" })).toThrow(ConfigError);
   });
 });

@@ -22,6 +22,8 @@ export interface OAuthState {
   verifier: string;
   /** The account being linked (associate flow). */
   userId: number | null;
+  /** The app's own PKCE challenge (token flow): its claim must show the verifier. */
+  appChallenge: string | null;
   /** Single-use id of this state. */
   nonce: string;
   /** Unix seconds. */
@@ -31,12 +33,13 @@ export interface OAuthState {
 /**
  * A state token for a new authorization: the fields above, sealed with AES-256-GCM under the data
  * key (so it is both signed and secret: the PKCE verifier inside never reaches the provider), and,
- * when `withCsrf`, the CSRF cookie value it is bound to. A flow that ends in the native app has
- * no shared cookie jar (the app's HTTP client and the system browser differ), so it goes without.
+ * when `withCsrf`, the CSRF cookie value it is bound to. The token flow, which ends in the native
+ * app, has no cookie jar shared between the app's HTTP client and the system browser: it is bound
+ * to the app by the app's own PKCE challenge instead, checked when the app claims the hand-off.
  */
 export async function createState(
   dataKey: Uint8Array,
-  fields: Pick<OAuthState, "provider" | "flow" | "redirect" | "userId">,
+  fields: Pick<OAuthState, "provider" | "flow" | "redirect" | "userId" | "appChallenge">,
   withCsrf: boolean,
 ): Promise<{ state: string; csrf: string | null; challenge: string }> {
   const csrf = withCsrf ? randomToken() : null;

@@ -505,7 +505,7 @@ export const OAUTH_PROVIDERS = ["google", "github", "google-youtube"] as const;
 /**
  * Linked sign-ins (and the video-platform association): one row per account and provider.
  * Provider tokens are kept sealed (AES-256-GCM under DATA_ENCRYPTION_KEY, context
- * `oauth:<provider>:<user_id>`), because revoking the grant on account deletion, and using the
+ * `oauth:<provider>:<account_id>`), because revoking the grant on account deletion, and using the
  * video platform, need them back. Gone with the account (ON DELETE CASCADE).
  */
 export const oauthAccounts = sqliteTable(
@@ -547,6 +547,11 @@ export const oauthHandoffs = sqliteTable("oauth_handoffs", {
   secretSealed: text("secret_sealed"),
   /** The account's revocation epoch at the callback: a revocation since voids the hand-off. */
   tokensValidAfter: integer("tokens_valid_after").notNull(),
+  /**
+   * The app's PKCE challenge (S256) from the token flow's authorize: the claim must present its
+   * verifier, so a hand-off planted on another device cannot be claimed there. Null for browser flows.
+   */
+  appChallenge: text("app_challenge"),
   expiresAt: integer("expires_at").notNull(),
 });
 

@@ -6,7 +6,7 @@ import { relayCommand, type RelayDeps, relayObject } from "./camera-relay";
 import { cameraNotFound } from "./cameras";
 import type { VideoRow } from "./product-records";
 import { MAX_VIDEOS, VIDEO_COLUMNS } from "./videos";
-import { completeBroadcast, createLiveStream, type PlatformDeps, removeLiveStream, retireIngestStream, watchUrl } from "./video-platform";
+import { broadcastStatus, completeBroadcast, createLiveStream, type PlatformDeps, removeLiveStream, retireIngestStream, watchUrl } from "./video-platform";
 
 /** A running stream as D1 holds it (the sealed key never leaves the service). */
 export interface StreamRow {
@@ -107,11 +107,13 @@ export async function readStream(deps: Pick<PlatformDeps, "db">, userId: number,
 
 /**
  * Ends a stream: tells the device to stop (best effort: a device that went away has stopped
- * anyway), completes the broadcast on the platform, and in ONE batch saves it as a video of the
- * product and removes the stream's row. Returns the video, or null when the product had no room
- * left (the stream still ends). The caller tells the camera's object to stop watching the stream.
+ * anyway), ends the broadcast on the platform, deletes its ingest stream, and in ONE batch saves
+ * it as a video of the product and removes the stream's row; the video goes in only while the row
+ * is still there, so two stops racing save it once. Returns the video, or why none was saved (the
+ * product had no room left, the broadcast never went live, or another stop won). The caller tells
+ * the camera's object to stop watching the stream.
  */
-export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "owner" | "device_gone"): Promise<VideoRow | null> {
+export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "owner" | "device_gone"): Promise<StopOutcome> {
   if (reason === "owner") {
     try {
       await relayCommand(deps.relay, stream.camera_id, { method: "DELETE", path: "/streams/youtube" });
@@ -119,7 +121,7 @@ export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "o
       deps.log.warn("camera did not stop its stream", { camera_id: stream.camera_id, error: (error as Error).message });
     }
   }
-  await completeBroadcast(deps, stream.user_id, stream.broadcast_id);
+  const recorded = await endBroadcast(deps, stream);
   await retireIngestStream(deps, stream.user_id, stream.stream_id);
   const now = Math.floor(Date.now() / 1000);
   const metadata = JSON.stringify({
@@ -131,13 +133,58 @@ export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "o
     ended_at: now,
     ended_by: reason,
   });
-  const [videos] = await batchRows<[VideoRow, unknown]>(deps.db, [
+  const mine = sql`camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`;
+  const [videos, removed] = await batchRows<[VideoRow, { camera_id: string }]>(deps.db, [
     sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
         SELECT p.id, ${watchUrl(stream.broadcast_id)}, ${stream.title}, ${stream.description}, ${metadata}, ${now}, ${now}
-        FROM products p WHERE p.id = ${stream.product_id} AND (SELECT count(*) FROM videos WHERE product_id = p.id) < ${MAX_VIDEOS}
+        FROM products p WHERE p.id = ${stream.product_id} AND ${recorded ? 1 : 0} = 1
+          AND (SELECT count(*) FROM videos WHERE product_id = p.id) < ${MAX_VIDEOS}
+          AND EXISTS (SELECT 1 FROM camera_streams WHERE ${mine})
         RETURNING ${VIDEO_COLUMNS}`,
-    sql`DELETE FROM camera_streams WHERE camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`,
+    sql`DELETE FROM camera_streams WHERE ${mine} RETURNING camera_id`,
   ]);
-  deps.log.info("camera stream ended", { camera_id: stream.camera_id, reason, saved: videos.length === 1 });
-  return videos[0] ?? null;
+  deps.log.info("camera stream ended", { camera_id: stream.camera_id, reason, recorded, saved: videos.length === 1 });
+  if (videos[0]) return { video: videos[0] };
+  if (removed.length === 0) return { video: null, why: "already_ended" };
+  return { video: null, why: recorded ? "no_room" : "not_recorded" };
+}
+
+/** How a stop ended: the saved video, or why none was saved. */
+export type StopOutcome = { video: VideoRow } | { video: null; why: "no_room" | "not_recorded" | "already_ended" };
+
+/**
+ * Completes the broadcast, and says whether there is a recording to keep. The platform refusing
+ * the transition is normal when it already ended the broadcast by itself (auto-stop) or when the
+ * broadcast never went live: its status then decides, and one that never went live is deleted.
+ * A link gone meanwhile (403) ends the stream here without the platform. Only an unreachable
+ * platform (503) is passed on, so the stop can be tried again.
+ */
+async function endBroadcast(deps: StreamDeps, stream: StreamRow): Promise<boolean> {
+  try {
+    await completeBroadcast(deps, stream.user_id, stream.broadcast_id);
+    return true;
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status === 503) throw error;
+    if (error.status === 403) return false;
+  }
+  const status = await broadcastStatus(deps, stream.user_id, stream.broadcast_id).catch(() => null);
+  if (status === "complete") return true;
+  if (status !== null) await removeLiveStream(deps, stream.user_id, stream.broadcast_id, null);
+  return false;
+}
+
+/**
+ * Ends every stream of an account about to be deleted, as the owner's stop would (broadcast
+ * completed, ingest stream deleted, video saved while the products still exist): after the
+ * deletion the grant is revoked and nothing could end them. Best effort, logged.
+ */
+export async function endStreamsOf(deps: StreamDeps, userId: number): Promise<void> {
+  const streams = await deps.db.all<StreamRow>(sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE user_id = ${userId}`);
+  for (const stream of streams) {
+    try {
+      await stopStream(deps, stream, "owner");
+    } catch (error) {
+      deps.log.warn("stream of a deleted account not ended", { camera_id: stream.camera_id, error: (error as Error).message });
+    }
+  }
 }

@@ -27,14 +27,21 @@ async function linkStatement(deps: Pick<ServiceDeps, "config">, userId: SQL, pro
   return sql`INSERT INTO oauth_accounts (user_id, provider, account_id, account_email, access_token_sealed, refresh_token_sealed, access_token_expires_at)
         SELECT ${userId}, ${provider}, ${profile.accountId}, ${profile.email}, ${seal.access}, ${seal.refresh}, ${tokens.expiresAt}
         WHERE true
-        ON CONFLICT (user_id, provider) DO UPDATE SET account_id = excluded.account_id, account_email = excluded.account_email,
+        ON CONFLICT (user_id, provider) DO UPDATE SET account_email = excluded.account_email,
           access_token_sealed = excluded.access_token_sealed,
           refresh_token_sealed = coalesce(excluded.refresh_token_sealed, oauth_accounts.refresh_token_sealed),
-          access_token_expires_at = excluded.access_token_expires_at, updated_at = unixepoch()`;
+          access_token_expires_at = excluded.access_token_expires_at, updated_at = unixepoch()
+        WHERE oauth_accounts.account_id = excluded.account_id
+        RETURNING id`;
 }
 
+/**
+ * Writes or refreshes a link. An account already linked to ANOTHER account of this provider keeps
+ * that link (`link_exists`): replacing it silently would strand the old grant; unlink first.
+ */
 async function upsertLink(deps: Pick<ServiceDeps, "db" | "config">, userId: number, provider: OAuthProvider, profile: ProviderProfile, tokens: ProviderTokens): Promise<void> {
-  await deps.db.run(await linkStatement(deps, sql`${userId}`, provider, profile, tokens));
+  const rows = await deps.db.all(await linkStatement(deps, sql`${userId}`, provider, profile, tokens));
+  if (rows.length === 0) throw new OAuthFailure("link_exists", "the account already has another account of this provider linked");
 }
 
 const linkedElsewhere = (error: unknown) => error instanceof Error && /UNIQUE constraint failed: oauth_accounts\.provider/.test(`${error.message} ${(error.cause as Error | undefined)?.message ?? ""}`);
@@ -54,8 +61,8 @@ async function freeUsername(db: Db, hint: string): Promise<string> {
 /**
  * The account a provider sign-in speaks for (decisions.md, Authentication details):
  * 1. the account already linked to this provider account;
- * 2. Google only: the account with exactly this address, when Google says the address is
- *    verified (the link is made, and the account counts as verified from then on);
+ * 2. Google only: the verified account with exactly this address, when Google says the address
+ *    is verified too (an unverified account could be someone else's squat: `account_exists`);
  * 3. otherwise a new account without a password, verified when the provider says the address is.
  * GitHub never links by address: an account holding it must sign in and link GitHub explicitly
  * (`account_exists`). The link's tokens are sealed and stored.
@@ -81,6 +88,9 @@ export async function signInAccount(deps: ServiceDeps, provider: "google" | "git
       throw new OAuthFailure("account_exists", "an account holds this mailbox; sign in to it and link the provider");
     }
     if (!profile.emailVerified) throw new OAuthFailure("email_not_verified", "Google has not verified this address");
+    // An unverified account may be someone else's squat on this address (its password, its TOTP):
+    // only an account that proved the address itself is joined automatically.
+    if (!user.isVerified) throw new OAuthFailure("account_exists", "the account holding this address is not verified; sign in to it and link Google");
     if (!user.isActive) throw new OAuthFailure("account_inactive", "the account is inactive");
     try {
       await upsertLink(deps, user.id, provider, profile, tokens);
@@ -88,10 +98,8 @@ export async function signInAccount(deps: ServiceDeps, provider: "google" | "git
       if (linkedElsewhere(error)) throw new OAuthFailure("already_linked", "this Google account is linked to another account");
       throw error;
     }
-    // Google has just shown that this person controls the address.
-    if (!user.isVerified) await deps.db.run(sql`UPDATE users SET is_verified = 1, updated_at = unixepoch() WHERE id = ${user.id} AND email = ${email}`);
     audit(deps.log, "auth.oauth.linked", { user_id: user.id, provider, by: "verified_email" });
-    return { ...user, isVerified: true };
+    return user;
   }
 
   const name = await freeUsername(deps.db, username ?? email.split("@")[0]!);

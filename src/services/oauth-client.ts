@@ -16,6 +16,7 @@ export type OAuthErrorCode =
   | "account_exists"
   | "account_inactive"
   | "already_linked"
+  | "link_exists"
   | "server_error";
 
 export class OAuthFailure extends Error {
@@ -137,7 +138,7 @@ export async function fetchProfile(
   }
   if (typeof body.id !== "number" && typeof body.id !== "string") throw new OAuthFailure("provider_error", "GitHub user has no id");
   const emails = await call(outbound, config.emailsUrl!, { headers: auth });
-  const list = emails.ok ? ((await emails.json()) as Array<{ email?: unknown; primary?: unknown; verified?: unknown }>) : [];
+  const list = emails.ok ? ((await emails.json().catch(() => [])) as Array<{ email?: unknown; primary?: unknown; verified?: unknown }>) : [];
   const primary = Array.isArray(list) ? list.find((entry) => entry.primary === true && typeof entry.email === "string") : undefined;
   return {
     accountId: String(body.id),

@@ -45,16 +45,27 @@ export function allowedRedirect(deps: Pick<ServiceDeps, "config">, raw: string):
 /** Starts an authorization: the provider's URL to send the browser to, and the CSRF cookie value for browser flows. */
 export async function beginAuthorization(
   deps: Pick<ServiceDeps, "config">,
-  request: { provider: OAuthProvider; flow: OAuthFlow; redirect: string; userId: number | null; callbackUrl: string },
+  request: { provider: OAuthProvider; flow: OAuthFlow; redirect: string; userId: number | null; callbackUrl: string; appChallenge: string | null },
 ): Promise<{ authorizationUrl: string; csrf: string | null }> {
   const config = providerFor(deps, request.provider, request.flow);
   const redirect = allowedRedirect(deps, request.redirect);
   const scheme = deps.config.oauth.nativeScheme;
-  const native = request.flow === "token" || (scheme !== null && redirect.startsWith(`${scheme}://`));
+  const native = scheme !== null && redirect.startsWith(`${scheme}://`);
+  // Browser flows are bound to the browser by the CSRF cookie, which the native app's browser
+  // would not hold; the app signs in with the token flow, bound by its own PKCE challenge.
+  if (native !== (request.flow === "token")) {
+    throw new ApiError(400, {
+      code: "REDIRECT_URI_NOT_ALLOWED",
+      detail: "The native app's targets go with the token flow (/token/authorize); the app's web pages with the session and link flows.",
+    });
+  }
+  if (request.flow === "token" && !request.appChallenge) {
+    throw new ApiError(400, { code: "CODE_CHALLENGE_REQUIRED", detail: "The token flow needs `code_challenge`: base64url(SHA-256(code_verifier)); the claim sends the verifier." });
+  }
   const { state, csrf, challenge } = await createState(
     deps.config.dataKey,
-    { provider: request.provider, flow: request.flow, redirect, userId: request.userId },
-    !native,
+    { provider: request.provider, flow: request.flow, redirect, userId: request.userId, appChallenge: request.appChallenge },
+    request.flow !== "token",
   );
   return { authorizationUrl: authorizationUrl(request.provider, config, request.callbackUrl, state, challenge), csrf };
 }
@@ -123,12 +134,12 @@ async function finish(
   const user = await signInAccount(deps, request.provider as "google" | "github", profile, tokens, null);
   if (state.flow === "token" && !user.totpEnabled) {
     // The app claims its bearer session with the hand-off (POST /v1/oauth/token/claim).
-    const handoff = await createHandoff(deps, "login", user, null);
+    const handoff = await createHandoff(deps, "login", user, null, state.appChallenge);
     return { location: withFragment(state.redirect, { status: "success", login_handoff: handoff }), grant: null };
   }
   const outcome = await completeLogin(deps, user, state.flow === "token" ? "bearer" : "cookie");
   if (outcome.kind === "challenge") {
-    const handoff = await createHandoff(deps, "mfa", user, outcome.mfaToken);
+    const handoff = await createHandoff(deps, "mfa", user, outcome.mfaToken, state.appChallenge);
     return { location: withFragment(state.redirect, { status: "mfa_required", mfa_handoff: handoff }), grant: null };
   }
   return { location: success, grant: outcome.grant };

@@ -1,6 +1,8 @@
 import { sql } from "drizzle-orm";
 import { fingerprint, randomToken } from "../auth/tokens";
 import { openFieldText, sealField } from "../lib/data-encryption";
+import { pkceChallenge } from "../auth/oauth-state";
+import { batchRows } from "../db/client";
 import { ApiError } from "../lib/problem";
 import type { ServiceDeps } from "./deps";
 import type { SessionUser } from "./sessions";
@@ -17,12 +19,21 @@ const context = (handoffFingerprint: string) => `oauth-handoff:${handoffFingerpr
  * keeps the MFA challenge token sealed, `login` names the account whose bearer session the claim
  * starts. Stored as a fingerprint; voided by any revocation of the account before the claim.
  */
-export async function createHandoff(deps: Pick<ServiceDeps, "db" | "config">, kind: HandoffKind, user: SessionUser, secret: string | null): Promise<string> {
+export async function createHandoff(
+  deps: Pick<ServiceDeps, "db" | "config">,
+  kind: HandoffKind,
+  user: SessionUser,
+  secret: string | null,
+  appChallenge: string | null,
+): Promise<string> {
   const handoff = randomToken();
   const id = fingerprint(handoff);
   const sealedSecret = secret === null ? null : await sealField(deps.config.dataKey, secret, context(id));
-  await deps.db.run(sql`INSERT INTO oauth_handoffs (fingerprint, kind, user_id, secret_sealed, tokens_valid_after, expires_at)
-    VALUES (${id}, ${kind}, ${user.id}, ${sealedSecret}, ${user.tokensValidAfter}, unixepoch() + ${HANDOFF_TTL_SECONDS})`);
+  await batchRows(deps.db, [
+    sql`DELETE FROM oauth_handoffs WHERE expires_at <= unixepoch()`,
+    sql`INSERT INTO oauth_handoffs (fingerprint, kind, user_id, secret_sealed, tokens_valid_after, expires_at, app_challenge)
+      VALUES (${id}, ${kind}, ${user.id}, ${sealedSecret}, ${user.tokensValidAfter}, unixepoch() + ${HANDOFF_TTL_SECONDS}, ${appChallenge})`,
+  ]);
   return handoff;
 }
 
@@ -35,12 +46,21 @@ export function handoffInvalid(): ApiError {
 
 /**
  * Claims a hand-off: one conditional DELETE, so of two claims exactly one gets it. Unknown,
- * expired, already claimed, of the other kind, or of an account revoked or deactivated since: 400.
+ * expired, already claimed, of the other kind, of an account revoked or deactivated since, or
+ * (token flow) without the verifier of the app's PKCE challenge: 400, and a wrong verifier leaves
+ * the hand-off to its app.
  */
-export async function claimHandoff(deps: Pick<ServiceDeps, "db" | "config">, kind: HandoffKind, handoff: string): Promise<{ userId: number; secret: string | null }> {
+export async function claimHandoff(
+  deps: Pick<ServiceDeps, "db" | "config">,
+  kind: HandoffKind,
+  handoff: string,
+  verifier: string | undefined,
+): Promise<{ userId: number; secret: string | null }> {
   const id = fingerprint(handoff);
+  const presented = verifier === undefined ? null : await pkceChallenge(verifier);
   const rows = await deps.db.all<{ user_id: number; secret_sealed: string | null }>(
     sql`DELETE FROM oauth_handoffs WHERE fingerprint = ${id} AND kind = ${kind} AND expires_at > unixepoch()
+          AND (app_challenge IS NULL OR app_challenge = ${presented})
           AND tokens_valid_after = (SELECT tokens_valid_after FROM users WHERE id = oauth_handoffs.user_id AND is_active = 1)
         RETURNING user_id, secret_sealed`,
   );

@@ -63,7 +63,7 @@ async function refresh(deps: PlatformDeps, userId: number, link: Link): Promise<
   } catch (error) {
     throw unavailable((error as OutboundError).reason ?? "network");
   }
-  if (response.status >= 500) throw unavailable(`token endpoint ${response.status}`);
+  if (response.status >= 500 || response.status === 429) throw unavailable(`token endpoint ${response.status}`);
   const body = (await response.json().catch(() => ({}))) as { access_token?: unknown; expires_in?: unknown };
   if (!response.ok || typeof body.access_token !== "string") throw videoAccountNotLinked();
   const expiresAt = typeof body.expires_in === "number" ? Math.floor(Date.now() / 1000) + body.expires_in : null;
@@ -173,7 +173,7 @@ export async function retireIngestStream(deps: PlatformDeps, userId: number, str
   }
 }
 
-/** Ends a broadcast (it becomes a recorded video); an already ended one is fine. */
+/** Ends a broadcast (it becomes a recorded video); the platform refuses one that is already complete or never went live. */
 export async function completeBroadcast(deps: PlatformDeps, userId: number, broadcastId: string): Promise<void> {
   await platformCall(deps, userId, "POST", "liveBroadcasts/transition", { broadcastStatus: "complete", id: broadcastId, part: "status" });
 }

@@ -21,8 +21,15 @@ import type * as routes from "./oauth.routes";
 
 const callbackUrl = (c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow) => `${requestOrigin(c)}/v1/oauth/${provider}/${flow}/callback`;
 
-async function authorize(c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow, redirect: string, userId: number | null) {
-  const { authorizationUrl, csrf } = await beginAuthorization(serviceDeps(c), { provider, flow, redirect, userId, callbackUrl: callbackUrl(c, provider, flow) });
+async function authorize(c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow, redirect: string, userId: number | null, appChallenge: string | null = null) {
+  const { authorizationUrl, csrf } = await beginAuthorization(serviceDeps(c), {
+    provider,
+    flow,
+    redirect,
+    userId,
+    callbackUrl: callbackUrl(c, provider, flow),
+    appChallenge,
+  });
   if (csrf !== null) c.header("Set-Cookie", csrfCookie(csrf), { append: true });
   c.header("Cache-Control", "no-store");
   return c.json({ authorization_url: authorizationUrl }, 200);
@@ -45,8 +52,10 @@ async function callback(c: Context<AppEnv>, provider: OAuthProvider, flow: OAuth
 export const sessionAuthorize: RouteHandler<typeof routes.sessionAuthorize, AppEnv> = (c) =>
   authorize(c, c.req.valid("param").provider, "session", c.req.valid("query").redirect_uri, null);
 
-export const tokenAuthorize: RouteHandler<typeof routes.tokenAuthorize, AppEnv> = (c) =>
-  authorize(c, c.req.valid("param").provider, "token", c.req.valid("query").redirect_uri, null);
+export const tokenAuthorize: RouteHandler<typeof routes.tokenAuthorize, AppEnv> = (c) => {
+  const query = c.req.valid("query");
+  return authorize(c, c.req.valid("param").provider, "token", query.redirect_uri, null, query.code_challenge ?? null);
+};
 
 export const sessionCallback: RouteHandler<typeof routes.sessionCallback, AppEnv> = (c) => callback(c, c.req.valid("param").provider, "session");
 export const tokenCallback: RouteHandler<typeof routes.tokenCallback, AppEnv> = (c) => callback(c, c.req.valid("param").provider, "token");
@@ -88,7 +97,8 @@ export const listLinks: RouteHandler<typeof routes.listLinks, AppEnv> = async (c
 export const claimLogin: RouteHandler<typeof routes.claimLogin, AppEnv> = async (c) => {
   const deps = serviceDeps(c);
   if (!deps.config.oauth.tokenFlowEnabled) throw notFound("The bearer-token OAuth flow is not enabled on this deployment.", "OAUTH_TOKEN_FLOW_DISABLED");
-  const { userId } = await claimHandoff(deps, "login", c.req.valid("json").login_handoff);
+  const body = c.req.valid("json");
+  const { userId } = await claimHandoff(deps, "login", body.login_handoff, body.code_verifier);
   const user = await handoffUser(deps, userId);
   const grant = user ? await startSession(deps.db, deps.config.tokenSecret, user.id, user, { recordLogin: true }) : null;
   if (!user || !grant) throw handoffInvalid();
@@ -98,7 +108,8 @@ export const claimLogin: RouteHandler<typeof routes.claimLogin, AppEnv> = async 
 };
 
 export const claimMfaHandoff: RouteHandler<typeof routes.claimMfaHandoff, AppEnv> = async (c) => {
-  const { secret } = await claimHandoff(serviceDeps(c), "mfa", c.req.valid("json").mfa_handoff);
+  const body = c.req.valid("json");
+  const { secret } = await claimHandoff(serviceDeps(c), "mfa", body.mfa_handoff, body.code_verifier);
   c.header("Cache-Control", "no-store");
   return c.json({ mfa_required: true as const, mfa_token: secret! }, 200);
 };

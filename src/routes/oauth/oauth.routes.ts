@@ -11,6 +11,18 @@ const anyParams = z.object({ provider: ANY.openapi({ param: { name: "provider", 
 const RedirectQuery = z.object({
   redirect_uri: z.string().min(1).max(2048).openapi({ description: "Where the result goes: exactly an allow-listed target.", example: "https://app.relab.example/login" }),
 });
+const VerifierSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._~-]{43,128}$/, "A PKCE code verifier: 43 to 128 characters of letters, digits and -._~.")
+  .optional()
+  .openapi({ description: "Token flow: the verifier of the `code_challenge` given at authorization (required then)." });
+const TokenAuthorizeQuery = RedirectQuery.extend({
+  code_challenge: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{43}$/, "base64url(SHA-256(code_verifier)): 43 characters.")
+    .optional()
+    .openapi({ description: "Required: the app's own PKCE challenge (S256). Only the app holding its verifier can claim the sign-in." }),
+});
 const CallbackQuery = z.object({
   code: z.string().max(2048).optional(),
   state: z.string().max(4096).optional(),
@@ -39,7 +51,7 @@ export const sessionAuthorize = createRoute({
   summary: "Start signing in with Google or GitHub (browser session)",
   description:
     "Answers the provider URL to open, and sets a short-lived CSRF cookie the callback checks. `redirect_uri` must be exactly the app's " +
-    "`/login` or `/account` page or the native app's `<scheme>://login|account`, else 400 `REDIRECT_URI_NOT_ALLOWED`. A provider that is " +
+    "`/login` or `/account` page (the native app signs in with the token flow), else 400 `REDIRECT_URI_NOT_ALLOWED`. A provider that is " +
     "not configured: 404 `OAUTH_PROVIDER_NOT_CONFIGURED`.",
   request: { params: signInParams, query: RedirectQuery },
   responses: { 200: { description: "The provider URL.", content: { "application/json": { schema: AuthorizationSchema } } }, ...problemResponses(400, 404, 422) },
@@ -64,8 +76,10 @@ export const tokenAuthorize = createRoute({
   summary: "Start signing in with Google or GitHub (bearer tokens, for apps)",
   description:
     "As the session variant, for apps that hold bearer tokens; on when `OAUTH_TOKEN_FLOW_ENABLED` (else 404 `OAUTH_TOKEN_FLOW_DISABLED`). " +
-    "No cookie is involved: the encrypted state and PKCE bind the callback to this authorization.",
-  request: { params: signInParams, query: RedirectQuery },
+    "The redirect target is the native app's (`<scheme>://login|account`). No cookie is involved: the app sends its own PKCE " +
+    "`code_challenge` (S256; missing: 400 `CODE_CHALLENGE_REQUIRED`) and claims the hand-off with the verifier, so a sign-in " +
+    "started elsewhere cannot be planted on the app.",
+  request: { params: signInParams, query: TokenAuthorizeQuery },
   responses: { 200: { description: "The provider URL.", content: { "application/json": { schema: AuthorizationSchema } } }, ...problemResponses(400, 404, 422) },
 });
 
@@ -86,8 +100,8 @@ export const claimLogin = createRoute({
   operationId: "oauthClaimLogin",
   tags: ["Auth"],
   summary: "Exchange a sign-in hand-off for bearer tokens",
-  description: "Once, within 2 minutes of the callback; anything else is 400 `OAUTH_HANDOFF_INVALID`.",
-  request: { body: json(z.strictObject({ login_handoff: z.string().min(1).max(256) }).openapi("OAuthLoginClaim")) },
+  description: "Once, within 2 minutes of the callback, with the `code_verifier` of the app's `code_challenge`; anything else is 400 `OAUTH_HANDOFF_INVALID`.",
+  request: { body: json(z.strictObject({ login_handoff: z.string().min(1).max(256), code_verifier: VerifierSchema }).openapi("OAuthLoginClaim")) },
   responses: { 200: { description: "The session.", content: { "application/json": { schema: TokenPairSchema } } }, ...problemResponses(400, 413, 415, 422) },
 });
 
@@ -99,7 +113,9 @@ export const associateAuthorize = createRoute({
   summary: "Start linking Google, GitHub or the video platform to your account",
   description:
     "A step-up (`current_password`, and with TOTP `mfa_code`; an account with neither must have signed in within 10 minutes). " +
-    "`google-youtube` links the video platform for live streaming (scope: YouTube). Sets the CSRF cookie; the callback redirects with the result.",
+    "`google-youtube` links the video platform for live streaming (scope: YouTube). Sets the CSRF cookie, so the link is made in a " +
+    "browser (the redirect target is the app's web page); the callback redirects with the result. An account already linked to another " +
+    "account of the provider: `error=link_exists` (unlink first).",
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   request: { params: anyParams, query: RedirectQuery, body: json(StepUpSchema, false) },
@@ -162,8 +178,8 @@ export const claimMfaHandoff = createRoute({
   description:
     "After a provider sign-in of an account with TOTP, the callback's fragment carries `mfa_handoff` instead of any token. Claim it " +
     "once, within 2 minutes, for the challenge token; then complete the sign-in at POST /v1/auth/mfa/challenge. A second claim, an " +
-    "expired or unknown hand-off: 400 `OAUTH_HANDOFF_INVALID`.",
-  request: { body: json(z.strictObject({ mfa_handoff: z.string().min(1).max(256) }).openapi("OAuthMfaClaim")) },
+    "expired or unknown hand-off: 400 `OAUTH_HANDOFF_INVALID`. After the token flow, send the `code_verifier` of the app's challenge too.",
+  request: { body: json(z.strictObject({ mfa_handoff: z.string().min(1).max(256), code_verifier: VerifierSchema }).openapi("OAuthMfaClaim")) },
   responses: {
     200: {
       description: "The challenge.",

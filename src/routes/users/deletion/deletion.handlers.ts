@@ -3,12 +3,23 @@ import { requireAdmin, requireUser } from "../../../auth/permissions";
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
 import { retireCamera } from "../../../services/camera-relay";
+import { endStreamsOf } from "../../../services/camera-streams";
 import { queuePurge } from "../../../queues/media-messages";
 import { assertDeletable, deleteAccount } from "../../../services/account-deletion";
 import { assertStepUp } from "../../../services/step-up";
 import { serviceDeps } from "../../deps";
 import { clearBrowserSession } from "../../auth/transport";
 import type { adminDeleteUser as adminDeleteUserRoute, deleteMe as deleteMeRoute } from "./deletion.routes";
+
+/** What ending a deleted account's streams needs. */
+function streamDeps(c: Context<AppEnv>) {
+  return {
+    db: c.get("db"),
+    config: c.get("config"),
+    log: c.get("log"),
+    relay: { relays: c.env.CAMERA_RELAY, timeoutMs: c.get("config").cameraRelayTimeoutMs, log: c.get("log") },
+  };
+}
 
 /** The deleted account's cameras lost their keys with it; their devices are told to unpair. */
 function closeTunnels(c: Context<AppEnv>, cameraIds: string[]): Promise<void[]> {
@@ -21,6 +32,7 @@ export const deleteMe: RouteHandler<typeof deleteMeRoute, AppEnv> = async (c) =>
   const deps = serviceDeps(c);
   await assertDeletable(deps, user.id);
   await assertStepUp(deps, user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Deleting the account" });
+  await endStreamsOf(streamDeps(c), user.id);
   const deleted = await deleteAccount(deps, { userId: user.id, content: "anonymize" });
   await closeTunnels(c, deleted.cameraIds);
   if (c.get("session")?.transport === "cookie") clearBrowserSession(c);
@@ -34,6 +46,7 @@ export const adminDeleteUser: RouteHandler<typeof adminDeleteUserRoute, AppEnv> 
   const userId = c.req.valid("param").user_id;
   await assertDeletable(deps, userId);
   await assertStepUp(deps, actor, { currentPassword: current_password, mfaCode: mfa_code }, { operation: "Deleting an account" });
+  await endStreamsOf(streamDeps(c), userId);
   const deleted = await deleteAccount(deps, { userId, content: c.req.valid("query").content, actorId: actor.id });
   await queuePurge(c.env.MEDIA_QUEUE, c.get("log"), deleted.media);
   await closeTunnels(c, deleted.cameraIds);

@@ -11,7 +11,8 @@ import { readMediaItem } from "../../../../../services/media";
 import { toImage, toVideo } from "../../../../products/products.mappers";
 import { isoSeconds } from "../../../../../lib/time";
 import { relayObject } from "../../../../../services/camera-relay";
-import { readStream, startStream, type StreamRow, stopStream } from "../../../../../services/camera-streams";
+import { readStream, startStream, type StreamRow, stopStream, streamNotFound } from "../../../../../services/camera-streams";
+import { MAX_VIDEOS } from "../../../../../services/videos";
 import { broadcastStatus, watchUrl } from "../../../../../services/video-platform";
 import { relayDeps } from "../camera-deps";
 import type * as routes from "./relay.routes";
@@ -122,6 +123,21 @@ export const getHlsFile: RouteHandler<typeof routes.getHlsFile, AppEnv> = async 
   });
 };
 
+/**
+ * The device's view of its stream, reduced to known fields: whatever else it sends (an ingest URL
+ * with the key in it, say) never reaches the client.
+ */
+function deviceStreamState(data: unknown): Record<string, unknown> | null {
+  if (typeof data !== "object" || data === null) return null;
+  const state = data as Record<string, unknown>;
+  const kept: Record<string, unknown> = {};
+  if (typeof state.streaming === "boolean") kept.streaming = state.streaming;
+  if (typeof state.broadcast_id === "string") kept.broadcast_id = state.broadcast_id.slice(0, 128);
+  if (typeof state.started_at === "string") kept.started_at = state.started_at.slice(0, 64);
+  for (const key of ["fps", "bitrate_kbps", "dropped_frames"]) if (typeof state[key] === "number") kept[key] = state[key];
+  return kept;
+}
+
 const streamDeps = (c: Context<AppEnv>) => ({ db: c.get("db"), config: c.get("config"), log: c.get("log"), relay: relayDeps(c) });
 
 function toStream(row: StreamRow) {
@@ -160,7 +176,7 @@ export const getRecordingStream: RouteHandler<typeof routes.getRecordingStream, 
   const [platform, device] = await Promise.all([
     broadcastStatus(deps, user.id, row.broadcast_id).catch(() => null),
     relayCommand(deps.relay, camera_id, { method: "GET", path: "/streams/youtube" })
-      .then((answer) => (answer.status === 200 && typeof answer.data === "object" ? (answer.data as Record<string, unknown>) : null))
+      .then((answer) => (answer.status === 200 ? deviceStreamState(answer.data) : null))
       .catch(() => null),
   ]);
   c.header("Cache-Control", "no-store");
@@ -172,13 +188,15 @@ export const stopRecordingStream: RouteHandler<typeof routes.stopRecordingStream
   const { camera_id } = c.req.valid("param");
   const deps = streamDeps(c);
   const row = await readStream(deps, user.id, camera_id);
-  const video = await stopStream(deps, row, "owner");
+  const outcome = await stopStream(deps, row, "owner");
   await relayObject(c.env.CAMERA_RELAY, camera_id).unwatchStream();
-  if (!video) {
-    throw new ApiError(409, {
-      code: "VIDEO_LIMIT_REACHED",
-      detail: `The stream ended, but the product already holds 5 videos, so it was not saved; it stays at ${watchUrl(row.broadcast_id)}.`,
-    });
+  if (outcome.video) return c.json(toVideo(outcome.video), 200);
+  if (outcome.why === "already_ended") throw streamNotFound();
+  if (outcome.why === "not_recorded") {
+    throw new ApiError(409, { code: "STREAM_NOT_RECORDED", detail: "The stream ended without ever going live, so there was nothing to save." });
   }
-  return c.json(toVideo(video), 200);
+  throw new ApiError(409, {
+    code: "VIDEO_LIMIT_REACHED",
+    detail: `The stream ended, but the product already holds ${MAX_VIDEOS} videos, so it was not saved; it stays at ${watchUrl(row.broadcast_id)}.`,
+  });
 };

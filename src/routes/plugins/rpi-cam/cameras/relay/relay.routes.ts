@@ -119,7 +119,11 @@ const RecordingStreamSchema = z
     watch_url: z.string().openapi({ description: "Where viewers watch the broadcast." }),
     started_at: z.string(),
     platform_status: z.string().nullable().optional().openapi({ description: "GET only: the broadcast's life-cycle status on the platform (`live`, `complete`...), null when unknown." }),
-    device: z.record(z.string(), z.unknown()).nullable().optional().openapi({ description: "GET only: the device's own stream state, null when it cannot be asked." }),
+    device: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .optional()
+      .openapi({ description: "GET only: the device's own stream state (`streaming`, `broadcast_id`, `started_at`, `fps`, `bitrate_kbps`, `dropped_frames`), null when it cannot be asked." }),
   })
   .openapi("RecordingStream", { description: "A camera's live stream. The stream key is never part of it." });
 
@@ -166,7 +170,8 @@ export const stopRecordingStream = createRoute({
   description:
     `${STREAMS} Stops the device (\`DELETE /streams/youtube\`; a device that is gone has stopped anyway), ends the broadcast, and saves it ` +
     "as a video of the product (`{url, title, description, video_metadata}`), answered here. If the product filled up to 5 videos " +
-    "meanwhile the stream still ends: 409 `VIDEO_LIMIT_REACHED` names the broadcast's URL.",
+    "meanwhile the stream still ends: 409 `VIDEO_LIMIT_REACHED` names the broadcast's URL; one that never went live ends with " +
+    "409 `STREAM_NOT_RECORDED`; a concurrent stop that already ended it: 404.",
   request: { params: CameraIdParamsSchema },
   responses: {
     200: { description: "The saved video.", content: { "application/json": { schema: VideoSchema } } },

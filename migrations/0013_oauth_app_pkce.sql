@@ -1,0 +1,1 @@
+ALTER TABLE `oauth_handoffs` ADD `app_challenge` text;
