@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import { encodeProfile, type FakeProfile } from "./fake-upstream-config";
-import { api } from "./http";
+import { api, getSetCookie } from "./http";
 
 export const APP_LOGIN = "http://localhost:8081/login";
 export const APP_ACCOUNT = "http://localhost:8081/account";
@@ -100,15 +100,49 @@ export async function associations(auth: Record<string, string>): Promise<{ prov
   return (await response.json()) as { provider: string; account_email: string | null; created_at: string }[];
 }
 
-// Sign-in helpers (test/routes/oauth/sign-in*.test.ts, token-flow.test.ts).
+// Sign-in helpers (test/routes/oauth/sign-in*.test.ts, token-flow*.test.ts).
 
-/** Starts a session or token authorization; the provider URL and the CSRF cookie pair (null for the token flow). */
-export async function beginSignIn(provider: "google" | "github", flow: "session" | "token", redirect = APP_LOGIN): Promise<{ authorizationUrl: string; cookie: string | null }> {
-  const start = await api(`/v1/oauth/${provider}/${flow}/authorize?redirect_uri=${encodeURIComponent(redirect)}`);
+/** The native app's sign-in target (the token flow's only kind of target). */
+export const NATIVE_LOGIN = "relab://login";
+export const NATIVE_ACCOUNT = "relab://account";
+
+/** An app's own PKCE pair (RFC 7636, S256): the verifier it keeps, the challenge it sends to the token flow's authorize. */
+export interface AppPkce {
+  verifier: string;
+  challenge: string;
+}
+
+const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
+/** A new PKCE pair, computed here (not with the service's code): 43-character verifier, base64url(SHA-256(verifier)) challenge. */
+export async function appPkce(): Promise<AppPkce> {
+  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const challenge = base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
+  return { verifier, challenge };
+}
+
+/** GET /v1/oauth/{provider}/token/authorize with `redirect` and, unless null, `challenge`. */
+export function tokenAuthorize(provider: string, redirect: string, challenge: string | null): Promise<Response> {
+  const query = new URLSearchParams({ redirect_uri: redirect, ...(challenge === null ? {} : { code_challenge: challenge }) });
+  return api(`/v1/oauth/${provider}/token/authorize?${query.toString()}`);
+}
+
+/**
+ * Starts a session or token authorization: the provider URL, the CSRF cookie pair (null for the
+ * token flow) and, for the token flow, the app's PKCE pair (`pkce`, or a new one).
+ */
+export async function beginSignIn(
+  provider: "google" | "github",
+  flow: "session" | "token",
+  redirect = flow === "token" ? NATIVE_LOGIN : APP_LOGIN,
+  pkce?: AppPkce,
+): Promise<{ authorizationUrl: string; cookie: string | null; pkce: AppPkce | null }> {
+  const app = flow === "token" ? (pkce ?? (await appPkce())) : null;
+  const start = app ? await tokenAuthorize(provider, redirect, app.challenge) : await api(`/v1/oauth/${provider}/${flow}/authorize?redirect_uri=${encodeURIComponent(redirect)}`);
   expect(start.status, await start.clone().text()).toBe(200);
   const cookie = csrfCookieOf(start);
   const { authorization_url } = (await start.json()) as { authorization_url: string };
-  return { authorizationUrl: authorization_url, cookie };
+  return { authorizationUrl: authorization_url, cookie, pkce: app };
 }
 
 /** The browser arriving at a callback (`path` may be another callback's than the URL's), without following the API's redirect. */
@@ -116,8 +150,42 @@ export function followCallback(callback: URL, cookie: string | null, path = call
   return api(`${path}${callback.search}`, { headers: cookie === null ? {} : { cookie }, redirect: "manual" });
 }
 
-/** An app's sign-in (token flow) up to its callback's response; no cookie is involved. */
-export async function appSignIn(provider: "google" | "github", who: FakeProfile, redirect = "relab://login"): Promise<Response> {
-  const { authorizationUrl } = await beginSignIn(provider, "token", redirect);
-  return followCallback(await consent(authorizationUrl, who), null);
+/**
+ * An app's sign-in (token flow) up to its callback's response; no cookie is involved. Returns the
+ * response and the verifier of the app's challenge, which the hand-off's claim must present.
+ */
+export async function appSignIn(provider: "google" | "github", who: FakeProfile, redirect = NATIVE_LOGIN, pkce?: AppPkce): Promise<{ response: Response; verifier: string }> {
+  const started = await beginSignIn(provider, "token", redirect, pkce);
+  return { response: await followCallback(await consent(started.authorizationUrl, who), null), verifier: started.pkce!.verifier };
+}
+
+/** POST /v1/oauth/token/claim; the verifier is left out when undefined. */
+export const claimLogin = (handoff: string, verifier?: string) =>
+  api("/v1/oauth/token/claim", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ login_handoff: handoff, ...(verifier === undefined ? {} : { code_verifier: verifier }) }),
+  });
+
+/** POST /v1/auth/mfa/oauth/claim; the verifier is left out when undefined. */
+export const claimMfa = (handoff: string, verifier?: string) =>
+  api("/v1/auth/mfa/oauth/claim", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ mfa_handoff: handoff, ...(verifier === undefined ? {} : { code_verifier: verifier }) }),
+  });
+
+/**
+ * Asserts a token-flow callback to `target` with `status`: no cookie, not cacheable, the hand-off
+ * in the fragment only. Returns the hand-off.
+ */
+export function appResult(response: Response, status: string, handoffField: string, target = NATIVE_LOGIN): string {
+  expect(getSetCookie(response)).toEqual([]);
+  expect(response.headers.get("cache-control")).toBe("no-store");
+  const location = new URL(response.headers.get("location")!);
+  expect(`${location.protocol}//${location.host}${location.pathname}`).toBe(target);
+  expect(location.search).toBe("");
+  const fragment = fragmentOf(response);
+  expect(fragment).toEqual({ status, [handoffField]: expect.stringMatching(/^[\w-]{20,}$/) });
+  return fragment[handoffField]!;
 }

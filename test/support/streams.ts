@@ -6,6 +6,7 @@ import { openFieldText, parseDataKey } from "../../src/lib/data-encryption";
 import { bearer, verifiedUser } from "./accounts";
 import { cameraApi, type DeviceAnswer, openTunnel, pairCamera, type RequestFrame, type TestCamera, type TestTunnel } from "./camera";
 import { FAKE_YOUTUBE_API, type FakeProfile } from "./fake-upstream-config";
+import { api } from "./http";
 import { productWithComponent } from "./media";
 import { fragmentOf, linkProvider, profile } from "./oauth";
 
@@ -110,3 +111,23 @@ export async function videoLink(userId: number): Promise<{ accessToken: string; 
   const accessToken = await openFieldText(parseDataKey(env.DATA_ENCRYPTION_KEY), row!.access_token_sealed, `oauth:google-youtube:${row!.account_id}`);
   return { accessToken, expiresAt: row!.access_token_expires_at };
 }
+
+/**
+ * A call to the fake video platform as the owner's channel (with the link's access token), as the
+ * platform itself or the owner in the platform's own tools would act: `path` under the API, e.g.
+ * `liveBroadcasts/transition?broadcastStatus=complete&id=...&part=status`.
+ */
+export async function asChannel(userId: number, method: string, path: string): Promise<Response> {
+  const { accessToken } = await videoLink(userId);
+  return fetch(new URL(path, FAKE_YOUTUBE_API), { method, headers: { Authorization: `Bearer ${accessToken}` } });
+}
+
+/** Ends a broadcast on the platform, as its auto-stop does when the video stops arriving. */
+export async function completeOnPlatform(userId: number, broadcastId: string): Promise<void> {
+  const response = await asChannel(userId, "POST", `liveBroadcasts/transition?broadcastStatus=complete&id=${encodeURIComponent(broadcastId)}&part=status`);
+  expect(response.status, await response.clone().text()).toBe(200);
+}
+
+/** The product's videos, as anyone reads them. */
+export const videosOf = async (product: number) =>
+  (await (await api(`/v1/products/${product}/videos`)).json()) as { id: number; url: string; video_metadata: Record<string, unknown> }[];

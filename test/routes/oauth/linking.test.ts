@@ -19,8 +19,9 @@ import {
 } from "../../support/oauth";
 
 // Linking a provider to a signed-in account: the step-up in front of it, the GitHub association
-// (GitHub never links by address), the video association's offline grant, and what an associate
-// callback must never do (start a session, put a token in a URL).
+// (GitHub never links by address), the video association's offline grant, a link never silently
+// replacing another account of the provider (link_exists), and what an associate callback must
+// never do (start a session, put a token in a URL).
 
 const SUCCESS = `${APP_ACCOUNT}#status=success`;
 
@@ -146,6 +147,52 @@ describe("linking GitHub explicitly", () => {
     const response = await api(`${callback.pathname}${callback.search}`, { redirect: "manual" });
     expect(locationOf(response)).toBe(`${APP_ACCOUNT}#status=error&error=invalid_state`);
     expect(await associations(auth)).toEqual([]);
+  });
+});
+
+describe("an account that already has a link of the provider", () => {
+  /** The account's link of `provider` as D1 holds it. */
+  const linkRow = (userId: number, provider: string) =>
+    env.DB.prepare("SELECT id, account_id, account_email, access_token_sealed, refresh_token_sealed FROM oauth_accounts WHERE user_id = ? AND provider = ?")
+      .bind(userId, provider)
+      .first<{ id: number; account_id: string; account_email: string | null; access_token_sealed: string; refresh_token_sealed: string | null }>();
+
+  it.each(["github", "google-youtube"])("%s: linking another account of the provider is refused with link_exists, the old link stays", async (provider) => {
+    const user = await verifiedUser("linkexists");
+    const auth = bearer(user.tokens.access_token);
+    const first = profile();
+    expect(locationOf(await linkProvider(provider, auth, { current_password: user.password }, first))).toBe(SUCCESS);
+    const before = await linkRow(user.id, provider);
+    expect(before).not.toBeNull();
+
+    const other = profile();
+    const refused = await linkProvider(provider, auth, { current_password: user.password }, other);
+    expect(locationOf(refused)).toBe(`${APP_ACCOUNT}#status=error&error=link_exists`);
+    expect(fragmentOf(refused)).toEqual({ status: "error", error: "link_exists" });
+    expect(sessionCookiesOf(refused)).toBeNull();
+    // Nothing of the old link changed (account, tokens), and the other account is linked nowhere.
+    expect(await linkRow(user.id, provider)).toEqual(before);
+    const elsewhere = await env.DB.prepare("SELECT count(*) AS n FROM oauth_accounts WHERE provider = ? AND account_email = ?").bind(provider, other.email).first<{ n: number }>();
+    expect(elsewhere).toEqual({ n: 0 });
+    if (provider === "github") expect(await meId({ cookie: sessionCookiesOf(await browserSignIn("github", first))! })).toBe(user.id);
+  });
+
+  it.each(["github", "google-youtube"])("%s: linking the same account again refreshes the link", async (provider) => {
+    const user = await verifiedUser("linkrefresh");
+    const auth = bearer(user.tokens.access_token);
+    const who = profile();
+    expect(locationOf(await linkProvider(provider, auth, { current_password: user.password }, who))).toBe(SUCCESS);
+    const before = (await linkRow(user.id, provider))!;
+
+    const moved = { ...who, email: `moved-${who.email}` };
+    expect(locationOf(await linkProvider(provider, auth, { current_password: user.password }, moved))).toBe(SUCCESS);
+    const after = (await linkRow(user.id, provider))!;
+    expect(after).toMatchObject({ id: before.id, account_id: before.account_id, account_email: moved.email });
+    // The new grant's tokens replaced the old ones.
+    const key = parseDataKey(env.DATA_ENCRYPTION_KEY);
+    const context = `oauth:${provider}:${before.account_id}`;
+    expect(await openFieldText(key, after.access_token_sealed, context)).not.toBe(await openFieldText(key, before.access_token_sealed, context));
+    expect((await associations(auth)).map((link) => link.provider)).toEqual([provider]);
   });
 });
 

@@ -1,15 +1,36 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FAKE_GITHUB, FAKE_GOOGLE } from "../../support/fake-upstream-config";
+import { bearer, verifiedUser } from "../../support/accounts";
 import { api, apiWithVars, expectProblem, getSetCookie } from "../../support/http";
-import { APP_ACCOUNT, APP_LOGIN, beginSignIn, browserSignIn, consent, followCallback, fragmentOf, profile, sessionCookiesOf } from "../../support/oauth";
+import {
+  APP_ACCOUNT,
+  APP_LOGIN,
+  appPkce,
+  appResult,
+  appSignIn,
+  associateAuthorize,
+  beginSignIn,
+  browserSignIn,
+  consent,
+  csrfCookieOf,
+  followCallback,
+  fragmentOf,
+  NATIVE_ACCOUNT,
+  NATIVE_LOGIN,
+  profile,
+  sessionCookiesOf,
+  tokenAuthorize,
+} from "../../support/oauth";
 
 // What guards the sign-in flows (api-spec.md, Identity-provider sign-in): the exact redirect
-// allow-list; the authorization URL (PKCE S256, callback, scopes, a sealed state) and the CSRF
+// allow-list (the app's web pages for the browser flows, the native app's targets for the token
+// flow only); the authorization URL (PKCE S256, callback, scopes, a sealed state) and the CSRF
 // cookie; tampered, replayed, expired or misplaced states and missing or foreign CSRF cookies;
 // denied consent, reused or substituted codes, provider outages; unconfigured providers.
 
-const authorizeWith = (target: string, flow: "session" | "token" = "session", provider = "google") =>
-  api(`/v1/oauth/${provider}/${flow}/authorize?redirect_uri=${encodeURIComponent(target)}`);
+/** Starts an authorization to `target`; the token flow with a well-formed app challenge, so only the target can be refused. */
+const authorizeWith = async (target: string, flow: "session" | "token" = "session", provider = "google") =>
+  flow === "token" ? tokenAuthorize(provider, target, (await appPkce()).challenge) : api(`/v1/oauth/${provider}/${flow}/authorize?redirect_uri=${encodeURIComponent(target)}`);
 
 /** A consented authorization: the callback URL the provider sent the browser to, and the browser's CSRF cookie. */
 async function consented(provider: "google" | "github" = "google", who = profile()) {
@@ -32,17 +53,49 @@ function expectError(response: Response, error: string, target = APP_LOGIN): voi
 }
 
 describe("the redirect allow-list", () => {
-  it.each([APP_LOGIN, APP_ACCOUNT, "relab://login", "relab://account"])("accepts %s", async (target) => {
-    for (const flow of ["session", "token"] as const) {
-      const response = await authorizeWith(target, flow);
+  it.each([APP_LOGIN, APP_ACCOUNT])("accepts %s for the session and link flows, with the CSRF cookie; the token flow refuses it", async (target) => {
+    for (const provider of ["google", "github"]) {
+      const response = await authorizeWith(target, "session", provider);
       expect(response.status, await response.clone().text()).toBe(200);
-      expect(await response.json()).toEqual({ authorization_url: expect.stringMatching(/^https:\/\/google\.oauth\.test\//) });
+      expect(csrfCookieOf(response)).not.toBeNull();
+      expect(await response.json()).toEqual({ authorization_url: expect.stringMatching(new RegExp(`^https://${provider}\\.oauth\\.test/`)) });
+    }
+    const user = await verifiedUser("allowweb");
+    for (const provider of ["google", "github", "google-youtube"]) {
+      const response = await associateAuthorize(provider, bearer(user.tokens.access_token), { current_password: user.password }, target);
+      expect(response.status, await response.clone().text()).toBe(200);
+      expect(csrfCookieOf(response)).not.toBeNull();
+    }
+    for (const provider of ["google", "github"]) {
+      const response = await authorizeWith(target, "token", provider);
+      await expectProblem(response, 400, "REDIRECT_URI_NOT_ALLOWED");
+      expect(getSetCookie(response)).toEqual([]);
     }
   });
 
-  it.each([APP_ACCOUNT, "relab://account"])("sends the result to the target given (%s)", async (target) => {
-    const response = await browserSignIn("github", profile(), target);
-    expect(response.headers.get("location")).toBe(`${target}#status=success`);
+  it.each([NATIVE_LOGIN, NATIVE_ACCOUNT])("accepts %s for the token flow only, without a cookie; the session and link flows refuse it", async (target) => {
+    for (const provider of ["google", "github"]) {
+      const response = await authorizeWith(target, "token", provider);
+      expect(response.status, await response.clone().text()).toBe(200);
+      expect(getSetCookie(response)).toEqual([]);
+      expect(await response.json()).toEqual({ authorization_url: expect.stringMatching(new RegExp(`^https://${provider}\\.oauth\\.test/`)) });
+
+      const session = await authorizeWith(target, "session", provider);
+      await expectProblem(session, 400, "REDIRECT_URI_NOT_ALLOWED");
+      expect(getSetCookie(session)).toEqual([]);
+    }
+    const user = await verifiedUser("allownative");
+    for (const provider of ["google", "github", "google-youtube"]) {
+      const response = await associateAuthorize(provider, bearer(user.tokens.access_token), { current_password: user.password }, target);
+      await expectProblem(response, 400, "REDIRECT_URI_NOT_ALLOWED");
+      expect(getSetCookie(response)).toEqual([]);
+    }
+  });
+
+  it("sends the result to the target given", async () => {
+    expect((await browserSignIn("github", profile(), APP_ACCOUNT)).headers.get("location")).toBe(`${APP_ACCOUNT}#status=success`);
+    const { response } = await appSignIn("github", profile(), NATIVE_ACCOUNT);
+    appResult(response, "success", "login_handoff", NATIVE_ACCOUNT);
   });
 
   it.each([
@@ -131,13 +184,13 @@ describe("the state and the CSRF cookie", () => {
     expectError(await followCallback(victim.callback, "__Host-relab-oauth=made-up-value"), "invalid_state");
   });
 
-  it("a browser flow that ends in the native app has no CSRF cookie; its state still works only once", async () => {
-    const start = await authorizeWith("relab://login");
-    expect(getSetCookie(start)).toEqual([]);
-    const { authorization_url } = (await start.json()) as { authorization_url: string };
-    const callback = await consent(authorization_url, profile());
-    expect((await followCallback(callback, null)).headers.get("location")).toBe("relab://login#status=success");
-    expectError(await followCallback(callback, null), "invalid_state", "relab://login");
+  it.each([APP_LOGIN, APP_ACCOUNT])("every browser flow (here to %s) is bound by the CSRF cookie: without it, invalid_state", async (target) => {
+    for (const provider of ["google", "github"] as const) {
+      const { authorizationUrl, cookie } = await beginSignIn(provider, "session", target);
+      expect(cookie).not.toBeNull();
+      const callback = await consent(authorizationUrl, profile());
+      expectError(await followCallback(callback, null), "invalid_state", target);
+    }
   });
 
   it("a replayed callback ends in invalid_state", async () => {
@@ -167,7 +220,7 @@ describe("the state and the CSRF cookie", () => {
     const github = await consented("github");
     await expectProblem(await followCallback(github.callback, github.cookie, "/v1/oauth/google/session/callback"), 400, "OAUTH_STATE_INVALID");
     // A token-flow state on the session callback.
-    const app = await beginSignIn("google", "token", "relab://login");
+    const app = await beginSignIn("google", "token");
     const appCallback = await consent(app.authorizationUrl, profile());
     await expectProblem(await followCallback(appCallback, google.cookie, "/v1/oauth/google/session/callback"), 400, "OAUTH_STATE_INVALID");
   });
@@ -232,7 +285,8 @@ describe("providers and flows that are not there", () => {
     ["google", { OAUTH_GOOGLE_CLIENT_SECRET: "" }],
   ] as const)("%s without a client is 404 OAUTH_PROVIDER_NOT_CONFIGURED", async (provider, vars) => {
     const target = encodeURIComponent(APP_LOGIN);
-    for (const path of [`/v1/oauth/${provider}/session/authorize?redirect_uri=${target}`, `/v1/oauth/${provider}/token/authorize?redirect_uri=${target}`]) {
+    const native = new URLSearchParams({ redirect_uri: NATIVE_LOGIN, code_challenge: (await appPkce()).challenge });
+    for (const path of [`/v1/oauth/${provider}/session/authorize?redirect_uri=${target}`, `/v1/oauth/${provider}/token/authorize?${native.toString()}`]) {
       await expectProblem(await apiWithVars(vars, path), 404, "OAUTH_PROVIDER_NOT_CONFIGURED");
     }
     await expectProblem(await apiWithVars(vars, `/v1/oauth/${provider}/session/callback?code=x&state=y`), 404, "OAUTH_PROVIDER_NOT_CONFIGURED");

@@ -8,7 +8,8 @@ import { APP_LOGIN, browserSignIn, fragmentOf, profile, sessionCookiesOf } from 
 // Google and GitHub browser sign-in (session flow) end to end against the fake providers
 // (api-spec.md, Identity-provider sign-in; decisions.md, Authentication details): new accounts
 // without a password, verified only when the provider says so; a provider account always reaching
-// the same account; Google linking by verified email, GitHub never by email; inactive accounts;
+// the same account; Google linking by an address both Google and the account have verified (never
+// over another Google link), GitHub never by email; inactive accounts;
 // the result only in the fragment with no token in the URL and the CSRF cookie cleared; and a
 // TOTP account's MFA hand-off, claimed once and completed with a code.
 
@@ -137,11 +138,11 @@ describe("signing in again", () => {
 });
 
 describe("an address that already has an account", () => {
-  it("is linked to Google when Google has verified it, and the password account then signs in with Google", async () => {
-    const user = await registerUser();
+  it("is linked to Google when both Google and the account have verified it, and the password account then signs in with Google", async () => {
+    const user = await verifiedUser("oauthjoin");
     const who = profile({ email: user.email, email_verified: true });
     const account = await signedIn(await browserSignIn("google", who));
-    // The same account, which keeps its password and counts as verified from now on.
+    // The same account, which keeps its password.
     expect(account).toMatchObject({ id: user.id, email: user.email, has_usable_password: true, is_verified: true });
     expect(await links(user.id)).toEqual([{ provider: "google", account_id: who.sub, account_email: user.email }]);
     expect((await signedIn(await browserSignIn("google", who))).id).toBe(user.id);
@@ -150,8 +151,31 @@ describe("an address that already has an account", () => {
     expect(await accountsWithEmail(user.email)).toBe(1);
   });
 
-  it("is matched whatever the case of the address Google reports", async () => {
+  it("is not joined while the account has not verified it, even when Google has: account_exists, no link, still unverified", async () => {
+    // The account may be someone else's squat on the address (its password, its TOTP).
     const user = await registerUser();
+    const who = profile({ email: user.email, email_verified: true });
+    refused(await browserSignIn("google", who), "account_exists");
+    expect(await links(user.id)).toEqual([]);
+    const row = await env.DB.prepare("SELECT is_verified FROM users WHERE id = ?").bind(user.id).first<{ is_verified: number }>();
+    expect(row).toEqual({ is_verified: 0 });
+    expect(await accountsWithEmail(user.email)).toBe(1);
+    // Still refused the second time: the failed attempt left nothing behind to sign in with.
+    refused(await browserSignIn("google", who), "account_exists");
+  });
+
+  it("a verified account already linked to another Google account keeps that link: link_exists", async () => {
+    const user = await verifiedUser("oauthtwice");
+    const first = profile({ email: user.email });
+    expect((await signedIn(await browserSignIn("google", first))).id).toBe(user.id);
+    // A second Google account with the same verified address does not take the account over.
+    refused(await browserSignIn("google", profile({ email: user.email })), "link_exists");
+    expect(await links(user.id)).toEqual([{ provider: "google", account_id: first.sub, account_email: user.email }]);
+    expect((await signedIn(await browserSignIn("google", first))).id).toBe(user.id);
+  });
+
+  it("is matched whatever the case of the address Google reports", async () => {
+    const user = await verifiedUser("oauthcase");
     const account = await signedIn(await browserSignIn("google", profile({ email: user.email.toUpperCase() })));
     expect(account.id).toBe(user.id);
   });
@@ -159,7 +183,7 @@ describe("an address that already has an account", () => {
   it("is not linked to Google for another address that merely shares its canonical mailbox", async () => {
     // `name+tag@` is the account's mailbox only where the domain does sub-addressing; elsewhere it
     // can be someone else's. Google verified the other address, not the account's: no link.
-    const user = await registerUser();
+    const user = await verifiedUser("oauthtag");
     const other = user.email.replace("@", "+other@");
     const response = await browserSignIn("google", profile({ email: other, email_verified: true }));
     expect(fragmentOf(response)).toMatchObject({ status: "error" });
@@ -168,14 +192,14 @@ describe("an address that already has an account", () => {
   });
 
   it("is not linked to Google when Google has not verified it: email_not_verified", async () => {
-    const user = await registerUser();
+    const user = await verifiedUser("oauthunv");
     refused(await browserSignIn("google", profile({ email: user.email, email_verified: false })), "email_not_verified");
     expect(await links(user.id)).toEqual([]);
     expect(await accountsWithEmail(user.email)).toBe(1);
   });
 
   it.each([true, false])("is never linked to GitHub by address (verified: %s): account_exists", async (verified) => {
-    const user = await registerUser();
+    const user = await verifiedUser("oauthgh");
     const who = profile({ email: user.email, email_verified: verified });
     refused(await browserSignIn("github", who), "account_exists");
     expect(await links(user.id)).toEqual([]);
@@ -194,7 +218,7 @@ describe("an inactive account", () => {
   });
 
   it("holding Google's verified address is neither linked nor signed in: account_inactive", async () => {
-    const user = await registerUser();
+    const user = await verifiedUser("oauthoff");
     await env.DB.prepare("UPDATE users SET is_active = 0 WHERE id = ?").bind(user.id).run();
     refused(await browserSignIn("google", profile({ email: user.email })), "account_inactive");
     expect(await links(user.id)).toEqual([]);

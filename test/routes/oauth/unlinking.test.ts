@@ -6,8 +6,9 @@ import { api, expectProblem } from "../../support/http";
 import { enrolTotp } from "../../support/mfa";
 import { APP_ACCOUNT, associations, browserSignIn, fragmentOf, linkProvider, profile, revokedTokens, sessionCookiesOf, unlinkProvider } from "../../support/oauth";
 
-// Unlinking a provider (step-up, the last way to sign in, the grant revoked at the provider) and
-// the revocation that account deletion asks of the provider. The fakes' revocation lists are
+// Unlinking a provider (step-up, the last way to sign in, the grant revoked at the provider, but
+// kept while the other link of the same Google account needs it) and the revocation that account
+// deletion asks of the provider. The fakes' revocation lists are
 // shared by every test file, so each test finds its own token in them rather than counting.
 
 const SUCCESS = `${APP_ACCOUNT}#status=success`;
@@ -136,6 +137,71 @@ describe("DELETE /v1/oauth/{provider}/associate", () => {
     expect(await linkedProviders(account.id)).toEqual(["google"]);
     // The refresh token ends the whole offline grant.
     expect(await revokedTokens("google")).toContain(refresh);
+  });
+});
+
+describe("Google sign-in and the video link of one Google account", () => {
+  // They share one Google client, and Google revokes every scope given to it at once: the grant is
+  // kept while the other link still uses it, and revoked with the last of them.
+
+  /** The token the service revokes a link's grant with: the refresh token, else the access token. */
+  async function grantToken(userId: number, provider: string): Promise<string> {
+    const row = await env.DB.prepare("SELECT refresh_token_sealed FROM oauth_accounts WHERE user_id = ? AND provider = ?").bind(userId, provider).first<{ refresh_token_sealed: string | null }>();
+    return linkToken(userId, provider, row?.refresh_token_sealed ? "refresh" : "access");
+  }
+
+  /** A password account with Google sign-in and the video link, both of the same Google account. */
+  async function linkedTwice() {
+    const user = await verifiedUser("unlinkpair");
+    const auth = bearer(user.tokens.access_token);
+    const who = profile();
+    await link("google", auth, { current_password: user.password }, who);
+    await link("google-youtube", auth, { current_password: user.password }, who);
+    expect(await linkedProviders(user.id)).toEqual(["google", "google-youtube"]);
+    return { user, auth, google: await grantToken(user.id, "google"), video: await grantToken(user.id, "google-youtube") };
+  }
+
+  it.each([
+    ["google", "google-youtube"],
+    ["google-youtube", "google"],
+  ] as const)("unlinking %s keeps the grant while %s remains; unlinking that one too revokes it", async (firstGone, lastGone) => {
+    const { user, auth, ...tokens } = await linkedTwice();
+    const token = (provider: string) => (provider === "google" ? tokens.google : tokens.video);
+    expect(token("google")).not.toBe(token("google-youtube"));
+
+    expect((await unlinkProvider(firstGone, auth, { current_password: user.password })).status).toBe(204);
+    expect(await linkedProviders(user.id)).toEqual([lastGone]);
+    const kept = await revokedTokens("google");
+    expect(kept).not.toContain(token(firstGone));
+    expect(kept).not.toContain(token(lastGone));
+
+    expect((await unlinkProvider(lastGone, auth, { current_password: user.password })).status).toBe(204);
+    expect(await linkedProviders(user.id)).toEqual([]);
+    expect(await revokedTokens("google")).toContain(token(lastGone));
+  });
+
+  it("links of two different Google accounts are revoked each on its own", async () => {
+    const user = await verifiedUser("unlinkapart");
+    const auth = bearer(user.tokens.access_token);
+    await link("google", auth, { current_password: user.password });
+    await link("google-youtube", auth, { current_password: user.password });
+    const google = await grantToken(user.id, "google");
+    expect((await unlinkProvider("google", auth, { current_password: user.password })).status).toBe(204);
+    expect(await revokedTokens("google")).toContain(google);
+    expect(await linkedProviders(user.id)).toEqual(["google-youtube"]);
+  });
+
+  it("account deletion revokes the grant of both", async () => {
+    const { user, auth, google, video } = await linkedTwice();
+    const response = await api("/v1/users/me", {
+      method: "DELETE",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ current_password: user.password }),
+    });
+    expect(response.status, await response.clone().text()).toBe(204);
+    const revoked = await revokedTokens("google");
+    expect(revoked, "video grant revoked on account deletion").toContain(video);
+    expect(revoked, "sign-in grant revoked on account deletion").toContain(google);
   });
 });
 

@@ -12,7 +12,7 @@ import { broadcast, relayOf, runningFor, type Streamer, start, streamer, unique,
 // the sealed key) goes: the camera's object ends a stream whose device has been gone for
 // STREAM_ORPHAN_AFTER_MS at its alarm (broadcast complete, product video saved, record removed),
 // but not one whose device is there; the owner's stop works without the device; deleting the
-// camera ends and saves its stream first; deleting the owner's account removes the record.
+// camera ends and saves its stream first, and so does deleting the owner's account.
 // Against the fake YouTube API, whose state is shared by every test file: tests look at one
 // broadcast by id. The start/stop path is in streams.test.ts, the refusals in
 // streams-refusals.test.ts.
@@ -142,7 +142,7 @@ describe("the stream's record", () => {
     expect(await videosOf(s.product)).toEqual([expect.objectContaining({ url: `https://www.youtube.com/watch?v=${s.broadcastId}` })]);
   });
 
-  it("goes with the owner's account", async () => {
+  it("goes with the owner's account, whose stream is ended and saved first", async () => {
     const s = await streaming();
     const deleted = await api("/v1/users/me", {
       method: "DELETE",
@@ -151,5 +151,17 @@ describe("the stream's record", () => {
     });
     expect(deleted.status, await deleted.clone().text()).toBe(204);
     expect(await streamRowCount(s.camera.id)).toBe(0);
+    // Ended as the owner's stop would: the device told to stop, then (the camera gone) to unpair.
+    await s.tunnel.next((f) => f.type === "request" && f.path === "/pairing");
+    expect(s.tunnel.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`)).toEqual(["POST /streams/youtube", "DELETE /streams/youtube", "DELETE /pairing"]);
+    // The broadcast completed and its ingest stream deleted while the link could still do it.
+    expect(await broadcast(s.broadcastId)).toMatchObject({ lifeCycleStatus: "complete", deleted: false });
+    expect((await runningFor(s.who.sub)).streams).toEqual([]);
+    // Saved on the product, which now belongs to the system account.
+    expect(await videosOf(s.product)).toEqual([
+      expect.objectContaining({ url: `https://www.youtube.com/watch?v=${s.broadcastId}`, video_metadata: expect.objectContaining({ broadcast_id: s.broadcastId, ended_by: "owner" }) }),
+    ]);
+    const owner = await env.DB.prepare("SELECT u.is_system FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ?").bind(s.product).first<{ is_system: number }>();
+    expect(owner).toEqual({ is_system: 1 });
   });
 });

@@ -24,7 +24,8 @@ import {
 // Live streams to the video platform (issue 12): start -> state -> stop, saved as a product video,
 // against the fake YouTube API (test/support/fake-video-platform.ts) and a test device on the
 // tunnel. The stream key reaches the device and no one else (not in D1 in clear, not in any
-// response or log line); an expired provider token is refreshed. The fake's state is shared by
+// response or log line, nor in the device's state as GET passes it on); an expired provider token
+// is refreshed. The fake's state is shared by
 // every test file: tests look at their own Google sub's broadcasts, or at one broadcast by id.
 // The refusals are in streams-refusals.test.ts; the stream's end without its device, and its
 // record's removal, in streams-cleanup.test.ts.
@@ -127,6 +128,59 @@ describe("a live stream", () => {
     const stream = (await started.json()) as { broadcast_id: string; title: string; description: string | null; privacy_status: string };
     expect(stream).toMatchObject({ title: expect.stringMatching(/^Teardown stream \d{4}-/), description: null, privacy_status: "unlisted" });
     expect(await broadcast(stream.broadcast_id)).toMatchObject({ title: stream.title, privacyStatus: "unlisted" });
+    expect((await stop(s)).status).toBe(200);
+    s.tunnel!.socket.close();
+  });
+});
+
+describe("the stream's state as GET reports it", () => {
+  it("keeps only the device's known fields: a key the device reports never reaches the client", async () => {
+    // A device whose state carries its secrets along: the key, an ingest URL with the key in it.
+    type Sent = { stream_key: string; ingest_url: string; broadcast_id: string };
+    const got: { sent?: Sent } = {};
+    const s = await streamer({
+      answer: (request) => {
+        if (request.method === "POST") {
+          got.sent = request.body as Sent;
+          return { status: 201, data: { streaming: true } };
+        }
+        if (request.method !== "GET") return { status: 204 };
+        return {
+          status: 200,
+          data: {
+            streaming: true,
+            broadcast_id: got.sent!.broadcast_id,
+            started_at: "2026-01-02T03:04:05Z",
+            fps: 25,
+            bitrate_kbps: 4500,
+            dropped_frames: 3,
+            stream_key: got.sent!.stream_key,
+            ingest_url: `${got.sent!.ingest_url}/${got.sent!.stream_key}`,
+            rtmp: { url: got.sent!.ingest_url, key: got.sent!.stream_key },
+            log: [`connected to ${got.sent!.ingest_url}/${got.sent!.stream_key}`],
+          },
+        };
+      },
+    });
+    const started = await start(s, { title: unique("Chatty device") });
+    expect(started.status, await started.clone().text()).toBe(201);
+    const stream = (await started.json()) as { broadcast_id: string };
+    const key = got.sent!.stream_key;
+    expect(key).toMatch(STREAM_KEY);
+
+    const read = await cameraApi(s.token, streamPath(s));
+    expect(read.status).toBe(200);
+    const text = await read.clone().text();
+    expect(text).not.toContain(key);
+    expect(text).not.toContain(FAKE_YOUTUBE_INGEST);
+    expect(((await read.json()) as { device: unknown }).device).toEqual({
+      streaming: true,
+      broadcast_id: stream.broadcast_id,
+      started_at: "2026-01-02T03:04:05Z",
+      fps: 25,
+      bitrate_kbps: 4500,
+      dropped_frames: 3,
+    });
     expect((await stop(s)).status).toBe(200);
     s.tunnel!.socket.close();
   });
