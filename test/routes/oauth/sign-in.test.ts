@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { bearerLogin, me, postJson, registerUser, verifiedUser } from "../../support/accounts";
-import { api, expectProblem, getSetCookie } from "../../support/http";
+import { api, expectProblem, getSetCookie, roundTrips } from "../../support/http";
 import { enrolTotp } from "../../support/mfa";
 import { APP_LOGIN, browserSignIn, fragmentOf, profile, sessionCookiesOf } from "../../support/oauth";
 
@@ -125,7 +125,10 @@ describe("signing in again", () => {
   it.each(["google", "github"] as const)("with the same %s account reaches the same account, matched by the provider's id", async (provider) => {
     const who = profile();
     const first = await signedIn(await browserSignIn(provider, who));
-    const second = await signedIn(await browserSignIn(provider, who));
+    const again = await browserSignIn(provider, who);
+    // The state's nonce, the linked account, the link's fresh tokens, the session.
+    expect(roundTrips(again)).toBe(4);
+    const second = await signedIn(again);
     expect(second.id).toBe(first.id);
     // The provider now reports another address: still the same account, and no new one.
     const moved = { ...who, email: `moved-${who.email}` };

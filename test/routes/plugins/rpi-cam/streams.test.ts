@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { openFieldText, parseDataKey } from "../../../../src/lib/data-encryption";
 import { cameraApi } from "../../../support/camera";
 import { FAKE_YOUTUBE_API, FAKE_YOUTUBE_INGEST } from "../../../support/fake-upstream-config";
-import { api, expectProblem } from "../../../support/http";
+import { api, expectProblem, roundTrips } from "../../../support/http";
 import { captureLogs } from "../../../support/logs";
 import {
   broadcast,
@@ -125,10 +125,16 @@ describe("a live stream", () => {
     const s = await streamer();
     const started = await start(s, { privacy_status: "unlisted" });
     expect(started.status, await started.clone().text()).toBe(201);
+    // The user; camera, product and running stream in one batch; the video link, read for each of
+    // the three platform calls (broadcast, stream, bind); the row.
+    expect(roundTrips(started)).toBe(6);
     const stream = (await started.json()) as { broadcast_id: string; title: string; description: string | null; privacy_status: string };
     expect(stream).toMatchObject({ title: expect.stringMatching(/^Teardown stream \d{4}-/), description: null, privacy_status: "unlisted" });
     expect(await broadcast(stream.broadcast_id)).toMatchObject({ title: stream.title, privacyStatus: "unlisted" });
-    expect((await stop(s)).status).toBe(200);
+    const stopped = await stop(s);
+    expect(stopped.status).toBe(200);
+    // The user; the camera with its stream; the link for the two platform calls; the save-and-remove batch.
+    expect(roundTrips(stopped)).toBe(5);
     s.tunnel!.socket.close();
   });
 });
