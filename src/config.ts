@@ -1,5 +1,6 @@
 import type { AppBindings } from "./env";
 import { DEFAULT_RELAY_TIMEOUT_MS } from "./lib/camera-protocol";
+import { LIMITER_TIMEOUT_MS } from "./lib/rate-limits";
 import { type OAuthConfig, oauthOutboundEntries, parseOAuthConfig } from "./auth/oauth-config";
 import { parseDataKey } from "./lib/data-encryption";
 import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
@@ -46,6 +47,12 @@ export interface AppConfig {
   cameraRelayTimeoutMs: number;
   /** `RATE_LIMITS_ENABLED`: the request-rate limiters. The per-account guards (failure budgets, reset mail) are always on. */
   rateLimitsEnabled: boolean;
+  /**
+   * `RATE_LIMIT_STORE_TIMEOUT_MS`: how long a request waits for the counter store before its
+   * fail-open limits let it through unlimited (default 1 s). Fail-closed limits wait 5 s, or this
+   * long if it is longer.
+   */
+  rateLimitStoreTimeoutMs: number;
 }
 
 export interface MalwareScanConfig {
@@ -154,6 +161,7 @@ function parseConfig(env: AppBindings): AppConfig {
     videoPlatform: { apiUrl: videoApiUrl, timeoutMs: positiveInt(env.VIDEO_PLATFORM_TIMEOUT_MS, "VIDEO_PLATFORM_TIMEOUT_MS", 10_000) },
     cameraRelayTimeoutMs: positiveInt(env.CAMERA_RELAY_TIMEOUT_MS, "CAMERA_RELAY_TIMEOUT_MS", DEFAULT_RELAY_TIMEOUT_MS),
     rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
+    rateLimitStoreTimeoutMs: positiveInt(env.RATE_LIMIT_STORE_TIMEOUT_MS, "RATE_LIMIT_STORE_TIMEOUT_MS", LIMITER_TIMEOUT_MS.failOpen),
   };
 }
 

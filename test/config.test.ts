@@ -78,6 +78,13 @@ describe("configuration", () => {
     expect(() => withVars({ RATE_LIMITS_ENABLED: value })).toThrow('RATE_LIMITS_ENABLED must be "true" or "false"');
   });
 
+  it("waits 1 s for the rate limiter's counter store unless RATE_LIMIT_STORE_TIMEOUT_MS says otherwise", () => {
+    expect(withVars({ RATE_LIMIT_STORE_TIMEOUT_MS: undefined }).rateLimitStoreTimeoutMs).toBe(1_000);
+    expect(withVars({ RATE_LIMIT_STORE_TIMEOUT_MS: "2500" }).rateLimitStoreTimeoutMs).toBe(2_500);
+    expect(() => withVars({ RATE_LIMIT_STORE_TIMEOUT_MS: "0" })).toThrow("RATE_LIMIT_STORE_TIMEOUT_MS");
+    expect(() => withVars({ RATE_LIMIT_STORE_TIMEOUT_MS: "soon" })).toThrow(ConfigError);
+  });
+
   it("puts the configured providers' token, profile and revoke endpoints on the outbound allow-list, and the video API as a prefix", () => {
     const config = withVars({});
     expect([...config.outbound.exact]).toEqual(

@@ -1,6 +1,14 @@
 import { compilePath } from "./route-matcher";
 
 /**
+ * How long a counter-store call may take before it counts as unreachable. Calls that fail open
+ * give up soon, so a slow store barely slows a read (`RATE_LIMIT_STORE_TIMEOUT_MS` changes it);
+ * calls that fail closed wait longer, since giving up refuses a sign-in (a busy isolate or a
+ * cold object can take a second).
+ */
+export const LIMITER_TIMEOUT_MS = { failOpen: 1_000, failClosed: 5_000 } as const;
+
+/**
  * Whose counter a limit uses: the client IP (IPv6 by /64), the signed-in user, a keyed digest of a
  * login identifier or mailbox, a camera pairing code, or a camera.
  */

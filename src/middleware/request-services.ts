@@ -12,7 +12,7 @@ export const requestServices = createMiddleware<AppEnv>(async (c, next) => {
   c.set("db", db);
   c.set("roundTrips", roundTrips);
   c.set("email", createEmailSender(c.get("config"), c.env.KV, c.get("log")));
-  c.set("limiter", createLimiter(c.env.RATE_LIMITER));
+  c.set("limiter", createLimiter(c.env.RATE_LIMITER, c.get("config").rateLimitStoreTimeoutMs));
   c.set("authFlow", false);
   await next();
 });

@@ -4,14 +4,7 @@ import { audit } from "../lib/audit";
 import { ipLimitKey } from "../lib/client-ip";
 import type { Logger } from "../lib/logger";
 import { ApiError, authStoreUnavailable } from "../lib/problem";
-import { failsClosed, isDurable, LIMITS, type LimitName } from "../lib/rate-limits";
-
-/**
- * How long a counter-store call may take before it counts as unreachable. Calls that fail open
- * give up soon, so a slow store barely slows a read; calls that fail closed wait longer, since
- * giving up refuses a sign-in (a busy isolate or a cold object can take a second).
- */
-export const LIMITER_TIMEOUT_MS = { failOpen: 1_000, failClosed: 5_000 } as const;
+import { failsClosed, isDurable, LIMITER_TIMEOUT_MS, LIMITS, type LimitName } from "../lib/rate-limits";
 
 /** The counter store did not answer (an error, or no answer within its time-out). */
 export class LimiterUnavailable extends Error {
@@ -109,8 +102,16 @@ async function withinTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-/** Wraps the `RATE_LIMITER` namespace; cheap enough to build per request. */
-export function createLimiter(namespace: DurableObjectNamespace<RateLimiter>): Limiter {
+/**
+ * Wraps the `RATE_LIMITER` namespace; cheap enough to build per request. `failOpenMs` is how long
+ * a call for fail-open limits waits (`RATE_LIMIT_STORE_TIMEOUT_MS`); fail-closed calls wait at
+ * least `LIMITER_TIMEOUT_MS.failClosed`.
+ */
+export function createLimiter(
+  namespace: DurableObjectNamespace<RateLimiter>,
+  failOpenMs: number = LIMITER_TIMEOUT_MS.failOpen,
+): Limiter {
+  const failClosedMs = Math.max(LIMITER_TIMEOUT_MS.failClosed, failOpenMs);
   let calls = 0;
   const stub = (subject: string) => {
     calls += 1;
@@ -132,14 +133,14 @@ export function createLimiter(namespace: DurableObjectNamespace<RateLimiter>): L
       }));
       const result = await withinTimeout(
         stub(subject).consume(specs),
-        failsClosed(names) ? LIMITER_TIMEOUT_MS.failClosed : LIMITER_TIMEOUT_MS.failOpen,
+        failsClosed(names) ? failClosedMs : failOpenMs,
       );
       if (!result.allowed && remember) rememberBlocks(subject, result.counters);
       return result;
     },
     async refund(subject, counters) {
       const units = counters.map(({ name, windowStart, durable }) => ({ name, windowStart, durable }));
-      await withinTimeout(stub(subject).refund(units), LIMITER_TIMEOUT_MS.failClosed);
+      await withinTimeout(stub(subject).refund(units), failClosedMs);
     },
   };
 }

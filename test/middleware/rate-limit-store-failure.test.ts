@@ -4,7 +4,7 @@ import { canonicalEmail } from "../../src/lib/email-address";
 import { subjects } from "../../src/services/rate-limiter";
 import { newIdentity, patchMe, postJson, registerUser, verifiedUser } from "../support/accounts";
 import { api, expectProblem } from "../support/http";
-import { freshIp, json, limitedApi, stallStore, withBrokenTable } from "../support/limits";
+import { freshIp, json, limitedApi, PRODUCTION_STORE_TIMEOUT, stallStore, withBrokenTable } from "../support/limits";
 import { captureLogs } from "../support/logs";
 
 // A local object cannot be unplugged. Durable counters (guards, hour windows) fail for real when
@@ -30,7 +30,7 @@ describe("request-rate limits fail open", () => {
     const ip = freshIp();
     const logs = captureLogs();
     const stall = await stallStore(subjects.ip(ip), 1_500);
-    const response = await limitedApi(ip, "/v1/units").finally(logs.restore);
+    const response = await limitedApi(ip, "/v1/units", {}, PRODUCTION_STORE_TIMEOUT).finally(logs.restore);
     expect(response.status).toBe(200);
     expect(response.headers.get("ratelimit")).toBeNull();
     expect(response.headers.get("ratelimit-policy")).toBeNull();
@@ -42,6 +42,17 @@ describe("request-rate limits fail open", () => {
     expect(after.status).toBe(200);
     expect(after.headers.get("ratelimit-policy")).toBe('"read-ip";q=300;w=60');
   });
+
+  it("waits as long as RATE_LIMIT_STORE_TIMEOUT_MS says: a store 1.5 s late still counts the read when given 4 s", async () => {
+    const ip = freshIp();
+    const logs = captureLogs();
+    const stall = await stallStore(subjects.ip(ip), 1_500);
+    const response = await limitedApi(ip, "/v1/units", {}, { RATE_LIMIT_STORE_TIMEOUT_MS: "4000" }).finally(logs.restore);
+    await stall.ended;
+    expect(response.status).toBe(200);
+    expect(response.headers.get("ratelimit")).toMatch(/^"read-ip";r=299;t=\d+$/);
+    expect(limiterErrors(logs)).toEqual([]);
+  });
 });
 
 describe("auth-route limits and guards fail closed", () => {
@@ -50,7 +61,8 @@ describe("auth-route limits and guards fail closed", () => {
     const user = await registerUser();
     const logs = captureLogs();
     const stall = await stallStore(subjects.ip(ip), 6_000);
-    const response = await limitedApi(ip, "/v1/auth/bearer/login", json({ username: user.email, password: user.password })).finally(logs.restore);
+    const login = json({ username: user.email, password: user.password });
+    const response = await limitedApi(ip, "/v1/auth/bearer/login", login, PRODUCTION_STORE_TIMEOUT).finally(logs.restore);
     await expectUnavailable(response);
     expect(limiterErrors(logs)).toEqual([{ level: "error", limits: "write-ip,login-ip", fails: "closed" }]);
     await stall.ended;
