@@ -172,6 +172,11 @@ export const refreshTokens = sqliteTable(
     expiresAt: integer("expires_at").notNull(),
     /** Unix seconds: the absolute end of the session, fixed at login. */
     sessionExpiresAt: integer("session_expires_at").notNull(),
+    /**
+     * Unix seconds: when the session's sign-in happened, carried through rotations; a step-up
+     * without password or TOTP needs it within 10 minutes. Null for sessions from before it was kept.
+     */
+    sessionStartedAt: integer("session_started_at"),
     rotatedAt: integer("rotated_at"),
     createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
   },

@@ -4,7 +4,6 @@ import { batchRows } from "../db/client";
 import { assertAcceptablePassword } from "../auth/password-policy";
 import { audit } from "../lib/audit";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
-import { ApiError } from "../lib/problem";
 import { emailChangedEmail, passwordChangedEmail } from "./account-emails";
 import { assertAvailable, assertNotDisposable, assertUsableUsername, sendVerification, uniqueViolation } from "./accounts";
 import { type ServiceDeps, sendQuietly } from "./deps";

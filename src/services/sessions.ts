@@ -73,9 +73,9 @@ export function sessionStatements(secret: string, userId: number, guard: SQL, { 
     statements: [
       // Housekeeping: this user's expired tokens go when a new session starts.
       sql`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND expires_at <= unixepoch()`,
-      sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at)
+      sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at, session_started_at)
         SELECT ${fingerprint(refreshToken)}, id, ${familyId},
-          unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, unixepoch() + ${SESSION_TTL_SECONDS}
+          unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, unixepoch() + ${SESSION_TTL_SECONDS}, unixepoch()
         FROM users WHERE ${guard}`,
       sql`UPDATE users
         SET last_login_at = CASE WHEN ${recordLogin ? 1 : 0} = 1 THEN unixepoch() ELSE last_login_at END
@@ -137,9 +137,9 @@ export async function rotateSession(
       SELECT family_id FROM refresh_tokens
       WHERE fingerprint = ${old} AND rotated_at IS NOT NULL AND rotated_at < unixepoch() - ${REUSE_GRACE_SECONDS})
       RETURNING user_id`,
-    sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at)
+    sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at, session_started_at)
       SELECT ${next}, r.user_id, r.family_id,
-        min(unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, r.session_expires_at), r.session_expires_at
+        min(unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, r.session_expires_at), r.session_expires_at, r.session_started_at
       FROM refresh_tokens r JOIN users u ON u.id = r.user_id
       WHERE r.fingerprint = ${old} AND r.rotated_at IS NULL AND u.is_active = 1
         AND r.expires_at > unixepoch() AND r.session_expires_at > unixepoch()`,
@@ -212,6 +212,11 @@ export interface SessionUser {
   totpEnabled: boolean;
   createdAt: number;
   updatedAt: number;
+  /**
+   * Unix seconds of the sign-in that started the session the request came with (set only for a
+   * user resolved from an access token; null when the session predates its recording).
+   */
+  sessionStartedAt?: number | null;
 }
 
 export interface UserRow {
@@ -271,13 +276,17 @@ export async function userForAccessToken(
   db: Db,
   claims: { userId: number; sessionId: string; issuedAtMs: number },
 ): Promise<SessionUser | null> {
-  const rows = await db.all<UserRow & { session_live: number }>(sql`
+  // The live token of the session, if any: its start as a number (0 when it was not recorded),
+  // NULL when the session ended, so that liveness and sign-in time come in one read.
+  const rows = await db.all<UserRow & { session_started_at: number | null }>(sql`
     SELECT ${USER_COLUMNS},
-      EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.family_id = ${claims.sessionId} AND r.user_id = users.id
-        AND r.rotated_at IS NULL AND r.expires_at > unixepoch() AND r.session_expires_at > unixepoch()) AS session_live
+      (SELECT coalesce(r.session_started_at, 0) FROM refresh_tokens r
+        WHERE r.family_id = ${claims.sessionId} AND r.user_id = users.id AND r.rotated_at IS NULL
+          AND r.expires_at > unixepoch() AND r.session_expires_at > unixepoch()
+        LIMIT 1) AS session_started_at
     FROM users WHERE id = ${claims.userId}`);
   const row = rows[0];
-  if (!row || row.is_active !== 1 || row.session_live !== 1) return null;
+  if (!row || row.is_active !== 1 || row.session_started_at === null) return null;
   if (claims.issuedAtMs < row.tokens_valid_after) return null;
-  return toSessionUser(row);
+  return { ...toSessionUser(row), sessionStartedAt: row.session_started_at === 0 ? null : row.session_started_at };
 }

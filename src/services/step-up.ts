@@ -36,11 +36,12 @@ export function wrongMfaCode(): ApiError {
 /**
  * The spec's step-up rule, one piece for every operation that needs it: the current password when
  * the account has one; with TOTP also a code (authenticator or recovery code; a recovery code is
- * spent); with neither, a sign-in within the last 10 minutes. A missing credential is 400 and
- * costs nothing; a wrong one is 403 (never 401: the session is fine, and a client must not
- * refresh and resend the guess). Each attempt that checks a secret takes one unit of the
- * account's wrong-secret budget (3 a minute, 100 a day, shared with the login challenge), given
- * back when everything was right; past the budget, 429 before anything is checked.
+ * spent); with neither, a sign-in within the last 10 minutes, that of the request's own session.
+ * A missing credential is 400 and costs nothing; a wrong one is 403 (never 401: the session is
+ * fine, and a client must not refresh and resend the guess). Each attempt that checks a secret
+ * takes one unit of the account's wrong-secret budget (3 a minute, 100 a day, shared with the
+ * login challenge), given back when everything was right; past the budget, 429 before anything
+ * is checked.
  */
 export async function assertStepUp(deps: ServiceDeps, user: SessionUser, given: StepUpCredentials, options: StepUpOptions): Promise<void> {
   const needPassword = options.password !== false && user.hashedPassword !== null;
@@ -55,7 +56,10 @@ export async function assertStepUp(deps: ServiceDeps, user: SessionUser, given: 
     });
   }
   if (!needPassword && !needCode) {
-    const recent = user.lastLoginAt !== null && Date.now() / 1000 - user.lastLoginAt <= RECENT_SIGN_IN_SECONDS;
+    // The sign-in of this very session: a recent sign-in elsewhere must not vouch for an old,
+    // possibly stolen, session.
+    const startedAt = user.sessionStartedAt ?? null;
+    const recent = startedAt !== null && Date.now() / 1000 - startedAt <= RECENT_SIGN_IN_SECONDS;
     if (!recent) {
       throw new ApiError(403, {
         code: "RECENT_SIGN_IN_REQUIRED",

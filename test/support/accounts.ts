@@ -81,3 +81,11 @@ export function patchMe(token: string, body: unknown, headers: Record<string, st
     body: JSON.stringify(body),
   });
 }
+
+/**
+ * Dates the sign-in of every session of `userId` `seconds` back, as if the user had signed in
+ * that long ago (a step-up without password or TOTP needs one within 10 minutes).
+ */
+export async function ageSessions(userId: number, seconds: number): Promise<void> {
+  await env.DB.prepare("UPDATE refresh_tokens SET session_started_at = unixepoch() - ? WHERE user_id = ?").bind(seconds, userId).run();
+}

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { bearer, lastEmail, me, patchMe, postJson, verifiedUser } from "../../support/accounts";
+import { ageSessions, bearer, bearerLogin, lastEmail, me, patchMe, postJson, verifiedUser } from "../../support/accounts";
 import { api, expectProblem } from "../../support/http";
 import { expectRateLimited } from "../../support/limits";
 import { enrolTotp } from "../../support/mfa";
@@ -94,16 +94,46 @@ describe("step-up: DELETE /v1/users/me", () => {
   it("an account with neither password nor TOTP: a sign-in within 10 minutes, else 403", async () => {
     // Accounts without a password come from identity-provider sign-in (OAuth issue); the state is set directly here.
     const stale = await verifiedUser("stepup");
-    await env.DB.prepare("UPDATE users SET hashed_password = NULL, last_login_at = unixepoch() - 601 WHERE id = ?").bind(stale.id).run();
+    await env.DB.prepare("UPDATE users SET hashed_password = NULL WHERE id = ?").bind(stale.id).run();
+    await ageSessions(stale.id, 601);
     await expectProblem(await deleteMe(stale.tokens.access_token), 403, "RECENT_SIGN_IN_REQUIRED");
     const recent = await verifiedUser("stepup");
-    await env.DB.prepare("UPDATE users SET hashed_password = NULL, last_login_at = unixepoch() - 540 WHERE id = ?").bind(recent.id).run();
+    await env.DB.prepare("UPDATE users SET hashed_password = NULL WHERE id = ?").bind(recent.id).run();
+    await ageSessions(recent.id, 540);
     expect((await deleteMe(recent.tokens.access_token)).status).toBe(204);
+  });
+
+  it("counts the sign-in of the request's own session: a fresh sign-in elsewhere does not vouch for an old session", async () => {
+    const user = await verifiedUser("stepup");
+    const old = user.tokens;
+    await ageSessions(user.id, 3600);
+    // A new sign-in on another device, moments ago.
+    const fresh = await bearerLogin(user);
+    await env.DB.prepare("UPDATE users SET hashed_password = NULL WHERE id = ?").bind(user.id).run();
+    await expectProblem(await deleteMe(old.access_token), 403, "RECENT_SIGN_IN_REQUIRED");
+
+    // Refreshing the old session does not make its sign-in recent.
+    const refreshed = await postJson("/v1/auth/bearer/refresh", { refresh_token: old.refresh_token });
+    expect(refreshed.status).toBe(200);
+    const { access_token } = (await refreshed.json()) as { access_token: string };
+    await expectProblem(await deleteMe(access_token), 403, "RECENT_SIGN_IN_REQUIRED");
+
+    expect((await deleteMe(fresh.access_token)).status).toBe(204);
+  });
+
+  it("refuses a session whose sign-in time was never recorded (started before it was kept)", async () => {
+    const user = await verifiedUser("stepup");
+    await env.DB.prepare("UPDATE users SET hashed_password = NULL WHERE id = ?").bind(user.id).run();
+    await env.DB.prepare("UPDATE refresh_tokens SET session_started_at = NULL WHERE user_id = ?").bind(user.id).run();
+    // The session itself still works.
+    expect((await me(user.tokens.access_token)).status).toBe(200);
+    await expectProblem(await deleteMe(user.tokens.access_token), 403, "RECENT_SIGN_IN_REQUIRED");
   });
 
   it("an account without a password but with TOTP: the code alone, however old the sign-in", async () => {
     const user = await totpUser();
-    await env.DB.prepare("UPDATE users SET hashed_password = NULL, last_login_at = unixepoch() - 3600 WHERE id = ?").bind(user.id).run();
+    await env.DB.prepare("UPDATE users SET hashed_password = NULL WHERE id = ?").bind(user.id).run();
+    await ageSessions(user.id, 3600);
     await expectProblem(await deleteMe(user.token, {}), 400, "MFA_CODE_REQUIRED");
     expect((await deleteMe(user.token, { mfa_code: user.authenticator.next() })).status).toBe(204);
   });
@@ -112,12 +142,13 @@ describe("step-up: DELETE /v1/users/me", () => {
 describe("step-up: turning TOTP on without a password", () => {
   it("needs a sign-in within 10 minutes", async () => {
     const user = await verifiedUser("stepup");
-    await env.DB.prepare("UPDATE users SET hashed_password = NULL, last_login_at = unixepoch() - 601 WHERE id = ?").bind(user.id).run();
+    await env.DB.prepare("UPDATE users SET hashed_password = NULL WHERE id = ?").bind(user.id).run();
+    await ageSessions(user.id, 601);
     const setup = await postJson("/v1/auth/mfa/totp/setup", {}, bearer(user.tokens.access_token));
     const { setup_token } = (await setup.json()) as { setup_token: string };
     const confirmed = await postJson("/v1/auth/mfa/totp/confirm", { setup_token, code: "123456" }, bearer(user.tokens.access_token));
     await expectProblem(confirmed, 403, "RECENT_SIGN_IN_REQUIRED");
-    await env.DB.prepare("UPDATE users SET last_login_at = unixepoch() WHERE id = ?").bind(user.id).run();
+    await ageSessions(user.id, 0);
     const enrolment = await enrolTotp(user.tokens.access_token, undefined);
     expect(enrolment.recoveryCodes).toHaveLength(10);
   });

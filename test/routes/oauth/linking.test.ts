@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseDataKey, openFieldText } from "../../../src/lib/data-encryption";
-import { bearer, verifiedUser } from "../../support/accounts";
+import { ageSessions, bearer, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, getSetCookie } from "../../support/http";
 import { enrolTotp } from "../../support/mfa";
 import {
@@ -96,7 +96,7 @@ describe("POST /v1/oauth/{provider}/associate/authorize: the step-up", () => {
     expect(csrfCookieOf(fresh)).not.toBeNull();
     expect((await associateAuthorize("github", account.auth, {})).status).toBe(200);
 
-    await env.DB.prepare("UPDATE users SET last_login_at = unixepoch() - 660 WHERE id = ?").bind(account.id).run();
+    await ageSessions(account.id, 660);
     const stale = await associateAuthorize("github", account.auth, {});
     await expectProblem(stale, 403, "RECENT_SIGN_IN_REQUIRED");
     expect(csrfCookieOf(stale)).toBeNull();

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { openFieldText, parseDataKey } from "../../../src/lib/data-encryption";
-import { bearer, verifiedUser } from "../../support/accounts";
+import { ageSessions, bearer, verifiedUser } from "../../support/accounts";
 import { api, expectProblem } from "../../support/http";
 import { enrolTotp } from "../../support/mfa";
 import { APP_ACCOUNT, associations, browserSignIn, fragmentOf, linkProvider, profile, revokedTokens, sessionCookiesOf, unlinkProvider } from "../../support/oauth";
@@ -120,7 +120,7 @@ describe("DELETE /v1/oauth/{provider}/associate", () => {
   it("the recent sign-in of an account without a password expires after 10 minutes", async () => {
     const account = await googleOnlyAccount();
     await link("github", account.auth, {});
-    await env.DB.prepare("UPDATE users SET last_login_at = unixepoch() - 660 WHERE id = ?").bind(account.id).run();
+    await ageSessions(account.id, 660);
     await expectProblem(await unlinkProvider("github", account.auth, {}), 403, "RECENT_SIGN_IN_REQUIRED");
     expect(await linkedProviders(account.id)).toEqual(["github", "google"]);
   });

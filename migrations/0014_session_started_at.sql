@@ -1,0 +1,1 @@
+ALTER TABLE `refresh_tokens` ADD `session_started_at` integer;
