@@ -588,4 +588,8 @@ export const cameraStreams = sqliteTable("camera_streams", {
   description: text("description"),
   privacyStatus: text("privacy_status", { enum: ["public", "private", "unlisted"] }).notNull(),
   startedAt: integer("started_at").notNull(),
+  /** The broadcast's life-cycle status as last read from the platform, reused for a while (API quota). */
+  platformStatus: text("platform_status"),
+  /** Unix seconds of that read; null before the first. */
+  platformCheckedAt: integer("platform_checked_at"),
 });

@@ -6,7 +6,17 @@ import { relayCommand, type RelayDeps, relayObject } from "./camera-relay";
 import { cameraNotFound } from "./cameras";
 import type { VideoRow } from "./product-records";
 import { MAX_VIDEOS, VIDEO_COLUMNS } from "./videos";
-import { broadcastStatus, completeBroadcast, createLiveStream, type PlatformDeps, removeLiveStream, retireIngestStream, watchUrl } from "./video-platform";
+import {
+  broadcastStatus,
+  completeBroadcast,
+  createLiveStream,
+  type PlatformDeps,
+  removeLiveStream,
+  retireIngestStream,
+  type VideoAccount,
+  videoAccount,
+  watchUrl,
+} from "./video-platform";
 
 /** A running stream as D1 holds it (the sealed key never leaves the service). */
 export interface StreamRow {
@@ -19,9 +29,19 @@ export interface StreamRow {
   description: string | null;
   privacy_status: "public" | "private" | "unlisted";
   started_at: number;
+  platform_status: string | null;
+  platform_checked_at: number | null;
 }
 
-const STREAM_COLUMNS = sql.raw("camera_id, user_id, product_id, broadcast_id, stream_id, title, description, privacy_status, started_at");
+const STREAM_COLUMNS = sql.raw(
+  "camera_id, user_id, product_id, broadcast_id, stream_id, title, description, privacy_status, started_at, platform_status, platform_checked_at",
+);
+
+/**
+ * How long a broadcast status read from the platform is reused. The platform's API quota is a
+ * daily budget per project, and an app polling a stream every few seconds would spend it.
+ */
+export const PLATFORM_STATUS_TTL_SECONDS = 30;
 
 export const streamNotFound = () => notFound("This camera has no live stream.", "RECORDING_STREAM_NOT_FOUND");
 
@@ -59,7 +79,8 @@ export async function startStream(deps: StreamDeps, userId: number, cameraId: st
   const status = await relayObject(deps.relay.relays, cameraId).status();
   if (!status.online) throw new ApiError(503, { code: "CAMERA_OFFLINE", detail: "The camera has no live connection; nothing was created.", headers: { "Retry-After": "30" } });
 
-  const created = await createLiveStream(deps, userId, { title: request.title, description: request.description, privacyStatus: request.privacyStatus });
+  const account = videoAccount(deps, userId);
+  const created = await createLiveStream(account, { title: request.title, description: request.description, privacyStatus: request.privacyStatus });
   const sealedKey = await sealField(deps.config.dataKey, created.streamKey, `stream-key:${cameraId}`);
   const now = Math.floor(Date.now() / 1000);
   const rows = await deps.db.all<StreamRow>(
@@ -69,7 +90,7 @@ export async function startStream(deps: StreamDeps, userId: number, cameraId: st
   );
   const row = rows[0];
   if (!row) {
-    await removeLiveStream(deps, userId, created.broadcastId, created.streamId);
+    await removeLiveStream(account, created.broadcastId, created.streamId);
     throw alreadyStreaming();
   }
   try {
@@ -83,7 +104,7 @@ export async function startStream(deps: StreamDeps, userId: number, cameraId: st
     }
   } catch (error) {
     await deps.db.run(sql`DELETE FROM camera_streams WHERE camera_id = ${cameraId} AND broadcast_id = ${created.broadcastId}`);
-    await removeLiveStream(deps, userId, created.broadcastId, created.streamId);
+    await removeLiveStream(account, created.broadcastId, created.streamId);
     throw error;
   }
   deps.log.info("camera stream started", { camera_id: cameraId, user_id: userId });
@@ -105,6 +126,59 @@ export async function readStream(deps: Pick<PlatformDeps, "db">, userId: number,
   return streams[0];
 }
 
+/** A running stream with what the platform and the device say of it (null where they could not be asked). */
+export interface StreamState {
+  stream: StreamRow;
+  platformStatus: string | null;
+  device: Record<string, unknown> | null;
+}
+
+/**
+ * The caller's running stream of the camera, with the broadcast's status on the platform (read
+ * at most once per `PLATFORM_STATUS_TTL_SECONDS` and kept on the row) and the device's own state,
+ * asked together. Neither failing fails the read.
+ */
+export async function readStreamState(deps: StreamDeps, userId: number, cameraId: string): Promise<StreamState> {
+  const stream = await readStream(deps, userId, cameraId);
+  const [platformStatus, device] = await Promise.all([
+    currentPlatformStatus(deps, stream),
+    relayCommand(deps.relay, cameraId, { method: "GET", path: "/streams/youtube" })
+      .then((answer) => (answer.status === 200 ? deviceStreamState(answer.data) : null))
+      .catch(() => null),
+  ]);
+  return { stream, platformStatus, device };
+}
+
+async function currentPlatformStatus(deps: StreamDeps, stream: StreamRow): Promise<string | null> {
+  const now = Math.floor(Date.now() / 1000);
+  if (stream.platform_checked_at !== null && now - stream.platform_checked_at < PLATFORM_STATUS_TTL_SECONDS) return stream.platform_status;
+  let status: string | null;
+  try {
+    status = await broadcastStatus(videoAccount(deps, stream.user_id), stream.broadcast_id);
+  } catch {
+    // Unknown this time; the next read asks again.
+    return null;
+  }
+  await deps.db.run(sql`UPDATE camera_streams SET platform_status = ${status}, platform_checked_at = ${now}
+    WHERE camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`);
+  return status;
+}
+
+/**
+ * The device's view of its stream, reduced to known fields: whatever else it sends (an ingest URL
+ * with the key in it, say) never reaches the client.
+ */
+function deviceStreamState(data: unknown): Record<string, unknown> | null {
+  if (typeof data !== "object" || data === null) return null;
+  const state = data as Record<string, unknown>;
+  const kept: Record<string, unknown> = {};
+  if (typeof state.streaming === "boolean") kept.streaming = state.streaming;
+  if (typeof state.broadcast_id === "string") kept.broadcast_id = state.broadcast_id.slice(0, 128);
+  if (typeof state.started_at === "string") kept.started_at = state.started_at.slice(0, 64);
+  for (const key of ["fps", "bitrate_kbps", "dropped_frames"]) if (typeof state[key] === "number") kept[key] = state[key];
+  return kept;
+}
+
 /**
  * Ends a stream: tells the device to stop (best effort: a device that went away has stopped
  * anyway), ends the broadcast on the platform, deletes its ingest stream, and in ONE batch saves
@@ -121,8 +195,9 @@ export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "o
       deps.log.warn("camera did not stop its stream", { camera_id: stream.camera_id, error: (error as Error).message });
     }
   }
-  const recorded = await endBroadcast(deps, stream);
-  await retireIngestStream(deps, stream.user_id, stream.stream_id);
+  const account = videoAccount(deps, stream.user_id);
+  const recorded = await endBroadcast(account, stream);
+  await retireIngestStream(account, stream.stream_id);
   const now = Math.floor(Date.now() / 1000);
   const metadata = JSON.stringify({
     platform: "youtube",
@@ -159,17 +234,17 @@ export type StopOutcome = { video: VideoRow } | { video: null; why: "no_room" | 
  * A link gone meanwhile (403) ends the stream here without the platform. Only an unreachable
  * platform (503) is passed on, so the stop can be tried again.
  */
-async function endBroadcast(deps: StreamDeps, stream: StreamRow): Promise<boolean> {
+async function endBroadcast(account: VideoAccount, stream: StreamRow): Promise<boolean> {
   try {
-    await completeBroadcast(deps, stream.user_id, stream.broadcast_id);
+    await completeBroadcast(account, stream.broadcast_id);
     return true;
   } catch (error) {
     if (!(error instanceof ApiError) || error.status === 503) throw error;
     if (error.status === 403) return false;
   }
-  const status = await broadcastStatus(deps, stream.user_id, stream.broadcast_id).catch(() => null);
+  const status = await broadcastStatus(account, stream.broadcast_id).catch(() => null);
   if (status === "complete") return true;
-  if (status !== null) await removeLiveStream(deps, stream.user_id, stream.broadcast_id, null);
+  if (status !== null) await removeLiveStream(account, stream.broadcast_id, null);
   return false;
 }
 

@@ -73,45 +73,67 @@ async function refresh(deps: PlatformDeps, userId: number, link: Link): Promise<
   return { ...link, accessToken: body.access_token, expiresAt };
 }
 
+/** The owner's video account for one operation: every call of it shares one read of the link. */
+export interface VideoAccount {
+  readonly log: PlatformDeps["log"];
+  /**
+   * One call to the platform's API, through the outbound allow-list. The access token is
+   * refreshed first when it is about to expire, and once more when the platform answers 401.
+   * Time-outs, 429 and 5xx are 503; other refusals 502 with the platform's message; no link 403.
+   */
+  call<T>(method: string, path: string, query: Record<string, string>, body?: unknown): Promise<T>;
+}
+
 /**
- * One call to the platform's API with the owner's link, through the outbound allow-list. The
- * access token is refreshed first when it is about to expire, and once more when the platform
- * answers 401. Time-outs, 429 and 5xx are 503; other refusals 502 with the platform's message.
+ * The video account of `userId`. The link (and a token refreshed on the way) is read from D1 at
+ * the first call and kept for the following ones, so a start's three platform calls cost one read.
  */
-export async function platformCall<T>(deps: PlatformDeps, userId: number, method: string, path: string, query: Record<string, string>, body?: unknown): Promise<T> {
-  let link = await readLink(deps, userId);
-  if (link.expiresAt !== null && link.expiresAt <= Math.floor(Date.now() / 1000) + 60) link = await refresh(deps, userId, link);
-  const url = `${deps.config.videoPlatform.apiUrl}${path}?${new URLSearchParams(query).toString()}`;
-  for (let attempt = 0; ; attempt++) {
-    let response: Response;
-    try {
-      response = await safeFetch(
-        deps.config.outbound,
-        url,
-        {
-          method,
-          headers: { Authorization: `Bearer ${link.accessToken}`, Accept: "application/json", ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        },
-        { timeoutMs: deps.config.videoPlatform.timeoutMs },
-      );
-    } catch (error) {
-      throw unavailable(error instanceof OutboundError ? error.reason : "network");
-    }
-    if (response.status === 401 && attempt === 0) {
-      link = await refresh(deps, userId, link);
-      continue;
-    }
-    if (response.status === 204) return undefined as T;
-    if (response.status >= 500 || response.status === 429) throw unavailable(`${path} ${response.status}`);
-    const json = (await response.json().catch(() => null)) as { error?: { message?: unknown } } | null;
-    if (!response.ok) {
-      const said = typeof json?.error?.message === "string" ? ` It said: ${json.error.message.slice(0, 200)}` : "";
-      deps.log.warn("video platform refused", { path, status: response.status });
-      throw new ApiError(502, { code: "VIDEO_PLATFORM_REFUSED", detail: `The video platform refused the request (${response.status}).${said}` });
-    }
-    return json as T;
-  }
+export function videoAccount(deps: PlatformDeps, userId: number): VideoAccount {
+  let link: Link | null = null;
+  const current = async (): Promise<Link> => {
+    link ??= await readLink(deps, userId);
+    if (link.expiresAt !== null && link.expiresAt <= Math.floor(Date.now() / 1000) + 60) link = await refresh(deps, userId, link);
+    return link;
+  };
+  return {
+    log: deps.log,
+    async call<T>(method: string, path: string, query: Record<string, string>, body?: unknown): Promise<T> {
+      const active = await current();
+      let token = active.accessToken;
+      const url = `${deps.config.videoPlatform.apiUrl}${path}?${new URLSearchParams(query).toString()}`;
+      for (let attempt = 0; ; attempt++) {
+        let response: Response;
+        try {
+          response = await safeFetch(
+            deps.config.outbound,
+            url,
+            {
+              method,
+              headers: { Authorization: `Bearer ${token}`, Accept: "application/json", ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+              ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+            },
+            { timeoutMs: deps.config.videoPlatform.timeoutMs },
+          );
+        } catch (error) {
+          throw unavailable(error instanceof OutboundError ? error.reason : "network");
+        }
+        if (response.status === 401 && attempt === 0) {
+          link = await refresh(deps, userId, active);
+          token = link.accessToken;
+          continue;
+        }
+        if (response.status === 204) return undefined as T;
+        if (response.status >= 500 || response.status === 429) throw unavailable(`${path} ${response.status}`);
+        const json = (await response.json().catch(() => null)) as { error?: { message?: unknown } } | null;
+        if (!response.ok) {
+          const said = typeof json?.error?.message === "string" ? ` It said: ${json.error.message.slice(0, 200)}` : "";
+          deps.log.warn("video platform refused", { path, status: response.status });
+          throw new ApiError(502, { code: "VIDEO_PLATFORM_REFUSED", detail: `The video platform refused the request (${response.status}).${said}` });
+        }
+        return json as T;
+      }
+    },
+  };
 }
 
 type Broadcast = { id: string; status?: { lifeCycleStatus?: string } };
@@ -122,18 +144,17 @@ type Stream = { id: string; cdn?: { ingestionInfo?: { ingestionAddress?: string;
  * the broadcast exists deletes what was made, so a refused start leaves nothing on the platform.
  */
 export async function createLiveStream(
-  deps: PlatformDeps,
-  userId: number,
+  account: VideoAccount,
   input: { title: string; description: string | null; privacyStatus: "public" | "private" | "unlisted" },
 ): Promise<CreatedStream> {
-  const broadcast = await platformCall<Broadcast>(deps, userId, "POST", "liveBroadcasts", { part: "snippet,status,contentDetails" }, {
+  const broadcast = await account.call<Broadcast>("POST", "liveBroadcasts", { part: "snippet,status,contentDetails" }, {
     snippet: { title: input.title, description: input.description ?? "", scheduledStartTime: new Date().toISOString() },
     status: { privacyStatus: input.privacyStatus },
     contentDetails: { enableAutoStart: true, enableAutoStop: true },
   });
   let streamId: string | null = null;
   try {
-    const stream = await platformCall<Stream>(deps, userId, "POST", "liveStreams", { part: "snippet,cdn,contentDetails,status" }, {
+    const stream = await account.call<Stream>("POST", "liveStreams", { part: "snippet,cdn,contentDetails,status" }, {
       snippet: { title: input.title },
       cdn: { ingestionType: "rtmp", resolution: "variable", frameRate: "variable" },
     });
@@ -141,22 +162,22 @@ export async function createLiveStream(
     const ingestUrl = stream.cdn?.ingestionInfo?.ingestionAddress;
     const streamKey = stream.cdn?.ingestionInfo?.streamName;
     if (!ingestUrl || !streamKey) throw new ApiError(502, { code: "VIDEO_PLATFORM_REFUSED", detail: "The video platform gave no ingestion address." });
-    await platformCall(deps, userId, "POST", "liveBroadcasts/bind", { id: broadcast.id, part: "id,contentDetails", streamId: stream.id });
+    await account.call("POST", "liveBroadcasts/bind", { id: broadcast.id, part: "id,contentDetails", streamId: stream.id });
     return { broadcastId: broadcast.id, streamId: stream.id, ingestUrl, streamKey };
   } catch (error) {
-    await removeLiveStream(deps, userId, broadcast.id, streamId);
+    await removeLiveStream(account, broadcast.id, streamId);
     throw error;
   }
 }
 
 /** Deletes a broadcast (and its stream) that never went live: best effort, logged. */
-export async function removeLiveStream(deps: PlatformDeps, userId: number, broadcastId: string, streamId: string | null): Promise<void> {
+export async function removeLiveStream(account: VideoAccount, broadcastId: string, streamId: string | null): Promise<void> {
   for (const [path, id] of [["liveBroadcasts", broadcastId], ["liveStreams", streamId]] as const) {
     if (id === null) continue;
     try {
-      await platformCall(deps, userId, "DELETE", path, { id });
+      await account.call("DELETE", path, { id });
     } catch (error) {
-      deps.log.warn("video platform clean-up failed", { path, error: (error as Error).message });
+      account.log.warn("video platform clean-up failed", { path, error: (error as Error).message });
     }
   }
 }
@@ -165,22 +186,22 @@ export async function removeLiveStream(deps: PlatformDeps, userId: number, broad
  * Deletes an ended broadcast's ingest stream: its key would otherwise stay valid on the owner's
  * channel. The broadcast itself stays (it is the recording). Best effort, logged.
  */
-export async function retireIngestStream(deps: PlatformDeps, userId: number, streamId: string): Promise<void> {
+export async function retireIngestStream(account: VideoAccount, streamId: string): Promise<void> {
   try {
-    await platformCall(deps, userId, "DELETE", "liveStreams", { id: streamId });
+    await account.call("DELETE", "liveStreams", { id: streamId });
   } catch (error) {
-    deps.log.warn("video platform stream not deleted", { error: (error as Error).message });
+    account.log.warn("video platform stream not deleted", { error: (error as Error).message });
   }
 }
 
 /** Ends a broadcast (it becomes a recorded video); the platform refuses one that is already complete or never went live. */
-export async function completeBroadcast(deps: PlatformDeps, userId: number, broadcastId: string): Promise<void> {
-  await platformCall(deps, userId, "POST", "liveBroadcasts/transition", { broadcastStatus: "complete", id: broadcastId, part: "status" });
+export async function completeBroadcast(account: VideoAccount, broadcastId: string): Promise<void> {
+  await account.call("POST", "liveBroadcasts/transition", { broadcastStatus: "complete", id: broadcastId, part: "status" });
 }
 
 /** The broadcast's life-cycle status on the platform, or null when it is gone. */
-export async function broadcastStatus(deps: PlatformDeps, userId: number, broadcastId: string): Promise<string | null> {
-  const found = await platformCall<{ items?: Broadcast[] }>(deps, userId, "GET", "liveBroadcasts", { part: "id,status", id: broadcastId });
+export async function broadcastStatus(account: VideoAccount, broadcastId: string): Promise<string | null> {
+  const found = await account.call<{ items?: Broadcast[] }>("GET", "liveBroadcasts", { part: "id,status", id: broadcastId });
   return found.items?.[0]?.status?.lifeCycleStatus ?? null;
 }
 

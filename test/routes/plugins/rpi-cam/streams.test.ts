@@ -7,6 +7,7 @@ import { api, expectProblem, roundTrips } from "../../../support/http";
 import { captureLogs } from "../../../support/logs";
 import {
   broadcast,
+  completeOnPlatform,
   runningFor,
   STREAM_KEY,
   start,
@@ -125,16 +126,16 @@ describe("a live stream", () => {
     const s = await streamer();
     const started = await start(s, { privacy_status: "unlisted" });
     expect(started.status, await started.clone().text()).toBe(201);
-    // The user; camera, product and running stream in one batch; the video link, read for each of
-    // the three platform calls (broadcast, stream, bind); the row.
-    expect(roundTrips(started)).toBe(6);
+    // The user; camera, product and running stream in one batch; the video link, read once for the
+    // three platform calls (broadcast, stream, bind); the row.
+    expect(roundTrips(started)).toBe(4);
     const stream = (await started.json()) as { broadcast_id: string; title: string; description: string | null; privacy_status: string };
     expect(stream).toMatchObject({ title: expect.stringMatching(/^Teardown stream \d{4}-/), description: null, privacy_status: "unlisted" });
     expect(await broadcast(stream.broadcast_id)).toMatchObject({ title: stream.title, privacyStatus: "unlisted" });
     const stopped = await stop(s);
     expect(stopped.status).toBe(200);
-    // The user; the camera with its stream; the link for the two platform calls; the save-and-remove batch.
-    expect(roundTrips(stopped)).toBe(5);
+    // The user; the camera with its stream; the link, once for both platform calls; the save-and-remove batch.
+    expect(roundTrips(stopped)).toBe(4);
     s.tunnel!.socket.close();
   });
 });
@@ -187,6 +188,29 @@ describe("the stream's state as GET reports it", () => {
       bitrate_kbps: 4500,
       dropped_frames: 3,
     });
+    expect((await stop(s)).status).toBe(200);
+    s.tunnel!.socket.close();
+  });
+
+  it("asks the platform for the broadcast's status at most once per 30 s, keeping it on the stream's row", async () => {
+    const s = await streamer();
+    const started = await start(s, { title: unique("Polled") });
+    expect(started.status, await started.clone().text()).toBe(201);
+    const { broadcast_id } = (await started.json()) as { broadcast_id: string };
+    const read = async () => {
+      const response = await cameraApi(s.token, streamPath(s));
+      expect(response.status).toBe(200);
+      return { status: ((await response.json()) as { platform_status: string | null }).platform_status, trips: roundTrips(response) };
+    };
+
+    // The user; the camera with its stream; the link; the status kept on the row.
+    expect(await read()).toEqual({ status: "ready", trips: 4 });
+    // The platform moves on; within 30 s the kept status answers, without asking it.
+    await completeOnPlatform(s.userId, broadcast_id);
+    expect(await read()).toEqual({ status: "ready", trips: 2 });
+    await env.DB.prepare("UPDATE camera_streams SET platform_checked_at = platform_checked_at - 31 WHERE camera_id = ?").bind(s.camera.id).run();
+    expect(await read()).toEqual({ status: "complete", trips: 4 });
+
     expect((await stop(s)).status).toBe(200);
     s.tunnel!.socket.close();
   });

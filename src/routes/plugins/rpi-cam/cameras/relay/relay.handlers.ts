@@ -11,9 +11,9 @@ import { readMediaItem } from "../../../../../services/media";
 import { toImage, toVideo } from "../../../../products/products.mappers";
 import { isoSeconds } from "../../../../../lib/time";
 import { relayObject } from "../../../../../services/camera-relay";
-import { readStream, startStream, type StreamRow, stopStream, streamNotFound } from "../../../../../services/camera-streams";
+import { readStream, readStreamState, startStream, type StreamRow, stopStream, streamNotFound } from "../../../../../services/camera-streams";
 import { MAX_VIDEOS } from "../../../../../services/videos";
-import { broadcastStatus, watchUrl } from "../../../../../services/video-platform";
+import { watchUrl } from "../../../../../services/video-platform";
 import { relayDeps } from "../camera-deps";
 import type * as routes from "./relay.routes";
 
@@ -123,21 +123,6 @@ export const getHlsFile: RouteHandler<typeof routes.getHlsFile, AppEnv> = async 
   });
 };
 
-/**
- * The device's view of its stream, reduced to known fields: whatever else it sends (an ingest URL
- * with the key in it, say) never reaches the client.
- */
-function deviceStreamState(data: unknown): Record<string, unknown> | null {
-  if (typeof data !== "object" || data === null) return null;
-  const state = data as Record<string, unknown>;
-  const kept: Record<string, unknown> = {};
-  if (typeof state.streaming === "boolean") kept.streaming = state.streaming;
-  if (typeof state.broadcast_id === "string") kept.broadcast_id = state.broadcast_id.slice(0, 128);
-  if (typeof state.started_at === "string") kept.started_at = state.started_at.slice(0, 64);
-  for (const key of ["fps", "bitrate_kbps", "dropped_frames"]) if (typeof state[key] === "number") kept[key] = state[key];
-  return kept;
-}
-
 const streamDeps = (c: Context<AppEnv>) => ({ db: c.get("db"), config: c.get("config"), log: c.get("log"), relay: relayDeps(c) });
 
 function toStream(row: StreamRow) {
@@ -171,16 +156,9 @@ export const startRecordingStream: RouteHandler<typeof routes.startRecordingStre
 export const getRecordingStream: RouteHandler<typeof routes.getRecordingStream, AppEnv> = async (c) => {
   const user = requireUser(c);
   const { camera_id } = c.req.valid("param");
-  const deps = streamDeps(c);
-  const row = await readStream(deps, user.id, camera_id);
-  const [platform, device] = await Promise.all([
-    broadcastStatus(deps, user.id, row.broadcast_id).catch(() => null),
-    relayCommand(deps.relay, camera_id, { method: "GET", path: "/streams/youtube" })
-      .then((answer) => (answer.status === 200 ? deviceStreamState(answer.data) : null))
-      .catch(() => null),
-  ]);
+  const state = await readStreamState(streamDeps(c), user.id, camera_id);
   c.header("Cache-Control", "no-store");
-  return c.json({ ...toStream(row), platform_status: platform, device }, 200);
+  return c.json({ ...toStream(state.stream), platform_status: state.platformStatus, device: state.device }, 200);
 };
 
 export const stopRecordingStream: RouteHandler<typeof routes.stopRecordingStream, AppEnv> = async (c) => {

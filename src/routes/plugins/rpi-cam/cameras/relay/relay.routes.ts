@@ -118,7 +118,7 @@ const RecordingStreamSchema = z
     privacy_status: z.enum(["public", "private", "unlisted"]),
     watch_url: z.string().openapi({ description: "Where viewers watch the broadcast." }),
     started_at: z.string(),
-    platform_status: z.string().nullable().optional().openapi({ description: "GET only: the broadcast's life-cycle status on the platform (`live`, `complete`...), null when unknown." }),
+    platform_status: z.string().nullable().optional().openapi({ description: "GET only: the broadcast's life-cycle status on the platform (`ready`, `live`, `complete`...), read from the platform at most once every 30 s; null when it could not be asked." }),
     device: z
       .record(z.string(), z.unknown())
       .nullable()
