@@ -1,9 +1,8 @@
-import { sql } from "drizzle-orm";
 import { loadConfig } from "../src/config";
 import { createDb } from "../src/db/client";
 import type { AppBindings } from "../src/env";
 import { createLogger } from "../src/lib/logger";
-import { type StreamRow, stopStream } from "../src/services/camera-streams";
+import { findStream, stopStream } from "../src/services/camera-streams";
 
 /** A stream whose device has been gone this long is ended by the camera's object. */
 export const STREAM_ORPHAN_AFTER_MS = 5 * 60_000;
@@ -28,11 +27,9 @@ export async function endOrphanedStream(env: AppBindings, cameraId: string): Pro
   try {
     const config = loadConfig(env);
     const { db } = createDb(env.DB);
-    const rows = await db.all<StreamRow>(
-      sql`SELECT camera_id, user_id, product_id, broadcast_id, stream_id, title, description, privacy_status, started_at FROM camera_streams WHERE camera_id = ${cameraId}`,
-    );
-    if (!rows[0]) return true;
-    await stopStream({ db, config, log, relay: { relays: env.CAMERA_RELAY, timeoutMs: config.cameraRelayTimeoutMs, log } }, rows[0], "device_gone");
+    const stream = await findStream(db, cameraId);
+    if (!stream) return true;
+    await stopStream({ db, config, log, relay: { relays: env.CAMERA_RELAY, timeoutMs: config.cameraRelayTimeoutMs, log } }, stream, "device_gone");
     return true;
   } catch (error) {
     log.error("orphaned camera stream not ended", { camera_id: cameraId, error });

@@ -33,15 +33,10 @@ export interface StreamRow {
   platform_checked_at: number | null;
 }
 
-const STREAM_COLUMNS = sql.raw(
+/** The columns of `StreamRow`, for every query that reads one. */
+export const STREAM_COLUMNS = sql.raw(
   "camera_id, user_id, product_id, broadcast_id, stream_id, title, description, privacy_status, started_at, platform_status, platform_checked_at",
 );
-
-/**
- * How long a broadcast status read from the platform is reused. The platform's API quota is a
- * daily budget per project, and an app polling a stream every few seconds would spend it.
- */
-export const PLATFORM_STATUS_TTL_SECONDS = 30;
 
 export const streamNotFound = () => notFound("This camera has no live stream.", "RECORDING_STREAM_NOT_FOUND");
 
@@ -115,6 +110,12 @@ function alreadyStreaming(): ApiError {
   return new ApiError(409, { code: "STREAM_ALREADY_RUNNING", detail: "This camera is already streaming; stop that stream first." });
 }
 
+/** The camera's running stream, whoever owns it, or null. */
+export async function findStream(db: PlatformDeps["db"], cameraId: string): Promise<StreamRow | null> {
+  const rows = await db.all<StreamRow>(sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE camera_id = ${cameraId}`);
+  return rows[0] ?? null;
+}
+
 /** The caller's running stream of the camera; 404 for another's camera or when none runs. */
 export async function readStream(deps: Pick<PlatformDeps, "db">, userId: number, cameraId: string): Promise<StreamRow> {
   const [cameras, streams] = await batchRows<[{ id: string }, StreamRow]>(deps.db, [
@@ -126,59 +127,6 @@ export async function readStream(deps: Pick<PlatformDeps, "db">, userId: number,
   return streams[0];
 }
 
-/** A running stream with what the platform and the device say of it (null where they could not be asked). */
-export interface StreamState {
-  stream: StreamRow;
-  platformStatus: string | null;
-  device: Record<string, unknown> | null;
-}
-
-/**
- * The caller's running stream of the camera, with the broadcast's status on the platform (read
- * at most once per `PLATFORM_STATUS_TTL_SECONDS` and kept on the row) and the device's own state,
- * asked together. Neither failing fails the read.
- */
-export async function readStreamState(deps: StreamDeps, userId: number, cameraId: string): Promise<StreamState> {
-  const stream = await readStream(deps, userId, cameraId);
-  const [platformStatus, device] = await Promise.all([
-    currentPlatformStatus(deps, stream),
-    relayCommand(deps.relay, cameraId, { method: "GET", path: "/streams/youtube" })
-      .then((answer) => (answer.status === 200 ? deviceStreamState(answer.data) : null))
-      .catch(() => null),
-  ]);
-  return { stream, platformStatus, device };
-}
-
-async function currentPlatformStatus(deps: StreamDeps, stream: StreamRow): Promise<string | null> {
-  const now = Math.floor(Date.now() / 1000);
-  if (stream.platform_checked_at !== null && now - stream.platform_checked_at < PLATFORM_STATUS_TTL_SECONDS) return stream.platform_status;
-  let status: string | null;
-  try {
-    status = await broadcastStatus(videoAccount(deps, stream.user_id), stream.broadcast_id);
-  } catch {
-    // Unknown this time; the next read asks again.
-    return null;
-  }
-  await deps.db.run(sql`UPDATE camera_streams SET platform_status = ${status}, platform_checked_at = ${now}
-    WHERE camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`);
-  return status;
-}
-
-/**
- * The device's view of its stream, reduced to known fields: whatever else it sends (an ingest URL
- * with the key in it, say) never reaches the client.
- */
-function deviceStreamState(data: unknown): Record<string, unknown> | null {
-  if (typeof data !== "object" || data === null) return null;
-  const state = data as Record<string, unknown>;
-  const kept: Record<string, unknown> = {};
-  if (typeof state.streaming === "boolean") kept.streaming = state.streaming;
-  if (typeof state.broadcast_id === "string") kept.broadcast_id = state.broadcast_id.slice(0, 128);
-  if (typeof state.started_at === "string") kept.started_at = state.started_at.slice(0, 64);
-  for (const key of ["fps", "bitrate_kbps", "dropped_frames"]) if (typeof state[key] === "number") kept[key] = state[key];
-  return kept;
-}
-
 /**
  * Ends a stream: tells the device to stop (best effort: a device that went away has stopped
  * anyway), ends the broadcast on the platform, deletes its ingest stream, and in ONE batch saves
@@ -188,16 +136,7 @@ function deviceStreamState(data: unknown): Record<string, unknown> | null {
  * the camera's object to stop watching the stream.
  */
 export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "owner" | "device_gone"): Promise<StopOutcome> {
-  if (reason === "owner") {
-    try {
-      await relayCommand(deps.relay, stream.camera_id, { method: "DELETE", path: "/streams/youtube" });
-    } catch (error) {
-      deps.log.warn("camera did not stop its stream", { camera_id: stream.camera_id, error: (error as Error).message });
-    }
-  }
-  const account = videoAccount(deps, stream.user_id);
-  const recorded = await endBroadcast(account, stream);
-  await retireIngestStream(account, stream.stream_id);
+  const recorded = await endOnDeviceAndPlatform(deps, stream, reason === "owner");
   const now = Math.floor(Date.now() / 1000);
   const metadata = JSON.stringify({
     platform: "youtube",
@@ -222,6 +161,41 @@ export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "o
   if (videos[0]) return { video: videos[0] };
   if (removed.length === 0) return { video: null, why: "already_ended" };
   return { video: null, why: recorded ? "no_room" : "not_recorded" };
+}
+
+/**
+ * Ends the stream of a product that was just deleted (its row went with it): the device is told
+ * to stop, the broadcast is completed on the platform, where it stays as the recording, and the
+ * ingest stream is deleted. There is no product left to save it to. Best effort, logged: the
+ * deletion has already happened.
+ */
+export async function endStreamOfDeletedProduct(deps: StreamDeps, stream: StreamRow): Promise<void> {
+  try {
+    const recorded = await endOnDeviceAndPlatform(deps, stream, true);
+    await relayObject(deps.relay.relays, stream.camera_id).unwatchStream();
+    deps.log.info("camera stream ended", { camera_id: stream.camera_id, reason: "product_deleted", recorded, saved: false });
+  } catch (error) {
+    deps.log.warn("stream of a deleted product not ended", { camera_id: stream.camera_id, error: (error as Error).message });
+  }
+}
+
+/**
+ * Tells the device to stop (when asked to: best effort, a device that went away has stopped
+ * anyway), ends the broadcast and deletes its ingest stream, whose key would otherwise stay valid
+ * on the owner's channel. Returns whether there is a recording.
+ */
+async function endOnDeviceAndPlatform(deps: StreamDeps, stream: StreamRow, tellDevice: boolean): Promise<boolean> {
+  if (tellDevice) {
+    try {
+      await relayCommand(deps.relay, stream.camera_id, { method: "DELETE", path: "/streams/youtube" });
+    } catch (error) {
+      deps.log.warn("camera did not stop its stream", { camera_id: stream.camera_id, error: (error as Error).message });
+    }
+  }
+  const account = videoAccount(deps, stream.user_id);
+  const recorded = await endBroadcast(account, stream);
+  await retireIngestStream(account, stream.stream_id);
+  return recorded;
 }
 
 /** How a stop ended: the saved video, or why none was saved. */

@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchRows, type Db } from "../db/client";
+import { STREAM_COLUMNS, type StreamRow } from "./camera-streams";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "./media-records";
 
 /** Which of the two resources a record is: a base product (no parent) or a component. */
@@ -131,18 +132,27 @@ export async function readOwnership(db: Db, id: number, kind: RecordKind): Promi
 /** Storage keys of the media a deletion removed, by kind, for the objects to be purged. */
 export type RemovedMediaKeys = Record<"images" | "files", string[]>;
 
+/** What a deletion took along that lives on outside D1: media objects, and live streams to end. */
+export interface DeletedRecord {
+  removed: RemovedMediaKeys;
+  /** Streams that were being saved to the product (their rows went with it by cascade). */
+  streams: StreamRow[];
+}
+
 /**
  * Deletes a record with everything under it (components, bills of materials, videos and media
  * rows follow by foreign-key cascade) and releases the media's size from the owner's quota, in
- * one batch. Returns the storage keys of the media removed: their objects are purged afterwards,
- * unless other rows share them.
+ * one batch. Returns the storage keys of the media removed (their objects are purged afterwards,
+ * unless other rows share them) and the camera streams that were recording into it, read in the
+ * same batch, for the caller to end.
  */
-export async function deleteRecord(db: Db, id: number): Promise<RemovedMediaKeys> {
+export async function deleteRecord(db: Db, id: number): Promise<DeletedRecord> {
   const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
     tree_media(kind, storage_key, size_bytes) AS (
       SELECT 'images', storage_key, size_bytes FROM images WHERE product_id IN (SELECT id FROM tree)
       UNION ALL SELECT 'files', storage_key, size_bytes FROM files WHERE product_id IN (SELECT id FROM tree))`;
-  const [media] = await batchRows<[{ kind: "images" | "files"; storage_key: string }, unknown, unknown]>(db, [
+  const [streams, media] = await batchRows<[StreamRow, { kind: "images" | "files"; storage_key: string }, unknown, unknown]>(db, [
+    sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE product_id = ${id}`,
     sql`${tree} SELECT DISTINCT kind, storage_key FROM tree_media`,
     sql`${tree} UPDATE users SET
           upload_file_count = max(upload_file_count - (SELECT count(*) FROM tree_media), 0),
@@ -152,5 +162,5 @@ export async function deleteRecord(db: Db, id: number): Promise<RemovedMediaKeys
   ]);
   const removed: RemovedMediaKeys = { images: [], files: [] };
   for (const row of media) removed[row.kind].push(row.storage_key);
-  return removed;
+  return { removed, streams };
 }

@@ -7,6 +7,8 @@ import { requestOrigin } from "../../lib/http";
 import { notFound } from "../../lib/problem";
 import { queuePurge } from "../../queues/media-messages";
 import { createRecords, type CreatedRecords } from "../../services/product-create";
+import { endStreamOfDeletedProduct } from "../../services/camera-streams";
+import { streamDeps } from "../deps";
 import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
 import { updateRecord, versionFromIfMatch } from "../../services/product-update";
 import { authenticationRequired } from "../../auth/authenticate";
@@ -71,9 +73,13 @@ const deleteOf = (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, A
   const { id } = c.req.valid("param");
   const owned = await readOwnership(c.get("db"), id, kind);
   assertMayModify(user, owned, missing(kind));
-  const removed = await deleteRecord(c.get("db"), id);
+  const { removed, streams } = await deleteRecord(c.get("db"), id);
   auditModeration(c.get("log"), user, owned, "moderation.record.deleted", { kind, id });
   await queuePurge(c.env.MEDIA_QUEUE, c.get("log"), removed);
+  // A camera streaming into the product keeps going on the device and the platform otherwise;
+  // ending it can wait on the device, so it runs after the answer.
+  const deps = streamDeps(c);
+  for (const stream of streams) c.executionCtx.waitUntil(endStreamOfDeletedProduct(deps, stream));
   return c.body(null, 204);
 };
 

@@ -7,19 +7,9 @@ import { endStreamsOf } from "../../../services/camera-streams";
 import { queuePurge } from "../../../queues/media-messages";
 import { assertDeletable, deleteAccount } from "../../../services/account-deletion";
 import { assertStepUp } from "../../../services/step-up";
-import { serviceDeps } from "../../deps";
+import { serviceDeps, streamDeps } from "../../deps";
 import { clearBrowserSession } from "../../auth/transport";
 import type { adminDeleteUser as adminDeleteUserRoute, deleteMe as deleteMeRoute } from "./deletion.routes";
-
-/** What ending a deleted account's streams needs. */
-function streamDeps(c: Context<AppEnv>) {
-  return {
-    db: c.get("db"),
-    config: c.get("config"),
-    log: c.get("log"),
-    relay: { relays: c.env.CAMERA_RELAY, timeoutMs: c.get("config").cameraRelayTimeoutMs, log: c.get("log") },
-  };
-}
 
 /** The deleted account's cameras lost their keys with it; their devices are told to unpair. */
 function closeTunnels(c: Context<AppEnv>, cameraIds: string[]): Promise<void[]> {

@@ -6,13 +6,15 @@ import { STREAM_ORPHAN_AFTER_MS, type WatchedStream } from "../../../../durable-
 import { bearer } from "../../../support/accounts";
 import { cameraApi, type TestCamera, type TestTunnel } from "../../../support/camera";
 import { api } from "../../../support/http";
+import { captureLogs } from "../../../support/logs";
 import { broadcast, relayOf, runningFor, type Streamer, start, streamer, unique, watchMarker } from "../../../support/streams";
 
 // How a live stream ends without its owner's stop, and when its record (D1 camera_streams, with
 // the sealed key) goes: the camera's object ends a stream whose device has been gone for
 // STREAM_ORPHAN_AFTER_MS at its alarm (broadcast complete, product video saved, record removed),
 // but not one whose device is there; the owner's stop works without the device; deleting the
-// camera ends and saves its stream first, and so does deleting the owner's account.
+// camera ends and saves its stream first, and so does deleting the owner's account; deleting the
+// product ends its stream after the answer (nothing left to save it to).
 // Against the fake YouTube API, whose state is shared by every test file: tests look at one
 // broadcast by id. The start/stop path is in streams.test.ts, the refusals in
 // streams-refusals.test.ts.
@@ -163,5 +165,26 @@ describe("the stream's record", () => {
     ]);
     const owner = await env.DB.prepare("SELECT u.is_system FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ?").bind(s.product).first<{ is_system: number }>();
     expect(owner).toEqual({ is_system: 1 });
+  });
+  it("goes with its product, and the stream is ended after the answer: device stopped, broadcast completed, ingest key dead", async () => {
+    const s = await streaming();
+    const logs = captureLogs();
+    try {
+      const deleted = await api(`/v1/products/${s.product}`, { method: "DELETE", headers: bearer(s.token) });
+      expect(deleted.status, await deleted.clone().text()).toBe(204);
+      expect(await streamRowCount(s.camera.id)).toBe(0);
+      // The broadcast stays on the owner's channel as the recording; there is no product to save it to.
+      await expect.poll(async () => (await broadcast(s.broadcastId))?.lifeCycleStatus, { timeout: 5_000 }).toBe("complete");
+      await expect.poll(async () => (await runningFor(s.who.sub)).streams, { timeout: 5_000 }).toEqual([]);
+      expect(await broadcast(s.broadcastId)).toMatchObject({ deleted: false });
+      expect(s.tunnel.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`)).toEqual(["POST /streams/youtube", "DELETE /streams/youtube"]);
+      await expect.poll(() => watchMarker(s.camera), { timeout: 5_000 }).toBeUndefined();
+      await expect
+        .poll(() => logs.entries().find((entry) => entry.msg === "camera stream ended"), { timeout: 5_000 })
+        .toMatchObject({ camera_id: s.camera.id, reason: "product_deleted", recorded: true, saved: false });
+    } finally {
+      logs.restore();
+    }
+    s.tunnel.socket.close();
   });
 });

@@ -1,5 +1,4 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { requireUser, requireVerified } from "../../../../../auth/permissions";
 import type { AppEnv } from "../../../../../env";
 import { isSafeHlsPath } from "../../../../../lib/camera-protocol";
@@ -11,9 +10,11 @@ import { readMediaItem } from "../../../../../services/media";
 import { toImage, toVideo } from "../../../../products/products.mappers";
 import { isoSeconds } from "../../../../../lib/time";
 import { relayObject } from "../../../../../services/camera-relay";
-import { readStream, readStreamState, startStream, type StreamRow, stopStream, streamNotFound } from "../../../../../services/camera-streams";
+import { readStreamState } from "../../../../../services/camera-stream-state";
+import { readStream, startStream, type StreamRow, stopStream, streamNotFound } from "../../../../../services/camera-streams";
 import { MAX_VIDEOS } from "../../../../../services/videos";
 import { watchUrl } from "../../../../../services/video-platform";
+import { streamDeps } from "../../../../deps";
 import { relayDeps } from "../camera-deps";
 import type * as routes from "./relay.routes";
 
@@ -122,8 +123,6 @@ export const getHlsFile: RouteHandler<typeof routes.getHlsFile, AppEnv> = async 
     headers: deviceBytesHeaders(answer.contentType, path.endsWith(".m3u8") ? "application/vnd.apple.mpegurl" : "video/mp2t"),
   });
 };
-
-const streamDeps = (c: Context<AppEnv>) => ({ db: c.get("db"), config: c.get("config"), log: c.get("log"), relay: relayDeps(c) });
 
 function toStream(row: StreamRow) {
   return {
