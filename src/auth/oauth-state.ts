@@ -22,6 +22,11 @@ export interface OAuthState {
   verifier: string;
   /** The account being linked (associate flow). */
   userId: number | null;
+  /**
+   * That account's revocation epoch when the link began: a sign-out everywhere or a password
+   * change since then voids the link, as it voids the sessions.
+   */
+  tokensValidAfter: number | null;
   /** The app's own PKCE challenge (token flow): its claim must show the verifier. */
   appChallenge: string | null;
   /** Single-use id of this state. */
@@ -39,7 +44,7 @@ export interface OAuthState {
  */
 export async function createState(
   dataKey: Uint8Array,
-  fields: Pick<OAuthState, "provider" | "flow" | "redirect" | "userId" | "appChallenge">,
+  fields: Pick<OAuthState, "provider" | "flow" | "redirect" | "userId" | "tokensValidAfter" | "appChallenge">,
   withCsrf: boolean,
 ): Promise<{ state: string; csrf: string | null; challenge: string }> {
   const csrf = withCsrf ? randomToken() : null;

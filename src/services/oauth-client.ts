@@ -15,6 +15,7 @@ export type OAuthErrorCode =
   | "email_unavailable"
   | "account_exists"
   | "account_inactive"
+  | "session_revoked"
   | "already_linked"
   | "link_exists"
   | "server_error";

@@ -45,7 +45,15 @@ export function allowedRedirect(deps: Pick<ServiceDeps, "config">, raw: string):
 /** Starts an authorization: the provider's URL to send the browser to, and the CSRF cookie value for browser flows. */
 export async function beginAuthorization(
   deps: Pick<ServiceDeps, "config">,
-  request: { provider: OAuthProvider; flow: OAuthFlow; redirect: string; userId: number | null; callbackUrl: string; appChallenge: string | null },
+  request: {
+    provider: OAuthProvider;
+    flow: OAuthFlow;
+    redirect: string;
+    /** The signed-in account a link is for (associate flow), with its revocation epoch. */
+    linking: { userId: number; tokensValidAfter: number } | null;
+    callbackUrl: string;
+    appChallenge: string | null;
+  },
 ): Promise<{ authorizationUrl: string; csrf: string | null }> {
   const config = providerFor(deps, request.provider, request.flow);
   const redirect = allowedRedirect(deps, request.redirect);
@@ -64,7 +72,14 @@ export async function beginAuthorization(
   }
   const { state, csrf, challenge } = await createState(
     deps.config.dataKey,
-    { provider: request.provider, flow: request.flow, redirect, userId: request.userId, appChallenge: request.appChallenge },
+    {
+      provider: request.provider,
+      flow: request.flow,
+      redirect,
+      userId: request.linking?.userId ?? null,
+      tokensValidAfter: request.linking?.tokensValidAfter ?? null,
+      appChallenge: request.appChallenge,
+    },
     request.flow !== "token",
   );
   return { authorizationUrl: authorizationUrl(request.provider, config, request.callbackUrl, state, challenge), csrf };
@@ -125,8 +140,9 @@ async function finish(
   const success = withFragment(state.redirect, { status: "success" });
 
   if (state.flow === "associate") {
-    const rows = await deps.db.all<{ id: number }>(sql`SELECT id FROM users WHERE id = ${state.userId} AND is_active = 1`);
+    const rows = await deps.db.all<{ tokens_valid_after: number }>(sql`SELECT tokens_valid_after FROM users WHERE id = ${state.userId} AND is_active = 1`);
     if (!rows[0]) throw new OAuthFailure("account_inactive", "the account to link is gone or inactive");
+    if (rows[0].tokens_valid_after !== state.tokensValidAfter) throw new OAuthFailure("session_revoked", "the account's sessions were revoked since the link began");
     await associateAccount(deps, state.userId!, request.provider, profile, tokens);
     return { location: success, grant: null };
   }

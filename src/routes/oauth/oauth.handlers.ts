@@ -21,12 +21,19 @@ import type * as routes from "./oauth.routes";
 
 const callbackUrl = (c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow) => `${requestOrigin(c)}/v1/oauth/${provider}/${flow}/callback`;
 
-async function authorize(c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow, redirect: string, userId: number | null, appChallenge: string | null = null) {
+async function authorize(
+  c: Context<AppEnv>,
+  provider: OAuthProvider,
+  flow: OAuthFlow,
+  redirect: string,
+  linking: { userId: number; tokensValidAfter: number } | null,
+  appChallenge: string | null = null,
+) {
   const { authorizationUrl, csrf } = await beginAuthorization(serviceDeps(c), {
     provider,
     flow,
     redirect,
-    userId,
+    linking,
     callbackUrl: callbackUrl(c, provider, flow),
     appChallenge,
   });
@@ -65,7 +72,8 @@ export const associateAuthorize: RouteHandler<typeof routes.associateAuthorize, 
   const user = requireUser(c);
   const body = c.req.valid("json") ?? {};
   await assertStepUp(serviceDeps(c), user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Linking a sign-in" });
-  return authorize(c, c.req.valid("param").provider, "associate", c.req.valid("query").redirect_uri, user.id);
+  const linking = { userId: user.id, tokensValidAfter: user.tokensValidAfter };
+  return authorize(c, c.req.valid("param").provider, "associate", c.req.valid("query").redirect_uri, linking);
 };
 
 export const unlink: RouteHandler<typeof routes.unlink, AppEnv> = async (c) => {

@@ -103,6 +103,25 @@ describe("POST /v1/oauth/{provider}/associate/authorize: the step-up", () => {
   });
 });
 
+describe("a link begun before the account's sessions were revoked", () => {
+  it("is refused at the callback with session_revoked once the account signed out everywhere, and nothing is linked", async () => {
+    const user = await verifiedUser("linkrev");
+    const auth = bearer(user.tokens.access_token);
+    const start = await associateAuthorize("github", auth, { current_password: user.password });
+    expect(start.status, await start.clone().text()).toBe(200);
+    const cookie = csrfCookieOf(start)!;
+    const { authorization_url } = (await start.json()) as { authorization_url: string };
+
+    // Someone who had the session (and the password) began the link; the owner signs out everywhere.
+    expect((await api("/v1/auth/sessions/revoke-all", { method: "POST", headers: auth })).status).toBe(204);
+    const callback = await consent(authorization_url, profile());
+    const refused = await api(`${callback.pathname}${callback.search}`, { headers: { cookie }, redirect: "manual" });
+    expect(locationOf(refused)).toBe(`${APP_ACCOUNT}#status=error&error=session_revoked`);
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM oauth_accounts WHERE user_id = ?").bind(user.id).first<{ n: number }>();
+    expect(rows?.n).toBe(0);
+  });
+});
+
 describe("linking GitHub explicitly", () => {
   it("links, lists the link, and a GitHub sign-in then reaches the same account", async () => {
     const user = await verifiedUser("linkgh");
