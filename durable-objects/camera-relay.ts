@@ -157,14 +157,18 @@ export class CameraRelay extends DurableObject<AppBindings> implements Omit<Came
   }
 
   /** Starts watching the camera's live stream: if the device is gone for 5 minutes, the alarm ends it. */
-  async watchStream(cameraId: string): Promise<void> {
-    await this.ctx.storage.put(STREAM_KEY, { cameraId, offlineSince: null } satisfies WatchedStream);
+  async watchStream(cameraId: string, broadcastId: string): Promise<void> {
+    await this.ctx.storage.put(STREAM_KEY, { cameraId, broadcastId, offlineSince: null } satisfies WatchedStream);
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_INTERVAL_MS);
   }
 
-  /** The stream ended (or never started): nothing to watch. */
-  async unwatchStream(): Promise<void> {
-    await this.ctx.storage.delete(STREAM_KEY);
+  /**
+   * The stream of this broadcast ended (or never started): nothing to watch. A later stream's
+   * watch is left alone, so a clean-up that arrives late cannot drop it.
+   */
+  async unwatchStream(broadcastId: string): Promise<void> {
+    const watched = await this.ctx.storage.get<WatchedStream>(STREAM_KEY);
+    if (watched && watched.broadcastId === broadcastId) await this.ctx.storage.delete(STREAM_KEY);
   }
 
   /**

@@ -13,6 +13,8 @@ export const STREAM_KEY = "stream";
 /** What the object keeps while its camera streams (storage key `stream`). */
 export interface WatchedStream {
   cameraId: string;
+  /** The broadcast of the stream watched: an unwatch for another broadcast leaves this one be. */
+  broadcastId: string;
   /** Epoch ms since when no live tunnel was seen; null while the device is there. */
   offlineSince: number | null;
 }

@@ -50,7 +50,7 @@ export interface AppConfig {
   /**
    * `RATE_LIMIT_STORE_TIMEOUT_MS`: how long a request waits for the counter store before its
    * fail-open limits let it through unlimited (default 1 s). Fail-closed limits wait 5 s, or this
-   * long if it is longer.
+   * long if it is longer. At most 30 s: sign-ins wait that long when the store is slow.
    */
   rateLimitStoreTimeoutMs: number;
 }
@@ -161,7 +161,7 @@ function parseConfig(env: AppBindings): AppConfig {
     videoPlatform: { apiUrl: videoApiUrl, timeoutMs: positiveInt(env.VIDEO_PLATFORM_TIMEOUT_MS, "VIDEO_PLATFORM_TIMEOUT_MS", 10_000) },
     cameraRelayTimeoutMs: positiveInt(env.CAMERA_RELAY_TIMEOUT_MS, "CAMERA_RELAY_TIMEOUT_MS", DEFAULT_RELAY_TIMEOUT_MS),
     rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
-    rateLimitStoreTimeoutMs: positiveInt(env.RATE_LIMIT_STORE_TIMEOUT_MS, "RATE_LIMIT_STORE_TIMEOUT_MS", LIMITER_TIMEOUT_MS.failOpen),
+    rateLimitStoreTimeoutMs: positiveInt(env.RATE_LIMIT_STORE_TIMEOUT_MS, "RATE_LIMIT_STORE_TIMEOUT_MS", LIMITER_TIMEOUT_MS.failOpen, 30_000),
   };
 }
 
@@ -219,12 +219,13 @@ function optional(value: string | undefined): string | null {
   return trimmed ? trimmed : null;
 }
 
-function positiveInt(value: string | undefined, name: string, fallback: number): number {
+function positiveInt(value: string | undefined, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value.trim() === "") return fallback;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 1) {
     throw new ConfigError(`${name} must be a positive integer`);
   }
+  if (parsed > max) throw new ConfigError(`${name} must be at most ${max}`);
   return parsed;
 }
 

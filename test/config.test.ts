@@ -83,6 +83,7 @@ describe("configuration", () => {
     expect(withVars({ RATE_LIMIT_STORE_TIMEOUT_MS: "2500" }).rateLimitStoreTimeoutMs).toBe(2_500);
     expect(() => withVars({ RATE_LIMIT_STORE_TIMEOUT_MS: "0" })).toThrow("RATE_LIMIT_STORE_TIMEOUT_MS");
     expect(() => withVars({ RATE_LIMIT_STORE_TIMEOUT_MS: "soon" })).toThrow(ConfigError);
+    expect(() => withVars({ RATE_LIMIT_STORE_TIMEOUT_MS: "30001" })).toThrow("RATE_LIMIT_STORE_TIMEOUT_MS must be at most 30000");
   });
 
   it("puts the configured providers' token, profile and revoke endpoints on the outbound allow-list, and the video API as a prefix", () => {

@@ -172,6 +172,6 @@ export interface CameraRelayApi {
   relay(command: RelayCommand, timeoutMs: number): Promise<RelayOutcome>;
   status(): Promise<TunnelStatus>;
   unpair(notify: boolean): Promise<void>;
-  watchStream(cameraId: string): Promise<void>;
-  unwatchStream(): Promise<void>;
+  watchStream(cameraId: string, broadcastId: string): Promise<void>;
+  unwatchStream(broadcastId: string): Promise<void>;
 }

@@ -42,8 +42,11 @@ async function currentPlatformStatus(deps: StreamDeps, stream: StreamRow): Promi
     // Unknown this time; the next read asks again.
     return null;
   }
-  await deps.db.run(sql`UPDATE camera_streams SET platform_status = ${status}, platform_checked_at = ${now}
-    WHERE camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`);
+  // Keeping it is an optimisation: a failed write costs the next read a platform call, nothing more.
+  await deps.db
+    .run(sql`UPDATE camera_streams SET platform_status = ${status}, platform_checked_at = ${now}
+      WHERE camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`)
+    .catch((error: unknown) => deps.log.warn("stream status not kept", { camera_id: stream.camera_id, error: (error as Error).message }));
   return status;
 }
 

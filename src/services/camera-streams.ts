@@ -170,28 +170,40 @@ export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "o
  * deletion has already happened.
  */
 export async function endStreamOfDeletedProduct(deps: StreamDeps, stream: StreamRow): Promise<void> {
-  try {
-    const recorded = await endOnDeviceAndPlatform(deps, stream, true);
-    await relayObject(deps.relay.relays, stream.camera_id).unwatchStream();
-    deps.log.info("camera stream ended", { camera_id: stream.camera_id, reason: "product_deleted", recorded, saved: false });
-  } catch (error) {
-    deps.log.warn("stream of a deleted product not ended", { camera_id: stream.camera_id, error: (error as Error).message });
+  // In parallel: this runs after the answer, in the little time the runtime grants, and a device
+  // that does not answer must not keep the broadcast live and its key valid.
+  const [, platform] = await Promise.allSettled([tellDeviceToStop(deps, stream), endOnPlatform(deps, stream)]);
+  if (platform.status === "fulfilled") {
+    deps.log.info("camera stream ended", { camera_id: stream.camera_id, reason: "product_deleted", recorded: platform.value, saved: false });
+  } else {
+    deps.log.warn("stream of a deleted product not ended on the platform", { camera_id: stream.camera_id, error: (platform.reason as Error).message });
   }
+  // The row went with the product, so there is nothing left for the camera's object to watch.
+  await relayObject(deps.relay.relays, stream.camera_id)
+    .unwatchStream(stream.broadcast_id)
+    .catch((error: unknown) => deps.log.warn("stream watch not dropped", { camera_id: stream.camera_id, error: (error as Error).message }));
 }
 
 /**
  * Tells the device to stop (when asked to: best effort, a device that went away has stopped
- * anyway), ends the broadcast and deletes its ingest stream, whose key would otherwise stay valid
- * on the owner's channel. Returns whether there is a recording.
+ * anyway), then ends the broadcast and deletes its ingest stream. Returns whether there is a
+ * recording.
  */
 async function endOnDeviceAndPlatform(deps: StreamDeps, stream: StreamRow, tellDevice: boolean): Promise<boolean> {
-  if (tellDevice) {
-    try {
-      await relayCommand(deps.relay, stream.camera_id, { method: "DELETE", path: "/streams/youtube" });
-    } catch (error) {
-      deps.log.warn("camera did not stop its stream", { camera_id: stream.camera_id, error: (error as Error).message });
-    }
+  if (tellDevice) await tellDeviceToStop(deps, stream);
+  return endOnPlatform(deps, stream);
+}
+
+async function tellDeviceToStop(deps: StreamDeps, stream: StreamRow): Promise<void> {
+  try {
+    await relayCommand(deps.relay, stream.camera_id, { method: "DELETE", path: "/streams/youtube" });
+  } catch (error) {
+    deps.log.warn("camera did not stop its stream", { camera_id: stream.camera_id, error: (error as Error).message });
   }
+}
+
+/** Ends the broadcast and deletes its ingest stream, whose key would otherwise stay valid on the owner's channel. */
+async function endOnPlatform(deps: StreamDeps, stream: StreamRow): Promise<boolean> {
   const account = videoAccount(deps, stream.user_id);
   const recorded = await endBroadcast(account, stream);
   await retireIngestStream(account, stream.stream_id);

@@ -22,11 +22,18 @@ async function sealed(deps: Pick<ServiceDeps, "config">, provider: OAuthProvider
 }
 
 /** The statement that writes (or refreshes) the link of the account `userId` selects to the provider account, with its sealed tokens. */
-async function linkStatement(deps: Pick<ServiceDeps, "config">, userId: SQL, provider: OAuthProvider, profile: ProviderProfile, tokens: ProviderTokens): Promise<SQL> {
+async function linkStatement(
+  deps: Pick<ServiceDeps, "config">,
+  userId: SQL,
+  provider: OAuthProvider,
+  profile: ProviderProfile,
+  tokens: ProviderTokens,
+  guard: SQL = sql`true`,
+): Promise<SQL> {
   const seal = await sealed(deps, provider, profile.accountId, tokens);
   return sql`INSERT INTO oauth_accounts (user_id, provider, account_id, account_email, access_token_sealed, refresh_token_sealed, access_token_expires_at)
         SELECT ${userId}, ${provider}, ${profile.accountId}, ${profile.email}, ${seal.access}, ${seal.refresh}, ${tokens.expiresAt}
-        WHERE true
+        WHERE ${guard}
         ON CONFLICT (user_id, provider) DO UPDATE SET account_email = excluded.account_email,
           access_token_sealed = excluded.access_token_sealed,
           refresh_token_sealed = coalesce(excluded.refresh_token_sealed, oauth_accounts.refresh_token_sealed),
@@ -115,12 +122,34 @@ export async function signInAccount(deps: ServiceDeps, provider: "google" | "git
 }
 
 /** Links the provider account to `userId` (the associate flow); `already_linked` when another account holds it. */
-export async function associateAccount(deps: ServiceDeps, userId: number, provider: OAuthProvider, profile: ProviderProfile, tokens: ProviderTokens): Promise<void> {
+/**
+ * Links a provider account to the signed-in account the link began for, in one statement that
+ * holds only while that account is active and its revocation epoch is still `tokensValidAfter`
+ * (a sign-out everywhere since voids the link). A failed link reads the account once more to say
+ * why: `account_inactive`, `session_revoked` or `link_exists`.
+ */
+export async function associateAccount(
+  deps: ServiceDeps,
+  linking: { userId: number; tokensValidAfter: number | null },
+  provider: OAuthProvider,
+  profile: ProviderProfile,
+  tokens: ProviderTokens,
+): Promise<void> {
+  const { userId, tokensValidAfter } = linking;
+  const guard = sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND is_active = 1 AND tokens_valid_after = ${tokensValidAfter})`;
+  let rows: unknown[];
   try {
-    await upsertLink(deps, userId, provider, profile, tokens);
+    rows = await deps.db.all(await linkStatement(deps, sql`${userId}`, provider, profile, tokens, guard));
   } catch (error) {
     if (linkedElsewhere(error)) throw new OAuthFailure("already_linked", "this provider account is linked to another account");
     throw error;
+  }
+  if (rows.length === 0) {
+    const users = await deps.db.all<{ is_active: number; tokens_valid_after: number }>(sql`SELECT is_active, tokens_valid_after FROM users WHERE id = ${userId}`);
+    const user = users[0];
+    if (!user || user.is_active !== 1) throw new OAuthFailure("account_inactive", "the account to link is gone or inactive");
+    if (user.tokens_valid_after !== tokensValidAfter) throw new OAuthFailure("session_revoked", "the account's sessions were revoked since the link began");
+    throw new OAuthFailure("link_exists", "the account already has another account of this provider linked");
   }
   audit(deps.log, "auth.oauth.linked", { user_id: userId, provider, by: "association" });
 }

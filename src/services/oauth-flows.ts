@@ -140,10 +140,7 @@ async function finish(
   const success = withFragment(state.redirect, { status: "success" });
 
   if (state.flow === "associate") {
-    const rows = await deps.db.all<{ tokens_valid_after: number }>(sql`SELECT tokens_valid_after FROM users WHERE id = ${state.userId} AND is_active = 1`);
-    if (!rows[0]) throw new OAuthFailure("account_inactive", "the account to link is gone or inactive");
-    if (rows[0].tokens_valid_after !== state.tokensValidAfter) throw new OAuthFailure("session_revoked", "the account's sessions were revoked since the link began");
-    await associateAccount(deps, state.userId!, request.provider, profile, tokens);
+    await associateAccount(deps, { userId: state.userId!, tokensValidAfter: state.tokensValidAfter ?? null }, request.provider, profile, tokens);
     return { location: success, grant: null };
   }
 

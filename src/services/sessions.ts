@@ -64,9 +64,16 @@ export interface PendingSession {
 /**
  * The statements that start a session (a new refresh-token family) for `userId` if `guard` (SQL
  * over the `users` row, which must include `id = userId`) holds when they run; `recordLogin` also
- * stamps `last_login_at`. Callers put them in one batch after the writes the session depends on.
+ * stamps `last_login_at`. A session that replaces another without a sign-in (`recordLogin` false)
+ * keeps that one's sign-in time, `continuing`. Callers put them in one batch after the writes the
+ * session depends on.
  */
-export function sessionStatements(secret: string, userId: number, guard: SQL, { recordLogin }: { recordLogin: boolean }): PendingSession {
+export function sessionStatements(
+  secret: string,
+  userId: number,
+  guard: SQL,
+  { recordLogin, continuing = null }: { recordLogin: boolean; continuing?: number | null },
+): PendingSession {
   const refreshToken = randomToken();
   const familyId = randomToken();
   return {
@@ -75,7 +82,7 @@ export function sessionStatements(secret: string, userId: number, guard: SQL, { 
       sql`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND expires_at <= unixepoch()`,
       sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at, session_started_at)
         SELECT ${fingerprint(refreshToken)}, id, ${familyId},
-          unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, unixepoch() + ${SESSION_TTL_SECONDS}, unixepoch()
+          unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, unixepoch() + ${SESSION_TTL_SECONDS}, ${recordLogin ? sql`unixepoch()` : sql`${continuing}`}
         FROM users WHERE ${guard}`,
       sql`UPDATE users
         SET last_login_at = CASE WHEN ${recordLogin ? 1 : 0} = 1 THEN unixepoch() ELSE last_login_at END

@@ -105,6 +105,8 @@ export async function confirmTotp(
   const codes = freshRecoveryCodes();
   const session = sessionStatements(deps.config.tokenSecret, user.id, sql`id = ${user.id} AND is_active = 1 AND totp_secret = ${sealed}`, {
     recordLogin: false,
+    // The enrolling device's new session continues its old one: no one signed in just now.
+    continuing: user.sessionStartedAt ?? null,
   });
   const results = await batchRows<unknown[]>(deps.db, [
     sql`UPDATE users SET totp_secret = ${sealed}, totp_enabled_at = unixepoch(), totp_last_step = ${step}, updated_at = unixepoch()

@@ -35,7 +35,7 @@ const AuthorizationSchema = z
   .openapi("OAuthAuthorization");
 const StepUpSchema = z
   .strictObject({ current_password: z.string().max(1024).optional(), mfa_code: z.string().max(64).optional() })
-  .openapi("OAuthStepUp", { description: "The account's password, and with TOTP a code; neither for an account with neither, signed in within 10 minutes." });
+  .openapi("OAuthStepUp", { description: "The account's password, and with TOTP a code; neither for an account with neither, whose session began with a sign-in within 10 minutes." });
 const json = <T extends z.ZodType>(schema: T, required = true) => ({ required, content: { "application/json": { schema } } });
 const FRAGMENT =
   "Redirects (302) to the target given at authorization, with the result in the URL fragment only: `#status=success`, " +
@@ -112,7 +112,7 @@ export const associateAuthorize = createRoute({
   tags: ["Auth"],
   summary: "Start linking Google, GitHub or the video platform to your account",
   description:
-    "A step-up (`current_password`, and with TOTP `mfa_code`; an account with neither must have signed in within 10 minutes). " +
+    "A step-up (`current_password`, and with TOTP `mfa_code`; an account with neither needs a session signed in within 10 minutes). " +
     "`google-youtube` links the video platform for live streaming (scope: YouTube). Sets the CSRF cookie, so the link is made in a " +
     "browser (the redirect target is the app's web page); the callback redirects with the result. An account already linked to another " +
     "account of the provider: `error=link_exists` (unlink first).",

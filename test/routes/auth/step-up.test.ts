@@ -148,9 +148,15 @@ describe("step-up: turning TOTP on without a password", () => {
     const { setup_token } = (await setup.json()) as { setup_token: string };
     const confirmed = await postJson("/v1/auth/mfa/totp/confirm", { setup_token, code: "123456" }, bearer(user.tokens.access_token));
     await expectProblem(confirmed, 403, "RECENT_SIGN_IN_REQUIRED");
-    await ageSessions(user.id, 0);
+    await ageSessions(user.id, 540);
     const enrolment = await enrolTotp(user.tokens.access_token, undefined);
     expect(enrolment.recoveryCodes).toHaveLength(10);
+    // The enrolling device's new session keeps the old one's sign-in time: nobody signed in again.
+    const sessions = await env.DB.prepare("SELECT session_started_at - unixepoch() AS age FROM refresh_tokens WHERE user_id = ?")
+      .bind(user.id)
+      .all<{ age: number }>();
+    expect(sessions.results.map((row) => row.age)).toEqual([expect.any(Number)]);
+    expect(sessions.results[0]!.age).toBeLessThanOrEqual(-539);
   });
 });
 

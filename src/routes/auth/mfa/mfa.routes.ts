@@ -9,7 +9,7 @@ const CodeSchema = z.string().min(1).max(64).openapi({
   example: "492039",
 });
 const CurrentPasswordSchema = z.string().max(1024).openapi({
-  description: "The account's password; accounts without one (identity-provider sign-in only) need a sign-in within the last 10 minutes instead.",
+  description: "The account's password; accounts without one (identity-provider sign-in only) need a session signed in within the last 10 minutes instead.",
 });
 
 const RecoveryCodesSchema = z

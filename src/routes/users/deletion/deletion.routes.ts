@@ -33,7 +33,7 @@ export const deleteMe = createRoute({
   summary: "Delete your account",
   description:
     "Step-up: `current_password` when the account has one, and with TOTP also `mfa_code` (missing: 400, wrong: 403); an account with " +
-    "neither must have signed in within the last 10 minutes (otherwise 403 `RECENT_SIGN_IN_REQUIRED`). " + ERASED +
+    "neither needs a session signed in within the last 10 minutes (otherwise 403 `RECENT_SIGN_IN_REQUIRED`). " + ERASED +
     "Your products and their media stay public under an anonymous system account, without your name. A browser's cookies are cleared. " +
     "The last active superuser cannot be deleted (409). " + BUDGET,
   security: SIGNED_IN,

@@ -34,7 +34,10 @@ async function streaming(): Promise<Streaming> {
 
 /** Moves the marker's `offlineSince` `ms` into the past, as that long without the device would. */
 const offlineFor = (camera: TestCamera, ms: number) =>
-  runInDurableObject(relayOf(camera), (_instance, state) => state.storage.put("stream", { cameraId: camera.id, offlineSince: Date.now() - ms } satisfies WatchedStream));
+  runInDurableObject(relayOf(camera), async (_instance, state) => {
+    const watched = (await state.storage.get<WatchedStream>("stream"))!;
+    await state.storage.put("stream", { ...watched, offlineSince: Date.now() - ms } satisfies WatchedStream);
+  });
 const streamRowCount = async (cameraId: string) =>
   (await env.DB.prepare("SELECT count(*) AS n FROM camera_streams WHERE camera_id = ?").bind(cameraId).first<{ n: number }>())!.n;
 const videosOf = async (product: number) => (await (await api(`/v1/products/${product}/videos`)).json()) as { url: string; video_metadata: Record<string, unknown> }[];
@@ -113,7 +116,7 @@ describe("a stream whose device went away", () => {
     const s = await streaming();
     await offlineFor(s.camera, STREAM_ORPHAN_AFTER_MS + 60_000);
     expect(await runDurableObjectAlarm(relayOf(s.camera))).toBe(true);
-    expect(await watchMarker(s.camera)).toEqual({ cameraId: s.camera.id, offlineSince: null });
+    expect(await watchMarker(s.camera)).toEqual({ cameraId: s.camera.id, broadcastId: s.broadcastId, offlineSince: null });
     expect(await streamRowCount(s.camera.id)).toBe(1);
     expect(await broadcast(s.broadcastId)).toMatchObject({ lifeCycleStatus: "ready" });
     expect((await cameraApi(s.token, `/${s.camera.id}/recording-stream`, { method: "DELETE" })).status).toBe(200);
@@ -166,6 +169,16 @@ describe("the stream's record", () => {
     const owner = await env.DB.prepare("SELECT u.is_system FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ?").bind(s.product).first<{ is_system: number }>();
     expect(owner).toEqual({ is_system: 1 });
   });
+  it("is watched per broadcast: a late clean-up of an earlier broadcast leaves the current stream's watch", async () => {
+    const s = await streaming();
+    await relayOf(s.camera).unwatchStream("bc-an-earlier-broadcast");
+    expect(await watchMarker(s.camera)).toMatchObject({ broadcastId: s.broadcastId });
+    await relayOf(s.camera).unwatchStream(s.broadcastId);
+    expect(await watchMarker(s.camera)).toBeUndefined();
+    expect((await cameraApi(s.token, `/${s.camera.id}/recording-stream`, { method: "DELETE" })).status).toBe(200);
+    s.tunnel.socket.close();
+  });
+
   it("goes with its product, and the stream is ended after the answer: device stopped, broadcast completed, ingest key dead", async () => {
     const s = await streaming();
     const logs = captureLogs();

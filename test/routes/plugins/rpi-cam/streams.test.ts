@@ -74,7 +74,7 @@ describe("a live stream", () => {
       expect(row).toMatchObject({ broadcast_id: stream.broadcast_id, user_id: s.userId, product_id: s.product });
       expect(row.stream_key_sealed).not.toContain(key);
       expect(await openFieldText(parseDataKey(env.DATA_ENCRYPTION_KEY), row.stream_key_sealed, `stream-key:${s.camera.id}`)).toBe(key);
-      expect(await watchMarker(s.camera)).toEqual({ cameraId: s.camera.id, offlineSince: null });
+      expect(await watchMarker(s.camera)).toEqual({ cameraId: s.camera.id, broadcastId: stream.broadcast_id, offlineSince: null });
 
       const read = await show(await cameraApi(s.token, streamPath(s)));
       expect(read.status).toBe(200);

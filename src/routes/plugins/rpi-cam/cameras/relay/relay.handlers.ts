@@ -147,7 +147,7 @@ export const startRecordingStream: RouteHandler<typeof routes.startRecordingStre
     description: body.description ?? null,
     privacyStatus: body.privacy_status,
   });
-  await relayObject(c.env.CAMERA_RELAY, camera_id).watchStream(camera_id);
+  await relayObject(c.env.CAMERA_RELAY, camera_id).watchStream(camera_id, row.broadcast_id);
   c.header("Location", `/v1/plugins/rpi-cam/cameras/${camera_id}/recording-stream`);
   return c.json(toStream(row), 201);
 };
@@ -166,7 +166,7 @@ export const stopRecordingStream: RouteHandler<typeof routes.stopRecordingStream
   const deps = streamDeps(c);
   const row = await readStream(deps, user.id, camera_id);
   const outcome = await stopStream(deps, row, "owner");
-  await relayObject(c.env.CAMERA_RELAY, camera_id).unwatchStream();
+  await relayObject(c.env.CAMERA_RELAY, camera_id).unwatchStream(row.broadcast_id);
   if (outcome.video) return c.json(toVideo(outcome.video), 200);
   if (outcome.why === "already_ended") throw streamNotFound();
   if (outcome.why === "not_recorded") {
