@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseDataKey, openFieldText } from "../../../src/lib/data-encryption";
 import { ageSessions, bearer, verifiedUser } from "../../support/accounts";
-import { api, expectProblem, getSetCookie } from "../../support/http";
+import { api, expectProblem, getSetCookie, roundTrips } from "../../support/http";
 import { enrolTotp } from "../../support/mfa";
 import {
   APP_ACCOUNT,
@@ -133,6 +133,8 @@ describe("linking GitHub explicitly", () => {
 
     const callback = await linkProvider("github", auth, { current_password: user.password }, who);
     expect(locationOf(callback)).toBe(SUCCESS);
+    // The state's nonce spent; the link written, guarded by the account's state, in one statement.
+    expect(roundTrips(callback)).toBe(2);
     expect(sessionCookiesOf(callback)).toBeNull();
     expect(await associations(auth)).toEqual([{ provider: "github", account_email: user.email, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
 
