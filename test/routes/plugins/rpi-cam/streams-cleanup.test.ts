@@ -7,6 +7,7 @@ import { bearer } from "../../../support/accounts";
 import { cameraApi, type TestCamera, type TestTunnel } from "../../../support/camera";
 import { api } from "../../../support/http";
 import { captureLogs } from "../../../support/logs";
+import { asAdmin } from "../../../support/reference";
 import { broadcast, relayOf, runningFor, type Streamer, start, streamer, unique, watchMarker } from "../../../support/streams";
 
 // How a live stream ends without its owner's stop, and when its record (D1 camera_streams, with
@@ -179,11 +180,13 @@ describe("the stream's record", () => {
     s.tunnel.socket.close();
   });
 
-  it("goes with its product, and the stream is ended after the answer: device stopped, broadcast completed, ingest key dead", async () => {
+  it.each(["owner", "moderator"] as const)("goes with its product (deleted by its %s), and the stream is ended after the answer: device stopped, broadcast completed, ingest key dead", async (by) => {
     const s = await streaming();
     const logs = captureLogs();
     try {
-      const deleted = await api(`/v1/products/${s.product}`, { method: "DELETE", headers: bearer(s.token) });
+      // A moderator's deletion ends the stream with the owner's video link, as the owner's would.
+      const path = `/v1/products/${s.product}`;
+      const deleted = by === "owner" ? await api(path, { method: "DELETE", headers: bearer(s.token) }) : await asAdmin("DELETE", path);
       expect(deleted.status, await deleted.clone().text()).toBe(204);
       expect(await streamRowCount(s.camera.id)).toBe(0);
       // The broadcast stays on the owner's channel as the recording; there is no product to save it to.
