@@ -10,6 +10,12 @@ export const OAUTH_CSRF_COOKIE = "__Host-relab-oauth";
 
 const CONTEXT = "oauth-state";
 
+/** The signed-in account a link is for, with its revocation epoch when the link began. */
+export interface LinkTarget {
+  userId: number;
+  tokensValidAfter: number;
+}
+
 /** What a state token carries through the provider and back. */
 export interface OAuthState {
   provider: OAuthProvider;

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { OAuthFlow, OAuthProvider, OAuthProviderConfig } from "../auth/oauth-config";
 import { normalizeRedirectTarget } from "../auth/oauth-config";
-import { createState, csrfMatches, openState, type OAuthState } from "../auth/oauth-state";
+import { createState, csrfMatches, type LinkTarget, openState, type OAuthState } from "../auth/oauth-state";
 import { audit } from "../lib/audit";
 import { ApiError, notFound } from "../lib/problem";
 import type { ServiceDeps } from "./deps";
@@ -50,7 +50,7 @@ export async function beginAuthorization(
     flow: OAuthFlow;
     redirect: string;
     /** The signed-in account a link is for (associate flow), with its revocation epoch. */
-    linking: { userId: number; tokensValidAfter: number } | null;
+    linking: LinkTarget | null;
     callbackUrl: string;
     appChallenge: string | null;
   },

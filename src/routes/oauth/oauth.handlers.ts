@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { readCookie } from "../../auth/cookies";
 import type { OAuthFlow, OAuthProvider } from "../../auth/oauth-config";
-import { clearedCsrfCookie, csrfCookie, OAUTH_CSRF_COOKIE } from "../../auth/oauth-state";
+import { clearedCsrfCookie, csrfCookie, type LinkTarget, OAUTH_CSRF_COOKIE } from "../../auth/oauth-state";
 import { requireUser } from "../../auth/permissions";
 import type { AppEnv } from "../../env";
 import { requestOrigin } from "../../lib/http";
@@ -26,7 +26,7 @@ async function authorize(
   provider: OAuthProvider,
   flow: OAuthFlow,
   redirect: string,
-  linking: { userId: number; tokensValidAfter: number } | null,
+  linking: LinkTarget | null,
   appChallenge: string | null = null,
 ) {
   const { authorizationUrl, csrf } = await beginAuthorization(serviceDeps(c), {
