@@ -1,0 +1,99 @@
+import { csvRow, type CsvValue } from "../csv";
+import type { ByteSink } from "./byte-sink";
+import { checkColumns, checkRowKeys, type Column, isoDatetime, type TableRow, toCell } from "./columns";
+
+/** What a later invocation needs to carry on with the same file (JSON-safe). */
+export interface CsvWriterState {
+  readonly headerWritten: boolean;
+  readonly rows: number;
+}
+
+// Text is encoded and handed to the sink in pieces of about this many UTF-16 units, so a large
+// batch of rows never becomes one large string.
+const FLUSH_CHARS = 256 * 1024;
+const encoder = new TextEncoder();
+
+/**
+ * A release table as CSV: UTF-8 WITHOUT a byte-order mark (the Data Package standard's
+ * recommendation; unlike the live export, which is read by spreadsheets), RFC 4180 with CRLF,
+ * a header row of the column names, the export's formula guard on text cells (src/lib/csv.ts).
+ * Null is an empty cell; datetimes are ISO-8601 UTC; JSON columns are compact JSON text.
+ */
+export class CsvTableWriter {
+  private headerWritten: boolean;
+  private rows: number;
+  private pending: string[] = [];
+  private pendingChars = 0;
+
+  private constructor(
+    private readonly sink: ByteSink,
+    private readonly columns: readonly Column[],
+    state: CsvWriterState,
+  ) {
+    checkColumns(columns);
+    this.headerWritten = state.headerWritten;
+    this.rows = state.rows;
+  }
+
+  static create(sink: ByteSink, columns: readonly Column[]): CsvTableWriter {
+    return new CsvTableWriter(sink, columns, { headerWritten: false, rows: 0 });
+  }
+
+  /** Continues a file whose bytes so far went into `sink` (a resumed multipart sink). */
+  static resume(sink: ByteSink, columns: readonly Column[], state: CsvWriterState): CsvTableWriter {
+    if (!Number.isSafeInteger(state.rows) || state.rows < 0 || (!state.headerWritten && state.rows > 0)) {
+      throw new Error("not a CSV writer state");
+    }
+    return new CsvTableWriter(sink, columns, state);
+  }
+
+  get rowsWritten(): number {
+    return this.rows;
+  }
+
+  /** Appends rows; throws TableDataError (nothing of the batch written) if one does not fit. */
+  async write(rows: readonly TableRow[]): Promise<void> {
+    const lines = rows.map((row, i) => this.line(row, this.rows + i));
+    if (!this.headerWritten) this.push(csvRow(this.columns.map((c) => c.name)));
+    this.headerWritten = true;
+    for (const line of lines) {
+      this.push(line);
+      if (this.pendingChars >= FLUSH_CHARS) await this.flush();
+    }
+    this.rows += rows.length;
+    await this.flush();
+  }
+
+  /** The state after the last write (all its bytes are in the sink). */
+  state(): CsvWriterState {
+    return { headerWritten: this.headerWritten, rows: this.rows };
+  }
+
+  /** Ends the table; a table without rows is its header alone. */
+  async finish(): Promise<{ rows: number }> {
+    if (!this.headerWritten) await this.write([]);
+    return { rows: this.rows };
+  }
+
+  private line(row: TableRow, index: number): string {
+    checkRowKeys(this.columns, row, index);
+    const cells: CsvValue[] = this.columns.map((column) => {
+      const cell = toCell(column, row[column.name], index);
+      return column.type === "datetime" && cell !== null ? isoDatetime(cell as number) : cell;
+    });
+    return csvRow(cells);
+  }
+
+  private push(text: string): void {
+    this.pending.push(text);
+    this.pendingChars += text.length;
+  }
+
+  private async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const bytes = encoder.encode(this.pending.join(""));
+    this.pending = [];
+    this.pendingChars = 0;
+    await this.sink.write(bytes);
+  }
+}

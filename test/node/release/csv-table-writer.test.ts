@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { TableDataError, type Column } from "../../../src/lib/release/columns.ts";
+import { CsvTableWriter } from "../../../src/lib/release/csv-table-writer.ts";
+import { CollectingSink, parseCsv } from "./support.ts";
+
+const COLUMNS: readonly Column[] = [
+  { name: "id", type: "int64", nullable: false },
+  { name: "name", type: "string" },
+  { name: "weight_g", type: "double" },
+  { name: "is_crm", type: "boolean" },
+  { name: "props", type: "object" },
+  { name: "domains", type: "array" },
+  { name: "created_at", type: "datetime" },
+];
+
+const text = (sink: CollectingSink) => new TextDecoder().decode(sink.bytes());
+
+describe("CsvTableWriter", () => {
+  it("writes a header and RFC 4180 rows: CRLF, quoting, the formula guard, no BOM", async () => {
+    const sink = new CollectingSink();
+    const writer = CsvTableWriter.create(sink, COLUMNS);
+    await writer.write([
+      {
+        id: 1,
+        name: 'Lamp "Arc", large',
+        weight_g: 1200.5,
+        is_crm: true,
+        props: { recyclability: "high" },
+        domains: ["materials", "products"],
+        created_at: 1_777_636_800,
+      },
+      { id: 2, name: "=HYPERLINK(\"x\")", weight_g: null, is_crm: 0, props: null, domains: "[]", created_at: new Date(Date.UTC(2026, 4, 1, 12, 0, 0, 250)) },
+      { id: 3, name: "Müller 咖啡 🧪\r\nsecond line", weight_g: -0.25, is_crm: undefined, props: '{"a":1}', domains: null, created_at: null },
+    ]);
+    expect(await writer.finish()).toEqual({ rows: 3 });
+    const bytes = sink.bytes();
+    expect([...bytes.subarray(0, 3)]).not.toEqual([0xef, 0xbb, 0xbf]);
+    expect(text(sink)).toBe(
+      "id,name,weight_g,is_crm,props,domains,created_at\r\n" +
+        '1,"Lamp ""Arc"", large",1200.5,true,"{""recyclability"":""high""}","[""materials"",""products""]",2026-05-01T12:00:00Z\r\n' +
+        "2,\"'=HYPERLINK(\"\"x\"\")\",,false,,[],2026-05-01T12:00:00.250Z\r\n" +
+        '3,"Müller 咖啡 🧪\r\nsecond line",-0.25,,"{""a"":1}",,\r\n',
+    );
+  });
+
+  it("writes the header alone for a table without rows", async () => {
+    const sink = new CollectingSink();
+    expect(await CsvTableWriter.create(sink, COLUMNS).finish()).toEqual({ rows: 0 });
+    expect(text(sink)).toBe("id,name,weight_g,is_crm,props,domains,created_at\r\n");
+  });
+
+  it("refuses a batch with a row that does not fit, and writes none of it", async () => {
+    const sink = new CollectingSink();
+    const writer = CsvTableWriter.create(sink, COLUMNS);
+    await writer.write([{ id: 1, name: "a", weight_g: 1, is_crm: false, props: null, domains: null, created_at: null }]);
+    const bad: Record<string, unknown>[] = [
+      { id: 2, name: "b", weight_g: 1, is_crm: false, props: null, domains: null, created_at: null },
+      { id: null, name: "c", weight_g: 1, is_crm: false, props: null, domains: null, created_at: null },
+    ];
+    await expect(writer.write(bad)).rejects.toThrow(new TableDataError("id", 2, "null in a non-null column"));
+    const cases: [Record<string, unknown>, string][] = [
+      [{ id: 1.5 }, 'column "id", row 1: expected a safe integer, got 1.5'],
+      [{ id: 2 ** 53 }, "expected a safe integer"],
+      [{ weight_g: Number.NaN }, "expected a finite number"],
+      [{ weight_g: "12" }, "expected a finite number, got a string of 2 characters"],
+      [{ is_crm: 2 }, "expected a boolean or 0/1"],
+      [{ name: 42 }, "expected a string"],
+      [{ props: [1] }, "expected JSON an object"],
+      [{ props: "[1]" }, "expected JSON an object"],
+      [{ domains: { a: 1 } }, "expected JSON an array"],
+      [{ created_at: new Date(Number.NaN) }, "expected a Date or epoch seconds, got an invalid Date"],
+      [{ created_at: "2026-05-01" }, "expected a Date or epoch seconds"],
+    ];
+    for (const [change, message] of cases) {
+      const row = { id: 5, name: "x", weight_g: 1, is_crm: true, props: null, domains: null, created_at: null, ...change };
+      await expect(writer.write([row])).rejects.toThrow(message);
+    }
+    const { created_at: _dropped, ...missing } = bad[0]!;
+    await expect(writer.write([missing])).rejects.toThrow('column "created_at", row 1: missing from the row');
+    expect(writer.rowsWritten).toBe(1);
+    expect(parseCsv(text(sink))).toEqual([COLUMNS.map((c) => c.name), ["1", "a", "1", "false", "", "", ""]]);
+  });
+
+  it("checks the column list", () => {
+    const sink = new CollectingSink();
+    expect(() => CsvTableWriter.create(sink, [])).toThrow("at least one column");
+    expect(() => CsvTableWriter.create(sink, [{ name: "a", type: "string" }, { name: "a", type: "int32" }])).toThrow("appears twice");
+    expect(() => CsvTableWriter.create(sink, [{ name: "a b", type: "string" }])).toThrow("not a plain identifier");
+  });
+
+  it("continues a file from its state without a second header", async () => {
+    const whole = new CollectingSink();
+    const first = new CollectingSink();
+    const rows = Array.from({ length: 6 }, (_, i) => ({ id: i, name: `n${i}`, weight_g: i / 2, is_crm: i % 2, props: null, domains: null, created_at: i }));
+    const a = CsvTableWriter.create(first, COLUMNS);
+    await a.write(rows.slice(0, 4));
+    const state = JSON.parse(JSON.stringify(a.state()));
+    const b = CsvTableWriter.resume(first, COLUMNS, state);
+    await b.write(rows.slice(4));
+    expect(await b.finish()).toEqual({ rows: 6 });
+    const c = CsvTableWriter.create(whole, COLUMNS);
+    await c.write(rows);
+    await c.finish();
+    expect(text(first)).toBe(text(whole));
+    expect(() => CsvTableWriter.resume(first, COLUMNS, { headerWritten: false, rows: 3 })).toThrow("not a CSV writer state");
+  });
+
+  it("hands large batches to the sink in pieces", async () => {
+    const sink = new CollectingSink();
+    const writer = CsvTableWriter.create(sink, [{ name: "text", type: "string" }]);
+    await writer.write(Array.from({ length: 2000 }, (_, i) => ({ text: `${i}`.padEnd(500, "z") })));
+    expect(sink.writes).toBeGreaterThanOrEqual(4);
+    expect(parseCsv(text(sink))).toHaveLength(2001);
+  });
+});
