@@ -165,6 +165,19 @@ export const RECORD_COLUMNS: readonly Column[] = [
 const NAMES = ["Fairphone 4", "Waschmaschine Öko", "咖啡机", "Ноутбук", "مروحة", "e\u0301cran 👩‍🔬", "Drill, cordless", 'Lamp "Arc"'];
 const DESCRIPTIONS = ["=SUM(A1:A9)", "+31 20 123", "-", "@home", "\tindented", "two\r\nlines", "plain", "emoji 🧪🔩", "comma, and \"quote\""];
 
+const LETTERS = "abcdefghijklmnopqrstuvwxyzäöüß";
+
+/** Words of pseudo-random letters: text that compresses about as badly as real descriptions. */
+function words(next: () => number, count: number): string {
+  let text = "";
+  for (let w = 0; w < count; w++) {
+    const length = 2 + Math.floor(next() * 9);
+    for (let k = 0; k < length; k++) text += LETTERS[Math.floor(next() * LETTERS.length)];
+    text += " ";
+  }
+  return text.trimEnd();
+}
+
 /** Deterministic rows like the records table's (seeded, so both formats see the same data). */
 export function* recordRows(count: number, seed = 1): Generator<TableRow> {
   let state = seed >>> 0;
@@ -183,7 +196,7 @@ export function* recordRows(count: number, seed = 1): Generator<TableRow> {
       amount_in_parent: isComponent ? 1 + (i % 7) : null,
       owner_pseudonym: `p${(i % 997).toString(16).padStart(8, "0")}`,
       name: `${NAMES[i % NAMES.length]} #${id}`,
-      description: i % 5 === 0 ? null : `${DESCRIPTIONS[i % DESCRIPTIONS.length]} ${"x".repeat(Math.floor(r * 120))}`,
+      description: i % 5 === 0 ? null : `${DESCRIPTIONS[i % DESCRIPTIONS.length]} ${words(next, Math.floor(r * 16))}`,
       weight_g: i % 6 === 0 ? null : Math.round(r * 1e6) / 100,
       volume_cm3: i % 9 === 0 ? null : r * 1000,
       is_reference: i % 10 === 0 ? null : i % 3 === 0 ? 1 : false,
