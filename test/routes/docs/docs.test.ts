@@ -64,6 +64,33 @@ describe("GET /v1/openapi.json", () => {
   });
 });
 
+describe("header parameters in /v1/openapi.json", () => {
+  interface Parameter {
+    name: string;
+    in: string;
+    required?: boolean;
+  }
+  async function headers(path: string, method: string): Promise<Parameter[]> {
+    const operation = (await schema()).paths[path]![method] as Operation & { parameters?: Parameter[] };
+    // Header names are case-insensitive: compare them lower-cased.
+    return (operation.parameters ?? [])
+      .filter((parameter) => parameter.in === "header")
+      .map((parameter) => ({ ...parameter, name: parameter.name.toLowerCase() }));
+  }
+
+  it("marks If-Match required on the PATCH of products and components, as the API answers 428 without it", async () => {
+    for (const path of ["/v1/products/{id}", "/v1/components/{id}"]) {
+      expect(await headers(path, "patch"), path).toEqual([expect.objectContaining({ name: "if-match", required: true })]);
+    }
+  });
+
+  it("keeps Idempotency-Key optional on the creates, as a create without one is served", async () => {
+    for (const path of ["/v1/products", "/v1/products/{id}/components"]) {
+      expect(await headers(path, "post"), path).toEqual([expect.objectContaining({ name: "idempotency-key", required: false })]);
+    }
+  });
+});
+
 describe("GET /v1/docs", () => {
   it("serves an interactive page whose scripts, styles and images all come from this origin, under a CSP of 'self' only", async () => {
     const response = await api("/v1/docs");
