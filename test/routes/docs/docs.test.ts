@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SWAGGER_UI_PATH as SWAGGER_UI } from "../../../src/routes/docs/docs-page";
-import { api, expectProblem, ORIGIN } from "../../support/http";
+import { api, expectProblem, ORIGIN, roundTrips } from "../../support/http";
 
 interface Operation {
   operationId?: string;
@@ -100,6 +100,7 @@ describe("GET /v1/docs", () => {
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
         "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
     );
+    expect(roundTrips(response)).toBe(0);
     const html = await response.text();
     expect(html).not.toMatch(/https?:\/\//);
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/);
@@ -130,6 +131,7 @@ describe("GET /v1/docs", () => {
     for (const path of pageAssets(html).filter((p) => p.startsWith(SWAGGER_UI))) {
       const response = await api(path);
       expect(response.status, path).toBe(200);
+      expect(roundTrips(response), path).toBe(0);
       const [type, marker] = expected[path.slice(SWAGGER_UI.length + 1)]!;
       expect(response.headers.get("content-type"), path).toMatch(type);
       expect(response.headers.get("cache-control"), path).toBe("public, max-age=31536000, immutable");

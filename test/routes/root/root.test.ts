@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, ORIGIN } from "../../support/http";
+import { api, ORIGIN, roundTrips } from "../../support/http";
 
 const INDEX = {
   name: "relab research-data API",
@@ -17,6 +17,8 @@ describe("GET /", () => {
       const response = await api("/", { headers: accept ? { accept } : {} });
       expect(response.status, accept).toBe(200);
       expect(response.headers.get("content-type")).toBe("application/json");
+      // Mounted before the bootstrap check, like the probes, and reads nothing from D1.
+      expect(roundTrips(response)).toBe(0);
       expect(response.headers.get("vary")).toMatch(/(^|, )Accept(,|$)/);
       expect(await response.json()).toEqual(INDEX);
     }
