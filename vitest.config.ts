@@ -2,6 +2,7 @@ import path from "node:path";
 import type { Plugin } from "vite";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
+import { buildDocsAssets } from "./scripts/build-docs-assets.mjs";
 import { fakeUpstream } from "./test/support/fake-upstream.ts";
 import { OAUTH_TEST_VARS, VIDEO_TEST_VARS } from "./test/support/fake-upstream-config.ts";
 
@@ -37,6 +38,8 @@ function wasmModules(): Plugin {
 }
 
 export default defineConfig(async (): Promise<ViteUserConfig> => {
+  // wrangler.toml's [assets] directory must exist before the pool reads the configuration.
+  buildDocsAssets(import.meta.dirname);
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   return {
     test: {

@@ -1,9 +1,11 @@
 import type { OpenAPIHono, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { toBase64NoPad } from "../../lib/encoding";
 import { openApiDocument } from "../../lib/openapi";
-import { docsCsp, docsPage } from "./docs-page";
-import type { getDocs, getOpenApi } from "./docs.routes";
+import { noSuchPath } from "../../lib/problem";
+import { DOCS_CSP, docsInitScript, docsPage } from "./docs-page";
+import type { getDocs, getDocsAsset, getDocsInit, getOpenApi } from "./docs.routes";
+
+const SCHEMA_PATH = "/v1/openapi.json";
 
 export function createDocsHandlers(app: OpenAPIHono<AppEnv>) {
   const schema: RouteHandler<typeof getOpenApi, AppEnv> = (c) => {
@@ -12,10 +14,27 @@ export function createDocsHandlers(app: OpenAPIHono<AppEnv>) {
   };
 
   const docs: RouteHandler<typeof getDocs, AppEnv> = (c) => {
-    const nonce = toBase64NoPad(crypto.getRandomValues(new Uint8Array(16)));
-    c.header("Content-Security-Policy", docsCsp(nonce));
-    return c.html(docsPage("/v1/openapi.json", nonce), 200);
+    c.header("Content-Security-Policy", DOCS_CSP);
+    c.header("Cache-Control", "public, max-age=300");
+    return c.html(docsPage(), 200);
   };
 
-  return { schema, docs };
+  const init: RouteHandler<typeof getDocsInit, AppEnv> = (c) => {
+    c.header("Content-Type", "text/javascript; charset=utf-8");
+    c.header("Cache-Control", "public, max-age=300");
+    return c.body(docsInitScript(SCHEMA_PATH), 200);
+  };
+
+  // The files are in the Workers static assets (wrangler.toml [assets]); the Worker runs first,
+  // so they get this API's headers and its Problem Details 404. Their path names the release,
+  // so a browser may keep them for good.
+  const asset: RouteHandler<typeof getDocsAsset, AppEnv> = async (c) => {
+    const stored = await c.env.ASSETS.fetch(c.req.raw);
+    if (stored.status !== 200 && stored.status !== 304) throw noSuchPath();
+    const response = new Response(stored.body, stored);
+    response.headers.set("Cache-Control", "public, max-age=31536000, immutable");
+    return response;
+  };
+
+  return { schema, docs, init, asset };
 }

@@ -142,8 +142,11 @@ export const listProducts = createRoute({
   },
 });
 
+// Optional to the validator so that a missing header is the handler's 428, not a 422; required
+// in the document, because a request without it never succeeds.
 const IfMatchHeaderSchema = z.object({
   "if-match": z.string().optional().openapi({
+    param: { required: true },
     description: 'The record\'s `version`, quoted: `"3"`. Required (428 without it); stale or malformed: 412.',
     example: '"3"',
   }),

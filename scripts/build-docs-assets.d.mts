@@ -1,0 +1,3 @@
+// Types for vitest.config.ts, which builds the docs assets before the Workers pool reads wrangler.toml.
+export declare const ASSETS_DIR: string;
+export declare function buildDocsAssets(root?: string): { directory: string; version: string; copied: number };
