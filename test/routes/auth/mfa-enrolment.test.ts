@@ -176,7 +176,7 @@ describe("turning TOTP off and regenerating recovery codes", () => {
     expect(recovery_codes.some((code) => recoveryCodes.includes(code))).toBe(false);
     const login = await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password });
     const { mfa_token } = (await login.json()) as { mfa_token: string };
-    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: recoveryCodes[1] }), 400, "MFA_CODE_INVALID");
+    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: recoveryCodes[1] }), 401, "MFA_CODE_INVALID");
     expect((await postJson("/v1/auth/mfa/challenge", { mfa_token, code: recovery_codes[0] })).status).toBe(200);
     expect(authenticator.next()).toMatch(/^\d{6}$/);
   });
