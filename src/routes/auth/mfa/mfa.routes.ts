@@ -105,7 +105,10 @@ export const regenerateRecoveryCodes = createRoute({
   operationId: "regenerateRecoveryCodes",
   tags: ["Auth"],
   summary: "Replace the recovery codes",
-  description: "Needs a `code` (authenticator, or a recovery code, which is spent). The old recovery codes stop working. " + BUDGET,
+  description:
+    "Needs a `code` (authenticator, or a recovery code, which is spent). The old recovery codes stop working. Two regenerations at " +
+    "once: one wins (200, its codes are the valid ones) and the other is 409 `RECOVERY_CODES_CHANGED`, spends nothing and shows no codes. " +
+    BUDGET,
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   request: { body: json(RegenerateBodySchema) },
