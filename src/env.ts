@@ -2,6 +2,7 @@ import type { Db, RoundTripCounter } from "./db/client";
 import type { AppConfig } from "./config";
 import type { Logger } from "./lib/logger";
 import type { EmailSender } from "./services/email";
+import type { HeldKey } from "./services/idempotency";
 import type { Limiter } from "./services/rate-limiter";
 import type { SessionUser } from "./services/sessions";
 
@@ -34,6 +35,8 @@ export interface AppVariables {
   session: SessionInfo | null;
   /** Set on auth flows, which fail closed: a token-store error becomes 503, never a pass. */
   authFlow: boolean;
+  /** Set by `idempotent()` while the request holds its `Idempotency-Key`: a create commits it in its own batch. */
+  idempotencyKey?: HeldKey;
 }
 
 export interface AppEnv {

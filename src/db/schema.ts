@@ -53,6 +53,12 @@ export const users = sqliteTable(
     totpEnabledAt: integer("totp_enabled_at"),
     /** The last accepted TOTP time step: a code of this step or an earlier one is a replay. */
     totpLastStep: integer("totp_last_step"),
+    /**
+     * A random id written by each regeneration of the recovery codes (null until the first one):
+     * a regeneration replaces the codes only while this is still what it read, so of two
+     * concurrent ones exactly one wins (compare-and-set).
+     */
+    recoveryCodesGeneration: text("recovery_codes_generation"),
     /** The one inactive account that holds the products of deleted accounts. */
     isSystem: integer("is_system", { mode: "boolean" }).notNull().default(false),
     ...timestamps,
@@ -412,8 +418,10 @@ export const images = sqliteTable(
 export const files = sqliteTable("files", mediaColumns(), (t) => mediaConstraints("files", t));
 
 /**
- * Responses of create requests sent with an `Idempotency-Key`, per user and key, kept one hour.
- * `response_status` null marks a request still running (the atomic in-flight marker).
+ * Create requests sent with an `Idempotency-Key`, per user, method and path, and key, kept one
+ * hour (docs/idempotency.md). A row is running (no `resource_id`, no `response_status`: the
+ * atomic in-flight marker), committed (`resource_id`, written by the create's own batch) or
+ * stored (`response_status` and the response to replay).
  */
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
@@ -421,18 +429,24 @@ export const idempotencyKeys = sqliteTable(
     userId: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
+    /** Method and path (parent id included, no query): a key is scoped to user, scope and key. */
+    scope: text("scope").notNull(),
     key: text("key").notNull(),
-    /** Method and full path of the original request, parent id included. */
+    /** Method, path and query string of the original request. */
     target: text("target").notNull(),
     /** SHA-256 of the original body. */
     bodyHash: text("body_hash").notNull(),
+    /** Random id of the request that claimed the key: its later writes are fenced on it. */
+    claim: text("claim").notNull(),
+    /** Id of the record the create made, written in the create's own batch (null: not committed). */
+    resourceId: integer("resource_id"),
     responseStatus: integer("response_status"),
     responseBody: text("response_body"),
     responseHeaders: text("response_headers", { mode: "json" }).$type<Record<string, string>>(),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.key] }), index("idempotency_keys_expires_idx").on(t.expiresAt)],
+  (t) => [primaryKey({ columns: [t.userId, t.scope, t.key] }), index("idempotency_keys_expires_idx").on(t.expiresAt)],
 );
 
 /**

@@ -1,22 +1,23 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { batchRows, type Db } from "../db/client";
 import { toHex } from "../lib/encoding";
+import { ApiError } from "../lib/problem";
 
-// The idempotency store (docs/idempotency.md): one row of `idempotency_keys` per user and key.
-// A row with `response_status` null is the in-flight marker of a request still running; a row
-// with a status holds the response to replay. Every decision is taken by one conditional
-// statement inside one D1 batch, because D1 has no interactive transactions and two isolates
-// may race for the same key.
+// The idempotency store (docs/idempotency.md): one row of `idempotency_keys` per user, scope
+// (method and path) and key. A row is running (the in-flight marker of a request), committed (the
+// create's own batch wrote the id of the record it made) or stored (the response to replay).
+// Every decision is taken by one conditional statement inside one D1 batch, because D1 has no
+// interactive transactions and two isolates may race for the same key.
 
 /** How long a stored response is replayed (spec: one hour). */
 export const IDEMPOTENCY_TTL_SECONDS = 3600;
 
 /**
- * How long an in-flight marker holds its key. A request that never finishes (its isolate was
- * killed between claim and answer) would otherwise block its key for the whole hour; past the
- * lease a retry takes the key over. Far longer than any create runs: a request still running when
- * its lease ends loses the key (its response is then not stored), and only then could a retry
- * create a second record.
+ * How long an in-flight marker holds its key. A request that dies before its create commits
+ * (its isolate killed) would otherwise block its key for the whole hour; past the lease a retry
+ * takes the key over and runs. A create that commits marks the key in its own batch, so a crash
+ * after that point never leads to a takeover; and a create still running when its lease is taken
+ * over cannot commit any more (`commitStatements` fails its batch).
  */
 export const IDEMPOTENCY_LEASE_SECONDS = 120;
 
@@ -28,7 +29,9 @@ export interface ClaimInput {
   userId: number;
   /** The client's `Idempotency-Key`, as sent. */
   key: string;
-  /** Method, path and query string of the request, e.g. `POST /v1/products/7/components`. */
+  /** Method and path, e.g. `POST /v1/products/7/components`: the key is one key per user and scope. */
+  scope: string;
+  /** Method, path and query string of the request, as sent: compared, with the body, for replay. */
   target: string;
   /** Hex SHA-256 of the raw request body (`sha256Hex`). */
   bodyHash: string;
@@ -37,14 +40,14 @@ export interface ClaimInput {
 }
 
 /**
- * A held in-flight marker. `leaseExpiresAt` fences it: a marker taken over after its lease ended
- * always has a later expiry, so a late `storeResponse` or `releaseKey` of the old holder matches
- * nothing instead of touching the new holder's row.
+ * A key this request holds. `claim` (random, one per claim) fences it: once the lease ran out and
+ * another request took the key over, a late write of this one matches nothing.
  */
-export interface Claim {
+export interface HeldKey {
   userId: number;
+  scope: string;
   key: string;
-  leaseExpiresAt: number;
+  claim: string;
 }
 
 /** A response kept for replay: only 2xx responses are stored. */
@@ -56,21 +59,33 @@ export interface StoredResponse {
 }
 
 export type ClaimResult =
-  /** The caller holds the key: run the request, then `storeResponse` or `releaseKey`. */
-  | { kind: "claimed"; claim: Claim }
+  /** The caller holds the key: run the request (a create commits with `commitStatements`), then `storeResponse` or `releaseKey`. */
+  | { kind: "claimed"; held: HeldKey }
   /** The same request completed before: answer with its response. */
   | ({ kind: "replay" } & StoredResponse)
+  /** The same request's create committed, but its response was never stored (the request died in between): answer from the record. */
+  | { kind: "committed"; resourceId: number }
   /** The same request is running right now. */
   | { kind: "in-progress" }
-  /** The key was used for another target or body within the retention time. */
+  /** The key was used on this path for another request (query string or body) within the retention time. */
   | { kind: "mismatch" };
 
 interface KeyRow {
   target: string;
   body_hash: string;
+  resource_id: number | null;
   response_status: number | null;
   response_body: string | null;
   response_headers: string | null;
+}
+
+/** 409 while the request that holds a key runs (or took it over from this one). */
+export function requestInProgress(): ApiError {
+  return new ApiError(409, {
+    code: "IDEMPOTENCY_REQUEST_IN_PROGRESS",
+    detail: "A request with this Idempotency-Key is still being processed; retry shortly to receive its response.",
+    headers: { "Retry-After": "1" },
+  });
 }
 
 /** Lower-case hex SHA-256 of `bytes`: the fingerprint of a request body. */
@@ -78,72 +93,102 @@ export async function sha256Hex(bytes: ArrayBuffer | ArrayBufferView): Promise<s
   return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
 }
 
+const keyIs = (held: Pick<HeldKey, "userId" | "scope" | "key">) =>
+  sql`user_id = ${held.userId} AND scope = ${held.scope} AND key = ${held.key}`;
+
 /**
  * Claims `key` for one request, or says what became of an earlier request with it, in one round
  * trip. Exactly one of any number of concurrent claimers wins: the upsert inserts a marker when
- * the key is free and overwrites a row only when it has expired (a stored response past its hour,
- * or a marker past its lease), and D1 runs the statements of one batch as one transaction, one
- * batch at a time. Its `RETURNING` yields a row only when this statement wrote it; otherwise the
- * following `SELECT` reads the live row that stood in the way.
+ * the key is free and overwrites a row only when it has expired (a stored or committed response
+ * past its hour, or a marker past its lease), and D1 runs the statements of one batch as one
+ * transaction, one batch at a time. Its `RETURNING` yields a row only when this statement wrote
+ * it; otherwise the following `SELECT` reads the live row that stood in the way.
  */
 export async function claimKey(db: Db, input: ClaimInput): Promise<ClaimResult> {
-  const { userId, key, target, bodyHash, now } = input;
-  const leaseExpiresAt = now + IDEMPOTENCY_LEASE_SECONDS;
-  const [, claimed, existing] = await batchRows<[never, { lease_expires_at: number }, KeyRow]>(db, [
+  const { userId, key, scope, target, bodyHash, now } = input;
+  const claim = crypto.randomUUID();
+  const [, claimed, existing] = await batchRows<[never, { claim: string }, KeyRow]>(db, [
     // Housekeeping on the expiry index; bounded, so no request pays for a backlog at once.
     sql`DELETE FROM idempotency_keys WHERE rowid IN (
       SELECT rowid FROM idempotency_keys WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${SWEEP_LIMIT})`,
-    sql`INSERT INTO idempotency_keys
-        (user_id, key, target, body_hash, response_status, response_body, response_headers, created_at, expires_at)
-      VALUES (${userId}, ${key}, ${target}, ${bodyHash}, NULL, NULL, NULL, ${now}, ${leaseExpiresAt})
-      ON CONFLICT (user_id, key) DO UPDATE SET
-        target = excluded.target, body_hash = excluded.body_hash, response_status = NULL,
-        response_body = NULL, response_headers = NULL, created_at = excluded.created_at,
+    sql`INSERT INTO idempotency_keys (user_id, scope, key, target, body_hash, claim, resource_id, response_status,
+        response_body, response_headers, created_at, expires_at)
+      VALUES (${userId}, ${scope}, ${key}, ${target}, ${bodyHash}, ${claim}, NULL, NULL, NULL, NULL, ${now}, ${now + IDEMPOTENCY_LEASE_SECONDS})
+      ON CONFLICT (user_id, scope, key) DO UPDATE SET
+        target = excluded.target, body_hash = excluded.body_hash, claim = excluded.claim, resource_id = NULL,
+        response_status = NULL, response_body = NULL, response_headers = NULL, created_at = excluded.created_at,
         expires_at = excluded.expires_at
       WHERE idempotency_keys.expires_at <= ${now}
-      RETURNING expires_at AS lease_expires_at`,
-    sql`SELECT target, body_hash, response_status, response_body, response_headers
-      FROM idempotency_keys WHERE user_id = ${userId} AND key = ${key}`,
+      RETURNING claim`,
+    sql`SELECT target, body_hash, resource_id, response_status, response_body, response_headers
+      FROM idempotency_keys WHERE ${keyIs(input)}`,
   ]);
 
-  const won = claimed[0];
-  if (won) return { kind: "claimed", claim: { userId, key, leaseExpiresAt: won.lease_expires_at } };
+  if (claimed[0]) return { kind: "claimed", held: { userId, scope, key, claim: claimed[0].claim } };
   const row = existing[0];
   // Cannot happen inside one transaction: the upsert either wrote the row or was blocked by it.
   if (!row) throw new Error("idempotency claim found neither a free key nor a holder");
   if (row.target !== target || row.body_hash !== bodyHash) return { kind: "mismatch" };
-  if (row.response_status === null) return { kind: "in-progress" };
-  return {
-    kind: "replay",
-    status: row.response_status,
-    body: row.response_body ?? "",
-    headers: row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {},
-  };
+  if (row.response_status !== null) {
+    return {
+      kind: "replay",
+      status: row.response_status,
+      body: row.response_body ?? "",
+      headers: row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {},
+    };
+  }
+  if (row.resource_id !== null) return { kind: "committed", resourceId: row.resource_id };
+  return { kind: "in-progress" };
 }
 
 /**
- * Turns a held marker into the stored response, replayed for `IDEMPOTENCY_TTL_SECONDS` from
- * `now`; one round trip. Returns false when the marker is no longer this claim's (its lease ran
- * out and another request took the key over), in which case nothing is written.
+ * The statements that make a create exactly-once: put them at the end of the create's own batch.
+ * The first fails the whole batch, so that nothing is created, when this request no longer holds
+ * its key (its lease ran out and another request took the key over, or the sweep removed it); the
+ * second marks the key committed with `resourceId` (SQL for the id of the record made) when `made`
+ * holds, so that a retry after a crash between this batch and `storeResponse` answers from the
+ * record instead of creating it again. No round trip of their own.
  */
-export async function storeResponse(db: Db, claim: Claim, response: StoredResponse, now: number): Promise<boolean> {
+export function commitStatements(held: HeldKey, resourceId: SQL, now: number, made: SQL = sql`1`): SQL[] {
+  return [
+    // SQLite has no assertion statement: this inserts a row whose NULL claim breaks its NOT NULL
+    // constraint exactly when the key is not held, which aborts the batch (see isKeyLost).
+    sql`INSERT INTO idempotency_keys (user_id, scope, key, target, body_hash, claim, created_at, expires_at)
+      SELECT ${held.userId}, ${held.scope}, ${held.key}, '', '', NULL, ${now}, ${now}
+      WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE ${keyIs(held)} AND claim = ${held.claim}
+        AND resource_id IS NULL AND response_status IS NULL)`,
+    sql`UPDATE idempotency_keys SET resource_id = ${resourceId}, expires_at = ${now + IDEMPOTENCY_TTL_SECONDS}
+      WHERE ${keyIs(held)} AND claim = ${held.claim} AND (${made})`,
+  ];
+}
+
+/** Whether a batch failed because the first of its `commitStatements` found the key no longer held. */
+export function isKeyLost(error: unknown): boolean {
+  return /NOT NULL constraint failed: idempotency_keys\.claim/.test(String((error as Error | undefined)?.message ?? error));
+}
+
+/**
+ * Stores the response of a held key, replayed for `IDEMPOTENCY_TTL_SECONDS` from `now`; one round
+ * trip. Works on a running or a committed key. Returns false when the key is no longer this
+ * request's (its lease ran out and another request took it over), in which case nothing is written.
+ */
+export async function storeResponse(db: Db, held: HeldKey, response: StoredResponse, now: number): Promise<boolean> {
   const rows = await db.all<{ user_id: number }>(sql`UPDATE idempotency_keys SET
       response_status = ${response.status}, response_body = ${response.body},
       response_headers = ${JSON.stringify(response.headers)}, expires_at = ${now + IDEMPOTENCY_TTL_SECONDS}
-    WHERE user_id = ${claim.userId} AND key = ${claim.key}
-      AND response_status IS NULL AND expires_at = ${claim.leaseExpiresAt}
+    WHERE ${keyIs(held)} AND claim = ${held.claim} AND response_status IS NULL
     RETURNING user_id`);
   return rows.length > 0;
 }
 
 /**
  * Gives a held key up (the request failed), so that a retry with the same key runs afresh; one
- * round trip. Returns false when the marker is no longer this claim's; nothing is deleted then.
+ * round trip. Returns false when the key is no longer this request's, or when its create committed
+ * (a failure after the commit must not let a retry create the record again); nothing is deleted then.
  */
-export async function releaseKey(db: Db, claim: Claim): Promise<boolean> {
+export async function releaseKey(db: Db, held: HeldKey): Promise<boolean> {
   const rows = await db.all<{ user_id: number }>(sql`DELETE FROM idempotency_keys
-    WHERE user_id = ${claim.userId} AND key = ${claim.key}
-      AND response_status IS NULL AND expires_at = ${claim.leaseExpiresAt}
+    WHERE ${keyIs(held)} AND claim = ${held.claim} AND resource_id IS NULL AND response_status IS NULL
     RETURNING user_id`);
   return rows.length > 0;
 }

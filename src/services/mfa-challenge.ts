@@ -20,9 +20,13 @@ function invalidChallenge(): ApiError {
   });
 }
 
-/** 400 for a wrong, replayed or spent code at the login challenge; the challenge stays usable. */
+/**
+ * 401 for a wrong, replayed or spent code at the login challenge (decisions.md: the status the
+ * platform's clients expect there); the challenge stays usable. Step-ups answer 403 instead: their
+ * session is fine.
+ */
 function wrongChallengeCode(): ApiError {
-  return new ApiError(400, {
+  return new ApiError(401, {
     code: "MFA_CODE_INVALID",
     detail: "The authenticator or recovery code is not correct, or was already used.",
   });

@@ -2,6 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import { assertMayModify } from "../auth/permissions";
 import { batchRows, type Db } from "../db/client";
 import { ApiError, type FieldError } from "../lib/problem";
+import { commitStatements, type HeldKey, isKeyLost, requestInProgress } from "./idempotency";
 import { type ComponentCreate, MAX_COMPONENT_DEPTH, type ProductCreate } from "../routes/products/products.schemas";
 import { normalizeBrand, normalizeCircularity } from "./product-fields";
 import { existingIdStatements, kindCondition, type RecordKind, type RecordRow, reserveIdsStatement } from "./product-records";
@@ -62,7 +63,9 @@ const tooDeep = (pointer: string, level: number) =>
  * (foreign keys for the parent, materials and product types; the depth CHECK) refuse anything
  * invalid, rolling the whole batch back. Only then does a second round trip look up what was wrong,
  * to answer 404, 400 or 422 precisely. Returns the created rows as the read statements would
- * select them, built from what is known rather than read back.
+ * select them, built from what is known rather than read back. With `idempotencyKey` (the key the
+ * request holds), the same batch marks the key committed with the top record's id, or fails
+ * (409, nothing created) when the key is no longer held: exactly once, crash or not.
  */
 export async function createRecords(
   db: Db,
@@ -70,6 +73,7 @@ export async function createRecords(
   input: ProductCreate | ComponentCreate,
   parent: CreateParent | null,
   notFound: () => ApiError,
+  idempotencyKey?: HeldKey,
 ): Promise<CreatedRecords> {
   const planned = plan(input);
   const deepestBelowTop = planned.reduce((max, p) => Math.max(max, p.depth), 0);
@@ -121,11 +125,16 @@ export async function createRecords(
   const typeStatements = existingIdStatements("product_types", typeIds);
   const materialStatements = existingIdStatements("materials", materialIds);
   statements.push(...typeStatements, ...materialStatements);
+  // Last, so that the key is marked committed only if the top record was made (a component create
+  // under someone else's parent makes nothing and is refused below, releasing the key).
+  const commit = idempotencyKey ? commitStatements(idempotencyKey, idOf(0), now, sql`EXISTS (SELECT 1 FROM products WHERE id = ${idOf(0)})`) : [];
+  statements.push(...commit);
 
   let results: unknown[][];
   try {
-    results = await batchRows<unknown[]>(db, statements);
+    results = (await batchRows<unknown[]>(db, statements)).slice(0, statements.length - commit.length);
   } catch (error) {
+    if (isKeyLost(error)) throw requestInProgress();
     if (!/FOREIGN KEY constraint failed|CHECK constraint failed|NOT NULL constraint failed/i.test(String((error as Error)?.message ?? error))) throw error;
     throw await diagnose(db, owner, planned, parent, notFound, typeIds, materialIds, error);
   }

@@ -217,6 +217,8 @@ export interface SessionUser {
   tokensValidAfter: number;
   /** TOTP enrolled: logins need a second step, step-ups an authenticator or recovery code. */
   totpEnabled: boolean;
+  /** The recovery codes' generation as the request found it: a regeneration compares and sets it. */
+  recoveryCodesGeneration: string | null;
   createdAt: number;
   updatedAt: number;
   /**
@@ -241,6 +243,7 @@ export interface UserRow {
   upload_total_bytes: number;
   tokens_valid_after: number;
   totp_enabled: number;
+  recovery_codes_generation: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -249,7 +252,7 @@ export interface UserRow {
 export const USER_COLUMNS = sql.raw(
   "id, email, username, hashed_password, is_active, is_verified, is_superuser, role, " +
     "profile_visibility, last_login_at, upload_file_count, upload_total_bytes, tokens_valid_after, " +
-    "(totp_enabled_at IS NOT NULL) AS totp_enabled, created_at, updated_at",
+    "(totp_enabled_at IS NOT NULL) AS totp_enabled, recovery_codes_generation, created_at, updated_at",
 );
 
 /** Maps a row selected (or returned) with `USER_COLUMNS`. */
@@ -269,6 +272,7 @@ export function toSessionUser(row: UserRow): SessionUser {
     uploadTotalBytes: row.upload_total_bytes,
     tokensValidAfter: row.tokens_valid_after,
     totpEnabled: row.totp_enabled === 1,
+    recoveryCodesGeneration: row.recovery_codes_generation,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

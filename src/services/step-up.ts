@@ -22,6 +22,13 @@ export interface StepUpOptions {
   mfa?: boolean;
   /** One more secret checked under the same budget unit after the others, e.g. the first code of a new seed; false is 403 `MFA_CODE_INVALID`. */
   extra?: () => Promise<boolean>;
+  /**
+   * Checks and spends the TOTP or recovery code in place of `spendMfaCode`, for an operation
+   * that spends it in the same batch as its own writes: true when it was right, false when wrong
+   * (403); an ApiError when it could not be judged (a concurrent change won), which is thrown
+   * after the budget unit is given back.
+   */
+  spendCode?: (code: string) => Promise<boolean | ApiError>;
   /** Names the operation in messages: "Deleting the account", say. */
   operation: string;
 }
@@ -77,8 +84,15 @@ export async function assertStepUp(deps: ServiceDeps, user: SessionUser, given: 
   if (needPassword && !verifyPassword(given.currentPassword!, user.hashedPassword!)) {
     refuse(new ApiError(403, { code: "CURRENT_PASSWORD_INVALID", detail: "The current password is not correct." }), "wrong_password");
   }
-  if (needCode && !(await spendMfaCode(deps.db, deps.config.dataKey, user.id, given.mfaCode!))) {
-    refuse(wrongMfaCode(), "wrong_code");
+  if (needCode) {
+    const spent = options.spendCode
+      ? await options.spendCode(given.mfaCode!)
+      : await spendMfaCode(deps.db, deps.config.dataKey, user.id, given.mfaCode!);
+    if (spent instanceof ApiError) {
+      await reservation.refund();
+      throw spent;
+    }
+    if (!spent) refuse(wrongMfaCode(), "wrong_code");
   }
   if (options.extra && !(await options.extra())) refuse(wrongMfaCode(), "wrong_code");
   await reservation.refund();

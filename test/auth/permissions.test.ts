@@ -20,6 +20,7 @@ const verified: SessionUser = {
   uploadTotalBytes: 0,
   tokensValidAfter: 0,
   totpEnabled: false,
+  recoveryCodesGeneration: null,
   createdAt: 1_750_000_000,
   updatedAt: 1_750_000_000,
 };

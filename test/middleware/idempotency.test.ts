@@ -1,6 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
+import type { Context } from "hono";
+import { batchRows } from "../../src/db/client";
+import type { AppEnv } from "../../src/env";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { authenticate } from "../../src/auth/authenticate";
 import { ApiError, problemResponses } from "../../src/lib/problem";
@@ -9,6 +12,7 @@ import { onError } from "../../src/middleware/error-handler";
 import { IdempotencyKeyHeaderSchema, idempotent } from "../../src/middleware/idempotency";
 import { requestContext } from "../../src/middleware/request-context";
 import { requestServices } from "../../src/middleware/request-services";
+import { commitStatements, isKeyLost, requestInProgress } from "../../src/services/idempotency";
 import { bearer, verifiedUser } from "../support/accounts";
 import { expectProblem, roundTrips } from "../support/http";
 import { captureLogs } from "../support/logs";
@@ -34,6 +38,21 @@ const createChild = createRoute({
   },
 });
 
+// The same, for a route whose create marks the key committed in its own batch, as the product
+// creates do, and rebuilds its answer from the record for a retry that finds the key committed.
+const recoverChild = async (c: Context<AppEnv>, id: number): Promise<Response | null> => {
+  const rows = await c.get("db").all<{ name: string }>(sql`SELECT name FROM materials WHERE id = ${id}`);
+  if (!rows[0]) return null;
+  const parent = Number(c.req.param("parent_id"));
+  return c.json({ id, name: rows[0].name.split("#")[0]!, parent_id: parent }, 201, { Location: `/parents/${parent}/children/${id}` });
+};
+
+const createCommittedChild = createRoute({
+  ...createChild,
+  path: "/parents/{parent_id}/committed-children",
+  middleware: [authenticate("required"), idempotent({ recover: recoverChild })] as const,
+});
+
 // Without authentication in front: the middleware must still refuse an anonymous caller.
 const unauthenticated = createRoute({
   method: "post",
@@ -44,6 +63,8 @@ const unauthenticated = createRoute({
 
 /** What the handler does before inserting, one entry per request that reaches it (then nothing). */
 const hooks: (() => Promise<void>)[] = [];
+/** What the committing handler does after its batch committed, one entry per request. */
+const afterCommit: (() => Promise<void>)[] = [];
 let handlerRuns = 0;
 
 const app = createRouter();
@@ -63,6 +84,25 @@ app.openapi(createChild, async (c) => {
     ETag: `"${row.id}-1"`,
   });
 });
+app.openapi(createCommittedChild, async (c) => {
+  handlerRuns++;
+  await hooks.shift()?.();
+  const { parent_id } = c.req.valid("param");
+  const { name } = c.req.valid("json");
+  const stored = `${name}#${crypto.randomUUID()}`;
+  const held = c.get("idempotencyKey");
+  const commit = held ? commitStatements(held, sql`(SELECT id FROM materials WHERE name = ${stored})`, Math.floor(Date.now() / 1000)) : [];
+  let id: number;
+  try {
+    const [rows] = await batchRows<[{ id: number }, ...never[]]>(c.get("db"), [sql`INSERT INTO materials (name) VALUES (${stored}) RETURNING id`, ...commit]);
+    id = rows[0]!.id;
+  } catch (error) {
+    if (isKeyLost(error)) throw requestInProgress();
+    throw error;
+  }
+  await afterCommit.shift()?.();
+  return c.json({ id, name, parent_id }, 201, { Location: `/parents/${parent_id}/children/${id}` });
+});
 app.openapi(unauthenticated, (c) => c.body(null, 204));
 app.onError(onError);
 
@@ -76,6 +116,7 @@ beforeAll(async () => {
 
 afterEach(() => {
   hooks.length = 0;
+  afterCommit.length = 0;
 });
 
 let sequence = 0;
@@ -84,10 +125,16 @@ const newKey = () => crypto.randomUUID();
 
 async function create(
   body: string | Record<string, unknown>,
-  { key, parent = 1, query = "", as = token }: { key?: string; parent?: number; query?: string; as?: string } = {},
+  {
+    key,
+    parent = 1,
+    query = "",
+    as = token,
+    route = "children",
+  }: { key?: string; parent?: number; query?: string; as?: string; route?: "children" | "committed-children" } = {},
 ): Promise<Response> {
   return app.request(
-    `/parents/${parent}/children${query}`,
+    `/parents/${parent}/${route}${query}`,
     {
       method: "POST",
       headers: { ...bearer(as), "content-type": "application/json", ...(key === undefined ? {} : { "idempotency-key": key }) },
@@ -194,16 +241,31 @@ describe("the same key for another request", () => {
     expect(await materialRows(`${name}-other`)).toBe(0);
   });
 
-  it("is refused with 422 for another parent or query string", async () => {
+  it("is refused with 422 for another query string on the same path", async () => {
     const key = newKey();
     const name = uniqueName();
     expect((await create({ name }, { key, parent: 1 })).status).toBe(201);
 
-    await expectProblem(await create({ name }, { key, parent: 2 }), 422, "IDEMPOTENCY_KEY_REUSED");
     await expectProblem(await create({ name }, { key, parent: 1, query: "?draft=1" }), 422, "IDEMPOTENCY_KEY_REUSED");
     expect(await materialRows(name)).toBe(1);
     // The original is still replayed.
     expect((await create({ name }, { key })).headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  it("is another key under another parent: the request runs, and each path replays its own answer", async () => {
+    const key = newKey();
+    const name = uniqueName();
+    const first = await create({ name }, { key, parent: 1 });
+    const second = await create({ name }, { key, parent: 2 });
+    expect([first.status, second.status]).toEqual([201, 201]);
+    expect(second.headers.get("idempotent-replayed")).toBeNull();
+    expect(await materialRows(name)).toBe(2);
+    expect(await keyRows(key)).toHaveLength(2);
+
+    const again = await create({ name }, { key, parent: 2 });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.text()).toBe(await second.text());
+    await expectProblem(await create({ name: `${name}-other` }, { key, parent: 2 }), 422, "IDEMPOTENCY_KEY_REUSED");
   });
 });
 
@@ -278,6 +340,81 @@ describe("a failed request", () => {
     await expectProblem(await create(body, { key }), 422, "VALIDATION_FAILED");
     expect(await keyRows(key)).toEqual([]);
     await expectProblem(await create(body, { key }), 422, "VALIDATION_FAILED");
+  });
+});
+
+describe("a route that commits the key in its create's batch", () => {
+  const committed = { route: "committed-children" } as const;
+
+  it("costs no extra round trip, and replays the stored answer", async () => {
+    const key = newKey();
+    const name = uniqueName();
+    const first = await create({ name }, { key, ...committed });
+    expect(first.status).toBe(201);
+    // Token check, claim, the insert with the commit, the stored answer.
+    expect(roundTrips(first)).toBe(4);
+    const retry = await create({ name }, { key, ...committed });
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(await retry.text()).toBe(await first.text());
+    expect(await materialRows(name)).toBe(1);
+  });
+
+  it("keeps the key when the request fails after its commit: the retry answers from the record instead of creating again", async () => {
+    const key = newKey();
+    const name = uniqueName();
+    afterCommit.push(async () => {
+      throw new Error("crash after the commit");
+    });
+    const logs = captureLogs();
+    try {
+      await expectProblem(await create({ name }, { key, ...committed }), 500, "INTERNAL_ERROR");
+    } finally {
+      logs.restore();
+    }
+    expect(await keyRows(key)).toEqual([expect.objectContaining({ resource_id: expect.any(Number), response_status: null })]);
+    const runs = handlerRuns;
+
+    const retry = await create({ name }, { key, ...committed });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    const [row] = await keyRows(key);
+    expect(await retry.json()).toEqual({ id: row!.resource_id, name, parent_id: 1 });
+    expect(retry.headers.get("location")).toBe(`/parents/1/children/${row!.resource_id}`);
+    expect(handlerRuns).toBe(runs);
+    expect(await materialRows(name)).toBe(1);
+    await expectProblem(await create({ name: `${name}-other` }, { key, ...committed }), 422, "IDEMPOTENCY_KEY_REUSED");
+  });
+
+  it("answers 410 when the record made under the key is gone", async () => {
+    const key = newKey();
+    const name = uniqueName();
+    afterCommit.push(async () => {
+      throw new ApiError(503, { code: "UPSTREAM_DOWN", detail: "Cut off after the commit." });
+    });
+    await expectProblem(await create({ name }, { key, ...committed }), 503, "UPSTREAM_DOWN");
+    await env.DB.prepare("DELETE FROM materials WHERE name LIKE ? || '#%'").bind(name).run();
+    await expectProblem(await create({ name }, { key, ...committed }), 410, "IDEMPOTENCY_RECORD_GONE");
+  });
+
+  it("cannot commit once its lease was taken over: only the request that holds the key creates", async () => {
+    const key = newKey();
+    const name = uniqueName();
+    const { hook, open, reached } = gate();
+    hooks.push(hook);
+    const stalled = create({ name }, { key, ...committed });
+    await reached;
+    // The first request stalls past its lease; a retry takes the key over and creates.
+    await env.DB.prepare("UPDATE idempotency_keys SET expires_at = unixepoch() - 1 WHERE key = ?").bind(key).run();
+    const retry = await create({ name }, { key, ...committed });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+
+    open();
+    const late = await stalled;
+    await expectProblem(late, 409, "IDEMPOTENCY_REQUEST_IN_PROGRESS");
+    expect(await materialRows(name)).toBe(1);
+    const replay = await create({ name }, { key, ...committed });
+    expect(await replay.text()).toBe(await retry.text());
   });
 });
 

@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { assertMayModify, requireVerified } from "../../auth/permissions";
 import type { AppEnv } from "../../env";
 import { auditModeration } from "../../services/moderation";
@@ -36,10 +37,13 @@ function createdDetail(created: CreatedRecords): RecordDetail {
   };
 }
 
+const locationOf = (kind: RecordKind, id: number) => (kind === "product" ? `/v1/products/${id}` : `/v1/components/${id}`);
+
 export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = async (c) => {
   const user = requireVerified(c);
-  const detail = createdDetail(await createRecords(c.get("db"), user, c.req.valid("json"), null, missing("product")));
-  c.header("Location", `/v1/products/${detail.row.id}`);
+  const created = await createRecords(c.get("db"), user, c.req.valid("json"), null, missing("product"), c.get("idempotencyKey"));
+  const detail = createdDetail(created);
+  c.header("Location", locationOf("product", detail.row.id));
   c.header("Cache-Control", "no-store");
   return c.json(toProductDetail(detail, { viewer: user, origin: requestOrigin(c) }), 201);
 };
@@ -47,11 +51,28 @@ export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = 
 const createComponentUnder = (kind: RecordKind): RouteHandler<typeof routes.createProductComponent, AppEnv> => async (c) => {
   const user = requireVerified(c);
   const parent = { id: c.req.valid("param").id, kind };
-  const detail = createdDetail(await createRecords(c.get("db"), user, c.req.valid("json"), parent, missing(kind)));
-  c.header("Location", `/v1/components/${detail.row.id}`);
+  const created = await createRecords(c.get("db"), user, c.req.valid("json"), parent, missing(kind), c.get("idempotencyKey"));
+  const detail = createdDetail(created);
+  c.header("Location", locationOf("component", detail.row.id));
   c.header("Cache-Control", "no-store");
   return c.json(toComponentDetail(detail, { viewer: user, origin: requestOrigin(c) }), 201);
 };
+
+/**
+ * A create's 201 answer rebuilt from the record it made (`kind`: the created record's), for a
+ * retry whose first request died between its create's commit and storing its answer
+ * (docs/idempotency.md); null when the record has been deleted since. The same body, headers and
+ * status as the create gave, as long as the record has not been changed since.
+ */
+export const recoverCreated =
+  (kind: RecordKind) =>
+  async (c: Context<AppEnv>, id: number): Promise<Response | null> => {
+    const detail = await readDetail(c.get("db"), id, kind);
+    if (!detail) return null;
+    const view = { viewer: c.get("user"), origin: requestOrigin(c) };
+    const body = kind === "product" ? toProductDetail(detail, view) : toComponentDetail(detail, view);
+    return c.json(body, 201, { Location: locationOf(kind, id), "Cache-Control": "no-store" });
+  };
 
 export const createProductComponent = createComponentUnder("product");
 export const createSubcomponent = createComponentUnder("component");

@@ -4,6 +4,7 @@ import { SIGNED_IN } from "../../lib/openapi";
 import { IdempotencyKeyHeaderSchema, idempotent } from "../../middleware/idempotency";
 import { problemResponses } from "../../lib/problem";
 import { pagedSchema } from "../../lib/pagination";
+import { recoverCreated } from "./products.handlers";
 import { ProductListQuerySchema } from "./products.query";
 import {
   ProductSummarySchema,
@@ -20,6 +21,11 @@ export const IdParamsSchema = z.object({
 });
 
 const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
+const IDEMPOTENT_CREATE =
+  "Send an `Idempotency-Key` to make retries safe (docs/idempotency.md): a retry gets the first answer again; 409 " +
+  "`IDEMPOTENCY_REQUEST_IN_PROGRESS` while the first request runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body on the " +
+  "same path, 410 `IDEMPOTENCY_RECORD_GONE` when the record the first request made has been deleted since, 503 " +
+  "`IDEMPOTENCY_STORE_UNAVAILABLE` when the key store cannot be reached.";
 const VIEWER_DEPENDENT =
   "Public. Who owns the record is shown only as far as the owner's profile visibility allows the viewer " +
   "(hence `Cache-Control: no-store`). Sends an `ETag` over the whole response and answers `If-None-Match` with 304.";
@@ -33,14 +39,14 @@ export const createProduct = createRoute({
   description:
     "Creates a base product with, optionally, nested `components` (at most 100 per level, 10 levels, 1,000 in all), a " +
     "`bill_of_materials` per record and up to 5 `videos`, atomically. Needs a verified account. Unknown product type or " +
-    "material ids: 422 pointing at them; nesting deeper than 10 levels: 400 `COMPONENT_TOO_DEEP`. Send an `Idempotency-Key` " +
-    "to make retries safe (docs/idempotency.md).",
+    "material ids: 422 pointing at them; nesting deeper than 10 levels: 400 `COMPONENT_TOO_DEEP`. " +
+    IDEMPOTENT_CREATE,
   security: SIGNED_IN,
-  middleware: [authenticate("required"), idempotent()] as const,
+  middleware: [authenticate("required"), idempotent({ recover: recoverCreated("product") })] as const,
   request: { headers: IdempotencyKeyHeaderSchema, body: json(ProductCreateSchema) },
   responses: {
     201: { description: "Created; `Location` names it.", content: { "application/json": { schema: ProductDetailSchema } } },
-    ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503),
+    ...problemResponses(400, 401, 403, 409, 410, 413, 415, 422, 503),
   },
 });
 
@@ -111,13 +117,14 @@ const componentCreate = (path: "/products/{id}/components" | "/components/{id}/c
     summary: `Create a component under a ${parent}`,
     description:
       `Creates a component (with nested components and bills of materials) under your ${parent}; someone else's: 404. ` +
-      "Components nest at most 10 levels below the base product (deeper: 400 `COMPONENT_TOO_DEEP`). Needs a verified account.",
+      "Components nest at most 10 levels below the base product (deeper: 400 `COMPONENT_TOO_DEEP`). Needs a verified account. " +
+      IDEMPOTENT_CREATE,
     security: SIGNED_IN,
-    middleware: [authenticate("required"), idempotent()] as const,
+    middleware: [authenticate("required"), idempotent({ recover: recoverCreated("component") })] as const,
     request: { params: IdParamsSchema, headers: IdempotencyKeyHeaderSchema, body: json(ComponentCreateSchema) },
     responses: {
       201: { description: "Created; `Location` names it.", content: { "application/json": { schema: ComponentDetailSchema } } },
-      ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 503),
+      ...problemResponses(400, 401, 403, 404, 409, 410, 413, 415, 422, 503),
     },
   });
 

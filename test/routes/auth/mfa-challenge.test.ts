@@ -53,11 +53,11 @@ describe("the login challenge", () => {
     await expectProblem(response, 403, "CROSS_SITE_REQUEST_REFUSED");
   });
 
-  it("a wrong code is 400 and leaves the challenge usable; the challenge then works once", async () => {
+  it("a wrong code is 401 and leaves the challenge usable; the challenge then works once", async () => {
     const user = await totpUser();
     const token = await challenge(user);
-    await expectProblem(await answer(token, user.authenticator.stale()), 400, "MFA_CODE_INVALID");
-    await expectProblem(await answer(token, "abcde-fghij"), 400, "MFA_CODE_INVALID");
+    await expectProblem(await answer(token, user.authenticator.stale()), 401, "MFA_CODE_INVALID");
+    await expectProblem(await answer(token, "abcde-fghij"), 401, "MFA_CODE_INVALID");
     expect((await answer(token, user.authenticator.next())).status).toBe(200);
     await expectProblem(await answer(token, user.authenticator.next()), 401, "MFA_TOKEN_INVALID");
   });
@@ -65,7 +65,7 @@ describe("the login challenge", () => {
   it("an accepted code cannot be used again, not even at another login", async () => {
     const user = await totpUser();
     expect((await answer(await challenge(user), user.authenticator.next())).status).toBe(200);
-    await expectProblem(await answer(await challenge(user), user.authenticator.replay()), 400, "MFA_CODE_INVALID");
+    await expectProblem(await answer(await challenge(user), user.authenticator.replay()), 401, "MFA_CODE_INVALID");
   });
 
   it("two logins answering with the same code at once: exactly one signs in", async () => {
@@ -73,14 +73,14 @@ describe("the login challenge", () => {
     const [first, second] = await Promise.all([challenge(user), challenge(user)]);
     const code = user.authenticator.next();
     const responses = await Promise.all([answer(first, code), answer(second, code)]);
-    expect(responses.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 401]);
   });
 
   it("one challenge answered twice at once with two valid codes: exactly one session", async () => {
     const user = await totpUser();
     const token = await challenge(user);
     const responses = await Promise.all([answer(token, user.authenticator.next()), answer(token, user.recoveryCodes[0]!)]);
-    expect(responses.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 401]);
     const sessions = await env.DB.prepare("SELECT count(DISTINCT family_id) AS n FROM refresh_tokens WHERE user_id = ?").bind(user.id).first();
     // The enrolment's own session, and one from this login.
     expect(sessions).toEqual({ n: 2 });
@@ -90,7 +90,7 @@ describe("the login challenge", () => {
     const user = await totpUser();
     const code = user.recoveryCodes[3]!;
     expect((await bearerLoginWithCode(user, code)).access_token).toBeTruthy();
-    await expectProblem(await answer(await challenge(user), code), 400, "MFA_CODE_INVALID");
+    await expectProblem(await answer(await challenge(user), code), 401, "MFA_CODE_INVALID");
     const left = await env.DB.prepare("SELECT count(*) AS n FROM recovery_codes WHERE user_id = ?").bind(user.id).first();
     expect(left).toEqual({ n: 9 });
   });

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { base32Decode, totp } from "../../../src/auth/totp";
+import { base32Decode, normalizeRecoveryCode, recoveryCodeHash, totp } from "../../../src/auth/totp";
 import { bearer, bearerLogin, me, postJson, verifiedUser } from "../../support/accounts";
-import { api, expectProblem, getSetCookie } from "../../support/http";
+import { api, expectProblem, getSetCookie, roundTrips } from "../../support/http";
 import { bearerLoginWithCode, enrolTotp, TestAuthenticator } from "../../support/mfa";
 
 async function setup(accessToken: string) {
@@ -176,9 +176,56 @@ describe("turning TOTP off and regenerating recovery codes", () => {
     expect(recovery_codes.some((code) => recoveryCodes.includes(code))).toBe(false);
     const login = await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password });
     const { mfa_token } = (await login.json()) as { mfa_token: string };
-    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: recoveryCodes[1] }), 400, "MFA_CODE_INVALID");
+    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: recoveryCodes[1] }), 401, "MFA_CODE_INVALID");
     expect((await postJson("/v1/auth/mfa/challenge", { mfa_token, code: recovery_codes[0] })).status).toBe(200);
     expect(authenticator.next()).toMatch(/^\d{6}$/);
+  });
+
+  it.each([
+    ["two recovery codes", (e: { recoveryCodes: string[] }) => [e.recoveryCodes[4]!, e.recoveryCodes[5]!]],
+    ["an authenticator code and a recovery code", (e: { recoveryCodes: string[]; authenticator: TestAuthenticator }) => [e.authenticator.next(), e.recoveryCodes[6]!]],
+  ])("two regenerations at once, with %s: one wins, the other is 409, and the winner's codes are the ones that work", async (_label, codesOf) => {
+    const user = await verifiedUser("totp");
+    const enrolment = await enrolTotp(user.tokens.access_token, user.password);
+    const regenerate = (code: string) => postJson("/v1/auth/mfa/recovery-codes/regenerate", { code }, bearer(enrolment.tokens.access_token));
+    const [a, b] = codesOf(enrolment);
+
+    const responses = await Promise.all([regenerate(a!), regenerate(b!)]);
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 409]);
+    const winner = responses.find((r) => r.status === 200)!;
+    const loser = responses.find((r) => r.status === 409)!;
+    const problem = await expectProblem(loser, 409, "RECOVERY_CODES_CHANGED");
+    expect(problem).not.toHaveProperty("recovery_codes");
+    // Read the seed and the current generation, then one batch: compare-and-set, spend, replace.
+    expect(roundTrips(winner)).toBe(3);
+    const { recovery_codes } = (await winner.json()) as { recovery_codes: string[] };
+
+    // Exactly the winner's ten codes are stored; none of the enrolment's survive.
+    const stored = await env.DB.prepare("SELECT code_hash FROM recovery_codes WHERE user_id = ?").bind(user.id).all<{ code_hash: string }>();
+    const hashes = (codes: string[]) => codes.map((code) => recoveryCodeHash(normalizeRecoveryCode(code)!)).sort();
+    expect(stored.results.map((row) => row.code_hash).sort()).toEqual(hashes(recovery_codes));
+    // A winner's code signs in; an enrolment code does not.
+    expect((await bearerLoginWithCode(user, recovery_codes[9]!)).access_token).toBeTruthy();
+    const login = await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password });
+    const { mfa_token } = (await login.json()) as { mfa_token: string };
+    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: enrolment.recoveryCodes[0] }), 401, "MFA_CODE_INVALID");
+  });
+
+  it("a regeneration after another one finished is not a conflict", async () => {
+    const user = await verifiedUser("totp");
+    const enrolment = await enrolTotp(user.tokens.access_token, user.password);
+    const regenerate = (code: string) => postJson("/v1/auth/mfa/recovery-codes/regenerate", { code }, bearer(enrolment.tokens.access_token));
+    const first = await regenerate(enrolment.recoveryCodes[0]!);
+    expect(first.status).toBe(200);
+    const { recovery_codes } = (await first.json()) as { recovery_codes: string[] };
+    const second = await regenerate(recovery_codes[0]!);
+    expect(second.status).toBe(200);
+    const { recovery_codes: latest } = (await second.json()) as { recovery_codes: string[] };
+    expect((await bearerLoginWithCode(user, latest[1]!)).access_token).toBeTruthy();
+    // A wrong code is still 403 and spends nothing; the codes stay.
+    await expectProblem(await regenerate("aaaaa-aaaaa"), 403, "MFA_CODE_INVALID");
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM recovery_codes WHERE user_id = ?").bind(user.id).first();
+    expect(left).toEqual({ n: 9 });
   });
 
   it("regenerating with TOTP off is 409, and a recovery code typed in upper case with spaces still counts", async () => {

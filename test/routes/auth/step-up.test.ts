@@ -47,7 +47,7 @@ describe("step-up: changing the email or password with TOTP", () => {
     const tokens = await postJson("/v1/auth/bearer/login", { username: user.email, password: newPassword });
     expect(tokens.status).toBe(202);
     const { mfa_token } = (await tokens.json()) as { mfa_token: string };
-    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code }), 400, "MFA_CODE_INVALID");
+    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code }), 401, "MFA_CODE_INVALID");
   });
 });
 
@@ -166,7 +166,7 @@ describe("one budget of wrong secrets per account: challenge and step-ups togeth
     const login = await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password });
     const { mfa_token } = (await login.json()) as { mfa_token: string };
     for (let i = 0; i < 3; i++) {
-      await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: "00000" + i }), 400, "MFA_CODE_INVALID");
+      await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: "00000" + i }), 401, "MFA_CODE_INVALID");
     }
     await expectRateLimited(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: user.authenticator.peek() }), WRONG_SECRET_POLICY);
   });
@@ -175,7 +175,7 @@ describe("one budget of wrong secrets per account: challenge and step-ups togeth
     const user = await totpUser();
     const login = await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password });
     const { mfa_token } = (await login.json()) as { mfa_token: string };
-    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: "000000" }), 400, "MFA_CODE_INVALID");
+    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: "000000" }), 401, "MFA_CODE_INVALID");
     await expectProblem(
       await patchMe(user.token, { email: user.email, current_password: "wrong-password-x", mfa_code: user.authenticator.peek() }),
       403,

@@ -105,7 +105,10 @@ export const regenerateRecoveryCodes = createRoute({
   operationId: "regenerateRecoveryCodes",
   tags: ["Auth"],
   summary: "Replace the recovery codes",
-  description: "Needs a `code` (authenticator, or a recovery code, which is spent). The old recovery codes stop working. " + BUDGET,
+  description:
+    "Needs a `code` (authenticator, or a recovery code, which is spent). The old recovery codes stop working. Two regenerations at " +
+    "once: one wins (200, its codes are the valid ones) and the other is 409 `RECOVERY_CODES_CHANGED`, spends nothing and shows no codes. " +
+    BUDGET,
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   request: { body: json(RegenerateBodySchema) },
@@ -127,8 +130,8 @@ export const mfaChallenge = createRoute({
   description:
     "Completes the login of a TOTP account with the `mfa_token` of the 202 login answer and a current authenticator code or a recovery code. " +
     "Issues the credentials of the transport that started the login: a token pair (200) after the bearer login, cookies (204) after the " +
-    "session login. A code works once: the same authenticator code cannot sign in twice, even concurrently. A wrong code is 400 " +
-    "`MFA_CODE_INVALID` and leaves the challenge usable; an unknown, expired (10 minutes) or used challenge is 401 `MFA_TOKEN_INVALID`. " +
+    "session login. A code works once: the same authenticator code cannot sign in twice, even concurrently. A wrong, replayed or spent code is " +
+    "401 `MFA_CODE_INVALID` and leaves the challenge usable; an unknown, expired (10 minutes) or used challenge is 401 `MFA_TOKEN_INVALID`. " +
     BUDGET,
   request: { body: json(ChallengeBodySchema) },
   responses: {
