@@ -4,7 +4,7 @@ import { THUMBNAIL_WIDTHS, thumbnailKey } from "./media-records";
 
 /**
  * Where uploads live in R2 (`UPLOADS`):
- * - `quarantine/<kind>/<id>`: the bytes of an upload until the malware scan passes; never served.
+ * - `quarantine/<kind>/<id>`: the bytes of an upload while it is `pending`; never served.
  * - `images/<sha256>.<ext>`, `files/<sha256>.<ext>`: content-addressed, served at
  *   `/uploads/<kind>/<key>`; rows with equal bytes share one object.
  * - `images/thumbnails/<width>/<key>`: an image's thumbnails, served under `/uploads/images/`.
