@@ -3,6 +3,7 @@ import { decodeWithPhoton, encodeRaster } from "./encode";
 import { ImageStructureError } from "./exif";
 import type { ImageFormat } from "./formats";
 import { imageDimensions } from "./formats";
+import { checkGifFrames } from "./gif-frames";
 import { decodeJpegScaled, type JpegScale, jpegScaleFor } from "./jpeg-decode-scaled";
 import { decodePngScaled } from "./png-decode-scaled";
 import type { Raster } from "./raster";
@@ -41,7 +42,8 @@ function jpegScale(size: { width: number; height: number }, width: number): Jpeg
  * The source decoded in full at about `width` pixels across, in bounded memory: JPEG with a
  * reduced IDCT (at no more than 24 MiB of pixels) after entropy-decoding every scan, PNG and BMP
  * while streaming their rows. GIF and WebP have no such decoder here: photon decodes them whole,
- * which `decodeWithPhoton` allows up to `PHOTON_MAX_PIXELS` (larger ones throw). Throws when
+ * which `decodeWithPhoton` allows up to `PHOTON_MAX_PIXELS` (larger ones throw); it reads a GIF's
+ * first frame only, so the LZW data of every frame is checked first (`checkGifFrames`). Throws when
  * the data cannot be decoded (`ImageStructureError`, or what a decoder raises on bad data).
  */
 async function decodeFor(bytes: Uint8Array, format: ImageFormat, size: { width: number; height: number }, width: number): Promise<Raster> {
@@ -53,6 +55,8 @@ async function decodeFor(bytes: Uint8Array, format: ImageFormat, size: { width: 
     case "bmp":
       return decodeBmpScaled(bytes, width);
     case "gif":
+      checkGifFrames(bytes); // photon decodes the first frame only
+      return downscaleRaster(decodeWithPhoton(bytes), width);
     case "webp":
       return downscaleRaster(decodeWithPhoton(bytes), width);
   }
