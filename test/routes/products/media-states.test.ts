@@ -40,6 +40,21 @@ function oversizedFrameJpeg(): Uint8Array {
   throw new Error("fixture: no SOF0");
 }
 
+/** A JPEG whose first Huffman table claims more codes of length 2 than there can be (over-subscribed). */
+function corruptHuffmanJpeg(): Uint8Array {
+  const bytes = encodeJpeg(16, 16, (x, y) => [x * 15, y * 15, 90]).slice();
+  for (let i = 2; i + 4 < bytes.length; ) {
+    const marker = bytes[i + 1]!;
+    const length = (bytes[i + 2]! << 8) | bytes[i + 3]!;
+    if (marker === 0xc4) {
+      bytes[i + 5 + 1] = 255; // table class/id at i+4, then 16 counts: codes of length 2
+      return bytes;
+    }
+    i += 2 + length;
+  }
+  throw new Error("fixture: no DHT");
+}
+
 /** A JPEG whose scan data was cut short in the middle (the end-of-image marker kept). */
 function truncatedScanJpeg(): Uint8Array {
   const whole = encodeJpeg(64, 64, (x, y) => [(x * 37) & 255, (y * 53) & 255, ((x + y) * 11) & 255], { quality: 95 });
@@ -177,6 +192,15 @@ describe("who sees pending and rejected media", () => {
 });
 
 describe("formats the media job cannot decode are refused at upload", () => {
+  it("a JPEG whose Huffman table is corrupt: 422, nothing stored", async () => {
+    const { product } = await productWithComponent(alice.token);
+    const before = await usage(alice.token);
+    const response = await upload(`/v1/products/${product}/images`, alice.token, jpeg(corruptHuffmanJpeg()));
+    const problem = await expectProblem(response, 422, "IMAGE_UNREADABLE");
+    expect(problem.detail).toMatch(/DHT|Huffman/);
+    expect(await usage(alice.token)).toEqual(before);
+  });
+
   it("an RLE-compressed BMP: 415", async () => {
     const { product } = await productWithComponent(alice.token);
     const before = await usage(alice.token);
