@@ -181,11 +181,11 @@ export interface DeletedMedia {
 /**
  * Deletes one media row and releases its size from the owner's quota (unless it was rejected:
  * that released it already), in one batch that also tells whether other rows share the object.
- * With `parent`, only an item of that record (else the media 404); without, any row of the id.
+ * Only an item of `parent` (else the media 404).
  */
-export async function deleteMedia(db: Db, parent: MediaParent | null, kind: MediaKind, mediaId: string): Promise<DeletedMedia> {
+export async function deleteMedia(db: Db, parent: MediaParent, kind: MediaKind, mediaId: string): Promise<DeletedMedia> {
   const table = sql.raw(kind);
-  const ofParent = parent ? sql` AND product_id = ${parent.id}` : sql``;
+  const ofParent = sql` AND product_id = ${parent.id}`;
   const item = sql`SELECT size_bytes FROM ${table} WHERE id = ${mediaId}${ofParent} AND status <> 'rejected'`;
   const [sharing, , deleted] = await batchRows<[{ sharing: number }, unknown, { storage_key: string; status: string }]>(db, [
     sql`SELECT count(*) AS sharing FROM ${table}

@@ -59,7 +59,8 @@ function scansToKeep(layout: JpegLayout, n: number): boolean[] {
  * RGB pixels (3 channels) of the JPEG at 1/`scale`: ceil(width / scale) x ceil(height / scale).
  * Greyscale comes out as equal R, G and B. Throws `ImageStructureError` for what it cannot decode:
  * arithmetic coding, lossless or hierarchical JPEG, 12-bit samples, CMYK / YCCK or other component
- * counts than 1 and 3, broken data (at 1/8 the AC scans of a progressive file are not read at all).
+ * counts than 1 and 3, broken data (at 1/8 the AC scans of a progressive file are not read at all,
+ * unless `everyScan`).
  */
 export function decodeJpegScaled(bytes: Uint8Array, scale: JpegScale, options: DecodeOptions = {}): Raster {
   return decodeJpegScaledInBands(bytes, scale, BAND_BYTES, options);
