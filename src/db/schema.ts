@@ -358,10 +358,14 @@ export const videos = sqliteTable(
 );
 
 /**
- * Scan state of an upload: `pending` until the media queue's malware scan passes, then `clean`.
- * Media that fails the scan is deleted, so there is no third state.
+ * State of an upload (decisions.md, Media states): `pending` in quarantine until the media job has
+ * scanned (and, for images, decoded) it; then `clean` (served) or `rejected` (never served, its
+ * bytes removed, its quota released; kept so that its owner sees what became of it).
  */
-export const MEDIA_STATUSES = ["pending", "clean"] as const;
+export const MEDIA_STATUSES = ["pending", "clean", "rejected"] as const;
+
+/** Why an upload was rejected: the malware scan found something, the image could not be decoded, or the scan never finished. */
+export const MEDIA_REJECTIONS = ["malware", "undecodable", "unscanned"] as const;
 
 /** Columns every media table has; `kind` names the table in its constraints. */
 function mediaColumns() {
@@ -377,6 +381,7 @@ function mediaColumns() {
     sizeBytes: integer("size_bytes").notNull(),
     description: text("description"),
     status: text("status", { enum: MEDIA_STATUSES }).notNull().default("pending"),
+    rejectedReason: text("rejected_reason", { enum: MEDIA_REJECTIONS }),
     uploadedBy: integer("uploaded_by").references(() => users.id, { onDelete: "set null" }),
     ...timestamps,
   };
@@ -384,13 +389,23 @@ function mediaColumns() {
 
 type MediaTable = { [K in keyof ReturnType<typeof mediaColumns>]: AnySQLiteColumn };
 
-/** Indexes and checks every media table has: listing a record's media oldest first, finding the rows that share an object, and the id, status and size rules. */
+/**
+ * Indexes and checks every media table has: listing a record's media oldest first, finding the
+ * rows that share an object, finding uploads left pending (a partial index: only pending rows,
+ * by when their job was last queued, which `updated_at` records while pending), and the id,
+ * status and size rules.
+ */
 function mediaConstraints(kind: "images" | "files", t: MediaTable) {
   return [
     // Entries end with the rowid, so this index also serves MEDIA_ORDER's insertion-order tiebreak.
     index(`${kind}_product_idx`).on(t.productId, t.createdAt),
     index(`${kind}_storage_key_idx`).on(t.storageKey),
-    check(`${kind}_status`, sql`${t.status} IN ('pending', 'clean')`),
+    index(`${kind}_pending_idx`).on(t.updatedAt).where(sql`status = 'pending'`),
+    check(`${kind}_status`, sql`${t.status} IN ('pending', 'clean', 'rejected')`),
+    check(
+      `${kind}_rejected_reason`,
+      sql`(${t.status} = 'rejected' AND ${t.rejectedReason} IN ('malware', 'undecodable', 'unscanned')) OR (${t.status} <> 'rejected' AND ${t.rejectedReason} IS NULL)`,
+    ),
     check(`${kind}_id`, sql`length(${t.id}) = 32 AND ${t.id} NOT GLOB '*[^0-9a-f]*'`),
     check(`${kind}_size`, sql`${t.sizeBytes} > 0`),
   ];

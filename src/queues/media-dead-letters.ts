@@ -1,7 +1,7 @@
 import { createDb } from "../db/client";
 import type { AppBindings } from "../env";
 import type { Logger } from "../lib/logger";
-import { deleteMedia } from "../services/media";
+import { rejectMedia } from "../services/media";
 import { quarantineKey } from "../services/media-storage";
 import type { MediaMessage } from "./media-messages";
 
@@ -10,19 +10,17 @@ export const DEAD_LETTER_QUEUE = "relab-media-dlq";
 
 /**
  * The last word on a message that kept failing. A scan that never finished fails closed: the
- * upload was never published, and it is now removed (quota released) rather than left pending for
- * ever. Thumbnails and purges are only reported: the image stays served with its own URL as
- * thumbnail, and unreferenced objects stay until an operator removes them.
+ * upload was never published, and it is now `rejected` as `unscanned` (quota released, bytes
+ * removed, its owner told) rather than left pending for ever. Thumbnails and purges are only
+ * reported: the image stays served with its own URL as thumbnail, and unreferenced objects stay
+ * until an operator removes them.
  */
 export async function handleDeadLetter(body: unknown, env: AppBindings, log: Logger): Promise<void> {
   const message = body as Partial<MediaMessage> | null;
   log.error("media message dead-lettered", { type: typeof message?.type === "string" ? message.type : null });
   if (message?.type !== "media.scan" || typeof message.id !== "string" || (message.kind !== "images" && message.kind !== "files")) return;
   const { db } = createDb(env.DB);
-  const removed = await deleteMedia(db, null, message.kind, message.id).then(
-    () => true,
-    () => false,
-  );
+  const rejected = await rejectMedia(db, message.kind, message.id, "unscanned", "pending");
   await env.UPLOADS.delete(quarantineKey(message.kind, message.id));
-  log.error("unscanned upload removed", { media: message.kind, media_id: message.id, row_removed: removed });
+  log.error("unscanned upload rejected", { media: message.kind, media_id: message.id, row_rejected: rejected !== null });
 }

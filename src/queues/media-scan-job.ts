@@ -3,79 +3,115 @@ import { loadConfig } from "../config";
 import { createDb, type Db } from "../db/client";
 import type { AppBindings } from "../env";
 import { audit } from "../lib/audit";
+import { ImageStructureError } from "../lib/images/exif";
+import { sniffImageFormat } from "../lib/images/formats";
+import { makeThumbnails, type Thumbnail } from "../lib/images/thumbnails";
 import type { Logger } from "../lib/logger";
-import { deleteMedia } from "../services/media";
+import { rejectMedia } from "../services/media";
+import { THUMBNAIL_WIDTHS, thumbnailKey } from "../services/media-records";
 import { builtInScan, externalScan, type ScanVerdict } from "../services/media-scan";
 import { deleteUnreferencedObjects, IMMUTABLE_CACHE, type MediaKind, quarantineKey, servedKey } from "../services/media-storage";
 import type { MediaMessage } from "./media-messages";
 
-interface PendingRow {
+interface QueuedRow {
   storage_key: string;
   content_type: string;
-  status: "pending" | "clean";
-  thumbnails_ready: number;
+  status: "pending" | "clean" | "rejected";
 }
 
-async function readRow(db: Db, kind: MediaKind, id: string): Promise<PendingRow | undefined> {
-  const ready = kind === "images" ? sql`thumbnails_ready` : sql`1 AS thumbnails_ready`;
-  const rows = await db.all<PendingRow>(sql`SELECT storage_key, content_type, status, ${ready} FROM ${sql.raw(kind)} WHERE id = ${id}`);
+async function readRow(db: Db, kind: MediaKind, id: string): Promise<QueuedRow | undefined> {
+  const rows = await db.all<QueuedRow>(sql`SELECT storage_key, content_type, status FROM ${sql.raw(kind)} WHERE id = ${id}`);
   return rows[0];
 }
 
 /**
- * `media.scan`: scans an upload in quarantine with the built-in signatures and, when configured,
- * the external scanner. Clean: the bytes are published under their content key, the row turns
- * `clean` (and the image's thumbnails are queued); infected: the row goes (quota released) and
- * the bytes with it. Every step can run again: a redelivered message finds the row clean, or
- * gone, and finishes what is left. A scanner failure throws, so the message is retried and, in
- * the end, parked in the dead-letter queue with the upload still unpublished (fail closed).
+ * `media.scan`: settles an upload waiting in quarantine. It is scanned with the built-in
+ * signatures and, when configured, the external scanner; an image is then decoded in full and
+ * its thumbnails made from that decode. Clean (and decodable): the thumbnails and the bytes are
+ * published under the content key, then the row turns `clean`. Infected, or an image that does
+ * not decode: the row turns `rejected` (quota released) and the bytes go. Every step can run
+ * again: a redelivered or re-queued message (src/queues/media-requeue.ts) finds the row settled
+ * and only clears what is left, and both settling writes apply only to a `pending` row. A scanner
+ * failure throws, so the message is retried and, in the end, dead-lettered, which rejects the
+ * upload as `unscanned` (fail closed).
  */
 export async function scanJob(message: Extract<MediaMessage, { type: "media.scan" }>, env: AppBindings, log: Logger): Promise<void> {
   const { kind, id } = message;
   const { db } = createDb(env.DB);
   const bucket = env.UPLOADS;
   const row = await readRow(db, kind, id);
-  if (!row) {
+  if (row?.status !== "pending") {
     await bucket.delete(quarantineKey(kind, id));
-    log.info("media scan skipped: the upload was deleted", { media: kind, media_id: id });
-    return;
-  }
-  if (row.status === "clean") {
-    await bucket.delete(quarantineKey(kind, id));
-    if (kind === "images" && !row.thumbnails_ready) await env.MEDIA_QUEUE.send({ type: "media.thumbnails", id } satisfies MediaMessage);
+    if (!row) log.info("media scan skipped: the upload was deleted", { media: kind, media_id: id });
     return;
   }
   const quarantined = await bucket.head(quarantineKey(kind, id));
-  if (!quarantined) throw new Error("the quarantined bytes of a pending upload are missing");
+  if (!quarantined) {
+    // The bytes are stored before the row, and removed only after the row is settled: a row still
+    // pending here lost them (or another delivery settled it meanwhile, and this changes nothing).
+    await rejectMedia(db, kind, id, "unscanned", "pending");
+    log.error("pending upload without its quarantined bytes rejected", { media: kind, media_id: id });
+    return;
+  }
 
   const verdict = await scan(env, kind, id, quarantined.size);
   if (verdict.infected) {
-    await deleteMedia(db, null, kind, id).catch(() => undefined);
+    await rejectMedia(db, kind, id, "malware", "pending");
     await bucket.delete(quarantineKey(kind, id));
     audit(log, "media.scan.infected", { media: kind, media_id: id, threat: verdict.signature, scanner: verdict.scanner });
     return;
   }
 
-  const body = await bucket.get(quarantineKey(kind, id));
-  if (!body) throw new Error("the quarantined bytes vanished during the scan");
-  await bucket.put(servedKey(kind, row.storage_key), body.body, {
-    httpMetadata: { contentType: row.content_type, cacheControl: IMMUTABLE_CACHE },
-  });
-  // An image whose bytes another row already published with thumbnails needs none of its own.
-  const thumbnails =
-    kind === "images" ? sql`, thumbnails_ready = EXISTS (SELECT 1 FROM images o WHERE o.storage_key = ${row.storage_key} AND o.thumbnails_ready = 1)` : sql``;
-  const published = await db.all<{ thumbnails_ready: number }>(
-    sql`UPDATE ${sql.raw(kind)} SET status = 'clean', updated_at = unixepoch()${thumbnails}
-        WHERE id = ${id} AND status = 'pending' RETURNING ${kind === "images" ? sql`thumbnails_ready` : sql`1 AS thumbnails_ready`}`,
+  const object = await bucket.get(quarantineKey(kind, id));
+  if (!object) throw new Error("the quarantined bytes vanished during the scan");
+  let body: ReadableStream | Uint8Array = object.body;
+  let thumbnails: Thumbnail[] = [];
+  if (kind === "images") {
+    const bytes = new Uint8Array(await object.arrayBuffer());
+    const decoded = await decodeImage(bytes);
+    if (!decoded.ok) {
+      await rejectMedia(db, kind, id, "undecodable", "pending");
+      await bucket.delete(quarantineKey(kind, id));
+      log.warn("image rejected: it cannot be decoded", { media_id: id, reason: decoded.reason });
+      return;
+    }
+    body = bytes;
+    thumbnails = decoded.thumbnails;
+  }
+
+  // Objects first, the row last: a row never turns clean before what it names exists.
+  for (const thumbnail of thumbnails) {
+    await bucket.put(servedKey("images", thumbnailKey(row.storage_key, thumbnail.width)), thumbnail.bytes, {
+      httpMetadata: { contentType: thumbnail.contentType, cacheControl: IMMUTABLE_CACHE },
+    });
+  }
+  await bucket.put(servedKey(kind, row.storage_key), body, { httpMetadata: { contentType: row.content_type, cacheControl: IMMUTABLE_CACHE } });
+  const ready = kind === "images" ? sql`, thumbnails_ready = ${thumbnails.length > 0 ? 1 : 0}` : sql``;
+  const published = await db.all<{ id: string }>(
+    sql`UPDATE ${sql.raw(kind)} SET status = 'clean', updated_at = unixepoch()${ready} WHERE id = ${id} AND status = 'pending' RETURNING id`,
   );
   await bucket.delete(quarantineKey(kind, id));
   if (published.length === 0) {
-    // Deleted while being scanned: the object just published may belong to nobody.
+    // Deleted (or settled by another delivery) meanwhile: what was just published may belong to nobody.
     await deleteUnreferencedObjects(db, bucket, kind, [row.storage_key]);
     return;
   }
-  log.info("media scan passed", { media: kind, media_id: id });
-  if (kind === "images" && !published[0]!.thumbnails_ready) await env.MEDIA_QUEUE.send({ type: "media.thumbnails", id } satisfies MediaMessage);
+  log.info("media scan passed", { media: kind, media_id: id, thumbnails: thumbnails.length });
+}
+
+/**
+ * Decodes an image in full and makes its thumbnails. The bytes are in memory, so a failure is the
+ * data's (corrupt or truncated pixel data, sizes the data does not fill, a variant no decoder here
+ * reads): retrying could not help, and the image is rejected rather than retried.
+ */
+export async function decodeImage(bytes: Uint8Array): Promise<{ ok: true; thumbnails: Thumbnail[] } | { ok: false; reason: string }> {
+  const format = sniffImageFormat(bytes.subarray(0, 16));
+  try {
+    if (!format) throw new ImageStructureError("not in an image format");
+    return { ok: true, thumbnails: await makeThumbnails(bytes, format, THUMBNAIL_WIDTHS) };
+  } catch (error) {
+    return { ok: false, reason: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : String(error) };
+  }
 }
 
 /** The built-in scan, then the external one when configured; each reads the quarantined bytes as a stream. */

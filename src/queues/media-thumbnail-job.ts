@@ -1,18 +1,20 @@
 import { sql } from "drizzle-orm";
 import { createDb } from "../db/client";
 import type { AppBindings } from "../env";
-import { sniffImageFormat } from "../lib/images/formats";
-import { makeThumbnails } from "../lib/images/thumbnails";
 import type { Logger } from "../lib/logger";
-import { THUMBNAIL_WIDTHS, thumbnailKey } from "../services/media-records";
-import { IMMUTABLE_CACHE, servedKey } from "../services/media-storage";
+import { rejectMedia } from "../services/media";
+import { thumbnailKey } from "../services/media-records";
+import { deleteUnreferencedObjects, IMMUTABLE_CACHE, servedKey } from "../services/media-storage";
 import type { MediaMessage } from "./media-messages";
+import { decodeImage } from "./media-scan-job";
 
 /**
- * `media.thumbnails`: makes the thumbnails of a clean image at every width, stores them, then
- * marks every row with the same bytes ready. A redelivered message finds them ready and stops;
- * a missing object or an image no decoder can read throws, so the message is retried and ends
- * in the dead-letter queue, and `thumbnail_url` keeps pointing at the image.
+ * `media.thumbnails`: makes the thumbnails of an image that is already `clean` but has none. The
+ * scan job now makes them itself before an image turns clean; this job remains for images
+ * published before it did (and messages queued then). It decodes the image in full as the scan
+ * job does: an image that does not decode is rejected (unpublished, quota released), never
+ * retried. A redelivered message finds the thumbnails ready, or the row settled, and stops; a
+ * missing object throws, so the message is retried and dead-lettered.
  */
 export async function thumbnailJob(message: Extract<MediaMessage, { type: "media.thumbnails" }>, env: AppBindings, log: Logger): Promise<void> {
   const { db } = createDb(env.DB);
@@ -23,19 +25,20 @@ export async function thumbnailJob(message: Extract<MediaMessage, { type: "media
   if (!row || row.status !== "clean" || row.thumbnails_ready) return;
   const object = await env.UPLOADS.get(servedKey("images", row.storage_key));
   if (!object) throw new Error("the published image is missing from storage");
-  const bytes = new Uint8Array(await object.arrayBuffer());
-  const format = sniffImageFormat(bytes.subarray(0, 16));
-  if (!format) throw new Error("the published image is not in an image format");
-  const thumbnails = await makeThumbnails(bytes, format, THUMBNAIL_WIDTHS);
-  if (!thumbnails) {
-    log.warn("thumbnails not made: no bounded decoder for this image", { media_id: message.id, format });
+  const decoded = await decodeImage(new Uint8Array(await object.arrayBuffer()));
+  if (!decoded.ok) {
+    const key = await rejectMedia(db, "images", message.id, "undecodable", "clean");
+    if (key) await deleteUnreferencedObjects(db, env.UPLOADS, "images", [key]);
+    log.warn("published image rejected: it cannot be decoded", { media_id: message.id, reason: decoded.reason });
     return;
   }
-  for (const thumbnail of thumbnails) {
+  for (const thumbnail of decoded.thumbnails) {
     await env.UPLOADS.put(servedKey("images", thumbnailKey(row.storage_key, thumbnail.width)), thumbnail.bytes, {
       httpMetadata: { contentType: thumbnail.contentType, cacheControl: IMMUTABLE_CACHE },
     });
   }
-  await db.run(sql`UPDATE images SET thumbnails_ready = 1 WHERE storage_key = ${row.storage_key} AND status = 'clean'`);
-  log.info("thumbnails made", { media_id: message.id, widths: thumbnails.map((t) => t.width) });
+  if (decoded.thumbnails.length > 0) {
+    await db.run(sql`UPDATE images SET thumbnails_ready = 1 WHERE storage_key = ${row.storage_key} AND status = 'clean'`);
+  }
+  log.info("thumbnails made", { media_id: message.id, widths: decoded.thumbnails.map((t) => t.width) });
 }

@@ -17,9 +17,11 @@ export interface IntakeDeps {
 
 /**
  * Stores a prepared (validated, sanitised) upload: the bytes wait in quarantine, never served,
- * until the scan passes; the row goes in `pending` and is charged to the record owner's quota
- * (`insertMedia`); then the scan is queued. A refused write removes the quarantined bytes, and
- * a scan that cannot be queued takes the whole upload back (503), so nothing is half-written.
+ * until the media job settles it; the row goes in `pending` and is charged to the record owner's
+ * quota (`insertMedia`); then the scan is queued. A refused write removes the quarantined bytes,
+ * and a scan that cannot be queued takes the whole upload back (503), so nothing is half-written.
+ * Should the process die between the insert and the send, the Cron Trigger queues the scan again
+ * (src/queues/media-requeue.ts).
  * Shared by the upload routes and the camera's device upload.
  */
 export async function storeUpload<K extends MediaKind>(

@@ -1,12 +1,17 @@
 import { type SQL, sql } from "drizzle-orm";
+import { hasAdminPowers } from "../auth/permissions";
+import type { SessionUser } from "./sessions";
 
 /**
  * What the reads of products and components, and the export, need of their images and research
  * files: the rows, which of them are shown, and where they are served.
  */
 
-/** `pending` until the malware scan passes, then `clean` (schema.ts, MEDIA_STATUSES). */
-export type MediaStatus = "pending" | "clean";
+/** `pending` until the media job settles it, then `clean` or `rejected` (schema.ts, MEDIA_STATUSES). */
+export type MediaStatus = "pending" | "clean" | "rejected";
+
+/** Why a `rejected` upload was (schema.ts, MEDIA_REJECTIONS); null otherwise. */
+export type MediaRejection = "malware" | "undecodable" | "unscanned";
 
 /** An image as the reads select it. */
 export interface ImageRow {
@@ -19,6 +24,7 @@ export interface ImageRow {
   image_metadata: string | null;
   thumbnails_ready: number;
   status: MediaStatus;
+  rejected_reason: MediaRejection | null;
   created_at: number;
 }
 
@@ -31,6 +37,7 @@ export interface FileRow {
   filename: string;
   description: string | null;
   status: MediaStatus;
+  rejected_reason: MediaRejection | null;
   created_at: number;
 }
 
@@ -39,19 +46,21 @@ export const THUMBNAIL_WIDTHS = [200, 800, 1600] as const;
 export const LISTED_THUMBNAIL_WIDTH = 200;
 
 /**
- * Media shown to readers: only what passed the malware scan. Media that fails it is deleted, and
- * media still waiting for it is not served, so no read names it yet.
+ * Media shown to everyone, and the only media exports, statistics and profiles count: `clean`.
+ * Pending and rejected media is never served; only the record's owner and a moderator see it
+ * listed (`mayViewUnsettledMedia`).
  */
 export const SHOWN_MEDIA_CONDITION = "status = 'clean'";
-const SHOWN_MEDIA = sql.raw(SHOWN_MEDIA_CONDITION);
 
 /** Columns of `ImageRow`, named as in `images`. */
 export const IMAGE_FIELDS = [
-  "id", "product_id", "storage_key", "filename", "description", "image_metadata", "thumbnails_ready", "status", "created_at",
+  "id", "product_id", "storage_key", "filename", "description", "image_metadata", "thumbnails_ready", "status", "rejected_reason", "created_at",
 ] as const satisfies readonly (keyof ImageRow)[];
 
 /** Columns of `FileRow`, named as in `files`. */
-export const FILE_FIELDS = ["id", "product_id", "storage_key", "filename", "description", "status", "created_at"] as const satisfies readonly (keyof FileRow)[];
+export const FILE_FIELDS = [
+  "id", "product_id", "storage_key", "filename", "description", "status", "rejected_reason", "created_at",
+] as const satisfies readonly (keyof FileRow)[];
 
 const IMAGE_COLUMNS = sql.raw(IMAGE_FIELDS.join(", "));
 const FILE_COLUMNS = sql.raw(FILE_FIELDS.join(", "));
@@ -59,14 +68,27 @@ const FILE_COLUMNS = sql.raw(FILE_FIELDS.join(", "));
 /** Media order everywhere: oldest first, and in upload order within a second (the table's rowid; ids are random). */
 export const MEDIA_ORDER = "created_at, rowid";
 
-/** The shown images of record `id`, oldest first. */
+/**
+ * Every image of record `id`, whatever its status, oldest first: the detail read shows the
+ * unsettled ones to those who may see them (`visibleMedia`).
+ */
 export function imagesOfRecord(id: number): SQL {
-  return sql`SELECT ${IMAGE_COLUMNS} FROM images WHERE product_id = ${id} AND ${SHOWN_MEDIA} ORDER BY ${sql.raw(MEDIA_ORDER)}`;
+  return sql`SELECT ${IMAGE_COLUMNS} FROM images WHERE product_id = ${id} ORDER BY ${sql.raw(MEDIA_ORDER)}`;
 }
 
-/** The shown research files of record `id`, oldest first. */
+/** Every research file of record `id`, whatever its status, oldest first (see `imagesOfRecord`). */
 export function filesOfRecord(id: number): SQL {
-  return sql`SELECT ${FILE_COLUMNS} FROM files WHERE product_id = ${id} AND ${SHOWN_MEDIA} ORDER BY ${sql.raw(MEDIA_ORDER)}`;
+  return sql`SELECT ${FILE_COLUMNS} FROM files WHERE product_id = ${id} ORDER BY ${sql.raw(MEDIA_ORDER)}`;
+}
+
+/** Who sees a record's pending and rejected media: its owner, and a superuser with TOTP (a moderator). */
+export function mayViewUnsettledMedia(viewer: SessionUser | null, ownerId: number): boolean {
+  return viewer !== null && (viewer.id === ownerId || hasAdminPowers(viewer));
+}
+
+/** The media rows `viewer` may see of a record owned by `ownerId`: all of them, or the clean ones. */
+export function visibleMedia<T extends { status: MediaStatus }>(rows: T[], viewer: SessionUser | null, ownerId: number): T[] {
+  return mayViewUnsettledMedia(viewer, ownerId) ? rows : rows.filter((row) => row.status === "clean");
 }
 
 /** Absolute URL of an upload: `<origin>/uploads/images|files/<storage key>`. */

@@ -4,7 +4,7 @@ import { THUMBNAIL_WIDTHS, thumbnailKey } from "./media-records";
 
 /**
  * Where uploads live in R2 (`UPLOADS`):
- * - `quarantine/<kind>/<id>`: the bytes of an upload until the malware scan passes; never served.
+ * - `quarantine/<kind>/<id>`: the bytes of an upload while it is `pending`; never served.
  * - `images/<sha256>.<ext>`, `files/<sha256>.<ext>`: content-addressed, served at
  *   `/uploads/<kind>/<key>`; rows with equal bytes share one object.
  * - `images/thumbnails/<width>/<key>`: an image's thumbnails, served under `/uploads/images/`.
@@ -35,8 +35,9 @@ export function objectKeys(kind: MediaKind, storageKey: string): string[] {
 }
 
 /**
- * Deletes the objects of the storage keys no row refers to any more (rows share objects with equal
- * bytes). Run after the rows are gone; a key still named by a row, pending or clean, is kept.
+ * Deletes the objects of the storage keys no row needs any more (rows share objects with equal
+ * bytes). Run after the rows are gone or rejected; a key still named by a pending or clean row is
+ * kept (a rejected row never needs its object).
  */
 export async function deleteUnreferencedObjects(db: Db, bucket: R2Bucket, kind: MediaKind, storageKeys: readonly string[]): Promise<number> {
   const unique = [...new Set(storageKeys)];
@@ -47,7 +48,8 @@ export async function deleteUnreferencedObjects(db: Db, bucket: R2Bucket, kind: 
   for (let i = 0; i < unique.length; i += 90) {
     const chunk = unique.slice(i, i + 90);
     const rows = await db.all<{ storage_key: string }>(
-      sql`SELECT DISTINCT storage_key FROM ${table} WHERE storage_key IN (${sql.join(chunk.map((key) => sql`${key}`), sql`, `)})`,
+      sql`SELECT DISTINCT storage_key FROM ${table}
+          WHERE storage_key IN (${sql.join(chunk.map((key) => sql`${key}`), sql`, `)}) AND status <> 'rejected'`,
     );
     for (const row of rows) referenced.add(row.storage_key);
   }

@@ -1,5 +1,6 @@
 import { checkFileBytes, declaredTypeFits, essenceOf, extensionOf, RESEARCH_FILE_EXTENSIONS, RESEARCH_FILE_FORMATS } from "../lib/file-formats";
-import { ImageStructureError } from "../lib/images/exif";
+import { assertDecodableVariant, decodablePixels } from "../lib/images/decodable";
+import { ImageStructureError, UnsupportedImageError } from "../lib/images/exif";
 import { IMAGE_FORMATS, IMAGE_TYPES, type ImageFormat, imageDimensions, sniffImageFormat } from "../lib/images/formats";
 import { sanitizeImage } from "../lib/images/sanitize";
 import { ApiError } from "../lib/problem";
@@ -102,8 +103,9 @@ function imageFormatOf(extension: string | null): ImageFormat | null {
 
 /**
  * Checks an image upload (extension, declared type and magic bytes must agree; size and pixel
- * caps of the uploader's role) and sanitises it: metadata reduced to the EXIF allow-list,
- * pixels turned upright. Throws the refusal of decisions.md for each failure.
+ * caps of the uploader's role; a variant of the format the media job can decode) and sanitises
+ * it: metadata reduced to the EXIF allow-list, pixels turned upright. Throws the refusal of
+ * decisions.md for each failure.
  */
 export async function prepareImage(form: UploadForm, role: Role): Promise<PreparedUpload> {
   const extension = extensionOf(form.filename);
@@ -124,14 +126,17 @@ export async function prepareImage(form: UploadForm, role: Role): Promise<Prepar
   const size = imageDimensions(bytes, format);
   if (!size) throw unreadable("its header gives no size");
   const pixels = size.width * size.height;
-  const maxPixels = ROLE_LIMITS[role].imageUploadMaxPixels;
+  // GIF and WebP are decoded whole by the media job, which bounds them lower than the role does.
+  const maxPixels = Math.min(ROLE_LIMITS[role].imageUploadMaxPixels, decodablePixels(format));
   if (pixels > maxPixels) {
     throw new ApiError(400, { code: "IMAGE_TOO_MANY_PIXELS", detail: `Image has ${pixels} pixels, exceeding the maximum allowed ${maxPixels}.` });
   }
   let clean;
   try {
     clean = sanitizeImage(bytes, format);
+    assertDecodableVariant(clean.bytes, format);
   } catch (error) {
+    if (error instanceof UnsupportedImageError) throw unsupportedVariant(format, error.message);
     if (error instanceof ImageStructureError) throw unreadable(error.message);
     throw error;
   }
@@ -146,6 +151,11 @@ export async function prepareImage(form: UploadForm, role: Role): Promise<Prepar
     description: form.description,
     image: { width: upright.width, height: upright.height, metadata: metadata ? JSON.stringify(metadata) : null },
   };
+}
+
+function unsupportedVariant(format: ImageFormat, reason: string): ApiError {
+  const hint = format === "bmp" ? "save it as an uncompressed BMP or a PNG" : "save it as a baseline or progressive 8-bit JPEG or a PNG";
+  return unsupported(`This image cannot be processed (${reason.replace(/^[A-Z]+: /, "")}); ${hint}.`);
 }
 
 function unreadable(reason: string): ApiError {

@@ -10,6 +10,8 @@ import {
   IMAGE_FIELDS,
   type ImageRow,
   MEDIA_ORDER,
+  type MediaRejection,
+  mayViewUnsettledMedia,
   SHOWN_MEDIA_CONDITION,
 } from "./media-records";
 import type { MediaKind } from "./media-storage";
@@ -46,23 +48,37 @@ export const mediaMissing = (kind: MediaKind) =>
 const parentStatement = (parent: MediaParent): SQL =>
   sql`SELECT p.owner_id FROM products p WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}`;
 
-/** One page of the record's shown media, oldest first, and their count: one round trip. */
-export async function readMediaPage<K extends MediaKind>(db: Db, parent: MediaParent, kind: K, page: PageQuery) {
+/**
+ * The media of the record `viewer` sees, as SQL over `m`: every item for the record's owner and a
+ * superuser with TOTP (`mayViewUnsettledMedia`), the clean ones for everyone else.
+ */
+function visibleCondition(parent: MediaParent, viewer: SessionUser | null): SQL {
+  const clean = sql.raw(`m.${SHOWN_MEDIA_CONDITION}`);
+  if (viewer === null) return clean;
+  if (hasAdminPowers(viewer)) return sql`1`;
+  return sql`(${clean} OR (SELECT owner_id FROM products WHERE id = ${parent.id}) = ${viewer.id})`;
+}
+
+/**
+ * One page of the record's media that `viewer` sees (`visibleCondition`), oldest first, and
+ * their count: one round trip.
+ */
+export async function readMediaPage<K extends MediaKind>(db: Db, parent: MediaParent, kind: K, page: PageQuery, viewer: SessionUser | null) {
   const table = sql.raw(kind);
-  const shown = sql.raw(SHOWN_MEDIA_CONDITION);
+  const visible = visibleCondition(parent, viewer);
   const { limit, offset } = pageWindow(page);
   const [owners, rows, counts] = await batchRows<[{ owner_id: number }, MediaRow<K>, { total: number }]>(db, [
     parentStatement(parent),
-    sql`SELECT ${columns(kind, "m")} FROM ${table} m WHERE m.product_id = ${parent.id} AND m.${shown}
+    sql`SELECT ${columns(kind, "m")} FROM ${table} m WHERE m.product_id = ${parent.id} AND ${visible}
         ORDER BY ${sql.raw(MEDIA_ORDER.split(", ").map((field) => `m.${field}`).join(", "))} LIMIT ${limit} OFFSET ${offset}`,
-    sql`SELECT count(*) AS total FROM ${table} WHERE product_id = ${parent.id} AND ${shown}`,
+    sql`SELECT count(*) AS total FROM ${table} m WHERE m.product_id = ${parent.id} AND ${visible}`,
   ]);
   if (!owners[0]) throw parent.missing();
   return { rows, total: counts[0]?.total ?? 0 };
 }
 
 /**
- * One media item of the record. Media waiting for its scan is shown to the record's owner (and a
+ * One media item of the record. Pending and rejected media is shown to the record's owner (and a
  * superuser with TOTP) only; anyone else gets the same 404 as for an unknown id.
  */
 export async function readMediaItem<K extends MediaKind>(db: Db, parent: MediaParent, kind: K, mediaId: string, viewer: SessionUser | null) {
@@ -74,8 +90,7 @@ export async function readMediaItem<K extends MediaKind>(db: Db, parent: MediaPa
   if (!owner) throw parent.missing();
   const row = rows[0];
   if (!row) throw mediaMissing(kind);
-  const privileged = viewer !== null && (viewer.id === owner.owner_id || hasAdminPowers(viewer));
-  if (row.status !== "clean" && !privileged) throw mediaMissing(kind);
+  if (row.status !== "clean" && !mayViewUnsettledMedia(viewer, owner.owner_id)) throw mediaMissing(kind);
   return row;
 }
 
@@ -159,26 +174,46 @@ export async function insertMedia<K extends MediaKind>(db: Db, parent: MediaPare
 export interface DeletedMedia {
   storageKey: string;
   status: string;
-  /** Whether other rows (equal bytes) still use the object. */
+  /** Whether other rows (equal bytes) that are not rejected still use the object. */
   shared: boolean;
 }
 
 /**
- * Deletes one media row and releases its size from the owner's quota, in one batch that also tells
- * whether other rows share the object. With `parent`, only an item of that record (else the media
- * 404); without, any row of the id (the scan removing an infected upload), null when it is gone.
+ * Deletes one media row and releases its size from the owner's quota (unless it was rejected:
+ * that released it already), in one batch that also tells whether other rows share the object.
+ * Only an item of `parent` (else the media 404).
  */
-export async function deleteMedia(db: Db, parent: MediaParent | null, kind: MediaKind, mediaId: string): Promise<DeletedMedia> {
+export async function deleteMedia(db: Db, parent: MediaParent, kind: MediaKind, mediaId: string): Promise<DeletedMedia> {
   const table = sql.raw(kind);
-  const ofParent = parent ? sql` AND product_id = ${parent.id}` : sql``;
-  const item = sql`SELECT size_bytes FROM ${table} WHERE id = ${mediaId}${ofParent}`;
+  const ofParent = sql` AND product_id = ${parent.id}`;
+  const item = sql`SELECT size_bytes FROM ${table} WHERE id = ${mediaId}${ofParent} AND status <> 'rejected'`;
   const [sharing, , deleted] = await batchRows<[{ sharing: number }, unknown, { storage_key: string; status: string }]>(db, [
-    sql`SELECT count(*) AS sharing FROM ${table} WHERE storage_key = (SELECT storage_key FROM ${table} WHERE id = ${mediaId})`,
+    sql`SELECT count(*) AS sharing FROM ${table}
+        WHERE storage_key = (SELECT storage_key FROM ${table} WHERE id = ${mediaId}) AND id <> ${mediaId} AND status <> 'rejected'`,
     sql`UPDATE users SET upload_file_count = max(upload_file_count - 1, 0), upload_total_bytes = max(upload_total_bytes - (${item}), 0)
         WHERE id = (SELECT p.owner_id FROM ${table} m JOIN products p ON p.id = m.product_id WHERE m.id = ${mediaId}) AND EXISTS (${item})`,
     sql`DELETE FROM ${table} WHERE id = ${mediaId}${ofParent} RETURNING storage_key, status`,
   ]);
   const row = deleted[0];
   if (!row) throw mediaMissing(kind);
-  return { storageKey: row.storage_key, status: row.status, shared: (sharing[0]?.sharing ?? 0) > 1 };
+  return { storageKey: row.storage_key, status: row.status, shared: (sharing[0]?.sharing ?? 0) > 0 };
+}
+
+/**
+ * Marks an upload `rejected` (with why) and releases its size from the owner's quota, in one
+ * batch, only while it is still in the state `from` (`pending`, or `clean` for an image published
+ * before it was decoded): a job delivered twice, or racing a deletion, changes nothing the second
+ * time. Returns the storage key, or null when the row was not in that state (or is gone). The
+ * caller removes the bytes (`deleteUnreferencedObjects` spares those other rows still use).
+ */
+export async function rejectMedia(db: Db, kind: MediaKind, mediaId: string, reason: MediaRejection, from: "pending" | "clean"): Promise<string | null> {
+  const table = sql.raw(kind);
+  const item = sql`SELECT size_bytes FROM ${table} WHERE id = ${mediaId} AND status = ${from}`;
+  const [, rejected] = await batchRows<[unknown, { storage_key: string }]>(db, [
+    sql`UPDATE users SET upload_file_count = max(upload_file_count - 1, 0), upload_total_bytes = max(upload_total_bytes - (${item}), 0)
+        WHERE id = (SELECT p.owner_id FROM ${table} m JOIN products p ON p.id = m.product_id WHERE m.id = ${mediaId}) AND EXISTS (${item})`,
+    sql`UPDATE ${table} SET status = 'rejected', rejected_reason = ${reason}, updated_at = unixepoch()${kind === "images" ? sql`, thumbnails_ready = 0` : sql``}
+        WHERE id = ${mediaId} AND status = ${from} RETURNING storage_key`,
+  ]);
+  return rejected[0]?.storage_key ?? null;
 }

@@ -141,22 +141,22 @@ export interface DeletedRecord {
 
 /**
  * Deletes a record with everything under it (components, bills of materials, videos and media
- * rows follow by foreign-key cascade) and releases the media's size from the owner's quota, in
- * one batch. Returns the storage keys of the media removed (their objects are purged afterwards,
+ * rows follow by foreign-key cascade) and releases the media's size from the owner's quota (not
+ * for rejected media, which released it when rejected), in one batch. Returns the storage keys of the media removed (their objects are purged afterwards,
  * unless other rows share them) and the camera streams that were recording into it, read in the
  * same batch, for the caller to end.
  */
 export async function deleteRecord(db: Db, id: number): Promise<DeletedRecord> {
   const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
-    tree_media(kind, storage_key, size_bytes) AS (
-      SELECT 'images', storage_key, size_bytes FROM images WHERE product_id IN (SELECT id FROM tree)
-      UNION ALL SELECT 'files', storage_key, size_bytes FROM files WHERE product_id IN (SELECT id FROM tree))`;
+    tree_media(kind, storage_key, size_bytes, charged) AS (
+      SELECT 'images', storage_key, size_bytes, status <> 'rejected' FROM images WHERE product_id IN (SELECT id FROM tree)
+      UNION ALL SELECT 'files', storage_key, size_bytes, status <> 'rejected' FROM files WHERE product_id IN (SELECT id FROM tree))`;
   const [streams, media] = await batchRows<[StreamRow, { kind: "images" | "files"; storage_key: string }, unknown, unknown]>(db, [
     sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE product_id = ${id}`,
     sql`${tree} SELECT DISTINCT kind, storage_key FROM tree_media`,
     sql`${tree} UPDATE users SET
-          upload_file_count = max(upload_file_count - (SELECT count(*) FROM tree_media), 0),
-          upload_total_bytes = max(upload_total_bytes - (SELECT coalesce(sum(size_bytes), 0) FROM tree_media), 0)
+          upload_file_count = max(upload_file_count - (SELECT count(*) FROM tree_media WHERE charged), 0),
+          upload_total_bytes = max(upload_total_bytes - (SELECT coalesce(sum(size_bytes), 0) FROM tree_media WHERE charged), 0)
         WHERE id = (SELECT owner_id FROM products WHERE id = ${id})`,
     sql`DELETE FROM products WHERE id = ${id}`,
   ]);

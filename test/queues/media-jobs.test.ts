@@ -30,16 +30,13 @@ async function sizeOf(path: string): Promise<[number, number, string | null]> {
 }
 
 describe("thumbnails", () => {
-  it("are made at 200, 800 and 1600 px after the scan, and thumbnail_url moves to the 200 px one", async () => {
+  it("are made at 200, 800 and 1600 px by the scan, from its full decode, before the image is listed", async () => {
     const { product } = await productWithComponent(owner.token);
     const bytes = encodeJpeg(2000, 96, (x, y) => [(x * 7) & 255, (y * 3) & 255, 128]);
     const item = await uploaded(`/v1/products/${product}/images`, owner.token, { bytes, name: "wide.jpg", type: "image/jpeg" });
+    expect(item.thumbnail_url).toBe(item.image_url);
     await scan("images", item.id);
-    let listed = ((await (await api(`/v1/products/${product}/images`)).json()) as { items: MediaItem[] }).items[0]!;
-    expect(listed.thumbnail_url).toBe(item.image_url);
-
-    expect(await runMediaJob({ type: "media.thumbnails", id: item.id })).toEqual({ acked: true, retried: false });
-    listed = ((await (await api(`/v1/products/${product}/images`)).json()) as { items: MediaItem[] }).items[0]!;
+    const listed = ((await (await api(`/v1/products/${product}/images`)).json()) as { items: MediaItem[] }).items[0]!;
     const key = keyOf(item.image_url!);
     expect(pathOf(listed.thumbnail_url!)).toBe(`/uploads/images/thumbnails/200/${key}`);
     for (const width of [1600, 800, 200]) {
@@ -48,11 +45,11 @@ describe("thumbnails", () => {
       expect([w, type]).toEqual([width, "image/jpeg"]);
       expect(Math.abs(h - (96 * width) / 2000)).toBeLessThanOrEqual(1);
     }
-    // Delivered again, the job finds them made and does nothing.
+    // A thumbnail message (as queued before the scan made them) finds them made and does nothing.
     expect(await runMediaJob({ type: "media.thumbnails", id: item.id })).toEqual({ acked: true, retried: false });
   });
 
-  it("a job that cannot read its image is retried, so it ends in the dead-letter queue; the image keeps standing in", async () => {
+  it("a thumbnail job for an image published without thumbnails that cannot read it is retried, so it ends in the dead-letter queue", async () => {
     const { product } = await productWithComponent(owner.token);
     const item = await uploaded(`/v1/products/${product}/images`, owner.token, {
       bytes: encodeJpeg(32, 16, () => [10, 200, 30]),
@@ -60,6 +57,8 @@ describe("thumbnails", () => {
       type: "image/jpeg",
     });
     await scan("images", item.id);
+    // As an image published before the scan made thumbnails: clean, none made.
+    await env.DB.prepare("UPDATE images SET thumbnails_ready = 0 WHERE id = ?").bind(item.id).run();
     await env.UPLOADS.delete(`images/${keyOf(item.image_url!)}`);
     expect(await runMediaJob({ type: "media.thumbnails", id: item.id })).toEqual({ acked: false, retried: true });
     const listed = ((await (await api(`/v1/products/${product}/images`)).json()) as { items: MediaItem[] }).items[0]!;
@@ -70,7 +69,7 @@ describe("thumbnails", () => {
 });
 
 describe("dead letters", () => {
-  it("a scan that kept failing removes the unpublished upload and releases the quota (fail closed)", async () => {
+  it("a scan that kept failing rejects the unpublished upload as unscanned and releases the quota (fail closed)", async () => {
     const { product } = await productWithComponent(owner.token);
     const usage = async () => ((await (await me(owner.token)).json()) as { upload_file_count: number }).upload_file_count;
     const before = await usage();
@@ -78,13 +77,19 @@ describe("dead letters", () => {
     expect(await usage()).toBe(before + 1);
     expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, {}, "relab-media-dlq")).toEqual({ acked: true, retried: false });
     expect(await usage()).toBe(before);
-    await expectProblem(await api(`/v1/products/${product}/files/${item.id}`, { headers: bearer(owner.token) }), 404, "NOT_FOUND");
+    const own = await api(`/v1/products/${product}/files/${item.id}`, { headers: bearer(owner.token) });
+    expect(await own.json()).toMatchObject({ status: "rejected", rejected_reason: "unscanned" });
+    await expectProblem(await api(`/v1/products/${product}/files/${item.id}`), 404, "NOT_FOUND");
     expect(await env.UPLOADS.head(`quarantine/files/${item.id}`)).toBeNull();
+    // Delivered again (or a late scan), nothing changes: the quota is not released twice.
+    expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, {}, "relab-media-dlq")).toEqual({ acked: true, retried: false });
+    await scan("files", item.id);
+    expect(await usage()).toBe(before);
   });
 });
 
 describe("the external scanner", () => {
-  it("runs after the built-in one when configured: clean publishes, a positive removes", async () => {
+  it("runs after the built-in one when configured: clean publishes, a positive rejects", async () => {
     const { product } = await productWithComponent(owner.token);
     const clean = await uploaded(`/v1/products/${product}/files`, owner.token, text("ordinary notes\n"));
     const positive = await uploaded(`/v1/products/${product}/files`, owner.token, text("EXTERNAL-SCANNER-POSITIVE\n"));
@@ -92,7 +97,9 @@ describe("the external scanner", () => {
       expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, EXTERNAL_SCANNER_VARS)).toEqual({ acked: true, retried: false });
     }
     expect((await api(pathOf(clean.file_url!))).status).toBe(200);
-    await expectProblem(await api(`/v1/products/${product}/files/${positive.id}`, { headers: bearer(owner.token) }), 404, "NOT_FOUND");
+    const own = await api(`/v1/products/${product}/files/${positive.id}`, { headers: bearer(owner.token) });
+    expect(await own.json()).toMatchObject({ status: "rejected", rejected_reason: "malware" });
+    await expectProblem(await api(pathOf(positive.file_url!)), 404, "NOT_FOUND");
   });
 
   it("a time-out or an error answer retries the scan and publishes nothing", async () => {

@@ -4,7 +4,7 @@
  * input is the destination raster plus a few kilobytes.
  */
 import { u16le, u32le } from "./bytes";
-import { ImageStructureError } from "./exif";
+import { ImageStructureError, UnsupportedImageError } from "./exif";
 import type { Raster } from "./raster";
 import { AreaAccumulator, scaledSize } from "./resize";
 
@@ -72,7 +72,7 @@ function layout(b: Uint8Array): BmpLayout {
   const bitfields = compression === 3 && headerSize !== 64 && (bitCount === 16 || bitCount === 32);
   if (compression !== 0 && !bitfields) {
     const kind = compression === 1 || compression === 2 ? "RLE-compressed" : `compression type ${compression}`;
-    fail(`${kind} images are not supported`);
+    throw new UnsupportedImageError(`BMP: ${kind} images are not supported`);
   }
   const topDown = rawHeight < 0;
   const height = Math.abs(rawHeight);
@@ -104,6 +104,14 @@ function layout(b: Uint8Array): BmpLayout {
     fields = [field(masks[0]!), field(masks[1]!), field(masks[2]!), field(masks[3]!)];
   }
   return { width, height, topDown, bitCount, pixelOffset, stride, palette, fields };
+}
+
+/**
+ * Throws unless `decodeBmpScaled` can decode the file: `UnsupportedImageError` for RLE and other
+ * compressed BMPs, `ImageStructureError` for broken headers. Reads the headers only.
+ */
+export function checkBmpDecodable(bytes: Uint8Array): void {
+  layout(bytes);
 }
 
 /**

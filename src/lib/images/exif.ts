@@ -9,6 +9,15 @@ export class ImageStructureError extends Error {
   override name = "ImageStructureError";
 }
 
+/**
+ * A well-formed file in a variant of its format that the decoders here cannot decode (RLE BMP,
+ * arithmetic-coded or lossless JPEG, CMYK...): refused at upload as an unsupported type, since
+ * the media job could never decode it.
+ */
+export class UnsupportedImageError extends ImageStructureError {
+  override name = "UnsupportedImageError";
+}
+
 type Kind = "ascii" | "rational" | "int";
 interface TagSpec {
   id: number;

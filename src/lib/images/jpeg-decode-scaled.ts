@@ -59,14 +59,25 @@ function scansToKeep(layout: JpegLayout, n: number): boolean[] {
  * RGB pixels (3 channels) of the JPEG at 1/`scale`: ceil(width / scale) x ceil(height / scale).
  * Greyscale comes out as equal R, G and B. Throws `ImageStructureError` for what it cannot decode:
  * arithmetic coding, lossless or hierarchical JPEG, 12-bit samples, CMYK / YCCK or other component
- * counts than 1 and 3, broken data (at 1/8 the AC scans of a progressive file are not read at all).
+ * counts than 1 and 3, broken data (at 1/8 the AC scans of a progressive file are not read at all,
+ * unless `everyScan`).
  */
-export function decodeJpegScaled(bytes: Uint8Array, scale: JpegScale): Raster {
-  return decodeJpegScaledInBands(bytes, scale, BAND_BYTES);
+export function decodeJpegScaled(bytes: Uint8Array, scale: JpegScale, options: DecodeOptions = {}): Raster {
+  return decodeJpegScaledInBands(bytes, scale, BAND_BYTES, options);
+}
+
+/** How much of the file a scaled decode reads. */
+export interface DecodeOptions {
+  /**
+   * Entropy-decode every scan, even those a reduced scale does not need (the AC scans of a
+   * progressive file at 1/8), so that corrupt data anywhere in the file throws: the check that an
+   * upload decodes at all. The pixels are the same.
+   */
+  everyScan?: boolean;
 }
 
 /** `decodeJpegScaled` decoding about `bandBytes` of coefficients at once (at least one MCU row); the pixels do not depend on it. */
-export function decodeJpegScaledInBands(bytes: Uint8Array, scale: JpegScale, bandBytes: number): Raster {
+export function decodeJpegScaledInBands(bytes: Uint8Array, scale: JpegScale, bandBytes: number, options: DecodeOptions = {}): Raster {
   if (scale !== 1 && scale !== 2 && scale !== 4 && scale !== 8) throw new RangeError(`unsupported JPEG scale ${String(scale)}`);
   const layout = parseJpeg(bytes);
   const comps = layout.components;
@@ -84,7 +95,8 @@ export function decodeJpegScaledInBands(bytes: Uint8Array, scale: JpegScale, ban
   for (const c of comps) mcuRowBytes += c.blocksWide * c.v * 128;
   const rowsPerBand = Math.max(1, Math.floor(bandBytes / mcuRowBytes));
   const cuts = bandCuts(layout.mcusY, Math.ceil(layout.mcusY / rowsPerBand));
-  const decoder = createBandDecoder(bytes, layout, "y", cuts, { keep: scansToKeep(layout, n), inOrder: true });
+  const keep = options.everyScan ? layout.scans.map(() => true) : scansToKeep(layout, n);
+  const decoder = createBandDecoder(bytes, layout, "y", cuts, { keep, inOrder: true });
 
   let bandRows = 0;
   for (let b = 0; b < decoder.bands; b++) bandRows = Math.max(bandRows, cuts[b + 1]! - cuts[b]!);

@@ -3,7 +3,7 @@
  * the extent of its entropy-coded data, found without decoding it, so that decoders can make
  * several passes over the scans while holding only part of the coefficients.
  */
-import { ImageStructureError } from "./exif";
+import { ImageStructureError, UnsupportedImageError } from "./exif";
 import { buildDecodeTable, type HuffmanDecodeTable } from "./jpeg-bit-reader";
 
 /** `ZIGZAG[k]` is the natural (row-major) index of the k-th coefficient in zig-zag order (T.81 figure A.6). */
@@ -76,6 +76,9 @@ const MAX_COEFFICIENTS = 1 << 27;
 const fail = (why: string): never => {
   throw new ImageStructureError(`JPEG: ${why}`);
 };
+const unsupported = (why: string): never => {
+  throw new UnsupportedImageError(`JPEG: ${why}`);
+};
 
 const u16 = (b: Uint8Array, o: number): number => (b[o]! << 8) | b[o + 1]!;
 
@@ -112,12 +115,12 @@ export function parseJpeg(bytes: Uint8Array): JpegLayout {
       progressive = marker === 0xc2;
       frame = readFrame(seg, progressive);
     } else if (marker === 0xc3 || marker === 0xc7 || marker === 0xcb || marker === 0xcf) {
-      fail("lossless JPEG is not supported");
+      unsupported("lossless JPEG is not supported");
     } else if (marker === 0xc5 || marker === 0xc6 || marker === 0xde || marker === 0xdf) {
-      fail("hierarchical JPEG is not supported");
+      unsupported("hierarchical JPEG is not supported");
     } else if (marker === 0xc9 || marker === 0xca || marker === 0xcc || marker === 0xcd || marker === 0xce) {
-      fail("arithmetic coding is not supported");
-    } else if (marker === 0xdc) fail("DNL (height defined after the scan) is not supported");
+      unsupported("arithmetic coding is not supported");
+    } else if (marker === 0xdc) unsupported("DNL (height defined after the scan) is not supported");
     else if (marker === 0xda) {
       if (!frame) fail("scan before frame header");
       const start = pos + length;
@@ -182,13 +185,14 @@ function readHuffmanTables(
 
 function readFrame(seg: Uint8Array, progressive: boolean): JpegLayout {
   if (seg.length < 6) fail("bad SOF");
-  if (seg[0] !== 8) fail(`${seg[0]}-bit precision is not supported`);
+  if (seg[0] !== 8) unsupported(`${seg[0]}-bit precision is not supported`);
   const height = u16(seg, 1);
   const width = u16(seg, 3);
   const nf = seg[5]!;
-  if (height === 0) fail("DNL (height defined after the scan) is not supported");
+  if (height === 0) unsupported("DNL (height defined after the scan) is not supported");
   if (width === 0) fail("zero width");
-  if (nf < 1 || nf > 4) fail(`${nf} components are not supported`);
+  if (nf < 1) fail("no components");
+  if (nf > 4) unsupported(`${nf} components are not supported`);
   if (seg.length < 6 + 3 * nf) fail("truncated SOF");
   const raw: { id: number; h: number; v: number; tq: number }[] = [];
   for (let i = 0; i < nf; i++) {

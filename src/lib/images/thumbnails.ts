@@ -1,7 +1,9 @@
 import { decodeBmpScaled } from "./bmp-decode-scaled";
-import { decodeWithPhoton, encodeRaster, PHOTON_MAX_PIXELS } from "./encode";
+import { decodeWithPhoton, encodeRaster } from "./encode";
+import { ImageStructureError } from "./exif";
 import type { ImageFormat } from "./formats";
 import { imageDimensions } from "./formats";
+import { checkGifFrames } from "./gif-frames";
 import { decodeJpegScaled, type JpegScale, jpegScaleFor } from "./jpeg-decode-scaled";
 import { decodePngScaled } from "./png-decode-scaled";
 import type { Raster } from "./raster";
@@ -37,38 +39,42 @@ function jpegScale(size: { width: number; height: number }, width: number): Jpeg
 }
 
 /**
- * The source decoded at about `width` pixels across, in bounded memory: JPEG with a reduced IDCT
- * (at no more than 24 MiB of pixels), PNG and BMP while streaming their rows. GIF and WebP have no
- * such decoder here, so only those photon can decode whole within a Worker's memory get
- * thumbnails (null otherwise: the image's own URL stands in).
+ * The source decoded in full at about `width` pixels across, in bounded memory: JPEG with a
+ * reduced IDCT (at no more than 24 MiB of pixels) after entropy-decoding every scan, PNG and BMP
+ * while streaming their rows. GIF and WebP have no such decoder here: photon decodes them whole,
+ * which `decodeWithPhoton` allows up to `PHOTON_MAX_PIXELS` (larger ones throw); it reads a GIF's
+ * first frame only, so the LZW data of every frame is checked first (`checkGifFrames`). Throws when
+ * the data cannot be decoded (`ImageStructureError`, or what a decoder raises on bad data).
  */
-async function decodeFor(bytes: Uint8Array, format: ImageFormat, size: { width: number; height: number }, width: number): Promise<Raster | null> {
+async function decodeFor(bytes: Uint8Array, format: ImageFormat, size: { width: number; height: number }, width: number): Promise<Raster> {
   switch (format) {
     case "jpeg":
-      return downscaleRaster(decodeJpegScaled(bytes, jpegScale(size, width)), width);
+      return downscaleRaster(decodeJpegScaled(bytes, jpegScale(size, width), { everyScan: true }), width);
     case "png":
       return decodePngScaled(bytes, width);
     case "bmp":
       return decodeBmpScaled(bytes, width);
     case "gif":
+      checkGifFrames(bytes); // photon decodes the first frame only
+      return downscaleRaster(decodeWithPhoton(bytes), width);
     case "webp":
-      return size.width * size.height <= PHOTON_MAX_PIXELS ? downscaleRaster(decodeWithPhoton(bytes), width) : null;
+      return downscaleRaster(decodeWithPhoton(bytes), width);
   }
 }
 
 /**
- * Thumbnails of an image for each of `widths`: JPEG when opaque, PNG when the image has an alpha
- * channel, each fitted in its box (`MAX_THUMBNAIL_ASPECT`). The source is decoded once, for the
- * largest, and each smaller thumbnail is averaged down from the previous one. Null when the format,
- * size or shape allow no bounded decode.
+ * Decodes the image in full (so an image whose data is corrupt or truncated throws, whatever its
+ * headers say) and makes a thumbnail for each of `widths`: JPEG when opaque, PNG when the image
+ * has an alpha channel, each fitted in its box (`MAX_THUMBNAIL_ASPECT`). The source is decoded
+ * once, for the largest, and each smaller thumbnail is averaged down from the previous one. A
+ * sliver too narrow for the smallest box is decoded all the same and gets none (an empty list).
  */
-export async function makeThumbnails(bytes: Uint8Array, format: ImageFormat, widths: readonly number[]): Promise<Thumbnail[] | null> {
+export async function makeThumbnails(bytes: Uint8Array, format: ImageFormat, widths: readonly number[]): Promise<Thumbnail[]> {
   const size = imageDimensions(bytes, format);
-  if (!size) return null;
+  if (!size) throw new ImageStructureError(`${format.toUpperCase()}: no size in the header`);
   const boxes = [...widths].sort((a, b) => b - a);
-  if (fittedWidth(size, boxes[boxes.length - 1]!) < 1) return null;
-  let raster = await decodeFor(bytes, format, size, fittedWidth(size, boxes[0]!));
-  if (!raster) return null;
+  let raster = await decodeFor(bytes, format, size, Math.max(1, fittedWidth(size, boxes[0]!)));
+  if (fittedWidth(size, boxes[boxes.length - 1]!) < 1) return [];
   const thumbnails: Thumbnail[] = [];
   for (const box of boxes) {
     raster = downscaleRaster(raster, fittedWidth(size, box));

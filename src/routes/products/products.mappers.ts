@@ -4,7 +4,7 @@ import { isoSeconds } from "../../lib/time";
 import type { SessionUser } from "../../services/sessions";
 import type { BomRow, RecordDetail, RecordRow, VideoRow } from "../../services/product-records";
 import { circularityOut } from "../../services/product-fields";
-import { type FileRow, type ImageRow, thumbnailUrl, uploadUrl } from "../../services/media-records";
+import { type FileRow, type ImageRow, thumbnailUrl, uploadUrl, visibleMedia } from "../../services/media-records";
 import type {
   BomEntrySchema, ComponentDetailSchema, ComponentSummarySchema, FileSchema, ImageSchema, ProductDetailSchema, ProductSummarySchema, VideoSchema,
 } from "./products.schemas";
@@ -57,6 +57,7 @@ export function toImage(row: ImageRow, origin: string): z.infer<typeof ImageSche
     image_url: uploadUrl(origin, "images", row.storage_key),
     thumbnail_url: thumbnailUrl(origin, row),
     status: row.status,
+    rejected_reason: row.rejected_reason,
     created_at: isoSeconds(row.created_at * 1000),
   };
 }
@@ -68,6 +69,7 @@ export function toFile(row: FileRow, origin: string): z.infer<typeof FileSchema>
     description: row.description,
     file_url: uploadUrl(origin, "files", row.storage_key),
     status: row.status,
+    rejected_reason: row.rejected_reason,
     created_at: isoSeconds(row.created_at * 1000),
   };
 }
@@ -95,8 +97,8 @@ export function toProductTypeRef(row: Pick<RecordRow, "product_type_id" | "produ
 function embeds(detail: RecordDetail, { viewer, origin }: ReadView) {
   return {
     product_type: toProductTypeRef(detail.row),
-    images: detail.images.map((row) => toImage(row, origin)),
-    files: detail.files.map((row) => toFile(row, origin)),
+    images: visibleMedia(detail.images, viewer, detail.row.owner_id).map((row) => toImage(row, origin)),
+    files: visibleMedia(detail.files, viewer, detail.row.owner_id).map((row) => toFile(row, origin)),
     bill_of_materials: detail.bom.map(toBomEntry),
     components: detail.components.map((row) => toComponentSummary(row, viewer)),
   };

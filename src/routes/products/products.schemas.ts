@@ -166,11 +166,23 @@ export const VideoSchema = z
   })
   .openapi("Video");
 
-const MediaStatusSchema = z.enum(["pending", "clean"]).openapi({
+const MediaStatusSchema = z.enum(["pending", "clean", "rejected"]).openapi({
   description:
-    "`pending` from the upload until the malware scan passes: only the uploader sees the record (`GET` of the one item), " +
-    "and its URLs answer 404. `clean` afterwards; lists, detail reads and exports show only clean media.",
+    "`pending` from the upload until the media job has scanned it (and decoded an image in full); `clean` once it passed, and " +
+    "only then are its URLs served; `rejected` when it failed the malware scan, could not be decoded or could not be scanned: " +
+    "never served (its URLs answer 404), its bytes removed and its size released from the owner's quota. The record's owner " +
+    "and a superuser with TOTP see pending and rejected items in the record's detail and media lists, and one by one; " +
+    "everyone else sees clean media only, and exports hold clean media only. A rejected item stays until it is deleted.",
 });
+
+const MediaRejectionSchema = z
+  .enum(["malware", "undecodable", "unscanned"])
+  .nullable()
+  .openapi({
+    description:
+      "Why a `rejected` item was rejected, null otherwise: `malware` (a scanner found a threat), `undecodable` (the image's " +
+      "data could not be decoded, for instance a corrupt or truncated JPEG), `unscanned` (the scan kept failing; upload it again).",
+  });
 
 export const ImageSchema = z
   .object({
@@ -181,6 +193,7 @@ export const ImageSchema = z
     image_url: z.string().openapi({ description: "Absolute URL of the sanitised image under `/uploads/images/`." }),
     thumbnail_url: z.string().openapi({ description: "Absolute URL of its 200 px wide thumbnail; the image itself until the thumbnail is made." }),
     status: MediaStatusSchema,
+    rejected_reason: MediaRejectionSchema,
     created_at: timestamp,
   })
   .openapi("Image", {
@@ -192,6 +205,7 @@ export const ImageSchema = z
       image_url: "https://api.example.org/uploads/images/3f2a….jpg",
       thumbnail_url: "https://api.example.org/uploads/images/thumbnails/200/3f2a….jpg",
       status: "clean",
+      rejected_reason: null,
       created_at: "2026-05-01T12:00:00Z",
     },
   });
@@ -203,6 +217,7 @@ export const FileSchema = z
     description: z.string().nullable(),
     file_url: z.string().openapi({ description: "Absolute URL of the file under `/uploads/files/`." }),
     status: MediaStatusSchema,
+    rejected_reason: MediaRejectionSchema,
     created_at: timestamp,
   })
   .openapi("ResearchFile");
@@ -211,8 +226,12 @@ const ProductTypeRefSchema = z.object({ id: z.number().int(), name: z.string() }
 
 const detailEmbeds = {
   product_type: ProductTypeRefSchema,
-  images: z.array(ImageSchema).openapi({ description: "Images of the record that passed the malware scan, oldest first." }),
-  files: z.array(FileSchema).openapi({ description: "Research files of the record that passed the malware scan, oldest first." }),
+  images: z.array(ImageSchema).openapi({
+    description: "Images of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`.",
+  }),
+  files: z.array(FileSchema).openapi({
+    description: "Research files of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`.",
+  }),
   bill_of_materials: z.array(BomEntrySchema),
   components: z.array(ComponentSummarySchema).openapi({ description: "Direct components; deeper levels via the tree route." }),
 };

@@ -30,13 +30,13 @@ describe("makeThumbnails", () => {
     expect((await makeThumbnails(opaque, "bmp", [200]))!.map((t) => [t.contentType, ...sizeOf(t.bytes)])).toEqual([["image/jpeg", 200, 10]]);
   });
 
-  it("fits tall images in a box twice as tall as wide, and makes none for a sliver too narrow for any box", async () => {
+  it("fits tall images in a box twice as tall as wide, and makes none for a sliver too narrow for any box (decoded all the same)", async () => {
     const tall = buildBmp({ width: 300, height: 1200, bitCount: 24, value: () => 0x808080 });
     expect((await makeThumbnails(tall, "bmp", [200, 800]))!.map((t) => [t.width, ...sizeOf(t.bytes)])).toEqual([
       [800, 300, 1200],
       [200, 100, 400],
     ]);
     const sliver = buildBmp({ width: 1, height: 13_000, bitCount: 24, value: () => 0xffffff });
-    expect(await makeThumbnails(sliver, "bmp", [200, 800, 1600])).toBeNull();
+    expect(await makeThumbnails(sliver, "bmp", [200, 800, 1600])).toEqual([]);
   });
 });

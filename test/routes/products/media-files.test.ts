@@ -72,7 +72,7 @@ describe("research files need the lab role", () => {
 });
 
 describe("the malware scan", () => {
-  it("removes the EICAR test file, releases its quota, audits it, and never serves it", async () => {
+  it("rejects the EICAR test file, releases its quota, audits it, and never serves it", async () => {
     const { product } = await productWithComponent(lab.token);
     const before = await usage(lab.token);
     const item = await uploaded(`/v1/products/${product}/files`, lab.token, { bytes: text(EICAR), name: "eicar.txt", type: "text/plain" });
@@ -85,7 +85,10 @@ describe("the malware scan", () => {
     }
     expect(logs.entries().filter((line) => line.msg === "audit")).toContainEqual(expect.objectContaining({ event: "media.scan.infected", threat: "EICAR-Test-File" }));
     expect(await usage(lab.token)).toEqual(before);
-    await expectProblem(await api(`/v1/products/${product}/files/${item.id}`, { headers: bearer(lab.token) }), 404, "NOT_FOUND");
+    // Its owner sees what became of it; nobody else sees it, and nothing is served.
+    const own = await api(`/v1/products/${product}/files/${item.id}`, { headers: bearer(lab.token) });
+    expect(await own.json()).toMatchObject({ id: item.id, status: "rejected", rejected_reason: "malware" });
+    await expectProblem(await api(`/v1/products/${product}/files/${item.id}`), 404, "NOT_FOUND");
     await expectProblem(await api(pathOf(item.file_url!)), 404, "NOT_FOUND");
     expect(await env.UPLOADS.get(`quarantine/files/${item.id}`)).toBeNull();
     expect(await env.UPLOADS.get(`files/${pathOf(item.file_url!).split("/").pop()}`)).toBeNull();

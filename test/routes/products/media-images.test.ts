@@ -71,7 +71,9 @@ describe("uploading a JPEG with GPS, maker notes and orientation 6", () => {
     expect(roundTrips(list)).toBe(1);
     const page = (await list.json()) as { items: MediaItem[]; total: number };
     expect(page.total).toBe(1);
-    expect(page.items[0]).toMatchObject({ id: item.id, status: "clean", thumbnail_url: item.image_url });
+    // The scan decoded the image in full and made its thumbnails before publishing it.
+    expect(page.items[0]).toMatchObject({ id: item.id, status: "clean", rejected_reason: null });
+    expect(pathOf(page.items[0]!.thumbnail_url!)).toBe(`/uploads/images/thumbnails/200/${pathOf(item.image_url!).split("/").pop()}`);
 
     const image = await served(item);
     for (const secret of [...Object.values(SECRETS), PLANTED.xmp, PLANTED.iptc, PLANTED.comment, PLANTED.mpf]) {

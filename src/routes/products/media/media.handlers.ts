@@ -50,7 +50,7 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
   const list: Handler<"list"> = async (c) => {
     const { id } = c.req.valid("param");
     const { page, size } = c.req.valid("query");
-    const found = await readMediaPage(c.get("db"), parentOf(kind, id), media, { page, size });
+    const found = await readMediaPage(c.get("db"), parentOf(kind, id), media, { page, size }, c.get("user"));
     return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toItem(c, row)), found.total, { page, size })) as never;
   };
 

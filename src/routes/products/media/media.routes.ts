@@ -74,8 +74,10 @@ const UPLOAD_RULES: Record<MediaKind, string> = {
   images:
     `Caps follow the uploader's role: ${contributor.imageUploadMaxBytes / MIB} MiB and ${contributor.imageUploadMaxPixels} px (contributor), ` +
     `${lab.imageUploadMaxBytes / MIB} MiB and ${lab.imageUploadMaxPixels} px (lab). Over the size: 413 (refused by \`Content-Length\` before the body is read); ` +
-    "over the pixels: 400 `IMAGE_TOO_MANY_PIXELS` (\"Image has N pixels, exceeding the maximum allowed M.\"). Extension, declared type and " +
-    "bytes disagreeing: 415 `MEDIA_TYPE_MISMATCH`; another format: 415 `UNSUPPORTED_MEDIA_TYPE`; a broken file or one with data after its end " +
+    "over the pixels: 400 `IMAGE_TOO_MANY_PIXELS` (\"Image has N pixels, exceeding the maximum allowed M.\"; GIF and WebP, which are " +
+    "decoded whole, at most 1,500,000 px for every role). Extension, declared type and bytes disagreeing: 415 `MEDIA_TYPE_MISMATCH`; " +
+    "another format, or a variant no decoder here reads (RLE or otherwise compressed BMP; lossless, hierarchical, arithmetic-coded, " +
+    "12-bit or CMYK JPEG): 415 `UNSUPPORTED_MEDIA_TYPE`; a broken file or one with data after its end " +
     "(a polyglot): 422 `IMAGE_UNREADABLE`. Before storage the pixels are turned upright per the EXIF orientation and the metadata is reduced to " +
     "the EXIF allow-list (camera and lens, exposure, focal length, ISO, white balance, capture time): GPS, maker notes, serial numbers, XMP, " +
     "IPTC, comments and PNG text are removed.",
@@ -86,8 +88,10 @@ const UPLOAD_RULES: Record<MediaKind, string> = {
 
 const QUOTA =
   "The upload counts against the record owner's quota (files and bytes of their role; `GET /v1/users/me`): over it, 403 " +
-  "`UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: \"pending\"`: the malware scan runs on the media queue, and the item is " +
-  "listed and its URLs served once it passes (media that fails is deleted). Needs a verified account; someone else's record: 404 " +
+  "`UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: \"pending\"`: the media job scans it (and decodes an image in full) on " +
+  "the queue; it turns `clean`, listed for everyone and its URLs served, or `rejected` (malware, undecodable, or a scan that kept " +
+  "failing): never served, its bytes removed and its quota released, shown to the owner with `rejected_reason` until deleted. " +
+  "Needs a verified account; someone else's record: 404 " +
   "(a superuser moderates by deleting, never by adding). Does not change the record's `version`; its detail ETag changes once the item is listed.";
 
 /** The four routes of one kind of media on one kind of record. */
@@ -105,7 +109,11 @@ export function mediaRoutes(kind: RecordKind, media: MediaKind) {
       operationId: `list${name}${itemName}s`,
       tags: ["Media"],
       summary: `List the ${itemNoun}s of a ${noun}`,
-      description: `Public. One page of the ${noun}'s ${itemNoun}s that passed the malware scan, oldest first (unknown id or ${other}: 404). Sends an \`ETag\` and answers \`If-None-Match\` with 304.`,
+      description:
+        `Public. One page of the ${noun}'s ${itemNoun}s, oldest first: the \`clean\` ones; signed in as the record's owner (or a ` +
+        "superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or " +
+        `${other}: 404. Sends an \`ETag\` and answers \`If-None-Match\` with 304.`,
+      middleware: [authenticate("optional")] as const,
       request: { params: IdParamsSchema, query: MediaPageQuerySchema },
       responses: {
         200: {
@@ -137,7 +145,7 @@ export function mediaRoutes(kind: RecordKind, media: MediaKind) {
       operationId: `get${name}${itemName}`,
       tags: ["Media"],
       summary: `Read one ${itemNoun} of a ${noun}`,
-      description: `Public once the ${itemNoun} passed the scan; while it is \`pending\` only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an \`ETag\`.`,
+      description: `Public once the ${itemNoun} is \`clean\`; while it is \`pending\`, or once \`rejected\`, only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an \`ETag\`.`,
       middleware: [authenticate("optional")] as const,
       request: { params },
       responses: {
@@ -153,7 +161,7 @@ export function mediaRoutes(kind: RecordKind, media: MediaKind) {
       tags: ["Media"],
       summary: `Delete one ${itemNoun} of a ${noun}`,
       description:
-        `Deletes the ${itemNoun} (pending or clean) and releases its size from the owner's quota; its stored object goes unless another ` +
+        `Deletes the ${itemNoun} (pending, clean or rejected) and releases its size from the owner's quota (a rejected one released it already); its stored object goes unless another ` +
         "item has the same bytes. Needs a verified account; the owner, or a superuser with TOTP moderating (audited); anyone else: 404. " +
         "Does not change the record's `version`.",
       security: SIGNED_IN,
