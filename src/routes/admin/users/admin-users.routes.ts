@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { singleLineText } from "../../../lib/text";
 import { PROFILE_VISIBILITIES, ROLES } from "../../../db/schema";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
@@ -18,8 +19,7 @@ const flag = (description: string) =>
   z.enum(["true", "false"]).transform((value) => value === "true").optional().openapi({ description, example: "true" });
 
 export const AdminUserListQuerySchema = z.strictObject({
-  search: z
-    .string()
+  search: singleLineText()
     .min(1)
     .max(100)
     .optional()

@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { multilineText } from "../../../../lib/text";
 import { z } from "@hono/zod-openapi";
 import { verifyDeviceAssertion } from "../../../../auth/device-assertion";
 import type { AppEnv } from "../../../../env";
@@ -17,7 +18,7 @@ import type * as routes from "./device.routes";
 
 const UploadMetadataSchema = z.strictObject({
   product_id: z.number().int().positive(),
-  description: z.string().max(500).optional(),
+  description: multilineText().max(500).optional(),
 });
 
 /** Preview thumbnails are small by nature: 1 MiB and 4 megapixels at most. */
