@@ -40,7 +40,13 @@ export const singleLineText = () => checked(SINGLE_LINE, SINGLE_LINE_DETAIL);
 /** A multi-line text member (description, notes): tab, LF and CR allowed, no other control character. */
 export const multilineText = () => checked(MULTI_LINE, MULTI_LINE_DETAIL);
 
-/** The one-line rule added to a string format of zod's own (`z.url()`, which lets control characters through). */
+/**
+ * The one-line rule added to a string format of zod's own (`z.url()`, which lets control
+ * characters through). A refinement plus a documented pattern, since a `regex` check would take
+ * the place of the format in the OpenAPI schema.
+ */
 export function oneLine<T extends z.ZodURL | z.ZodString>(schema: T): T {
-  return schema.regex(SINGLE_LINE, { message: SINGLE_LINE_DETAIL, abort: true }) as T;
+  return schema
+    .refine((text) => SINGLE_LINE.test(text), { message: SINGLE_LINE_DETAIL, abort: true })
+    .openapi({ pattern: SINGLE_LINE.source }) as T;
 }
