@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, postJson, verifiedUser } from "../../support/accounts";
-import { api, expectProblem } from "../../support/http";
+import { api, expectProblem, roundTrips } from "../../support/http";
 import { encodeJpeg, testPixel } from "../../support/image-fixtures";
 import { upload } from "../../support/media";
 
@@ -55,7 +55,10 @@ describe("a free-form JSON member nested 10,000 deep", () => {
     const before = await productCount();
     const body = `{"name":"Camera","videos":[{"url":"https://video.example/v","video_metadata":${nestedText(10_000)}}]}`;
     expect(body.length).toBeGreaterThan(60_000);
-    const [error] = await errorsOf(await send("POST", "/v1/products", body));
+    const refused = await send("POST", "/v1/products", body);
+    // Refused at the edge, with the body size: before authentication, so without a round trip.
+    expect(roundTrips(refused)).toBe(0);
+    const [error] = await errorsOf(refused);
     expect(error!.pointer.startsWith("/videos/0/video_metadata/a/a/")).toBe(true);
     expect(error!.detail).toBe("Nested deeper than 64 levels.");
     expect(await productCount()).toBe(before);
@@ -80,7 +83,11 @@ describe("the bounds of free-form JSON", () => {
     const product = await newProduct();
     const videos = `/v1/products/${product.id}/videos`;
     const url = "https://video.example/bounds";
-    const refused = async (video_metadata: unknown) => errorsOf(await postJson(videos, { url, video_metadata }, auth));
+    const refused = async (video_metadata: unknown) => {
+      const response = await postJson(videos, { url, video_metadata }, auth);
+      expect(roundTrips(response)).toBe(1); // the access-token check only
+      return errorsOf(response);
+    };
     expect(await refused(nested(11))).toEqual([{ pointer: "/video_metadata", detail: "Nested deeper than 10 levels." }]);
     expect(await refused({ list: [[[[[[[[[[1]]]]]]]]]] })).toEqual([{ pointer: "/video_metadata", detail: "Nested deeper than 10 levels." }]);
     const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));

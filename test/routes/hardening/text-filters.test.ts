@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, postJson, verifiedUser } from "../../support/accounts";
-import { api } from "../../support/http";
+import { api, roundTrips } from "../../support/http";
 import { asAdmin, expectStatus } from "../../support/reference";
 
 // Issue 21, finding 8: D1 refuses a LIKE pattern over 50 bytes ("LIKE or GLOB pattern too
@@ -73,6 +73,17 @@ describe("name[ilike] of up to 100 characters", () => {
     "/v1/materials",
     "/v1/product-types",
   ];
+
+  it("costs the lists no extra round trip", async () => {
+    const filter = query(EMOJI);
+    for (const path of [`/v1/products?name[ilike]=${filter}`, `/v1/materials?name[ilike]=${filter}`, `/v1/products/suggestions/models?search=${filter}`]) {
+      const response = await api(path);
+      expect(response.status).toBe(200);
+      expect(roundTrips(response), path).toBe(1);
+    }
+    const admin = await asAdmin("GET", `/v1/admin/users?search=${filter}`);
+    expect(roundTrips(admin)).toBe(2); // the access-token check, then the page and its total
+  });
 
   it("finds the one record it names on every list that has it", async () => {
     for (const list of lists()) {
