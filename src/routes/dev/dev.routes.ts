@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { multilineText, singleLineText } from "../../lib/text";
 import { problemResponses } from "../../lib/problem";
+import { multilineText, singleLineText } from "../../lib/text";
 
 // Development-only tools: hidden from the schema, and 404 in every other environment.
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { singleLineText } from "../../lib/text";
 import { type PageQuery, PageQuerySchema } from "../../lib/pagination";
+import { singleLineText } from "../../lib/text";
 import {
   type OrderTerm,
   PRODUCT_FACET_FIELDS,

@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { singleLineText } from "../../../lib/text";
 import { PROFILE_VISIBILITIES, ROLES } from "../../../db/schema";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
+import { singleLineText } from "../../../lib/text";
 import { UsernameSchema } from "../../auth/auth.schemas";
 
 // No `authenticate` here: `adminOnly` (app.ts) guards all of /v1/admin/* before these run.

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { multilineText, singleLineText } from "../../../lib/text";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
+import { multilineText, singleLineText } from "../../../lib/text";
 import { IdParamsSchema } from "../../products/products.routes";
 import { ADMIN_ONLY, deleteResponses, json, jsonAnswer, WRITE_EFFECTS } from "../../reference/reference-admin";
 import { CategorySchema } from "../categories.schemas";

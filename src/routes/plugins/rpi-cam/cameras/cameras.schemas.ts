@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { multilineText, singleLineText } from "../../../../lib/text";
 import type { TunnelStatus } from "../../../../lib/camera-protocol";
+import { multilineText, singleLineText } from "../../../../lib/text";
 import { isoSeconds } from "../../../../lib/time";
 import type { CameraRow } from "../../../../services/cameras";
 

@@ -1,5 +1,4 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { multilineText } from "../../../../lib/text";
 import { z } from "@hono/zod-openapi";
 import { verifyDeviceAssertion } from "../../../../auth/device-assertion";
 import type { AppEnv } from "../../../../env";
@@ -7,6 +6,7 @@ import { requestOrigin } from "../../../../lib/http";
 import { imageDimensions, sniffImageFormat } from "../../../../lib/images/formats";
 import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../../lib/multipart";
 import { ApiError } from "../../../../lib/problem";
+import { multilineText } from "../../../../lib/text";
 import { validationError } from "../../../../lib/validation";
 import { retireCamera } from "../../../../services/camera-relay";
 import * as cameras from "../../../../services/cameras";

@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { FREE_FORM_JSON_BOUNDS, freeFormValue, withinJsonBounds } from "../../../../../lib/json-bounds";
-import { multilineText, singleLineText } from "../../../../../lib/text";
 import { authenticate } from "../../../../../auth/authenticate";
+import { FREE_FORM_JSON_BOUNDS, freeFormValue, withinJsonBounds } from "../../../../../lib/json-bounds";
 import { SIGNED_IN } from "../../../../../lib/openapi";
 import { problemResponses } from "../../../../../lib/problem";
+import { multilineText, singleLineText } from "../../../../../lib/text";
 import { ImageSchema, VideoSchema } from "../../../../products/products.schemas";
 import { CameraIdParamsSchema } from "../cameras.schemas";
 import { RELAY_FAILURES } from "../cameras.routes";
