@@ -149,6 +149,8 @@ describe("any JSON body", () => {
 describe("JSON stored before the bounds", () => {
   it("never makes a read fail: too deep or not an object reads as null", async () => {
     const product = await newProduct();
+    // The circularity notes are written by the service alone; a read must not fail on them either.
+    await env.DB.prepare("UPDATE products SET circularity_properties = '{broken' WHERE id = ?").bind(product.id).run();
     const insert = env.DB.prepare("INSERT INTO videos (product_id, url, title, video_metadata, created_at, updated_at) VALUES (?, ?, ?, ?, 0, 0)");
     await env.DB.batch([
       insert.bind(product.id, "https://video.example/deep", "deep", nestedText(10_000)),
@@ -169,7 +171,12 @@ describe("JSON stored before the bounds", () => {
 
     const detail = await api(`/v1/products/${product.id}`);
     expect(detail.status).toBe(200);
-    const body = (await detail.json()) as { videos: { title: string; video_metadata: unknown }[]; images: { image_metadata: unknown }[] };
+    const body = (await detail.json()) as {
+      circularity_properties: unknown;
+      videos: { title: string; video_metadata: unknown }[];
+      images: { image_metadata: unknown }[];
+    };
+    expect(body.circularity_properties).toBeNull();
     expect(metadata(body.videos)).toEqual(expected);
     expect(body.images.map((image) => image.image_metadata)).toEqual([null]);
 
