@@ -2,6 +2,7 @@ import { registerSecuritySchemes } from "./lib/openapi";
 import { createRouter } from "./lib/router";
 import { bodyLimit } from "./middleware/body-limit";
 import { ensureBootstrap } from "./middleware/bootstrap";
+import { jsonDepthGuard } from "./middleware/json-depth";
 import { adminOnly } from "./middleware/admin-only";
 import { authFlow } from "./middleware/auth-flow";
 import { cors } from "./middleware/cors";
@@ -52,6 +53,7 @@ app.use(cors);
 app.use("/v1/*", requestRateLimits);
 app.use("/v1/*", crossSiteProtection);
 app.use(bodyLimit);
+app.use("/v1/*", jsonDepthGuard);
 
 // The probes answer even when bootstrap cannot run (a database outage is /health's to report).
 app.use("/live", ensureBootstrap({ bestEffort: true }));

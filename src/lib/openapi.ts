@@ -39,6 +39,15 @@ characters of letters, digits and \`._:-\`) to correlate logs; otherwise one is 
 
 Browsers sign in with cookie sessions; apps and scripts with bearer tokens.
 
+## Text and JSON
+
+Text members (names, brands, models, titles, descriptions, search and filter text) refuse the
+control characters U+0000 to U+001F (422 at the member; descriptions and notes allow tab, line
+feed and carriage return) and unpaired surrogates; lengths count characters. Free-form JSON
+members (\`video_metadata\`, \`image_metadata\`, a camera command's \`body\` and \`params\`) hold
+at most 10 levels of nesting, 500 keys and 16 KiB (a camera command: one 64 KiB tunnel frame);
+any JSON body nested past 64 levels is 422.
+
 ## Rate limits
 
 Every \`/v1\` request counts against a bucket: per client IP when anonymous (reads 300, writes

@@ -1,5 +1,6 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { constraintError, constraintFailure } from "../db/constraint-errors";
 import type { AppEnv } from "../env";
 import { createLogger } from "../lib/logger";
 import { ApiError, authStoreUnavailable, internalError, noSuchPath, problemBody } from "../lib/problem";
@@ -41,6 +42,15 @@ function fromHttpException(error: HTTPException): ApiError {
 }
 
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
+  // A constraint the database enforced is the request's fault (or a lost race), and the store
+  // answered, so it is a client error even in an auth flow. It got past validation, so it is logged.
+  const failure = error instanceof ApiError || error instanceof HTTPException ? null : constraintFailure(error);
+  if (failure) {
+    const log = c.get("log") ?? createLogger({ request_id: c.get("requestId") });
+    log.warn("constraint failure answered as a client error", { method: c.req.method, path: c.req.path, constraint: `${failure.kind} ${failure.target}`.trim() });
+    return problemResponse(c, constraintError(failure));
+  }
+
   // Auth flows fail closed: whatever broke underneath (D1 unreachable, most likely), they refuse
   // rather than guess. Matching D1's message wording instead would miss failures worded otherwise.
   if (c.get("authFlow") && !(error instanceof ApiError) && !(error instanceof HTTPException)) {

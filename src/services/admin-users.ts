@@ -7,7 +7,7 @@ import { ApiError } from "../lib/problem";
 import { type PageQuery, pageWindow } from "../lib/pagination";
 import { lastSuperuser, notLastSuperuser, userNotFound } from "./account-deletion";
 import { assertUsableUsername, uniqueViolation } from "./accounts";
-import { likeContains } from "./product-query";
+import { containsText } from "./product-query";
 import { revocationStatements, type SessionUser, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 import { totpRemovalStatements } from "./totp-enrolment";
 
@@ -30,8 +30,7 @@ const ADMINISTERED = sql`is_system = 0`;
 export async function listUsers(db: Db, filter: AdminUserFilter, page: PageQuery): Promise<{ users: SessionUser[]; total: number }> {
   const where: SQL[] = [ADMINISTERED];
   if (filter.search !== undefined) {
-    const pattern = likeContains(filter.search);
-    where.push(sql`(username LIKE ${pattern} ESCAPE '\\' OR email LIKE ${pattern} ESCAPE '\\')`);
+    where.push(sql`(${containsText(sql.raw("username"), filter.search)} OR ${containsText(sql.raw("email"), filter.search)})`);
   }
   if (filter.role !== undefined) where.push(sql`role = ${filter.role}`);
   if (filter.isActive !== undefined) where.push(sql`is_active = ${filter.isActive ? 1 : 0}`);

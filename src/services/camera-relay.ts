@@ -1,5 +1,6 @@
 import type { CameraRelay } from "../../durable-objects/camera-relay";
 import { type CameraRelayApi, isAllowedCommand, type RelayCommand, type RelayOutcome, type TunnelStatus } from "../lib/camera-protocol";
+import { MAX_SERVED_JSON_DEPTH, pathBeyondDepth } from "../lib/json-bounds";
 import type { Logger } from "../lib/logger";
 import { ApiError } from "../lib/problem";
 import { previewThumbnailKey } from "./cameras";
@@ -64,7 +65,11 @@ export async function relayCommand(deps: RelayDeps, cameraId: string, command: R
   } catch (error) {
     throw relayUnavailable(deps.log, cameraId, error);
   }
-  if (outcome.ok) return outcome;
+  if (outcome.ok) {
+    // The answer goes back out in a response: one nested too deep to serialise is the device's fault, not a crash.
+    if (pathBeyondDepth(outcome.data, MAX_SERVED_JSON_DEPTH) !== null) throw UNAVAILABLE.protocol();
+    return outcome;
+  }
   deps.log.warn("camera relay failed", { camera_id: cameraId, command: `${command.method} ${command.path.split("/").slice(0, 3).join("/")}`, reason: outcome.reason });
   throw UNAVAILABLE[outcome.reason]();
 }

@@ -3,7 +3,9 @@ import { assertDecodableVariant, decodablePixels } from "../lib/images/decodable
 import { ImageStructureError, UnsupportedImageError } from "../lib/images/exif";
 import { IMAGE_FORMATS, IMAGE_TYPES, type ImageFormat, imageDimensions, sniffImageFormat } from "../lib/images/formats";
 import { sanitizeImage } from "../lib/images/sanitize";
+import { jsonBoundsViolation } from "../lib/json-bounds";
 import { ApiError } from "../lib/problem";
+import { textViolation } from "../lib/text";
 import { uprightImage } from "./media-orient";
 import { sha256Hex } from "./media-storage";
 import { MAX_RESEARCH_FILE_BYTES, ROLE_LIMITS } from "./quotas";
@@ -58,14 +60,16 @@ export function parseUploadForm(form: FormData, kind: "images" | "files"): Uploa
   if (typeof description === "string" && description.length > MAX_MEDIA_DESCRIPTION) {
     throw field("description", `At most ${MAX_MEDIA_DESCRIPTION} characters.`);
   }
+  const refused = typeof description === "string" ? textViolation(description, true) : null;
+  if (refused) throw field("description", refused);
   if (kind === "files" && form.get("image_metadata") !== null) throw field("image_metadata", "Research files take no image_metadata.");
   const metadata = jsonObjectField(form, "image_metadata");
   return { file, filename, description: description?.trim() || null, metadata };
 }
 
 /**
- * A form field holding a JSON object as text (at most 10,000 characters), or null when the field
- * is absent; 422 with a pointer at the field otherwise.
+ * A form field holding a JSON object as text (at most 10,000 characters, within the free-form
+ * JSON bounds), or null when the field is absent; 422 with a pointer at the field otherwise.
  */
 export function jsonObjectField(form: FormData, name: string): Record<string, unknown> | null {
   const raw = form.get(name);
@@ -80,6 +84,8 @@ export function jsonObjectField(form: FormData, name: string): Record<string, un
     throw field(name, "Not valid JSON.");
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw field(name, "Must be a JSON object.");
+  const beyond = jsonBoundsViolation(value);
+  if (beyond) throw field(name, beyond);
   return value as Record<string, unknown>;
 }
 

@@ -1,3 +1,5 @@
+import { storedJsonObject } from "../lib/json-bounds";
+
 const CIRCULARITY_KEYS = ["recyclability", "disassemblability", "remanufacturability"] as const;
 
 type Circularity = Partial<Record<(typeof CIRCULARITY_KEYS)[number], string | null>> | null | undefined;
@@ -38,11 +40,13 @@ export function normalizeBrand(value: string | null | undefined): string | null 
 
 /** The API form of stored circularity notes: every named member present, null when absent. */
 export function circularityOut(stored: string | null): Record<(typeof CIRCULARITY_KEYS)[number], string | null> | null {
-  if (!stored) return null;
-  const parsed = JSON.parse(stored) as Record<string, string>;
+  // Only the service writes this column, but a read must not fail on whatever it holds.
+  const parsed = storedJsonObject(stored);
+  if (!parsed) return null;
+  const note = (value: unknown) => (typeof value === "string" ? value : null);
   return {
-    recyclability: parsed.recyclability ?? null,
-    disassemblability: parsed.disassemblability ?? null,
-    remanufacturability: parsed.remanufacturability ?? null,
+    recyclability: note(parsed.recyclability),
+    disassemblability: note(parsed.disassemblability),
+    remanufacturability: note(parsed.remanufacturability),
   };
 }

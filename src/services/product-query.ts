@@ -173,13 +173,24 @@ export function ftsMatchQuery(text: string): string | null {
   return terms.map((term, i) => `"${term.replaceAll('"', '""')}"${i === terms.length - 1 ? "*" : ""}`).join(" ");
 }
 
-/** A `LIKE` pattern for "contains `text`", with `\` escaping the wildcards and itself. */
-export function likeContains(text: string): string {
-  return `%${escapeLike(text)}%`;
+// Text filters compare `lower()`ed text (`instr`, `substr`), not LIKE: D1 refuses a LIKE pattern
+// over 50 bytes ("LIKE or GLOB pattern too complex"), and a filter of 100 characters takes up to
+// 400 bytes of UTF-8 once escaped. `lower()` folds ASCII letters as LIKE does, and `%`, `_` and
+// `\` are plain characters without any escaping. No index served these LIKEs either (the columns
+// are not NOCASE), so no plan changes.
+
+/** "`column` contains `text`", ASCII letters in any case. */
+export function containsText(column: SQL, text: string): SQL {
+  return sql`instr(lower(${column}), lower(${text})) > 0`;
 }
 
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+/**
+ * "`column` starts with `text`", ASCII letters in any case; an empty `text` matches every value.
+ * Only the head of each value is lowered and compared (about as fast as a LIKE prefix, where
+ * `instr` would read every value whole).
+ */
+export function startsWithText(column: SQL, text: string): SQL {
+  return sql`lower(substr(${column}, 1, length(${text}))) = lower(${text})`;
 }
 
 function inJson(column: SQL, values: readonly string[]): SQL {
@@ -209,8 +220,8 @@ function filterConditions(filter: ProductFilter, viewerId: number | null): SQL[]
   // An anonymous `owner=me` matches nothing (the route answers 401 before it gets here).
   if (filter.ownerMe) where.push(viewerId === null ? sql`0` : sql`p.owner_id = ${viewerId}`);
   if (filter.ownerId !== undefined) where.push(sql`p.owner_id = ${filter.ownerId}`);
-  if (filter.nameIlike !== undefined) where.push(sql`p.name LIKE ${likeContains(filter.nameIlike)} ESCAPE '\\'`);
-  if (filter.modelIlike !== undefined) where.push(sql`p.model LIKE ${likeContains(filter.modelIlike)} ESCAPE '\\'`);
+  if (filter.nameIlike !== undefined) where.push(containsText(sql.raw("p.name"), filter.nameIlike));
+  if (filter.modelIlike !== undefined) where.push(containsText(sql.raw("p.model"), filter.modelIlike));
   if (filter.brandIn) where.push(inValues(sql.raw("p.brand"), filter.brandIn));
   if (filter.productTypeNameIn) where.push(inJson(sql.raw("pt.name COLLATE NOCASE"), filter.productTypeNameIn));
   where.push(...rangeConditions(sql.raw("p.created_at"), filter.createdAt));
@@ -369,7 +380,7 @@ export function facetsFromRows(fields: readonly ProductFacetField[], rows: reado
 export function suggestionStatements(kind: "brands" | "models", search: string, page: PageQuery): [rows: SQL, total: SQL] {
   const column = sql.raw(kind === "brands" ? "brand" : "model");
   const prefix = kind === "brands" ? search.toLowerCase() : search;
-  const where = sql`${column} IS NOT NULL AND ${column} LIKE ${`${escapeLike(prefix)}%`} ESCAPE '\\'`;
+  const where = sql`${column} IS NOT NULL AND ${startsWithText(column, prefix)}`;
   const { limit, offset } = pageWindow(page);
   return [
     sql`SELECT ${column} AS value, count(*) AS count FROM products WHERE ${where}

@@ -5,7 +5,7 @@ import type { Logger } from "../lib/logger";
 import type { ApiError } from "../lib/problem";
 import { type PageQuery, pageWindow } from "../lib/pagination";
 import { clearAfterWrite } from "./cache";
-import { likeContains } from "./product-query";
+import { containsText } from "./product-query";
 import type { SessionUser } from "./sessions";
 
 /**
@@ -52,7 +52,7 @@ export interface Assignment {
 
 /** Condition for a list read under `from.alias`: the name contains `text`, in any case (`%` and `_` are plain characters). */
 export function nameContains(from: RecordTable, text: string): SQL {
-  return sql`${sql.raw(`${from.alias}.name`)} LIKE ${likeContains(text)} ESCAPE '\\'`;
+  return containsText(sql.raw(`${from.alias}.name`), text);
 }
 
 /** The audit line of a committed admin write. */

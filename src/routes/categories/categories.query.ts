@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { PageQuerySchema } from "../../lib/pagination";
+import { singleLineText } from "../../lib/text";
 import type { CategoryFilter } from "../../services/categories";
 import { DEFAULT_CATEGORY_DEPTH, MAX_CATEGORY_DEPTH } from "../../services/category-tree";
 import { REFERENCE_ORDER_FIELDS } from "../../services/reference-order";
@@ -10,8 +11,7 @@ export const CategoryListQuerySchema = z.strictObject({
   taxonomy_id: idParam("Only categories of this taxonomy.", 3),
   supercategory_id: idParam("Only the direct subcategories of this category.", 12),
   is_root: flagParam("`true`: only top-level categories; `false`: only subcategories."),
-  external_id: z
-    .string()
+  external_id: singleLineText()
     .min(1)
     .max(100)
     .optional()

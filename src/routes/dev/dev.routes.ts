@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../lib/problem";
+import { multilineText, singleLineText } from "../../lib/text";
 
 // Development-only tools: hidden from the schema, and 404 in every other environment.
 
@@ -35,8 +36,8 @@ export const sendToOutbox = createRoute({
         "application/json": {
           schema: z.strictObject({
             to: z.email(),
-            subject: z.string().min(1).max(200),
-            text: z.string().min(1).max(100_000),
+            subject: singleLineText().min(1).max(200),
+            text: multilineText().min(1).max(100_000),
           }),
         },
       },

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { multilineText, singleLineText } from "../../lib/text";
 
 // Request and response shapes of materials; the category-link shapes are shared with product types.
 
@@ -50,8 +51,8 @@ export const MaterialDetailSchema = z
   .openapi("MaterialDetail", { example: { ...MATERIAL_EXAMPLE, categories: [{ id: 12, name: "Polymers", taxonomy_id: 2 }] } });
 
 const writable = {
-  name: z.string().trim().min(1).max(100).openapi({ description: "1 to 100 characters, unique.", example: "Polypropylene" }),
-  description: z.string().max(500).nullable().optional().openapi({ example: "A thermoplastic polymer." }),
+  name: singleLineText().trim().min(1).max(100).openapi({ description: "1 to 100 characters, unique.", example: "Polypropylene" }),
+  description: multilineText().max(500).nullable().optional().openapi({ example: "A thermoplastic polymer." }),
   density_kg_m3: z
     .number()
     .positive()

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { multilineText, singleLineText } from "../../lib/text";
 import { LinkedCategorySchema } from "../materials/materials.schemas";
 
 const timestamp = z.string().openapi({ example: "2026-05-01T12:00:00Z" });
@@ -26,8 +27,8 @@ export const ProductTypeDetailSchema = z
   .openapi("ProductTypeDetail", { example: { ...EXAMPLE, categories: [{ id: 31, name: "Mobile phones", taxonomy_id: 1 }] } });
 
 const writable = {
-  name: z.string().trim().min(2).max(100).openapi({ description: "2 to 100 characters, unique.", example: "Smartphone" }),
-  description: z.string().max(500).nullable().optional().openapi({ example: "Handheld mobile phones with a touch screen." }),
+  name: singleLineText().trim().min(2).max(100).openapi({ description: "2 to 100 characters, unique.", example: "Smartphone" }),
+  description: multilineText().max(500).nullable().optional().openapi({ example: "Handheld mobile phones with a touch screen." }),
 };
 
 export const ProductTypeCreateSchema = z.strictObject(writable).openapi("ProductTypeCreate", { example: { name: "Smartphone" } });

@@ -1,5 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { ownerVisibleTo } from "../../auth/permissions";
+import { storedJsonObject } from "../../lib/json-bounds";
 import { isoSeconds } from "../../lib/time";
 import type { SessionUser } from "../../services/sessions";
 import type { BomRow, RecordDetail, RecordRow, VideoRow } from "../../services/product-records";
@@ -53,7 +54,7 @@ export function toImage(row: ImageRow, origin: string): z.infer<typeof ImageSche
     id: row.id,
     filename: row.filename,
     description: row.description,
-    image_metadata: row.image_metadata ? (JSON.parse(row.image_metadata) as Record<string, unknown>) : null,
+    image_metadata: storedJsonObject(row.image_metadata),
     image_url: uploadUrl(origin, "images", row.storage_key),
     thumbnail_url: thumbnailUrl(origin, row),
     status: row.status,
@@ -84,7 +85,7 @@ export function toVideo(row: VideoRow): z.infer<typeof VideoSchema> {
     url: row.url,
     title: row.title,
     description: row.description,
-    video_metadata: row.video_metadata ? (JSON.parse(row.video_metadata) as Record<string, unknown>) : null,
+    video_metadata: storedJsonObject(row.video_metadata),
     created_at: isoSeconds(row.created_at * 1000),
   };
 }

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { type PageQuery, PageQuerySchema } from "../../lib/pagination";
+import { singleLineText } from "../../lib/text";
 import {
   type OrderTerm,
   PRODUCT_FACET_FIELDS,
@@ -20,7 +21,7 @@ const LIMITS = PRODUCT_QUERY_LIMITS;
 
 /** A comma list of 1..50 distinct, non-empty values (empty items from stray commas are dropped). */
 function commaList(lowerCase: boolean) {
-  return z.string().transform((text, ctx) => {
+  return singleLineText().transform((text, ctx) => {
     const items = [...new Set(text.split(",").map((item) => (lowerCase ? item.trim().toLowerCase() : item.trim())).filter(Boolean))];
     if (items.length === 0) ctx.addIssue({ code: "custom", message: "Give at least one value." });
     if (items.length > LIMITS.inValues) ctx.addIssue({ code: "custom", message: `Give at most ${LIMITS.inValues} values.` });
@@ -32,8 +33,7 @@ function commaList(lowerCase: boolean) {
 }
 
 const ilike = (what: string, example: string) =>
-  z
-    .string()
+  singleLineText()
     .min(1)
     .max(LIMITS.valueLength)
     .optional()
@@ -93,8 +93,7 @@ export const OrderByParam = z
  * route's query with `z.strictObject({...PRODUCT_FILTER_PARAMS, ...})`.
  */
 export const PRODUCT_FILTER_PARAMS = {
-  search: z
-    .string()
+  search: singleLineText()
     .max(LIMITS.searchLength)
     .optional()
     .openapi({
@@ -189,8 +188,7 @@ export type ProductFacetsQuery = z.infer<typeof ProductFacetsQuerySchema>;
 
 /** Query of `GET /v1/products/suggestions/brands|models`: a prefix and the page. */
 export const ProductSuggestionsQuerySchema = z.strictObject({
-  search: z
-    .string()
+  search: singleLineText()
     .max(LIMITS.valueLength)
     .default("")
     .openapi({ description: "Start of the value, any case; empty suggests every value.", example: "fair" }),

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { FREE_FORM_JSON_RULE, freeFormObject, MAX_SERVED_JSON_DEPTH } from "../../lib/json-bounds";
+import { multilineText, oneLine, singleLineText } from "../../lib/text";
 import type { RecordFields } from "../../services/product-fields";
 
 /** The units a bill-of-materials quantity may be given in. */
@@ -12,9 +14,9 @@ const positive = (description: string) => z.number().positive().max(1e9).nullabl
 
 const CircularitySchema = z
   .strictObject({
-    recyclability: z.string().max(1000).nullable().optional(),
-    disassemblability: z.string().max(1000).nullable().optional(),
-    remanufacturability: z.string().max(1000).nullable().optional(),
+    recyclability: multilineText().max(1000).nullable().optional(),
+    disassemblability: multilineText().max(1000).nullable().optional(),
+    remanufacturability: multilineText().max(1000).nullable().optional(),
   })
   .nullable()
   .openapi("CircularityProperties", {
@@ -24,10 +26,10 @@ const CircularitySchema = z
 
 /** The fields a base product and a component share, as a client writes them. */
 const recordFields = {
-  name: z.string().trim().min(2).max(100).openapi({ example: "Coffee grinder" }),
-  description: z.string().max(500).nullable().optional(),
-  brand: z.string().trim().max(100).nullable().optional().openapi({ description: "Stored lower-case.", example: "krups" }),
-  model: z.string().trim().max(100).nullable().optional().openapi({ example: "GVX2" }),
+  name: singleLineText().trim().min(2).max(100).openapi({ example: "Coffee grinder" }),
+  description: multilineText().max(500).nullable().optional(),
+  brand: singleLineText().trim().max(100).nullable().optional().openapi({ description: "Stored lower-case.", example: "krups" }),
+  model: singleLineText().trim().max(100).nullable().optional().openapi({ example: "GVX2" }),
   weight_g: positive("Mass in grams, > 0."),
   height_cm: positive("Height in centimetres, > 0."),
   width_cm: positive("Width in centimetres, > 0."),
@@ -53,10 +55,10 @@ const BomInputSchema = z
 
 export const VideoInputSchema = z
   .strictObject({
-    url: z.url({ protocol: /^https$/ }).max(2000),
-    title: z.string().max(200).nullable().optional(),
-    description: z.string().max(1000).nullable().optional(),
-    video_metadata: z.record(z.string(), z.unknown()).nullable().optional(),
+    url: oneLine(z.url({ protocol: /^https$/ }).max(2000)),
+    title: singleLineText().max(200).nullable().optional(),
+    description: multilineText().max(1000).nullable().optional(),
+    video_metadata: freeFormObject().nullable().optional().openapi({ description: `Free-form JSON object. ${FREE_FORM_JSON_RULE}` }),
   })
   .openapi("VideoInput", { example: { url: "https://www.youtube.com/watch?v=abc123", title: "Teardown" } });
 
@@ -124,6 +126,10 @@ export type RecordUpdate = z.infer<typeof ComponentUpdateSchema>;
 
 const timestamp = z.string().openapi({ example: "2026-05-01T12:00:00Z" });
 
+const STORED_METADATA =
+  "The free-form JSON object as written. Metadata stored before the bounds were enforced that is not an object or nests deeper " +
+  `than ${MAX_SERVED_JSON_DEPTH} levels reads as null.`;
+
 const summaryFields = {
   id: z.number().int(),
   name: z.string(),
@@ -161,7 +167,7 @@ export const VideoSchema = z
     url: z.string(),
     title: z.string().nullable(),
     description: z.string().nullable(),
-    video_metadata: z.record(z.string(), z.unknown()).nullable(),
+    video_metadata: z.record(z.string(), z.unknown()).nullable().openapi({ description: STORED_METADATA }),
     created_at: timestamp,
   })
   .openapi("Video");
@@ -189,7 +195,7 @@ export const ImageSchema = z
     id: z.string().openapi({ description: "32 lowercase hex characters.", example: "9f86d081884c7d659a2feaa0c55ad015" }),
     filename: z.string(),
     description: z.string().nullable(),
-    image_metadata: z.record(z.string(), z.unknown()).nullable(),
+    image_metadata: z.record(z.string(), z.unknown()).nullable().openapi({ description: STORED_METADATA }),
     image_url: z.string().openapi({ description: "Absolute URL of the sanitised image under `/uploads/images/`." }),
     thumbnail_url: z.string().openapi({ description: "Absolute URL of its 200 px wide thumbnail; the image itself until the thumbnail is made." }),
     status: MediaStatusSchema,

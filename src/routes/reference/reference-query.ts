@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { singleLineText } from "../../lib/text";
 import type { OrderTerm } from "../../services/reference-order";
 
 // Query pieces shared by the lists of taxonomies, categories, materials and product types. Their
@@ -38,8 +39,7 @@ export function orderByParam<const F extends string>(fields: readonly F[], examp
 
 /** `name[ilike]`: a case-insensitive substring of the name; `example` fits the kind listed. */
 export const nameIlikeParam = (example: string) =>
-  z
-    .string()
+  singleLineText()
     .min(1)
     .max(100)
     .optional()

@@ -3,6 +3,7 @@ import { PROFILE_VISIBILITIES, ROLES } from "../../../db/schema";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
+import { singleLineText } from "../../../lib/text";
 import { UsernameSchema } from "../../auth/auth.schemas";
 
 // No `authenticate` here: `adminOnly` (app.ts) guards all of /v1/admin/* before these run.
@@ -18,8 +19,7 @@ const flag = (description: string) =>
   z.enum(["true", "false"]).transform((value) => value === "true").optional().openapi({ description, example: "true" });
 
 export const AdminUserListQuerySchema = z.strictObject({
-  search: z
-    .string()
+  search: singleLineText()
     .min(1)
     .max(100)
     .optional()

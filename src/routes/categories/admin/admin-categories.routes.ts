@@ -1,16 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
+import { multilineText, singleLineText } from "../../../lib/text";
 import { IdParamsSchema } from "../../products/products.routes";
 import { ADMIN_ONLY, deleteResponses, json, jsonAnswer, WRITE_EFFECTS } from "../../reference/reference-admin";
 import { CategorySchema } from "../categories.schemas";
 
 // No `authenticate` here: `adminOnly` (app.ts) guards all of /v1/admin/* before these run.
 
-const name = z.string().trim().min(1).max(100).openapi({ description: "1 to 100 characters.", example: "Coffee machines" });
-const description = z.string().max(1000).nullable().optional().openapi({ example: "Espresso, filter and capsule machines." });
-const externalId = z
-  .string()
+const name = singleLineText().trim().min(1).max(100).openapi({ description: "1 to 100 characters.", example: "Coffee machines" });
+const description = multilineText().max(1000).nullable().optional().openapi({ example: "Espresso, filter and capsule machines." });
+const externalId = singleLineText()
   .trim()
   .min(1)
   .max(100)

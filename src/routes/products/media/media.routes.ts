@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { authenticate } from "../../../auth/authenticate";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
+import { FREE_FORM_JSON_RULE } from "../../../lib/json-bounds";
 import { problemResponses } from "../../../lib/problem";
 import { RESEARCH_FILE_EXTENSIONS } from "../../../lib/file-formats";
 import type { MediaKind } from "../../../services/media-storage";
@@ -47,14 +48,19 @@ const uploadBody = (media: MediaKind) => ({
                 ? "The image: .jpg/.jpeg, .png, .gif, .webp or .bmp; the part's type must be the format's (image/jpeg...) and the bytes must be that format."
                 : `The research file: ${RESEARCH_FILE_EXTENSIONS.map((e) => `.${e}`).join(", ")}; the part's type must fit the extension (or be application/octet-stream) and the bytes must carry the format's signature where it has one.`,
           },
-          description: { type: "string" as const, maxLength: MAX_MEDIA_DESCRIPTION },
+          description: {
+            type: "string" as const,
+            maxLength: MAX_MEDIA_DESCRIPTION,
+            description: "No control characters other than tab, line feed and carriage return (422 at `/description`).",
+          },
           ...(media === "images"
             ? {
                 image_metadata: {
                   type: "string" as const,
                   maxLength: MAX_IMAGE_METADATA_CHARS,
                   description:
-                    "A JSON object as text, stored as the image's `image_metadata`. Its `exif` member is reserved: the capture parameters kept from the file's EXIF go there.",
+                    "A JSON object as text, stored as the image's `image_metadata`. Its `exif` member is reserved: the capture parameters kept from the file's EXIF go there. " +
+                    FREE_FORM_JSON_RULE,
                 },
               }
             : {}),

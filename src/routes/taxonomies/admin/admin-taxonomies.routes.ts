@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { TAXONOMY_DOMAINS } from "../../../db/schema";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
+import { multilineText, singleLineText } from "../../../lib/text";
 import { IdParamsSchema } from "../../products/products.routes";
 import { ADMIN_ONLY, deleteResponses, json, jsonAnswer, WRITE_EFFECTS } from "../../reference/reference-admin";
 import { TaxonomySchema } from "../taxonomies.schemas";
@@ -9,9 +10,8 @@ import { TaxonomySchema } from "../taxonomies.schemas";
 // No `authenticate` here: `adminOnly` (app.ts) guards all of /v1/admin/* before these run.
 
 const fields = {
-  name: z.string().trim().min(1).max(100).openapi({ description: "1 to 100 characters.", example: "WEEE categories" }),
-  version: z
-    .string()
+  name: singleLineText().trim().min(1).max(100).openapi({ description: "1 to 100 characters.", example: "WEEE categories" }),
+  version: singleLineText()
     .trim()
     .min(1)
     .max(50)
@@ -22,8 +22,8 @@ const fields = {
     .max(TAXONOMY_DOMAINS.length)
     .refine((domains) => new Set(domains).size === domains.length, { message: "Each domain may appear once." })
     .openapi({ description: "What it classifies: 1 to 3 distinct of materials, products, other.", example: ["products"] }),
-  description: z.string().max(1000).nullable().optional(),
-  source: z.string().max(500).nullable().optional().openapi({ description: "A URL or a citation.", example: "https://eur-lex.europa.eu/eli/dir/2012/19/oj" }),
+  description: multilineText().max(1000).nullable().optional(),
+  source: singleLineText().max(500).nullable().optional().openapi({ description: "A URL or a citation.", example: "https://eur-lex.europa.eu/eli/dir/2012/19/oj" }),
 };
 
 export const TaxonomyCreateSchema = z

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { TunnelStatus } from "../../../../lib/camera-protocol";
+import { multilineText, singleLineText } from "../../../../lib/text";
 import { isoSeconds } from "../../../../lib/time";
 import type { CameraRow } from "../../../../services/cameras";
 
@@ -11,8 +12,8 @@ export const CameraIdParamsSchema = z.object({
     .openapi({ param: { name: "camera_id", in: "path" }, example: EXAMPLE_ID }),
 });
 
-export const CameraNameSchema = z.string().trim().min(1).max(100).openapi({ example: "Bench camera" });
-export const CameraDescriptionSchema = z.string().max(500).nullable().optional().openapi({ example: "Above the teardown bench" });
+export const CameraNameSchema = singleLineText().trim().min(1).max(100).openapi({ example: "Bench camera" });
+export const CameraDescriptionSchema = multilineText().max(500).nullable().optional().openapi({ example: "Above the teardown bench" });
 
 export const CameraStatusSchema = z
   .object({

@@ -6,6 +6,7 @@ import { requestOrigin } from "../../../../lib/http";
 import { imageDimensions, sniffImageFormat } from "../../../../lib/images/formats";
 import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../../lib/multipart";
 import { ApiError } from "../../../../lib/problem";
+import { multilineText } from "../../../../lib/text";
 import { validationError } from "../../../../lib/validation";
 import { retireCamera } from "../../../../services/camera-relay";
 import * as cameras from "../../../../services/cameras";
@@ -17,7 +18,7 @@ import type * as routes from "./device.routes";
 
 const UploadMetadataSchema = z.strictObject({
   product_id: z.number().int().positive(),
-  description: z.string().max(500).optional(),
+  description: multilineText().max(500).optional(),
 });
 
 /** Preview thumbnails are small by nature: 1 MiB and 4 megapixels at most. */

@@ -1,7 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { authenticate } from "../../../../../auth/authenticate";
+import { FREE_FORM_JSON_BOUNDS, freeFormValue, withinJsonBounds } from "../../../../../lib/json-bounds";
 import { SIGNED_IN } from "../../../../../lib/openapi";
 import { problemResponses } from "../../../../../lib/problem";
+import { multilineText, singleLineText } from "../../../../../lib/text";
 import { ImageSchema, VideoSchema } from "../../../../products/products.schemas";
 import { CameraIdParamsSchema } from "../cameras.schemas";
 import { RELAY_FAILURES } from "../cameras.routes";
@@ -11,19 +13,27 @@ const signedIn = { security: SIGNED_IN, middleware: [authenticate("required")], 
 const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
 const BINARY = { schema: { type: "string" as const, format: "binary" } };
 
+// A command's size is bounded by the tunnel frame it travels in (413 `RELAY_COMMAND_TOO_LARGE`).
+const COMMAND_JSON_BOUNDS = { ...FREE_FORM_JSON_BOUNDS, bytes: Number.POSITIVE_INFINITY };
+const COMMAND_JSON_RULE =
+  `At most ${COMMAND_JSON_BOUNDS.depth} levels of nesting and ${COMMAND_JSON_BOUNDS.keys} keys in all (422 at the member); ` +
+  "the whole command must fit one 64 KiB tunnel frame (413 `RELAY_COMMAND_TOO_LARGE`).";
+
 export const CaptureBodySchema = z
   .strictObject({
     product_id: z.number().int().positive().openapi({ description: "Your base product or component the image goes to." }),
-    description: z.string().max(500).optional(),
+    description: multilineText().max(500).optional(),
   })
   .openapi("CameraCapture", { example: { product_id: 42, description: "Top view, lid off" } });
 
 export const CommandBodySchema = z
   .strictObject({
     method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]),
-    path: z.string().min(1).max(512).startsWith("/"),
-    params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-    body: z.unknown().optional(),
+    path: singleLineText().min(1).max(512).startsWith("/"),
+    params: withinJsonBounds(z.record(z.string(), z.union([singleLineText(), z.number(), z.boolean()])), COMMAND_JSON_BOUNDS)
+      .optional()
+      .openapi({ description: `Query parameters for the device. ${COMMAND_JSON_RULE}` }),
+    body: freeFormValue(COMMAND_JSON_BOUNDS).optional().openapi({ description: `The JSON body for the device. ${COMMAND_JSON_RULE}` }),
   })
   .openapi("CameraCommand", { example: { method: "PATCH", path: "/camera/controls", body: { ExposureTime: 10_000 } } });
 
@@ -42,8 +52,8 @@ const HlsParamsSchema = CameraIdParamsSchema.extend({
 const StreamBodySchema = z
   .strictObject({
     product_id: z.number().int().positive(),
-    title: z.string().max(100).optional(),
-    description: z.string().max(5000).optional(),
+    title: singleLineText().max(100).optional(),
+    description: multilineText().max(5000).optional(),
     privacy_status: z.enum(["public", "private", "unlisted"]).default("private"),
   })
   .openapi("RecordingStreamStart");
