@@ -19,7 +19,7 @@ describe("TOTP enrolment", () => {
     expect(first.secret).toMatch(/^[A-Z2-7]{32}$/);
     expect(second.secret).not.toBe(first.secret);
     expect(first.otpauth_uri).toBe(
-      `otpauth://totp/relab:${encodeURIComponent(user.email)}?secret=${first.secret}&issuer=relab&algorithm=SHA1&digits=6&period=30`,
+      `otpauth://totp/relab:${encodeURIComponent(user.email)}?issuer=relab&secret=${first.secret}&algorithm=SHA1&digits=6&period=30`,
     );
     const row = await env.DB.prepare("SELECT totp_secret FROM users WHERE id = ?").bind(user.id).first();
     expect(row).toEqual({ totp_secret: null });
