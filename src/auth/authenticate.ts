@@ -53,7 +53,7 @@ export function authenticate(mode: "required" | "optional") {
       return next();
     }
     const { token, transport } = presented;
-    const claims = token ? readAccessToken(c.get("config").tokenSecret, token, Date.now() / 1000) : null;
+    const claims = token ? await readAccessToken(c.get("config").tokenSecret, token, Date.now() / 1000) : null;
     if (claims) {
       // Only the token check itself fails closed here; what the route does next has its own rules.
       const wasAuthFlow = c.get("authFlow");

@@ -18,7 +18,7 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
   if (!config.rateLimitsEnabled) return next();
 
   const presented = presentedAccessToken(c.req.header("authorization"), c.req.header("cookie"));
-  const claims = presented?.token ? readAccessToken(config.tokenSecret, presented.token, Date.now() / 1000) : null;
+  const claims = presented?.token ? await readAccessToken(config.tokenSecret, presented.token, Date.now() / 1000) : null;
   const userId = claims?.userId ?? null;
   const plan = planRequestLimits(c.req.method, c.req.path, userId);
   const limiter = c.get("limiter");

@@ -104,7 +104,7 @@ export async function completeChallenge(
     ...session.statements,
     sql`DELETE FROM mfa_challenges WHERE fingerprint = ${challenge} AND claimed_by = ${nonce}`,
   ]);
-  const grant = session.grant(results[results.length - 2]!);
+  const grant = await session.grant(results[results.length - 2]!);
   if (!grant) refuse();
   await reservation.refund();
   audit(deps.log, "auth.mfa.challenge.succeeded", { user_id: row.user_id, transport: row.transport, method: resolved!.kind });

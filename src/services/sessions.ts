@@ -34,10 +34,10 @@ interface IssueRow {
   now: number;
 }
 
-function grantFrom(secret: string, row: IssueRow, refreshToken: string): SessionGrant {
+async function grantFrom(secret: string, row: IssueRow, refreshToken: string): Promise<SessionGrant> {
   const issuedAt = Math.floor(row.issued_at_ms / 1000);
   return {
-    accessToken: signAccessToken(secret, {
+    accessToken: await signAccessToken(secret, {
       userId: row.user_id,
       sessionId: row.family_id,
       issuedAtMs: row.issued_at_ms,
@@ -58,7 +58,7 @@ export interface CheckedState {
 export interface PendingSession {
   /** Three statements; the last returns the issue row when the session started. */
   statements: [SQL, SQL, SQL];
-  grant(issued: unknown[]): SessionGrant | null;
+  grant(issued: unknown[]): Promise<SessionGrant | null>;
 }
 
 /**
@@ -90,7 +90,7 @@ export function sessionStatements(
         RETURNING id AS user_id, ${familyId} AS family_id, ${ISSUED_AT_MS} AS issued_at_ms,
           unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS} AS refresh_expires_at, unixepoch() AS now`,
     ],
-    grant(issued) {
+    async grant(issued) {
       const row = issued[0] as IssueRow | undefined;
       return row ? grantFrom(secret, row, refreshToken) : null;
     },
@@ -159,7 +159,7 @@ export async function rotateSession(
     sql`SELECT user_id, rotated_at, unixepoch() AS now FROM refresh_tokens WHERE fingerprint = ${old}`,
   ]);
   const row = rows[0];
-  if (row) return { grant: grantFrom(secret, row, refreshToken) };
+  if (row) return { grant: await grantFrom(secret, row, refreshToken) };
   if (replayed.length > 0) return { refused: "replayed", userId: replayed[0]!.user_id };
   const before = previous[0];
   const raced = before?.rotated_at != null && before.now - before.rotated_at <= REUSE_GRACE_SECONDS;

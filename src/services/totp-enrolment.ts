@@ -117,7 +117,7 @@ export async function confirmTotp(
     ...revocationStatements(user.id, stored),
     ...session.statements,
   ]);
-  const grant = session.grant(results[results.length - 1]!);
+  const grant = await session.grant(results[results.length - 1]!);
   if (!grant) throw alreadyEnabled();
   audit(deps.log, "auth.mfa.enabled", { user_id: user.id });
   audit(deps.log, "auth.sessions.revoked", { user_id: user.id, reason: "totp_enabled" });

@@ -1,3 +1,5 @@
+import { hmac } from "@noble/hashes/hmac.js";
+import { sha256, sha512 } from "@noble/hashes/sha2.js";
 import { describe, expect, it } from "vitest";
 import {
   checkLinkToken,
@@ -8,7 +10,7 @@ import {
   signAccessToken,
   signLinkToken,
 } from "../../src/auth/tokens";
-import { toBase64Url } from "../../src/lib/encoding";
+import { fromBase64Url, toBase64Url } from "../../src/lib/encoding";
 
 const SECRET = "unit-test-secret-0123456789abcdef0123456789";
 const OTHER_SECRET = "another-secret-0123456789abcdef0123456789ab";
@@ -16,26 +18,48 @@ const NOW = 1_750_000_000;
 const claims = { userId: 42, sessionId: "session-abc", issuedAtMs: NOW * 1000 + 123, expiresAt: NOW + 900 };
 
 const encodeJson = (value: unknown) => toBase64Url(new TextEncoder().encode(JSON.stringify(value)));
+const decodeJson = (part: string) => JSON.parse(new TextDecoder().decode(fromBase64Url(part)));
 /** Replaces the first character (which carries six whole bits, so the decoded bytes change). */
 const flipFirst = (part: string) => (part[0] === "A" ? "B" : "A") + part.slice(1);
 
+// A token as the service signs it; the forgeries below are built from its parts.
+const token = await signAccessToken(SECRET, claims);
+const [header, payload, signature] = token.split(".") as [string, string, string];
+
+/** The access key as the service derives it (tokens.ts keysFor), for signing forgeries the way an insider could. */
+const derivedKey = (secret: string, purpose: string) =>
+  hmac(sha256, new TextEncoder().encode(secret), new TextEncoder().encode(`relab/${purpose}/v1`));
+const claimsJson = { sub: "42", sid: "session-abc", iat: claims.issuedAtMs / 1000, exp: claims.expiresAt };
+/** A compact JWS over `headerJson` and the test claims, HMAC'd with `key` under SHA-256 (or `hash`). */
+function handSigned(headerJson: object, key: Uint8Array, hash: typeof sha256 | typeof sha512 = sha256): string {
+  const signed = `${encodeJson(headerJson)}.${encodeJson(claimsJson)}`;
+  return `${signed}.${toBase64Url(hmac(hash, key, new TextEncoder().encode(signed)))}`;
+}
+
 describe("access tokens", () => {
-  const token = signAccessToken(SECRET, claims);
-  const [header, payload, signature] = token.split(".") as [string, string, string];
-
-  it("round-trips its claims, keeping the millisecond iat", () => {
+  it("round-trips its claims, keeping the millisecond iat", async () => {
     expect(token.split(".")).toHaveLength(3);
-    expect(readAccessToken(SECRET, token, NOW)).toEqual(claims);
+    expect(await readAccessToken(SECRET, token, NOW)).toEqual(claims);
   });
 
-  it("is unexpired until exp, and refused from exp on", () => {
-    expect(readAccessToken(SECRET, token, claims.expiresAt - 0.001)).toEqual(claims);
-    expect(readAccessToken(SECRET, token, claims.expiresAt)).toBeNull();
-    expect(readAccessToken(SECRET, token, claims.expiresAt + 1)).toBeNull();
+  it("is an HS256 JWT with the claims sub, sid, iat (fractional) and exp", () => {
+    expect(decodeJson(header)).toEqual({ alg: "HS256", typ: "JWT" });
+    expect(decodeJson(payload)).toEqual(claimsJson);
   });
 
-  it("is refused under another secret", () => {
-    expect(readAccessToken(OTHER_SECRET, token, NOW)).toBeNull();
+  it("still reads a token in the form the hand-written signer issued before jose (tokens live across a deploy)", async () => {
+    const issuedBefore = handSigned({ alg: "HS256", typ: "JWT" }, derivedKey(SECRET, "access"));
+    expect(await readAccessToken(SECRET, issuedBefore, NOW)).toEqual(claims);
+  });
+
+  it("is unexpired until exp, and refused from exp on", async () => {
+    expect(await readAccessToken(SECRET, token, claims.expiresAt - 0.001)).toEqual(claims);
+    expect(await readAccessToken(SECRET, token, claims.expiresAt)).toBeNull();
+    expect(await readAccessToken(SECRET, token, claims.expiresAt + 1)).toBeNull();
+  });
+
+  it("is refused under another secret", async () => {
+    expect(await readAccessToken(OTHER_SECRET, token, NOW)).toBeNull();
   });
 
   it.each([
@@ -48,19 +72,31 @@ describe("access tokens", () => {
     ["alg none, old signature", `${encodeJson({ alg: "none", typ: "JWT" })}.${payload}.${signature}`],
     ["alg HS512", `${encodeJson({ alg: "HS512", typ: "JWT" })}.${payload}.${signature}`],
     ["the same header with its keys reordered", `${encodeJson({ typ: "JWT", alg: "HS256" })}.${payload}.${signature}`],
-  ])("refuses %s", (_, forged) => {
-    expect(readAccessToken(SECRET, forged, NOW)).toBeNull();
+  ])("refuses %s", async (_, forged) => {
+    expect(await readAccessToken(SECRET, forged, NOW)).toBeNull();
+  });
+
+  it.each([
+    ["HS512 under the access key", handSigned({ alg: "HS512", typ: "JWT" }, derivedKey(SECRET, "access"), sha512)],
+    ["HS256 under the email-verification key", handSigned({ alg: "HS256", typ: "JWT" }, derivedKey(SECRET, "verify"))],
+    ["HS256 under the configured secret itself", handSigned({ alg: "HS256", typ: "JWT" }, new TextEncoder().encode(SECRET))],
+    [
+      "HS256 under a key the header brings along (jwk)",
+      handSigned({ alg: "HS256", typ: "JWT", jwk: { kty: "oct", k: toBase64Url(new Uint8Array(32)) } }, new Uint8Array(32)),
+    ],
+  ])("refuses a correctly computed signature with %s", async (_, forged) => {
+    expect(await readAccessToken(SECRET, forged, NOW)).toBeNull();
   });
 
   it.each(["", "garbage", "a.b", "a.b.c", `${token}.extra`, `${header}.!!!.${signature}`, "...", `${header}.${payload}.${signature}=`])(
     "refuses the malformed string %j",
-    (garbage) => {
-      expect(readAccessToken(SECRET, garbage, NOW)).toBeNull();
+    async (garbage) => {
+      expect(await readAccessToken(SECRET, garbage, NOW)).toBeNull();
     },
   );
 
-  it("refuses well-signed claims that are out of range (user id 0)", () => {
-    expect(readAccessToken(SECRET, signAccessToken(SECRET, { ...claims, userId: 0 }), NOW)).toBeNull();
+  it("refuses well-signed claims that are out of range (user id 0)", async () => {
+    expect(await readAccessToken(SECRET, await signAccessToken(SECRET, { ...claims, userId: 0 }), NOW)).toBeNull();
   });
 });
 
@@ -126,14 +162,14 @@ describe("fingerprint and randomToken", () => {
 const SECRET_FOR_MALLEABILITY = "malleability-check-secret-0123456789abcdef";
 
 describe("access token signatures are not malleable", () => {
-  it("refuses a signature whose last character differs only in its unused bits", () => {
-    const token = signAccessToken(SECRET_FOR_MALLEABILITY, { userId: 7, sessionId: "s", issuedAtMs: 1_000, expiresAt: 4_000_000_000 });
+  it("refuses a signature whose last character differs only in its unused bits", async () => {
+    const token = await signAccessToken(SECRET_FOR_MALLEABILITY, { userId: 7, sessionId: "s", issuedAtMs: 1_000, expiresAt: 4_000_000_000 });
     const last = token.at(-1)!;
     // The 43rd base64url character of a 32-byte value carries 4 bits of data and 2 spare ones.
     const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const twin = alphabet[alphabet.indexOf(last) ^ 1]!;
-    expect(readAccessToken(SECRET_FOR_MALLEABILITY, token, 0)).not.toBeNull();
-    expect(readAccessToken(SECRET_FOR_MALLEABILITY, `${token.slice(0, -1)}${twin}`, 0)).toBeNull();
+    expect(await readAccessToken(SECRET_FOR_MALLEABILITY, token, 0)).not.toBeNull();
+    expect(await readAccessToken(SECRET_FOR_MALLEABILITY, `${token.slice(0, -1)}${twin}`, 0)).toBeNull();
   });
 });
 

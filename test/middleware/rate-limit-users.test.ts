@@ -43,7 +43,7 @@ async function fireInBatches(count: number, size: number, send: (index: number) 
 }
 
 /** An access token of `userId` signed with `secret`, expiring at `expiresAt` (seconds). */
-function accessToken(userId: number, secret: string, expiresAt: number): string {
+function accessToken(userId: number, secret: string, expiresAt: number): Promise<string> {
   return signAccessToken(secret, { userId, sessionId: "rate-limit-test", issuedAtMs: Date.now() - 60_000, expiresAt });
 }
 
@@ -122,13 +122,13 @@ describe("signed-in callers: per-user buckets, whatever the IP", () => {
 describe("tokens that select no user: counted in the IP bucket", () => {
   it("honours a live, correctly signed token without a database read (the control for the cases below)", async () => {
     const user = await registerUser();
-    const response = await limitedApi(freshIp(), READ, { headers: bearer(accessToken(user.id, env.AUTH_TOKEN_SECRET, inAMinute())) });
+    const response = await limitedApi(freshIp(), READ, { headers: bearer(await accessToken(user.id, env.AUTH_TOKEN_SECRET, inAMinute())) });
     expect(response.status).toBe(200);
     expect(response.headers.get("ratelimit-policy")).toBe('"read-user";q=1500;w=60');
   });
 
-  const cases: Array<[string, (userId: number) => string]> = [
-    ["a forged token (Bearer garbage)", () => "garbage"],
+  const cases: Array<[string, (userId: number) => Promise<string>]> = [
+    ["a forged token (Bearer garbage)", async () => "garbage"],
     ["a token signed with another secret", (userId) => accessToken(userId, "not-the-test-secret-0123456789abcdef01234567", inAMinute())],
     ["an expired token of a real user", (userId) => accessToken(userId, env.AUTH_TOKEN_SECRET, Math.floor(Date.now() / 1000) - 1)],
   ];
@@ -136,7 +136,7 @@ describe("tokens that select no user: counted in the IP bucket", () => {
   it.each(cases)("counts %s in read-ip, and refuses it once the IP bucket is spent", SLOW, async (_, token) => {
     const user = await registerUser();
     const ip = freshIp();
-    const auth = bearer(token(user.id));
+    const auth = bearer(await token(user.id));
     const first = await limitedApi(ip, READ, { headers: auth });
     expect(first.status).toBe(200);
     expect(first.headers.get("ratelimit-policy")).toBe('"read-ip";q=300;w=60');

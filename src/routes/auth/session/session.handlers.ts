@@ -37,7 +37,7 @@ export const logout: RouteHandler<typeof sessionLogout, AppEnv> = async (c) => {
   const accessToken = readCookie(cookies, ACCESS_COOKIE);
   let userId: number | null = null;
   if (refreshToken) userId = await endSessionByRefreshToken(c.get("db"), refreshToken);
-  const claims = accessToken ? readAccessToken(c.get("config").tokenSecret, accessToken, Date.now() / 1000) : null;
+  const claims = accessToken ? await readAccessToken(c.get("config").tokenSecret, accessToken, Date.now() / 1000) : null;
   if (claims && (await endSessionById(c.get("db"), claims.userId, claims.sessionId))) userId ??= claims.userId;
   if (userId !== null) audit(c.get("log"), "auth.logout", { transport: "cookie", user_id: userId });
   clearBrowserSession(c);
