@@ -4,6 +4,12 @@ import { writableHeaders } from "../lib/http";
 import { createLogger } from "../lib/logger";
 import { resolveRequestId } from "../lib/request-id";
 
+// Not hono/request-id: its filter (`[\w\-=]`, up to a length) echoes `=` and a leading `-` or `_`
+// and replaces ids with `.` or `:`, against the rule of docs/conventions.md "Request ids"; bent to
+// ours (no header name, our check as its generator) it would only call resolveRequestId. It also
+// sets the header before the handler runs, where a Response the handler builds itself (the docs
+// assets) need not keep it; this one stamps the final response.
+
 /**
  * Outermost middleware: gives the request its id, logger and client IP, and on the way out
  * stamps `X-Request-ID`, reports D1 round trips and counter-store calls in development, and writes
