@@ -18,7 +18,9 @@ export function isAllowedOrigin(origin: string, allowed: ReadonlySet<string>, re
 /**
  * CORS with credentials for the configured origins and the API's own origin only. A preflight
  * from any other origin is refused with 403, and actual responses to it carry no CORS headers,
- * so the browser withholds them from the calling page.
+ * so the browser withholds them from the calling page. Not hono/cors: it sends the credentials and
+ * exposed-headers lines to every origin, answers a foreign preflight 204, and takes any OPTIONS
+ * for a preflight (three tests of test/middleware/cors.test.ts fail with it).
  */
 export const cors = createMiddleware<AppEnv>(async (c, next) => {
   const origin = c.req.header("origin");
