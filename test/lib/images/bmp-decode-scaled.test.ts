@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { decodeBmpScaled } from "../../../../src/lib/images/bmp-decode-scaled";
-import { ImageStructureError } from "../../../../src/lib/images/exif";
-import { checkBmp } from "../../../../src/lib/images/sanitize-gif-bmp";
-import { bmpImage, SMALL_PIXELS } from "../../../support/image-fixtures";
-import { buildBmp, makeRaster, pixelAt, referenceDownscale, type BmpSpec } from "../../../support/image-fixtures-raster";
+import { decodeBmpScaled } from "../../../src/lib/images/bmp-decode-scaled";
+import { ImageStructureError } from "../../../src/lib/images/exif";
+import { checkBmp } from "../../../src/lib/images/sanitize-gif-bmp";
+import { bmpImage, SMALL_PIXELS } from "../../support/image-fixtures";
+import { buildBmp, makeRaster, pixelAt, referenceDownscale, type BmpSpec } from "../../support/image-fixtures-raster";
 
 const W = 11; // odd, so rows carry padding at every bit count
 const H = 5;

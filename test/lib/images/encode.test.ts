@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { decodeWithPhoton, encodeRaster, PHOTON_MAX_PIXELS } from "../../../../src/lib/images/encode";
-import { ImageStructureError } from "../../../../src/lib/images/exif";
-import { sniffImageFormat } from "../../../../src/lib/images/formats";
-import { decodePngScaled } from "../../../../src/lib/images/png-decode-scaled";
-import { gifWithMetadata, pngImage, simpleWebp, SMALL_PIXELS, testPixel } from "../../../support/image-fixtures";
-import { buildPng, makeRaster, pixelAt } from "../../../support/image-fixtures-raster";
+import { decodeWithPhoton, encodeRaster, PHOTON_MAX_PIXELS } from "../../../src/lib/images/encode";
+import { ImageStructureError } from "../../../src/lib/images/exif";
+import { sniffImageFormat } from "../../../src/lib/images/formats";
+import { decodePngScaled } from "../../../src/lib/images/png-decode-scaled";
+import { gifWithMetadata, pngImage, simpleWebp, SMALL_PIXELS, testPixel } from "../../support/image-fixtures";
+import { buildPng, makeRaster, pixelAt } from "../../support/image-fixtures-raster";
 
 /** 64x48 in four flat quadrants, so JPEG's losses stay small away from the edges. */
 const QUADRANTS = [[220, 30, 40], [30, 200, 60], [40, 50, 210], [240, 230, 20]];

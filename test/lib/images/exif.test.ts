@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { EXIF_ALLOW_LIST, filterExif, ImageStructureError } from "../../../../src/lib/images/exif";
-import { buildTiff, cameraExif, SECRETS, T } from "../../../support/image-fixtures";
-import { contains, tiffTags } from "../../../support/image-fixtures-inspect";
+import { EXIF_ALLOW_LIST, filterExif, ImageStructureError } from "../../../src/lib/images/exif";
+import { buildTiff, cameraExif, SECRETS, T } from "../../support/image-fixtures";
+import { contains, tiffTags } from "../../support/image-fixtures-inspect";
 
 const EXPECTED = {
   Make: "Acme Cameras",

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ImageStructureError } from "../../../../src/lib/images/exif";
-import { decodeJpegCoefficients } from "../../../support/jpeg-coefficients";
-import { decodeJpegScaled, decodeJpegScaledInBands, jpegScaleFor, type JpegScale } from "../../../../src/lib/images/jpeg-decode-scaled";
-import { IDENTITY_ORDER, IDENTITY_SIGN, encodeBaselineJpeg } from "../../../../src/lib/images/jpeg-encode";
-import type { Raster } from "../../../../src/lib/images/raster";
-import { encodeJpeg } from "../../../support/image-fixtures-jpeg";
+import { ImageStructureError } from "../../../src/lib/images/exif";
+import { decodeJpegCoefficients } from "../../support/jpeg-coefficients";
+import { decodeJpegScaled, decodeJpegScaledInBands, jpegScaleFor, type JpegScale } from "../../../src/lib/images/jpeg-decode-scaled";
+import { IDENTITY_ORDER, IDENTITY_SIGN, encodeBaselineJpeg } from "../../../src/lib/images/jpeg-encode";
+import type { Raster } from "../../../src/lib/images/raster";
+import { encodeJpeg } from "../../support/image-fixtures-jpeg";
 
 const W = 72;
 const H = 56;

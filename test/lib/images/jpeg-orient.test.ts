@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ImageStructureError } from "../../../../src/lib/images/exif";
-import { ZIGZAG, decodeJpegCoefficients } from "../../../support/jpeg-coefficients";
-import { IDENTITY_ORDER, IDENTITY_SIGN, encodeBaselineJpeg } from "../../../../src/lib/images/jpeg-encode";
-import { orientJpeg, orientJpegInBands, type Orientation } from "../../../../src/lib/images/jpeg-orient";
-import { encodeJpeg } from "../../../support/image-fixtures-jpeg";
+import { ImageStructureError } from "../../../src/lib/images/exif";
+import { ZIGZAG, decodeJpegCoefficients } from "../../support/jpeg-coefficients";
+import { IDENTITY_ORDER, IDENTITY_SIGN, encodeBaselineJpeg } from "../../../src/lib/images/jpeg-encode";
+import { orientJpeg, orientJpegInBands, type Orientation } from "../../../src/lib/images/jpeg-orient";
+import { encodeJpeg } from "../../support/image-fixtures-jpeg";
 
 /*
  * Fixtures: written by libjpeg-turbo's cjpeg 2.1.5 from `pattern()` below (quality 90 unless the

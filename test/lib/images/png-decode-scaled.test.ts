@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ImageStructureError } from "../../../../src/lib/images/exif";
-import { decodePngScaled } from "../../../../src/lib/images/png-decode-scaled";
-import type { Raster } from "../../../../src/lib/images/raster";
-import { concat, deflate, pngChunk, pngImage, testPixel } from "../../../support/image-fixtures";
-import { buildPng, makeRaster, pixelAt, pngScanlines, referenceDownscale, type PngColorType, type PngSpec } from "../../../support/image-fixtures-raster";
+import { ImageStructureError } from "../../../src/lib/images/exif";
+import { decodePngScaled } from "../../../src/lib/images/png-decode-scaled";
+import type { Raster } from "../../../src/lib/images/raster";
+import { concat, deflate, pngChunk, pngImage, testPixel } from "../../support/image-fixtures";
+import { buildPng, makeRaster, pixelAt, pngScanlines, referenceDownscale, type PngColorType, type PngSpec } from "../../support/image-fixtures-raster";
 
 const W = 13;
 const H = 7;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AreaAccumulator, downscaleRaster, orientRaster, scaledSize, type Orientation } from "../../../../src/lib/images/resize";
-import { makeRaster, pixelAt, referenceDownscale } from "../../../support/image-fixtures-raster";
+import { AreaAccumulator, downscaleRaster, orientRaster, scaledSize, type Orientation } from "../../../src/lib/images/resize";
+import { makeRaster, pixelAt, referenceDownscale } from "../../support/image-fixtures-raster";
 
 describe("scaledSize", () => {
   it("keeps the aspect ratio, never enlarges, and keeps at least one row", () => {

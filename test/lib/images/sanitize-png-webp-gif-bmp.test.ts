@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { filterExif } from "../../../../src/lib/images/exif";
-import { ImageStructureError, sanitizeImage } from "../../../../src/lib/images/sanitize";
+import { filterExif } from "../../../src/lib/images/exif";
+import { ImageStructureError, sanitizeImage } from "../../../src/lib/images/sanitize";
 import {
   bmpImage, buildTiff, concat, encodeJpeg, GIF_PLANTED, gifWithMetadata, inflate, PLANTED, pngChunk, pngImage, pngRaw,
   pngWithMetadata, riff, riffChunk, SECRETS, simpleWebp, T, testPixel, vp8lBitstream, WEBP_PLANTED, webpWithMetadata,
-} from "../../../support/image-fixtures";
-import { contains, pngChunks, riffChunks } from "../../../support/image-fixtures-inspect";
+} from "../../support/image-fixtures";
+import { contains, pngChunks, riffChunks } from "../../support/image-fixtures-inspect";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const ZIP = concat([0x50, 0x4b, 0x03, 0x04, 20, 0, 0, 0, 0, 0], text("evil.html"), new Uint8Array(40));

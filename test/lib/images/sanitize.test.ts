@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { filterExif } from "../../../../src/lib/images/exif";
-import { ImageStructureError, sanitizeImage } from "../../../../src/lib/images/sanitize";
+import { filterExif } from "../../../src/lib/images/exif";
+import { ImageStructureError, sanitizeImage } from "../../../src/lib/images/sanitize";
 import {
   concat, encodeJpeg, insertAfterJfif, jpegMetadataSegments, jpegWithMetadata, largeJpeg, PLANTED, SECRETS, testPixel,
-} from "../../../support/image-fixtures";
-import { contains, decodingStream, indexOfBytes, jpegExifTiff, jpegSegments, tiffTags } from "../../../support/image-fixtures-inspect";
+} from "../../support/image-fixtures";
+import { contains, decodingStream, indexOfBytes, jpegExifTiff, jpegSegments, tiffTags } from "../../support/image-fixtures-inspect";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const seg = (marker: number, payload: Uint8Array) => concat([0xff, marker, (payload.length + 2) >> 8, (payload.length + 2) & 0xff], payload);

@@ -1,8 +1,8 @@
 import { PhotonImage } from "@cf-wasm/photon";
 import { describe, expect, it } from "vitest";
-import { makeThumbnails } from "../../../../src/lib/images/thumbnails";
-import { encodeJpeg } from "../../../support/image-fixtures";
-import { buildBmp, buildPng } from "../../../support/image-fixtures-raster";
+import { makeThumbnails } from "../../../src/lib/images/thumbnails";
+import { encodeJpeg } from "../../support/image-fixtures";
+import { buildBmp, buildPng } from "../../support/image-fixtures-raster";
 
 function sizeOf(bytes: Uint8Array): [number, number] {
   const image = PhotonImage.new_from_byteslice(bytes);
