@@ -98,6 +98,23 @@ function addRateLimitedResponses(document: Document): void {
     }
   }
 }
+const CROSS_SITE_REFUSED_RESPONSE = {
+  description:
+    "Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`.",
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } },
+};
+
+// The cross-site check runs in front of every /v1 write, so every write can answer 403.
+function addCrossSiteResponses(document: Document): void {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (!path.startsWith("/v1/") || !item) continue;
+    for (const method of ["put", "post", "delete", "patch"] as const) {
+      const operation = item[method];
+      if (operation?.responses && !operation.responses["403"]) operation.responses["403"] = CROSS_SITE_REFUSED_RESPONSE;
+    }
+  }
+}
+
 const documents = new WeakMap<object, Document>();
 
 /**
@@ -113,6 +130,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string): Do
       tags: TAGS,
     });
     addRateLimitedResponses(document);
+    addCrossSiteResponses(document);
     documents.set(app, document);
   }
   return { ...document, servers: [{ url: serverUrl, description: "This deployment" }] };

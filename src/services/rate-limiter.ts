@@ -1,4 +1,4 @@
-import type { CounterReading, RateLimiter } from "../../durable-objects/rate-limiter";
+import type { CounterReading, RateLimiter, StoreFailure } from "../../durable-objects/rate-limiter";
 import { keyedDigest } from "../auth/tokens";
 import { audit } from "../lib/audit";
 import { ipLimitKey } from "../lib/client-ip";
@@ -102,6 +102,14 @@ async function withinTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
+/** The object's answer, or LimiterUnavailable when its storage failed (it answers that as a value). */
+function storeAnswer<T extends Partial<StoreFailure> | null>(answer: T): T {
+  if (typeof answer?.failed === "string") {
+    throw new LimiterUnavailable("the counter store failed", { cause: new Error(answer.failed) });
+  }
+  return answer;
+}
+
 /**
  * Wraps the `RATE_LIMITER` namespace; cheap enough to build per request. `failOpenMs` is how long
  * a call for fail-open limits waits (`RATE_LIMIT_STORE_TIMEOUT_MS`); fail-closed calls wait at
@@ -131,16 +139,15 @@ export function createLimiter(
         windowSeconds: LIMITS[name].windowSeconds,
         durable: isDurable(name),
       }));
-      const result = await withinTimeout(
-        stub(subject).consume(specs),
-        failsClosed(names) ? failClosedMs : failOpenMs,
+      const result = storeAnswer(
+        await withinTimeout(stub(subject).consume(specs), failsClosed(names) ? failClosedMs : failOpenMs),
       );
       if (!result.allowed && remember) rememberBlocks(subject, result.counters);
       return result;
     },
     async refund(subject, counters) {
       const units = counters.map(({ name, windowStart, durable }) => ({ name, windowStart, durable }));
-      await withinTimeout(stub(subject).refund(units), failClosedMs);
+      storeAnswer(await withinTimeout(stub(subject).refund(units), failClosedMs));
     },
   };
 }

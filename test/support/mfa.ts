@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { base32Decode, totp, totpStep, TOTP_PERIOD_SECONDS } from "../../src/auth/totp";
 import { bearer, bearerLogin, me, postJson, type TokenPair } from "./accounts";
+import { oncePerFile } from "./test-file";
 
 /**
  * An authenticator app for tests. The service accepts the current step ±1 and never a step at or
@@ -86,19 +87,18 @@ export interface Admin extends Enrolment {
   password: string;
 }
 
-let admin: Promise<Admin> | undefined;
+const admin = oncePerFile(async (): Promise<Admin> => {
+  const identity = { email: env.BOOTSTRAP_SUPERUSER_EMAIL, password: env.BOOTSTRAP_SUPERUSER_PASSWORD };
+  const tokens = await bearerLogin(identity);
+  const { id } = (await (await me(tokens.access_token)).json()) as { id: number };
+  const enrolment = await enrolTotp(tokens.access_token, identity.password);
+  return { ...enrolment, ...identity, id };
+});
 
 /**
  * The bootstrap superuser of this test file's database, with TOTP enrolled (once per file:
  * storage is per file), signed in with bearer tokens.
  */
 export function bootstrapAdmin(): Promise<Admin> {
-  admin ??= (async () => {
-    const identity = { email: env.BOOTSTRAP_SUPERUSER_EMAIL, password: env.BOOTSTRAP_SUPERUSER_PASSWORD };
-    const tokens = await bearerLogin(identity);
-    const { id } = (await (await me(tokens.access_token)).json()) as { id: number };
-    const enrolment = await enrolTotp(tokens.access_token, identity.password);
-    return { ...enrolment, ...identity, id };
-  })();
-  return admin;
+  return admin();
 }

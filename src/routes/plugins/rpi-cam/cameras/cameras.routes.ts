@@ -51,9 +51,9 @@ export const updateCamera = createRoute({
   path: `${PREFIX}/{camera_id}`,
   operationId: "updateCamera",
   summary: "Rename or redescribe a camera",
-  description: `Members left out stay. ${OWNER_ONLY}`,
+  description: `Members left out stay. ${OWNER_ONLY} Changing needs a verified email address (403 \`EMAIL_NOT_VERIFIED\`).`,
   request: { params: CameraIdParamsSchema, body: { required: true, content: { "application/json": { schema: CameraUpdateSchema } } } },
-  responses: { 200: ok("The camera.", CameraSchema), ...problemResponses(401, 404, 413, 415, 422) },
+  responses: { 200: ok("The camera.", CameraSchema), ...problemResponses(401, 403, 404, 413, 415, 422) },
 });
 
 export const deleteCamera = createRoute({
@@ -63,10 +63,10 @@ export const deleteCamera = createRoute({
   operationId: "deleteCamera",
   summary: "Unpair and delete a camera",
   description:
-    `${OWNER_ONLY} The camera's key is forgotten at once, so its assertions are refused from then on; a connected device is ` +
+    `${OWNER_ONLY} Needs a verified email address (403 \`EMAIL_NOT_VERIFIED\`). The camera's key is forgotten at once, so its assertions are refused from then on; a connected device is ` +
     "told to unpair (`DELETE /pairing`) and its tunnel closed.",
   request: { params: CameraIdParamsSchema },
-  responses: { 204: { description: "Deleted." }, ...problemResponses(401, 404, 422) },
+  responses: { 204: { description: "Deleted." }, ...problemResponses(401, 403, 404, 422) },
 });
 
 export const getCameraStatus = createRoute({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type StreamOutcome, textStream } from "../../src/lib/text-stream";
+import { type StreamOutcome, textStream } from "../../../src/lib/text-stream";
 
 /** A source that records how far it was pulled and whether it was stopped. */
 function source(pieces: string[], failAt = -1) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRange } from "../../src/lib/http-range";
+import { parseRange } from "../../../src/lib/http-range";
 
 // RFC 9110, 14.1.2: one byte range per request is honoured; anything that cannot be read as one
 // byte range is ignored (null: the whole representation is sent).

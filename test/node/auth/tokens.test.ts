@@ -9,8 +9,8 @@ import {
   readAccessToken,
   signAccessToken,
   signLinkToken,
-} from "../../src/auth/tokens";
-import { fromBase64Url, toBase64Url } from "../../src/lib/encoding";
+} from "../../../src/auth/tokens";
+import { fromBase64Url, toBase64Url } from "../../../src/lib/encoding";
 
 const SECRET = "unit-test-secret-0123456789abcdef0123456789";
 const OTHER_SECRET = "another-secret-0123456789abcdef0123456789ab";

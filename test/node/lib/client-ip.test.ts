@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ipLimitKey } from "../../src/lib/client-ip";
+import { ipLimitKey } from "../../../src/lib/client-ip";
 
 describe("ipLimitKey", () => {
   it.each([

@@ -6,7 +6,7 @@ import {
   readCookie,
   REFRESH_COOKIE,
   sessionCookies,
-} from "../../src/auth/cookies";
+} from "../../../src/auth/cookies";
 
 describe("readCookie", () => {
   it.each([

@@ -15,7 +15,7 @@ import {
   totp,
   totpStep,
   type OtpHash,
-} from "../../src/auth/totp";
+} from "../../../src/auth/totp";
 
 const ascii = (text: string) => new TextEncoder().encode(text);
 

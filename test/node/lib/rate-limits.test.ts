@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LIMITS, WRONG_SECRET_BUDGET, planRequestLimits, requestCategory } from "../../src/lib/rate-limits";
+import { LIMITS, WRONG_SECRET_BUDGET, planRequestLimits, requestCategory } from "../../../src/lib/rate-limits";
 
 describe("the limits table", () => {
   it("holds exactly the limits of the spec", () => {

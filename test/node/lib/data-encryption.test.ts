@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { openField, openFieldText, parseDataKey, sealField } from "../../src/lib/data-encryption";
-import { toBase64NoPad, toBase64Url, toHex } from "../../src/lib/encoding";
+import { openField, openFieldText, parseDataKey, sealField } from "../../../src/lib/data-encryption";
+import { toBase64NoPad, toBase64Url, toHex } from "../../../src/lib/encoding";
 
 const randomKey = () => crypto.getRandomValues(new Uint8Array(32));
 

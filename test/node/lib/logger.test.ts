@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLogger, maskEmail, scrub, scrubText } from "../../src/lib/logger";
+import { createLogger, maskEmail, scrub, scrubText } from "../../../src/lib/logger";
 
 describe("scrubText", () => {
   it.each([

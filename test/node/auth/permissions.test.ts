@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import { describe, expect, it } from "vitest";
-import { assertMayModify, hasAdminPowers, isModeration, ownerVisibleTo, requireAdmin, requireUser, requireVerified } from "../../src/auth/permissions";
-import type { AppEnv } from "../../src/env";
-import { ApiError } from "../../src/lib/problem";
-import type { SessionUser } from "../../src/services/sessions";
+import { assertMayModify, hasAdminPowers, isModeration, ownerVisibleTo, requireAdmin, requireUser, requireVerified } from "../../../src/auth/permissions";
+import type { AppEnv } from "../../../src/env";
+import { ApiError } from "../../../src/lib/problem";
+import type { SessionUser } from "../../../src/services/sessions";
 
 const verified: SessionUser = {
   id: 7,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createMethodLookup } from "../../src/lib/route-matcher";
+import { createMethodLookup } from "../../../src/lib/route-matcher";
 
 describe("createMethodLookup", () => {
   const lookup = createMethodLookup([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BUILT_IN_SIGNATURES, parseSignatures, SignatureScanner } from "../../src/lib/signature-scan";
+import { BUILT_IN_SIGNATURES, parseSignatures, SignatureScanner } from "../../../src/lib/signature-scan";
 
 const EICAR = "X5O!P%@AP[4\\PZX54(P^)7CC)7}$" + "EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*";
 const bytes = (text: string) => new TextEncoder().encode(text);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDisposableEmail, usernameViolation } from "../../src/auth/account-names";
+import { isDisposableEmail, usernameViolation } from "../../../src/auth/account-names";
 
 describe("usernameViolation", () => {
   it.each([

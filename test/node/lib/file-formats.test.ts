@@ -7,7 +7,7 @@ import {
   type FileFormat,
   RESEARCH_FILE_EXTENSIONS,
   RESEARCH_FILE_FORMATS,
-} from "../../src/lib/file-formats";
+} from "../../../src/lib/file-formats";
 
 const format = (extension: string): FileFormat => {
   const found = RESEARCH_FILE_FORMATS[extension];

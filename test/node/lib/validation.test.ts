@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
-import { fieldErrors, pointerFor } from "../../src/lib/validation";
+import { fieldErrors, pointerFor } from "../../../src/lib/validation";
 
 describe("pointerFor", () => {
   it.each([

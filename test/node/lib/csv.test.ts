@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CSV_BOM, csvCell, csvRow } from "../../src/lib/csv";
+import { CSV_BOM, csvCell, csvRow } from "../../../src/lib/csv";
 
 describe("CSV cells (RFC 4180 with the formula-injection guard)", () => {
   it.each([

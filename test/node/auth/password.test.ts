@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { dummyPasswordHash, hashPassword, phcParams, verifyPassword } from "../../src/auth/password";
-import { ARGON2_MINIMUM } from "../../src/config";
+import { dummyPasswordHash, hashPassword, phcParams, verifyPassword } from "../../../src/auth/password";
+import { ARGON2_MINIMUM } from "../../../src/config";
 
 const cheap = { memoryKib: 64, iterations: 1, parallelism: 1 };
 const NOBLE_HASH =
