@@ -115,6 +115,31 @@ function addCrossSiteResponses(document: Document): void {
   }
 }
 
+const CONSTRAINT_RESPONSES = {
+  "409": {
+    description:
+      "Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does.",
+    content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } },
+  },
+  "422": {
+    description: "Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed.",
+    content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } },
+  },
+};
+
+// Constraint failures are mapped once, in the error handler, for every write (docs/conventions.md,
+// "Constraint failures"), so every write can answer them.
+function addConstraintResponses(document: Document): void {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (!path.startsWith("/v1/") || !item) continue;
+    for (const method of ["put", "post", "delete", "patch"] as const) {
+      const operation = item[method];
+      if (!operation?.responses) continue;
+      for (const [status, response] of Object.entries(CONSTRAINT_RESPONSES)) operation.responses[status] ??= response;
+    }
+  }
+}
+
 const documents = new WeakMap<object, Document>();
 
 /**
@@ -131,6 +156,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string): Do
     });
     addRateLimitedResponses(document);
     addCrossSiteResponses(document);
+    addConstraintResponses(document);
     documents.set(app, document);
   }
   return { ...document, servers: [{ url: serverUrl, description: "This deployment" }] };
