@@ -17,7 +17,9 @@ import {
   type CameraRelayApi,
   type TunnelStatus,
 } from "../src/lib/camera-protocol";
-import type { AppBindings } from "../src/env";
+import type { Services } from "../src/container";
+import { createLogger } from "../src/lib/logger";
+import { buildServices } from "../src/services/build-services";
 import { recordLastSeen } from "./camera-last-seen";
 import { checkWatchedStream, STREAM_KEY, type WatchedStream } from "./camera-stream-watch";
 
@@ -38,6 +40,8 @@ const RECORD_EVERY_MS = 60_000;
 /** Storage key of the tombstone a deleted camera's object keeps: camera ids are never reused. */
 const RETIRED_KEY = "retired";
 
+const log = createLogger({ component: "camera-relay" });
+
 interface Pending {
   socket: WebSocket;
   settle: (outcome: RelayOutcome) => void;
@@ -54,15 +58,20 @@ interface Pending {
  * The object's own storage holds that alarm and, once the camera is deleted, a tombstone that
  * refuses any later tunnel (docs/storage.md).
  */
-export class CameraRelay extends DurableObject<AppBindings> implements Omit<CameraRelayApi, "fetch"> {
+export class CameraRelay extends DurableObject<Env> implements Omit<CameraRelayApi, "fetch"> {
   private readonly pending = new Map<string, Pending>();
   /** The command whose binary frame comes next on the socket, if any. */
   private awaitingBinary: string | null = null;
 
-  constructor(ctx: DurableObjectState, env: AppBindings) {
+  constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // A device's own keep-alive pings are answered by the runtime without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
+  }
+
+  /** The service container of one call of this object (fetch, alarm, close): only those touch D1. */
+  private services(): Services {
+    return buildServices(this.env, { log, defer: (work) => this.ctx.waitUntil(work) });
   }
 
   /** The tunnel handshake, already authenticated by the Worker: replaces any earlier tunnel. */
@@ -80,7 +89,7 @@ export class CameraRelay extends DurableObject<AppBindings> implements Omit<Came
     const now = Date.now();
     server.serializeAttachment({ cameraId, connectedAt: now, lastSeenAt: now, lastRecordedAt: now } satisfies TunnelState);
     await this.ctx.storage.setAlarm(now + HEARTBEAT_INTERVAL_MS);
-    await recordLastSeen(this.env.DB, cameraId, now, "tunnel opened");
+    await recordLastSeen(this.services(), cameraId, now, "tunnel opened");
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -177,18 +186,19 @@ export class CameraRelay extends DurableObject<AppBindings> implements Omit<Came
    * (deleted while this object missed it, or its owner deactivated) is unpaired here.
    */
   override async alarm(): Promise<void> {
+    const svc = this.services();
     const now = Date.now();
     let open = 0;
     for (const socket of this.ctx.getWebSockets()) {
       const state = this.state(socket);
       if (now - this.lastSeen(socket) > OFFLINE_AFTER_MS) {
-        await recordLastSeen(this.env.DB, state.cameraId, this.lastSeen(socket), "heartbeat lost");
+        await recordLastSeen(svc, state.cameraId, this.lastSeen(socket), "heartbeat lost");
         this.closeSocket(socket, CLOSE_CODES.heartbeatTimeout, "no heartbeat");
         continue;
       }
       if (now - state.lastRecordedAt >= RECORD_EVERY_MS) {
         socket.serializeAttachment({ ...state, lastRecordedAt: now });
-        const camera = await recordLastSeen(this.env.DB, state.cameraId, this.lastSeen(socket), "heartbeat");
+        const camera = await recordLastSeen(svc, state.cameraId, this.lastSeen(socket), "heartbeat");
         if (camera === "deleted") {
           await this.unpair(true);
           return;
@@ -206,7 +216,7 @@ export class CameraRelay extends DurableObject<AppBindings> implements Omit<Came
         this.failPending(socket);
       }
     }
-    const watching = await checkWatchedStream(this.ctx.storage, this.env, this.liveSocket(now) !== null, now);
+    const watching = await checkWatchedStream(this.ctx.storage, svc, this.liveSocket(now) !== null, now);
     if (open > 0 || watching) await this.ctx.storage.setAlarm(now + HEARTBEAT_INTERVAL_MS);
   }
 
@@ -242,7 +252,7 @@ export class CameraRelay extends DurableObject<AppBindings> implements Omit<Came
 
   override async webSocketClose(socket: WebSocket, code: number, reason: string): Promise<void> {
     this.failPending(socket);
-    await recordLastSeen(this.env.DB, this.state(socket).cameraId, this.lastSeen(socket), "tunnel closed");
+    await recordLastSeen(this.services(), this.state(socket).cameraId, this.lastSeen(socket), "tunnel closed");
     this.closeSocket(socket, code === 1005 || code === 1006 ? 1000 : code, reason);
     // The last tunnel is gone: no heartbeat to run, unless a stream is watched (its alarm ends it).
     if (this.ctx.getWebSockets().length <= 1 && !(await this.ctx.storage.get(STREAM_KEY))) await this.ctx.storage.deleteAlarm();

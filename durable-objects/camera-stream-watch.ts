@@ -1,7 +1,4 @@
-import { loadConfig } from "../src/config";
-import { createDb } from "../src/db/client";
-import type { AppBindings } from "../src/env";
-import { createLogger } from "../src/lib/logger";
+import type { Services } from "../src/container";
 import { findStream, stopStream } from "../src/services/camera-streams";
 
 /** A stream whose device has been gone this long is ended by the camera's object. */
@@ -24,17 +21,14 @@ export interface WatchedStream {
  * video, like the owner's stop, without asking the (absent) device. Errors are logged and the
  * caller tries again at its next alarm.
  */
-export async function endOrphanedStream(env: AppBindings, cameraId: string): Promise<boolean> {
-  const log = createLogger({ component: "camera-relay" });
+export async function endOrphanedStream(svc: Services, cameraId: string): Promise<boolean> {
   try {
-    const config = loadConfig(env);
-    const { db } = createDb(env.DB);
-    const stream = await findStream(db, cameraId);
+    const stream = await findStream(svc, cameraId);
     if (!stream) return true;
-    await stopStream({ db, config, log, relay: { relays: env.CAMERA_RELAY, timeoutMs: config.cameraRelayTimeoutMs, log } }, stream, "device_gone");
+    await stopStream(svc, stream, "device_gone");
     return true;
   } catch (error) {
-    log.error("orphaned camera stream not ended", { camera_id: cameraId, error });
+    svc.log.error("orphaned camera stream not ended", { camera_id: cameraId, error });
     return false;
   }
 }
@@ -43,7 +37,7 @@ export async function endOrphanedStream(env: AppBindings, cameraId: string): Pro
  * The stream part of the camera object's heartbeat: notes since when the device is gone, and after
  * five minutes ends the stream. Returns whether a stream is still watched (the alarm keeps going).
  */
-export async function checkWatchedStream(storage: DurableObjectStorage, env: AppBindings, deviceLive: boolean, now: number): Promise<boolean> {
+export async function checkWatchedStream(storage: DurableObjectStorage, svc: Services, deviceLive: boolean, now: number): Promise<boolean> {
   const stream = await storage.get<WatchedStream>(STREAM_KEY);
   if (!stream) return false;
   if (deviceLive) {
@@ -53,7 +47,7 @@ export async function checkWatchedStream(storage: DurableObjectStorage, env: App
   const since = stream.offlineSince ?? now;
   if (stream.offlineSince === null) await storage.put(STREAM_KEY, { ...stream, offlineSince: now });
   if (now - since < STREAM_ORPHAN_AFTER_MS) return true;
-  if (!(await endOrphanedStream(env, stream.cameraId))) return true;
+  if (!(await endOrphanedStream(svc, stream.cameraId))) return true;
   await storage.delete(STREAM_KEY);
   return false;
 }

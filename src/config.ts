@@ -1,4 +1,3 @@
-import type { AppBindings } from "./env";
 import { DEFAULT_RELAY_TIMEOUT_MS } from "./lib/camera-protocol";
 import { LIMITER_TIMEOUT_MS } from "./lib/rate-limits";
 import { type OAuthConfig, oauthOutboundEntries, parseOAuthConfig } from "./auth/oauth-config";
@@ -74,7 +73,7 @@ const cache = new WeakMap<object, AppConfig>();
  * requests of an isolate). A bad value throws `ConfigError`, which the error handler turns into a
  * 500 and a log line naming the variable.
  */
-export function loadConfig(env: AppBindings): AppConfig {
+export function loadConfig(env: Env): AppConfig {
   let config = cache.get(env);
   if (!config) {
     config = parseConfig(env);
@@ -83,7 +82,7 @@ export function loadConfig(env: AppBindings): AppConfig {
   return config;
 }
 
-function parseConfig(env: AppBindings): AppConfig {
+function parseConfig(env: Env): AppConfig {
   // No default: a deployment that forgot ENVIRONMENT must not get development behaviour
   // (the email outbox, relaxed hashing).
   const environment = env.ENVIRONMENT?.trim();
@@ -173,7 +172,7 @@ function outboundPolicy(isDevelopment: boolean, entries: string[]): OutboundPoli
   }
 }
 
-function parseMalwareScan(env: AppBindings): MalwareScanConfig {
+function parseMalwareScan(env: Env): MalwareScanConfig {
   let extra: Signature[];
   try {
     extra = parseSignatures(env.MALWARE_SIGNATURES);

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import { decodeProtectedHeader, errors, importJWK, type JWK, jwtVerify } from "jose";
-import { batchRows, type Db } from "../db/client";
-import type { Logger } from "../lib/logger";
+import { batchRows } from "../db/client";
 import { ApiError } from "../lib/problem";
+import type { Services } from "../container";
 
 /** The `aud` every device assertion names (decisions.md, Device assertion). */
 export const DEVICE_ASSERTION_AUDIENCE = "relab-rpi-cam-relay";
@@ -42,22 +42,21 @@ class Refused extends Error {}
  * insert (atomic: of two requests with one `jti`, exactly one passes). Any failure: 401.
  */
 export async function verifyDeviceAssertion(
-  db: Db,
-  log: Logger,
+  svc: Pick<Services, "db" | "log">,
   authorization: string | undefined,
   cameraId: string,
 ): Promise<DeviceCamera> {
   try {
-    return await verify(db, authorization, cameraId);
+    return await verify(svc, authorization, cameraId);
   } catch (error) {
     // Anything else (the database failing, say) is the service's fault, not the device's.
     if (!(error instanceof Refused || error instanceof errors.JOSEError)) throw error;
-    log.warn("device assertion refused", { camera_id: cameraId, reason: error.message });
+    svc.log.warn("device assertion refused", { camera_id: cameraId, reason: error.message });
     throw deviceAssertionRefused();
   }
 }
 
-async function verify(db: Db, authorization: string | undefined, cameraId: string): Promise<DeviceCamera> {
+async function verify(svc: Pick<Services, "db">, authorization: string | undefined, cameraId: string): Promise<DeviceCamera> {
   const match = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/.exec(authorization ?? "");
   if (!match) throw new Refused("no bearer assertion");
   const token = match[1]!;
@@ -71,7 +70,7 @@ async function verify(db: Db, authorization: string | undefined, cameraId: strin
   if (header.alg !== "ES256") throw new Refused("alg is not ES256");
   if (typeof header.kid !== "string") throw new Refused("no kid");
 
-  const rows = await db.all<{ id: string; owner_id: number; role: "contributor" | "lab"; key_id: string; public_key_jwk: string }>(
+  const rows = await svc.db.all<{ id: string; owner_id: number; role: "contributor" | "lab"; key_id: string; public_key_jwk: string }>(
     sql`SELECT c.id, c.owner_id, u.role, c.key_id, c.public_key_jwk
         FROM cameras c JOIN users u ON u.id = c.owner_id WHERE c.id = ${cameraId} AND u.is_active = 1`,
   );
@@ -95,7 +94,7 @@ async function verify(db: Db, authorization: string | undefined, cameraId: strin
   if (exp - iat > MAX_ASSERTION_LIFETIME_SECONDS) throw new Refused("lifetime over 120 s");
   if (typeof jti !== "string" || jti.length < 8 || jti.length > 128) throw new Refused("jti must be 8 to 128 characters");
 
-  const [, inserted] = await batchRows<[unknown, { jti: string }]>(db, [
+  const [, inserted] = await batchRows<[unknown, { jti: string }]>(svc.db, [
     sql`DELETE FROM camera_assertion_jtis WHERE camera_id = ${cameraId} AND expires_at < ${now - CLOCK_TOLERANCE_SECONDS}`,
     sql`INSERT INTO camera_assertion_jtis (camera_id, jti, expires_at) VALUES (${cameraId}, ${jti}, ${exp})
         ON CONFLICT DO NOTHING RETURNING jti`,

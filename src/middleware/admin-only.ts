@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
-import { authenticate } from "../auth/authenticate";
-import { requireAdmin } from "../auth/permissions";
+import { authenticate } from "./authenticate";
+import { requireAdmin } from "./guards";
 import type { AppEnv } from "../env";
 import { audit } from "../lib/audit";
 import { ApiError } from "../lib/problem";

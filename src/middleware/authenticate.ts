@@ -2,17 +2,9 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError } from "../lib/problem";
 import { userForAccessToken } from "../services/sessions";
-import { ACCESS_COOKIE, readCookie } from "./cookies";
-import { readAccessToken } from "./tokens";
-
-/** 401 for a route that needs a signed-in user and got no credentials. */
-export function authenticationRequired(): ApiError {
-  return new ApiError(401, {
-    code: "AUTHENTICATION_REQUIRED",
-    detail: "Sign in to use this route: send a bearer access token or the session cookies.",
-    headers: { "WWW-Authenticate": 'Bearer realm="relab"' },
-  });
-}
+import { ACCESS_COOKIE, readCookie } from "../auth/cookies";
+import { authenticationRequired } from "../auth/permissions";
+import { readAccessToken } from "../auth/tokens";
 
 function invalidToken(): ApiError {
   return new ApiError(401, {
@@ -53,12 +45,13 @@ export function authenticate(mode: "required" | "optional") {
       return next();
     }
     const { token, transport } = presented;
-    const claims = token ? readAccessToken(c.get("config").tokenSecret, token, Date.now() / 1000) : null;
+    const services = c.get("services");
+    const claims = token ? readAccessToken(services.config.tokenSecret, token, services.clock.now() / 1000) : null;
     if (claims) {
       // Only the token check itself fails closed here; what the route does next has its own rules.
       const wasAuthFlow = c.get("authFlow");
       c.set("authFlow", true);
-      const user = await userForAccessToken(c.get("db"), claims);
+      const user = await userForAccessToken(services, claims);
       c.set("authFlow", wasAuthFlow);
       if (user) {
         c.set("user", user);

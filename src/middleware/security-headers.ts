@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import type { Services } from "../container";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 
@@ -20,7 +21,7 @@ export const securityHeaders = createMiddleware<AppEnv>(async (c, next) => {
   if (!headers.has("Content-Security-Policy")) headers.set("Content-Security-Policy", API_CSP);
   if (c.res.status >= 400 || !headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
   // Without a loaded configuration the environment is unknown: send HSTS rather than risk omitting it.
-  if (c.get("config")?.isProduction ?? true) {
+  if ((c.get("services") as Services | undefined)?.config.isProduction ?? true) {
     headers.set("Strict-Transport-Security", "max-age=63072000; includeSubDomains");
   }
 });

@@ -1,4 +1,4 @@
-import type { Logger } from "../lib/logger";
+import type { Services } from "../container";
 import type { MediaKind } from "../services/media-storage";
 
 /**
@@ -31,11 +31,11 @@ export function purgeMessages(keys: Record<MediaKind, readonly string[]>): Media
  * Queues the purge of the objects of deleted media. The rows are already gone: should the queue
  * refuse, the objects stay unreferenced (never listed or linked) and the log says so.
  */
-export async function queuePurge(queue: Queue, log: Logger, keys: Record<MediaKind, readonly string[]>): Promise<void> {
+export async function queuePurge(svc: Pick<Services, "bindings" | "log">, keys: Record<MediaKind, readonly string[]>): Promise<void> {
   const messages = purgeMessages(keys);
   for (let i = 0; i < messages.length; i += 100) {
-    await queue
+    await svc.bindings.MEDIA_QUEUE
       .sendBatch(messages.slice(i, i + 100).map((body) => ({ body })))
-      .catch((error: unknown) => log.error("media purge could not be queued", { error, messages: messages.length }));
+      .catch((error: unknown) => svc.log.error("media purge could not be queued", { error, messages: messages.length }));
   }
 }

@@ -4,7 +4,8 @@ import { audit } from "../lib/audit";
 import { ApiError, notFound } from "../lib/problem";
 import { accountDeletedEmail } from "./account-emails";
 import type { RemovedMediaKeys } from "./product-records";
-import { type ServiceDeps, sendQuietly } from "./deps";
+import type { Services } from "../container";
+import { sendQuietly } from "./email";
 import type { OAuthProvider } from "../auth/oauth-config";
 import { revokeLink } from "./oauth-revocation";
 
@@ -38,8 +39,8 @@ export function notLastSuperuser(userId: number) {
  * spend the caller's code: 404 for an unknown id or the system account, 409 for the last active
  * superuser. The deletion batch checks again (the guard is in every statement).
  */
-export async function assertDeletable(deps: Pick<ServiceDeps, "db">, userId: number): Promise<void> {
-  const rows = await deps.db.all<{ allowed: number }>(
+export async function assertDeletable(svc: Pick<Services, "db">, userId: number): Promise<void> {
+  const rows = await svc.db.all<{ allowed: number }>(
     sql`SELECT ${notLastSuperuser(userId)} AS allowed FROM users WHERE id = ${userId} AND is_system = 0`,
   );
   if (!rows[0]) throw userNotFound();
@@ -76,7 +77,7 @@ export interface AccountDeletion {
  * A notice goes to the former address. Returns the storage keys of deleted media, whose objects
  * the caller purges, and the ids of the deleted cameras, whose tunnels the caller closes.
  */
-export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion): Promise<DeletedAccount> {
+export async function deleteAccount(svc: Services, deletion: AccountDeletion): Promise<DeletedAccount> {
   const { userId, content } = deletion;
   const guard = notLastSuperuser(userId);
   const owned = sql`owner_id = ${userId} AND ${guard}`;
@@ -95,7 +96,7 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
               UNION SELECT 'files', f.storage_key FROM files f JOIN products p ON p.id = f.product_id WHERE p.owner_id = ${userId} AND ${guard}`,
           sql`DELETE FROM products WHERE ${owned}`,
         ];
-  const [found, links, cameras, ...rest] = await batchRows<[{ email: string }, LinkRow, { id: string }, ...unknown[]]>(deps.db, [
+  const [found, links, cameras, ...rest] = await batchRows<[{ email: string }, LinkRow, { id: string }, ...unknown[]]>(svc.db, [
     sql`SELECT email FROM users WHERE id = ${userId} AND is_system = 0`,
     // Linked sign-ins go with the user row too; their grants are revoked at the provider after.
     sql`SELECT provider, account_id, access_token_sealed, refresh_token_sealed FROM oauth_accounts WHERE user_id = ${userId}`,
@@ -108,19 +109,19 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
   if (!former) throw userNotFound();
   if ((rest[rest.length - 1] as unknown[]).length === 0) throw lastSuperuser();
 
-  audit(deps.log, "account.deleted", {
+  audit(svc.log, "account.deleted", {
     user_id: userId,
     actor_id: deletion.actorId ?? userId,
     by: deletion.actorId === undefined ? "self" : "admin",
     content,
   });
-  audit(deps.log, "auth.sessions.revoked", { user_id: userId, reason: "account_deleted" });
-  await sendQuietly(deps, accountDeletedEmail(former.email, deletion.actorId !== undefined));
+  audit(svc.log, "auth.sessions.revoked", { user_id: userId, reason: "account_deleted" });
+  await sendQuietly(svc, accountDeletedEmail(former.email, deletion.actorId !== undefined));
   const removed: RemovedMediaKeys = { images: [], files: [] };
   if (content === "delete") for (const row of rest[0] as { kind: "images" | "files"; storage_key: string }[]) removed[row.kind].push(row.storage_key);
   await Promise.all(
     links.map((link) =>
-      revokeLink(deps, { provider: link.provider, accountId: link.account_id, accessTokenSealed: link.access_token_sealed, refreshTokenSealed: link.refresh_token_sealed }),
+      revokeLink(svc, { provider: link.provider, accountId: link.account_id, accessTokenSealed: link.access_token_sealed, refreshTokenSealed: link.refresh_token_sealed }),
     ),
   );
   return { media: removed, cameraIds: cameras.map((camera) => camera.id) };

@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import { batchRows } from "../db/client";
 import { constantTimeEqual, toHex } from "../lib/encoding";
 import { ApiError, notFound } from "../lib/problem";
 import { type CameraRow, CAMERA_COLUMNS } from "./cameras";
+import type { Services } from "../container";
 
 /** The pairing code alphabet: no 0/O, 1/I, so a code read off a screen is typed right. */
 export const PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
@@ -33,12 +34,12 @@ async function fingerprintHash(fingerprint: string): Promise<string> {
  * registration is 409 (the device draws a new one); an expired one is taken over. Ended
  * registrations are swept in the same batch. One round trip.
  */
-export async function registerPairing(db: Db, registration: PairingRegistration): Promise<{ expiresAt: number }> {
-  const now = Math.floor(Date.now() / 1000);
+export async function registerPairing(svc: Pick<Services, "db" | "clock">, registration: PairingRegistration): Promise<{ expiresAt: number }> {
+  const now = Math.floor(svc.clock.now() / 1000);
   const expiresAt = now + PAIRING_TTL_SECONDS;
   const hash = await fingerprintHash(registration.fingerprint);
   const jwk = JSON.stringify(registration.publicKeyJwk);
-  const [, written] = await batchRows<[unknown, { code: string }]>(db, [
+  const [, written] = await batchRows<[unknown, { code: string }]>(svc.db, [
     sql`DELETE FROM camera_pairings WHERE expires_at <= ${now} AND code <> ${registration.code}`,
     sql`INSERT INTO camera_pairings (code, fingerprint_hash, key_id, public_key_jwk, camera_id, expires_at, created_at)
         VALUES (${registration.code}, ${hash}, ${registration.keyId}, ${jwk}, NULL, ${expiresAt}, ${now})
@@ -59,14 +60,14 @@ export async function registerPairing(db: Db, registration: PairingRegistration)
  * Unknown or expired codes: 404. One round trip.
  */
 export async function claimPairing(
-  db: Db,
+  svc: Pick<Services, "db" | "clock">,
   ownerId: number,
   claim: { code: string; name: string; description: string | null },
 ): Promise<CameraRow> {
-  const now = Math.floor(Date.now() / 1000);
+  const now = Math.floor(svc.clock.now() / 1000);
   const cameraId = crypto.randomUUID();
   const open = sql`code = ${claim.code} AND camera_id IS NULL AND expires_at > ${now}`;
-  const [created, , states] = await batchRows<[CameraRow, unknown, { camera_id: string | null }]>(db, [
+  const [created, , states] = await batchRows<[CameraRow, unknown, { camera_id: string | null }]>(svc.db, [
     sql`INSERT INTO cameras (id, owner_id, name, description, key_id, public_key_jwk, last_seen_at, created_at, updated_at)
         SELECT ${cameraId}, ${ownerId}, ${claim.name}, ${claim.description}, key_id, public_key_jwk, NULL, ${now}, ${now}
         FROM camera_pairings WHERE ${open}
@@ -85,9 +86,9 @@ export async function claimPairing(
  * it differs). Once claimed, the first poll takes the pairing away with it (a conditional DELETE,
  * so two polls cannot both get it) and later polls are 404. One or two round trips.
  */
-export async function pollPairing(db: Db, code: string, fingerprint: string): Promise<PairingPoll> {
-  const now = Math.floor(Date.now() / 1000);
-  const rows = await db.all<{ fingerprint_hash: string; camera_id: string | null; key_id: string }>(
+export async function pollPairing(svc: Pick<Services, "db" | "clock">, code: string, fingerprint: string): Promise<PairingPoll> {
+  const now = Math.floor(svc.clock.now() / 1000);
+  const rows = await svc.db.all<{ fingerprint_hash: string; camera_id: string | null; key_id: string }>(
     sql`SELECT fingerprint_hash, camera_id, key_id FROM camera_pairings WHERE code = ${code} AND expires_at > ${now}`,
   );
   const row = rows[0];
@@ -97,7 +98,7 @@ export async function pollPairing(db: Db, code: string, fingerprint: string): Pr
     throw new ApiError(403, { code: "PAIRING_FINGERPRINT_MISMATCH", detail: "The fingerprint does not match the one registered with this code." });
   }
   if (row.camera_id === null) return { status: "waiting" };
-  const taken = await db.all<{ camera_id: string }>(
+  const taken = await svc.db.all<{ camera_id: string }>(
     sql`DELETE FROM camera_pairings WHERE code = ${code} AND camera_id = ${row.camera_id} RETURNING camera_id`,
   );
   if (!taken[0]) throw codeNotFound();

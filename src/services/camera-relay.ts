@@ -1,22 +1,19 @@
-import type { CameraRelay } from "../../durable-objects/camera-relay";
+import type { Services } from "../container";
 import { type CameraRelayApi, isAllowedCommand, type RelayCommand, type RelayOutcome, type TunnelStatus } from "../lib/camera-protocol";
 import { MAX_SERVED_JSON_DEPTH, pathBeyondDepth } from "../lib/json-bounds";
 import type { Logger } from "../lib/logger";
 import { ApiError } from "../lib/problem";
 import { previewThumbnailKey } from "./cameras";
 
-/** What relaying needs: the relay objects, the time-out, and the request's log. */
-export interface RelayDeps {
-  relays: DurableObjectNamespace<CameraRelay>;
-  timeoutMs: number;
-  log: Logger;
-}
+/** What relaying needs: the relay objects (`bindings.CAMERA_RELAY`), the time-out (configuration) and the log. */
+export type RelayServices = Pick<Services, "bindings" | "config" | "log">;
 
 /** A command the device answered. */
 export type RelayAnswer = Extract<RelayOutcome, { ok: true }>;
 
 /** The relay object of one camera, typed by the interface it implements (src/lib/camera-protocol.ts). */
-export function relayObject(relays: DurableObjectNamespace<CameraRelay>, cameraId: string): CameraRelayApi {
+export function relayObject(svc: Pick<Services, "bindings">, cameraId: string): CameraRelayApi {
+  const relays = svc.bindings.CAMERA_RELAY;
   return relays.get(relays.idFromName(cameraId)) as unknown as CameraRelayApi;
 }
 
@@ -56,21 +53,21 @@ function relayUnavailable(log: Logger, cameraId: string, error: unknown): ApiErr
  * whatever its status. Commands off the allow-list are refused here, before they reach the
  * tunnel (403). No live heartbeat: 503 at once; no answer within the time-out: 503.
  */
-export async function relayCommand(deps: RelayDeps, cameraId: string, command: RelayCommand): Promise<RelayAnswer> {
+export async function relayCommand(svc: RelayServices, cameraId: string, command: RelayCommand): Promise<RelayAnswer> {
   if (!isAllowedCommand(command.method, command.path)) throw commandNotAllowed();
   // RPC results come back as plain data; the cast drops the stub's Disposable wrapper type.
   let outcome: RelayOutcome;
   try {
-    outcome = await relayObject(deps.relays, cameraId).relay(command, deps.timeoutMs);
+    outcome = await relayObject(svc, cameraId).relay(command, svc.config.cameraRelayTimeoutMs);
   } catch (error) {
-    throw relayUnavailable(deps.log, cameraId, error);
+    throw relayUnavailable(svc.log, cameraId, error);
   }
   if (outcome.ok) {
     // The answer goes back out in a response: one nested too deep to serialise is the device's fault, not a crash.
     if (pathBeyondDepth(outcome.data, MAX_SERVED_JSON_DEPTH) !== null) throw UNAVAILABLE.protocol();
     return outcome;
   }
-  deps.log.warn("camera relay failed", { camera_id: cameraId, command: `${command.method} ${command.path.split("/").slice(0, 3).join("/")}`, reason: outcome.reason });
+  svc.log.warn("camera relay failed", { camera_id: cameraId, command: `${command.method} ${command.path.split("/").slice(0, 3).join("/")}`, reason: outcome.reason });
   throw UNAVAILABLE[outcome.reason]();
 }
 
@@ -82,8 +79,8 @@ export function deviceRefused(answer: RelayAnswer): ApiError {
 }
 
 /** Relays a command whose answer must be a 2xx JSON object; anything else is 502. */
-export async function relayForData(deps: RelayDeps, cameraId: string, command: RelayCommand): Promise<Record<string, unknown>> {
-  const answer = await relayCommand(deps, cameraId, command);
+export async function relayForData(svc: RelayServices, cameraId: string, command: RelayCommand): Promise<Record<string, unknown>> {
+  const answer = await relayCommand(svc, cameraId, command);
   if (answer.status < 200 || answer.status > 299) throw deviceRefused(answer);
   if (typeof answer.data !== "object" || answer.data === null || Array.isArray(answer.data)) {
     throw new ApiError(502, { code: "CAMERA_PROTOCOL_ERROR", detail: "The camera's answer was not a JSON object." });
@@ -92,11 +89,11 @@ export async function relayForData(deps: RelayDeps, cameraId: string, command: R
 }
 
 /** Whether the camera's tunnel is live (the relay object's view). */
-export async function tunnelStatus(deps: Pick<RelayDeps, "relays" | "log">, cameraId: string): Promise<TunnelStatus> {
+export async function tunnelStatus(svc: Pick<Services, "bindings" | "log">, cameraId: string): Promise<TunnelStatus> {
   try {
-    return await relayObject(deps.relays, cameraId).status();
+    return await relayObject(svc, cameraId).status();
   } catch (error) {
-    throw relayUnavailable(deps.log, cameraId, error);
+    throw relayUnavailable(svc.log, cameraId, error);
   }
 }
 
@@ -106,12 +103,12 @@ export async function tunnelStatus(deps: Pick<RelayDeps, "relays" | "log">, came
  * key is already gone, so a device that missed this cannot reconnect.
  */
 export async function retireCamera(
-  deps: { relays: DurableObjectNamespace<CameraRelay>; bucket: R2Bucket; log: Logger },
+  svc: Pick<Services, "bindings" | "log">,
   cameraId: string,
   notify: boolean,
 ): Promise<void> {
-  const outcomes = await Promise.allSettled([relayObject(deps.relays, cameraId).unpair(notify), deps.bucket.delete(previewThumbnailKey(cameraId))]);
+  const outcomes = await Promise.allSettled([relayObject(svc, cameraId).unpair(notify), svc.bindings.UPLOADS.delete(previewThumbnailKey(cameraId))]);
   for (const outcome of outcomes) {
-    if (outcome.status === "rejected") deps.log.warn("camera not fully retired", { camera_id: cameraId, error: outcome.reason });
+    if (outcome.status === "rejected") svc.log.warn("camera not fully retired", { camera_id: cameraId, error: outcome.reason });
   }
 }

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { relayCommand } from "./camera-relay";
-import { readStream, type StreamDeps, type StreamRow } from "./camera-streams";
+import { readStream, type StreamServices, type StreamRow } from "./camera-streams";
 import { broadcastStatus, videoAccount } from "./video-platform";
 
 /**
@@ -21,32 +21,32 @@ export interface StreamState {
  * at most once per `PLATFORM_STATUS_TTL_SECONDS` and kept on the row) and the device's own state,
  * asked together. Neither failing fails the read.
  */
-export async function readStreamState(deps: StreamDeps, userId: number, cameraId: string): Promise<StreamState> {
-  const stream = await readStream(deps, userId, cameraId);
+export async function readStreamState(svc: StreamServices, userId: number, cameraId: string): Promise<StreamState> {
+  const stream = await readStream(svc, userId, cameraId);
   const [platformStatus, device] = await Promise.all([
-    currentPlatformStatus(deps, stream),
-    relayCommand(deps.relay, cameraId, { method: "GET", path: "/streams/youtube" })
+    currentPlatformStatus(svc, stream),
+    relayCommand(svc, cameraId, { method: "GET", path: "/streams/youtube" })
       .then((answer) => (answer.status === 200 ? deviceStreamState(answer.data) : null))
       .catch(() => null),
   ]);
   return { stream, platformStatus, device };
 }
 
-async function currentPlatformStatus(deps: StreamDeps, stream: StreamRow): Promise<string | null> {
-  const now = Math.floor(Date.now() / 1000);
+async function currentPlatformStatus(svc: StreamServices, stream: StreamRow): Promise<string | null> {
+  const now = Math.floor(svc.clock.now() / 1000);
   if (stream.platform_checked_at !== null && now - stream.platform_checked_at < PLATFORM_STATUS_TTL_SECONDS) return stream.platform_status;
   let status: string | null;
   try {
-    status = await broadcastStatus(videoAccount(deps, stream.user_id), stream.broadcast_id);
+    status = await broadcastStatus(videoAccount(svc, stream.user_id), stream.broadcast_id);
   } catch {
     // Unknown this time; the next read asks again.
     return null;
   }
   // Keeping it is an optimisation: a failed write costs the next read a platform call, nothing more.
-  await deps.db
+  await svc.db
     .run(sql`UPDATE camera_streams SET platform_status = ${status}, platform_checked_at = ${now}
       WHERE camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`)
-    .catch((error: unknown) => deps.log.warn("stream status not kept", { camera_id: stream.camera_id, error: (error as Error).message }));
+    .catch((error: unknown) => svc.log.warn("stream status not kept", { camera_id: stream.camera_id, error: (error as Error).message }));
   return status;
 }
 

@@ -1,8 +1,10 @@
+import type { Services } from "../container";
 import { sql } from "drizzle-orm";
 import { batchRows } from "../db/client";
+import { ownedBySql } from "../auth/permissions";
 import { sealField } from "../lib/data-encryption";
 import { ApiError, notFound } from "../lib/problem";
-import { relayCommand, type RelayDeps, relayObject } from "./camera-relay";
+import { relayCommand, relayObject, type RelayServices } from "./camera-relay";
 import { cameraNotFound } from "./cameras";
 import type { VideoRow } from "./product-records";
 import { MAX_VIDEOS, VIDEO_COLUMNS } from "./videos";
@@ -10,7 +12,7 @@ import {
   broadcastStatus,
   completeBroadcast,
   createLiveStream,
-  type PlatformDeps,
+  type PlatformServices,
   removeLiveStream,
   retireIngestStream,
   type VideoAccount,
@@ -40,7 +42,8 @@ export const STREAM_COLUMNS = sql.raw(
 
 export const streamNotFound = () => notFound("This camera has no live stream.", "RECORDING_STREAM_NOT_FOUND");
 
-export type StreamDeps = PlatformDeps & { relay: RelayDeps };
+/** What the stream services need: the database, configuration, the log, the camera relay and the outbound fetch. */
+export type StreamServices = RelayServices & PlatformServices;
 
 export interface StreamRequest {
   productId: number;
@@ -58,11 +61,12 @@ export interface StreamRequest {
  * the device refuses or is gone, everything made is removed again. The caller then asks the
  * camera's object to watch the stream (it ends one whose device went away).
  */
-export async function startStream(deps: StreamDeps, userId: number, cameraId: string, request: StreamRequest): Promise<StreamRow> {
-  const [cameras, products, running] = await batchRows<[{ id: string }, { id: number; videos: number }, { camera_id: string }]>(deps.db, [
-    sql`SELECT id FROM cameras WHERE id = ${cameraId} AND owner_id = ${userId}`,
+export async function startStream(svc: StreamServices, userId: number, cameraId: string, request: StreamRequest): Promise<StreamRow> {
+  const [cameras, products, running] = await batchRows<[{ id: string }, { id: number; videos: number }, { camera_id: string }]>(svc.db, [
+    sql`SELECT id FROM cameras WHERE id = ${cameraId} AND ${ownedBySql(userId, sql.raw("owner_id"))}`,
+    // Saving the stream adds a video: the write rule's `add`, the product's owner alone.
     sql`SELECT p.id, (SELECT count(*) FROM videos v WHERE v.product_id = p.id) AS videos FROM products p
-        WHERE p.id = ${request.productId} AND p.owner_id = ${userId} AND p.parent_id IS NULL`,
+        WHERE p.id = ${request.productId} AND ${ownedBySql(userId, sql.raw("p.owner_id"))} AND p.parent_id IS NULL`,
     sql`SELECT camera_id FROM camera_streams WHERE camera_id = ${cameraId}`,
   ]);
   if (!cameras[0]) throw cameraNotFound();
@@ -71,14 +75,14 @@ export async function startStream(deps: StreamDeps, userId: number, cameraId: st
     throw new ApiError(409, { code: "VIDEO_LIMIT_REACHED", detail: `The product already holds ${MAX_VIDEOS} videos, so the stream could not be saved; delete one first.` });
   }
   if (running[0]) throw alreadyStreaming();
-  const status = await relayObject(deps.relay.relays, cameraId).status();
+  const status = await relayObject(svc, cameraId).status();
   if (!status.online) throw new ApiError(503, { code: "CAMERA_OFFLINE", detail: "The camera has no live connection; nothing was created.", headers: { "Retry-After": "30" } });
 
-  const account = videoAccount(deps, userId);
+  const account = videoAccount(svc, userId);
   const created = await createLiveStream(account, { title: request.title, description: request.description, privacyStatus: request.privacyStatus });
-  const sealedKey = await sealField(deps.config.dataKey, created.streamKey, `stream-key:${cameraId}`);
-  const now = Math.floor(Date.now() / 1000);
-  const rows = await deps.db.all<StreamRow>(
+  const sealedKey = await sealField(svc.config.dataKey, created.streamKey, `stream-key:${cameraId}`);
+  const now = Math.floor(svc.clock.now() / 1000);
+  const rows = await svc.db.all<StreamRow>(
     sql`INSERT INTO camera_streams (camera_id, user_id, product_id, broadcast_id, stream_id, stream_key_sealed, title, description, privacy_status, started_at)
         VALUES (${cameraId}, ${userId}, ${request.productId}, ${created.broadcastId}, ${created.streamId}, ${sealedKey}, ${request.title}, ${request.description}, ${request.privacyStatus}, ${now})
         ON CONFLICT (camera_id) DO NOTHING RETURNING ${STREAM_COLUMNS}`,
@@ -89,7 +93,7 @@ export async function startStream(deps: StreamDeps, userId: number, cameraId: st
     throw alreadyStreaming();
   }
   try {
-    const answer = await relayCommand(deps.relay, cameraId, {
+    const answer = await relayCommand(svc, cameraId, {
       method: "POST",
       path: "/streams/youtube",
       body: { ingest_url: created.ingestUrl, stream_key: created.streamKey, broadcast_id: created.broadcastId },
@@ -98,11 +102,11 @@ export async function startStream(deps: StreamDeps, userId: number, cameraId: st
       throw new ApiError(502, { code: "CAMERA_COMMAND_FAILED", detail: `The camera could not start streaming (it answered ${answer.status}).` });
     }
   } catch (error) {
-    await deps.db.run(sql`DELETE FROM camera_streams WHERE camera_id = ${cameraId} AND broadcast_id = ${created.broadcastId}`);
+    await svc.db.run(sql`DELETE FROM camera_streams WHERE camera_id = ${cameraId} AND broadcast_id = ${created.broadcastId}`);
     await removeLiveStream(account, created.broadcastId, created.streamId);
     throw error;
   }
-  deps.log.info("camera stream started", { camera_id: cameraId, user_id: userId });
+  svc.log.info("camera stream started", { camera_id: cameraId, user_id: userId });
   return row;
 }
 
@@ -111,15 +115,15 @@ function alreadyStreaming(): ApiError {
 }
 
 /** The camera's running stream, whoever owns it, or null. */
-export async function findStream(db: PlatformDeps["db"], cameraId: string): Promise<StreamRow | null> {
-  const rows = await db.all<StreamRow>(sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE camera_id = ${cameraId}`);
+export async function findStream(svc: Pick<Services, "db">, cameraId: string): Promise<StreamRow | null> {
+  const rows = await svc.db.all<StreamRow>(sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE camera_id = ${cameraId}`);
   return rows[0] ?? null;
 }
 
 /** The caller's running stream of the camera; 404 for another's camera or when none runs. */
-export async function readStream(deps: Pick<PlatformDeps, "db">, userId: number, cameraId: string): Promise<StreamRow> {
-  const [cameras, streams] = await batchRows<[{ id: string }, StreamRow]>(deps.db, [
-    sql`SELECT id FROM cameras WHERE id = ${cameraId} AND owner_id = ${userId}`,
+export async function readStream(svc: Pick<Services, "db">, userId: number, cameraId: string): Promise<StreamRow> {
+  const [cameras, streams] = await batchRows<[{ id: string }, StreamRow]>(svc.db, [
+    sql`SELECT id FROM cameras WHERE id = ${cameraId} AND ${ownedBySql(userId, sql.raw("owner_id"))}`,
     sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE camera_id = ${cameraId}`,
   ]);
   if (!cameras[0]) throw cameraNotFound();
@@ -135,9 +139,9 @@ export async function readStream(deps: Pick<PlatformDeps, "db">, userId: number,
  * product had no room left, the broadcast never went live, or another stop won). The caller tells
  * the camera's object to stop watching the stream.
  */
-export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "owner" | "device_gone"): Promise<StopOutcome> {
-  const recorded = await endOnDeviceAndPlatform(deps, stream, reason === "owner");
-  const now = Math.floor(Date.now() / 1000);
+export async function stopStream(svc: StreamServices, stream: StreamRow, reason: "owner" | "device_gone"): Promise<StopOutcome> {
+  const recorded = await endOnDeviceAndPlatform(svc, stream, reason === "owner");
+  const now = Math.floor(svc.clock.now() / 1000);
   const metadata = JSON.stringify({
     platform: "youtube",
     broadcast_id: stream.broadcast_id,
@@ -148,7 +152,7 @@ export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "o
     ended_by: reason,
   });
   const mine = sql`camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`;
-  const [videos, removed] = await batchRows<[VideoRow, { camera_id: string }]>(deps.db, [
+  const [videos, removed] = await batchRows<[VideoRow, { camera_id: string }]>(svc.db, [
     sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
         SELECT p.id, ${watchUrl(stream.broadcast_id)}, ${stream.title}, ${stream.description}, ${metadata}, ${now}, ${now}
         FROM products p WHERE p.id = ${stream.product_id} AND ${recorded ? 1 : 0} = 1
@@ -157,7 +161,7 @@ export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "o
         RETURNING ${VIDEO_COLUMNS}`,
     sql`DELETE FROM camera_streams WHERE ${mine} RETURNING camera_id`,
   ]);
-  deps.log.info("camera stream ended", { camera_id: stream.camera_id, reason, recorded, saved: videos.length === 1 });
+  svc.log.info("camera stream ended", { camera_id: stream.camera_id, reason, recorded, saved: videos.length === 1 });
   if (videos[0]) return { video: videos[0] };
   if (removed.length === 0) return { video: null, why: "already_ended" };
   return { video: null, why: recorded ? "no_room" : "not_recorded" };
@@ -169,19 +173,19 @@ export async function stopStream(deps: StreamDeps, stream: StreamRow, reason: "o
  * ingest stream is deleted. There is no product left to save it to. Best effort, logged: the
  * deletion has already happened.
  */
-export async function endStreamOfDeletedProduct(deps: StreamDeps, stream: StreamRow): Promise<void> {
+export async function endStreamOfDeletedProduct(svc: StreamServices, stream: StreamRow): Promise<void> {
   // In parallel: this runs after the answer, in the little time the runtime grants, and a device
   // that does not answer must not keep the broadcast live and its key valid.
-  const [, platform] = await Promise.allSettled([tellDeviceToStop(deps, stream), endOnPlatform(deps, stream)]);
+  const [, platform] = await Promise.allSettled([tellDeviceToStop(svc, stream), endOnPlatform(svc, stream)]);
   if (platform.status === "fulfilled") {
-    deps.log.info("camera stream ended", { camera_id: stream.camera_id, reason: "product_deleted", recorded: platform.value, saved: false });
+    svc.log.info("camera stream ended", { camera_id: stream.camera_id, reason: "product_deleted", recorded: platform.value, saved: false });
   } else {
-    deps.log.warn("stream of a deleted product not ended on the platform", { camera_id: stream.camera_id, error: (platform.reason as Error).message });
+    svc.log.warn("stream of a deleted product not ended on the platform", { camera_id: stream.camera_id, error: (platform.reason as Error).message });
   }
   // The row went with the product, so there is nothing left for the camera's object to watch.
-  await relayObject(deps.relay.relays, stream.camera_id)
+  await relayObject(svc, stream.camera_id)
     .unwatchStream(stream.broadcast_id)
-    .catch((error: unknown) => deps.log.warn("stream watch not dropped", { camera_id: stream.camera_id, error: (error as Error).message }));
+    .catch((error: unknown) => svc.log.warn("stream watch not dropped", { camera_id: stream.camera_id, error: (error as Error).message }));
 }
 
 /**
@@ -189,22 +193,22 @@ export async function endStreamOfDeletedProduct(deps: StreamDeps, stream: Stream
  * anyway), then ends the broadcast and deletes its ingest stream. Returns whether there is a
  * recording.
  */
-async function endOnDeviceAndPlatform(deps: StreamDeps, stream: StreamRow, tellDevice: boolean): Promise<boolean> {
-  if (tellDevice) await tellDeviceToStop(deps, stream);
-  return endOnPlatform(deps, stream);
+async function endOnDeviceAndPlatform(svc: StreamServices, stream: StreamRow, tellDevice: boolean): Promise<boolean> {
+  if (tellDevice) await tellDeviceToStop(svc, stream);
+  return endOnPlatform(svc, stream);
 }
 
-async function tellDeviceToStop(deps: StreamDeps, stream: StreamRow): Promise<void> {
+async function tellDeviceToStop(svc: StreamServices, stream: StreamRow): Promise<void> {
   try {
-    await relayCommand(deps.relay, stream.camera_id, { method: "DELETE", path: "/streams/youtube" });
+    await relayCommand(svc, stream.camera_id, { method: "DELETE", path: "/streams/youtube" });
   } catch (error) {
-    deps.log.warn("camera did not stop its stream", { camera_id: stream.camera_id, error: (error as Error).message });
+    svc.log.warn("camera did not stop its stream", { camera_id: stream.camera_id, error: (error as Error).message });
   }
 }
 
 /** Ends the broadcast and deletes its ingest stream, whose key would otherwise stay valid on the owner's channel. */
-async function endOnPlatform(deps: StreamDeps, stream: StreamRow): Promise<boolean> {
-  const account = videoAccount(deps, stream.user_id);
+async function endOnPlatform(svc: StreamServices, stream: StreamRow): Promise<boolean> {
+  const account = videoAccount(svc, stream.user_id);
   const recorded = await endBroadcast(account, stream);
   await retireIngestStream(account, stream.stream_id);
   return recorded;
@@ -239,13 +243,13 @@ async function endBroadcast(account: VideoAccount, stream: StreamRow): Promise<b
  * completed, ingest stream deleted, video saved while the products still exist): after the
  * deletion the grant is revoked and nothing could end them. Best effort, logged.
  */
-export async function endStreamsOf(deps: StreamDeps, userId: number): Promise<void> {
-  const streams = await deps.db.all<StreamRow>(sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE user_id = ${userId}`);
+export async function endStreamsOf(svc: StreamServices, userId: number): Promise<void> {
+  const streams = await svc.db.all<StreamRow>(sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE user_id = ${userId}`);
   for (const stream of streams) {
     try {
-      await stopStream(deps, stream, "owner");
+      await stopStream(svc, stream, "owner");
     } catch (error) {
-      deps.log.warn("stream of a deleted account not ended", { camera_id: stream.camera_id, error: (error as Error).message });
+      svc.log.warn("stream of a deleted account not ended", { camera_id: stream.camera_id, error: (error as Error).message });
     }
   }
 }

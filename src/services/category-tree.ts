@@ -1,7 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import { batchRows } from "../db/client";
 import { type PageQuery, pageWindow } from "../lib/pagination";
 import { type CategoryParent, parentExists } from "./categories";
+import type { Services } from "../container";
 
 /**
  * Category trees (docs/reference-data.md, Trees): a page of top-level nodes, each with its
@@ -78,11 +79,11 @@ export interface CategoryTreePage {
 }
 
 /** A page of the tree as rows, and the number of top-level nodes; null when the scope's parent does not exist. */
-export async function readCategoryTree(db: Db, scope: { kind: "all"; taxonomyId?: number }, depth: number, page: PageQuery): Promise<CategoryTreePage>;
-export async function readCategoryTree(db: Db, scope: CategoryParent, depth: number, page: PageQuery): Promise<CategoryTreePage | null>;
-export async function readCategoryTree(db: Db, scope: TreeScope, depth: number, page: PageQuery): Promise<CategoryTreePage | null> {
+export async function readCategoryTree(svc: Pick<Services, "db">, scope: { kind: "all"; taxonomyId?: number }, depth: number, page: PageQuery): Promise<CategoryTreePage>;
+export async function readCategoryTree(svc: Pick<Services, "db">, scope: CategoryParent, depth: number, page: PageQuery): Promise<CategoryTreePage | null>;
+export async function readCategoryTree(svc: Pick<Services, "db">, scope: TreeScope, depth: number, page: PageQuery): Promise<CategoryTreePage | null> {
   const [rows, summary] = await batchRows<[CategoryTreeRow, { total: number; found: number }]>(
-    db,
+    svc.db,
     categoryTreeStatements(scope, depth, page),
   );
   if (!summary[0]?.found) return null;

@@ -1,7 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import { batchRows } from "../db/client";
 import { toHex } from "../lib/encoding";
+import type { HeldKey } from "../lib/idempotency-key";
 import { ApiError } from "../lib/problem";
+import type { Services } from "../container";
 
 // The idempotency store (docs/idempotency.md): one row of `idempotency_keys` per user, scope
 // (method and path) and key. A row is running (the in-flight marker of a request), committed (the
@@ -37,17 +39,6 @@ export interface ClaimInput {
   bodyHash: string;
   /** Current time, Unix seconds. */
   now: number;
-}
-
-/**
- * A key this request holds. `claim` (random, one per claim) fences it: once the lease ran out and
- * another request took the key over, a late write of this one matches nothing.
- */
-export interface HeldKey {
-  userId: number;
-  scope: string;
-  key: string;
-  claim: string;
 }
 
 /** A response kept for replay: only 2xx responses are stored. */
@@ -104,10 +95,10 @@ const keyIs = (held: Pick<HeldKey, "userId" | "scope" | "key">) =>
  * transaction, one batch at a time. Its `RETURNING` yields a row only when this statement wrote
  * it; otherwise the following `SELECT` reads the live row that stood in the way.
  */
-export async function claimKey(db: Db, input: ClaimInput): Promise<ClaimResult> {
+export async function claimKey(svc: Pick<Services, "db">, input: ClaimInput): Promise<ClaimResult> {
   const { userId, key, scope, target, bodyHash, now } = input;
   const claim = crypto.randomUUID();
-  const [, claimed, existing] = await batchRows<[never, { claim: string }, KeyRow]>(db, [
+  const [, claimed, existing] = await batchRows<[never, { claim: string }, KeyRow]>(svc.db, [
     // Housekeeping on the expiry index; bounded, so no request pays for a backlog at once.
     sql`DELETE FROM idempotency_keys WHERE rowid IN (
       SELECT rowid FROM idempotency_keys WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${SWEEP_LIMIT})`,
@@ -172,8 +163,8 @@ export function isKeyLost(error: unknown): boolean {
  * trip. Works on a running or a committed key. Returns false when the key is no longer this
  * request's (its lease ran out and another request took it over), in which case nothing is written.
  */
-export async function storeResponse(db: Db, held: HeldKey, response: StoredResponse, now: number): Promise<boolean> {
-  const rows = await db.all<{ user_id: number }>(sql`UPDATE idempotency_keys SET
+export async function storeResponse(svc: Pick<Services, "db">, held: HeldKey, response: StoredResponse, now: number): Promise<boolean> {
+  const rows = await svc.db.all<{ user_id: number }>(sql`UPDATE idempotency_keys SET
       response_status = ${response.status}, response_body = ${response.body},
       response_headers = ${JSON.stringify(response.headers)}, expires_at = ${now + IDEMPOTENCY_TTL_SECONDS}
     WHERE ${keyIs(held)} AND claim = ${held.claim} AND response_status IS NULL
@@ -186,8 +177,8 @@ export async function storeResponse(db: Db, held: HeldKey, response: StoredRespo
  * round trip. Returns false when the key is no longer this request's, or when its create committed
  * (a failure after the commit must not let a retry create the record again); nothing is deleted then.
  */
-export async function releaseKey(db: Db, held: HeldKey): Promise<boolean> {
-  const rows = await db.all<{ user_id: number }>(sql`DELETE FROM idempotency_keys
+export async function releaseKey(svc: Pick<Services, "db">, held: HeldKey): Promise<boolean> {
+  const rows = await svc.db.all<{ user_id: number }>(sql`DELETE FROM idempotency_keys
     WHERE ${keyIs(held)} AND claim = ${held.claim} AND resource_id IS NULL AND response_status IS NULL
     RETURNING user_id`);
   return rows.length > 0;

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
-import { hasAdminPowers } from "../auth/permissions";
-import type { SessionUser } from "./sessions";
+import { maySeeUnsettled } from "../auth/permissions";
+import type { SessionUser } from "../auth/session-user";
 
 /**
  * What the reads of products and components, and the export, need of their images and research
@@ -48,7 +48,7 @@ export const LISTED_THUMBNAIL_WIDTH = 200;
 /**
  * Media shown to everyone, and the only media exports, statistics and profiles count: `clean`.
  * Pending and rejected media is never served; only the record's owner and a moderator see it
- * listed (`mayViewUnsettledMedia`).
+ * listed (`maySeeUnsettled`, src/auth/permissions.ts).
  */
 export const SHOWN_MEDIA_CONDITION = "status = 'clean'";
 
@@ -81,14 +81,9 @@ export function filesOfRecord(id: number): SQL {
   return sql`SELECT ${FILE_COLUMNS} FROM files WHERE product_id = ${id} ORDER BY ${sql.raw(MEDIA_ORDER)}`;
 }
 
-/** Who sees a record's pending and rejected media: its owner, and a superuser with TOTP (a moderator). */
-export function mayViewUnsettledMedia(viewer: SessionUser | null, ownerId: number): boolean {
-  return viewer !== null && (viewer.id === ownerId || hasAdminPowers(viewer));
-}
-
 /** The media rows `viewer` may see of a record owned by `ownerId`: all of them, or the clean ones. */
 export function visibleMedia<T extends { status: MediaStatus }>(rows: T[], viewer: SessionUser | null, ownerId: number): T[] {
-  return mayViewUnsettledMedia(viewer, ownerId) ? rows : rows.filter((row) => row.status === "clean");
+  return maySeeUnsettled(viewer, ownerId) ? rows : rows.filter((row) => row.status === "clean");
 }
 
 /** Absolute URL of an upload: `<origin>/uploads/images|files/<storage key>`. */

@@ -1,7 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import { batchRows } from "../db/client";
 import { STREAM_COLUMNS, type StreamRow } from "./camera-streams";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "./media-records";
+import type { Services } from "../container";
 
 /** Which of the two resources a record is: a base product (no parent) or a component. */
 export type RecordKind = "product" | "component";
@@ -112,9 +113,9 @@ export interface RecordDetail {
 }
 
 /** Reads a record and its embeds in one round trip; null when no record of this kind has the id. */
-export async function readDetail(db: Db, id: number, kind: RecordKind): Promise<RecordDetail | null> {
+export async function readDetail(svc: Pick<Services, "db">, id: number, kind: RecordKind): Promise<RecordDetail | null> {
   const [rows, bom, components, videos, images, files] = await batchRows<[RecordRow, BomRow, RecordRow, VideoRow, ImageRow, FileRow]>(
-    db,
+    svc.db,
     detailStatements(id, kind) as [SQL, SQL, SQL, SQL, SQL, SQL],
   );
   const row = rows[0];
@@ -122,8 +123,8 @@ export async function readDetail(db: Db, id: number, kind: RecordKind): Promise<
 }
 
 /** Who owns a record of this kind and how deep it sits; null when there is none. */
-export async function readOwnership(db: Db, id: number, kind: RecordKind): Promise<{ ownerId: number; depth: number } | null> {
-  const rows = await db.all<{ owner_id: number; depth: number }>(
+export async function readOwnership(svc: Pick<Services, "db">, id: number, kind: RecordKind): Promise<{ ownerId: number; depth: number } | null> {
+  const rows = await svc.db.all<{ owner_id: number; depth: number }>(
     sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
   );
   return rows[0] ? { ownerId: rows[0].owner_id, depth: rows[0].depth } : null;
@@ -146,12 +147,12 @@ export interface DeletedRecord {
  * unless other rows share them) and the camera streams that were recording into it, read in the
  * same batch, for the caller to end.
  */
-export async function deleteRecord(db: Db, id: number): Promise<DeletedRecord> {
+export async function deleteRecord(svc: Pick<Services, "db">, id: number): Promise<DeletedRecord> {
   const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
     tree_media(kind, storage_key, size_bytes, charged) AS (
       SELECT 'images', storage_key, size_bytes, status <> 'rejected' FROM images WHERE product_id IN (SELECT id FROM tree)
       UNION ALL SELECT 'files', storage_key, size_bytes, status <> 'rejected' FROM files WHERE product_id IN (SELECT id FROM tree))`;
-  const [streams, media] = await batchRows<[StreamRow, { kind: "images" | "files"; storage_key: string }, unknown, unknown]>(db, [
+  const [streams, media] = await batchRows<[StreamRow, { kind: "images" | "files"; storage_key: string }, unknown, unknown]>(svc.db, [
     sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE product_id = ${id}`,
     sql`${tree} SELECT DISTINCT kind, storage_key FROM tree_media`,
     sql`${tree} UPDATE users SET

@@ -1,12 +1,12 @@
 import { sql } from "drizzle-orm";
 import { openFieldText, sealField } from "../lib/data-encryption";
-import { OutboundError, safeFetch } from "../lib/outbound";
+import { OutboundError } from "../lib/outbound";
 import { ApiError } from "../lib/problem";
-import type { ServiceDeps } from "./deps";
+import type { Services } from "../container";
 import { tokenContext } from "./oauth-accounts";
 
-/** What the platform calls need: the database (the link's tokens), configuration and the log. */
-export type PlatformDeps = Pick<ServiceDeps, "db" | "config" | "log">;
+/** What the platform calls need: the database (the link's tokens), configuration, the log and the outbound fetch. */
+export type PlatformServices = Pick<Services, "db" | "config" | "log" | "outbound" | "clock">;
 
 /** A created live stream: the broadcast viewers watch, and where the device sends its video. */
 export interface CreatedStream {
@@ -34,8 +34,8 @@ export function videoAccountNotLinked(): ApiError {
 const unavailable = (why: string) =>
   new ApiError(503, { code: "VIDEO_PLATFORM_UNAVAILABLE", detail: `The video platform is not answering (${why}); try again shortly.`, headers: { "Retry-After": "30" } });
 
-async function readLink(deps: PlatformDeps, userId: number): Promise<Link> {
-  const rows = await deps.db.all<{ account_id: string; access_token_sealed: string | null; refresh_token_sealed: string | null; access_token_expires_at: number | null }>(
+async function readLink(svc: PlatformServices, userId: number): Promise<Link> {
+  const rows = await svc.db.all<{ account_id: string; access_token_sealed: string | null; refresh_token_sealed: string | null; access_token_expires_at: number | null }>(
     sql`SELECT account_id, access_token_sealed, refresh_token_sealed, access_token_expires_at FROM oauth_accounts WHERE user_id = ${userId} AND provider = 'google-youtube'`,
   );
   const row = rows[0];
@@ -43,19 +43,19 @@ async function readLink(deps: PlatformDeps, userId: number): Promise<Link> {
   const context = tokenContext("google-youtube", row.account_id);
   return {
     accountId: row.account_id,
-    accessToken: await openFieldText(deps.config.dataKey, row.access_token_sealed, context),
-    refreshToken: row.refresh_token_sealed ? await openFieldText(deps.config.dataKey, row.refresh_token_sealed, context) : null,
+    accessToken: await openFieldText(svc.config.dataKey, row.access_token_sealed, context),
+    refreshToken: row.refresh_token_sealed ? await openFieldText(svc.config.dataKey, row.refresh_token_sealed, context) : null,
     expiresAt: row.access_token_expires_at,
   };
 }
 
 /** A fresh access token from the link's refresh token, stored sealed; 403 when the grant is gone (link again). */
-async function refresh(deps: PlatformDeps, userId: number, link: Link): Promise<Link> {
-  const google = deps.config.oauth.providers["google-youtube"];
+async function refresh(svc: PlatformServices, userId: number, link: Link): Promise<Link> {
+  const google = svc.config.oauth.providers["google-youtube"];
   if (!google || !link.refreshToken) throw videoAccountNotLinked();
   let response: Response;
   try {
-    response = await safeFetch(deps.config.outbound, google.tokenUrl, {
+    response = await svc.outbound(google.tokenUrl, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
       body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: link.refreshToken, client_id: google.clientId, client_secret: google.clientSecret }),
@@ -66,16 +66,16 @@ async function refresh(deps: PlatformDeps, userId: number, link: Link): Promise<
   if (response.status >= 500 || response.status === 429) throw unavailable(`token endpoint ${response.status}`);
   const body = (await response.json().catch(() => ({}))) as { access_token?: unknown; expires_in?: unknown };
   if (!response.ok || typeof body.access_token !== "string") throw videoAccountNotLinked();
-  const expiresAt = typeof body.expires_in === "number" ? Math.floor(Date.now() / 1000) + body.expires_in : null;
-  const sealed = await sealField(deps.config.dataKey, body.access_token, tokenContext("google-youtube", link.accountId));
-  await deps.db.run(sql`UPDATE oauth_accounts SET access_token_sealed = ${sealed}, access_token_expires_at = ${expiresAt}, updated_at = unixepoch()
+  const expiresAt = typeof body.expires_in === "number" ? Math.floor(svc.clock.now() / 1000) + body.expires_in : null;
+  const sealed = await sealField(svc.config.dataKey, body.access_token, tokenContext("google-youtube", link.accountId));
+  await svc.db.run(sql`UPDATE oauth_accounts SET access_token_sealed = ${sealed}, access_token_expires_at = ${expiresAt}, updated_at = unixepoch()
     WHERE user_id = ${userId} AND provider = 'google-youtube'`);
   return { ...link, accessToken: body.access_token, expiresAt };
 }
 
 /** The owner's video account for one operation: every call of it shares one read of the link. */
 export interface VideoAccount {
-  readonly log: PlatformDeps["log"];
+  readonly log: PlatformServices["log"];
   /**
    * One call to the platform's API, through the outbound allow-list. The access token is
    * refreshed first when it is about to expire, and once more when the platform answers 401.
@@ -88,37 +88,36 @@ export interface VideoAccount {
  * The video account of `userId`. The link (and a token refreshed on the way) is read from D1 at
  * the first call and kept for the following ones, so a start's three platform calls cost one read.
  */
-export function videoAccount(deps: PlatformDeps, userId: number): VideoAccount {
+export function videoAccount(svc: PlatformServices, userId: number): VideoAccount {
   let link: Link | null = null;
   const current = async (): Promise<Link> => {
-    link ??= await readLink(deps, userId);
-    if (link.expiresAt !== null && link.expiresAt <= Math.floor(Date.now() / 1000) + 60) link = await refresh(deps, userId, link);
+    link ??= await readLink(svc, userId);
+    if (link.expiresAt !== null && link.expiresAt <= Math.floor(svc.clock.now() / 1000) + 60) link = await refresh(svc, userId, link);
     return link;
   };
   return {
-    log: deps.log,
+    log: svc.log,
     async call<T>(method: string, path: string, query: Record<string, string>, body?: unknown): Promise<T> {
       const active = await current();
       let token = active.accessToken;
-      const url = `${deps.config.videoPlatform.apiUrl}${path}?${new URLSearchParams(query).toString()}`;
+      const url = `${svc.config.videoPlatform.apiUrl}${path}?${new URLSearchParams(query).toString()}`;
       for (let attempt = 0; ; attempt++) {
         let response: Response;
         try {
-          response = await safeFetch(
-            deps.config.outbound,
+          response = await svc.outbound(
             url,
             {
               method,
               headers: { Authorization: `Bearer ${token}`, Accept: "application/json", ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
               ...(body === undefined ? {} : { body: JSON.stringify(body) }),
             },
-            { timeoutMs: deps.config.videoPlatform.timeoutMs },
+            { timeoutMs: svc.config.videoPlatform.timeoutMs },
           );
         } catch (error) {
           throw unavailable(error instanceof OutboundError ? error.reason : "network");
         }
         if (response.status === 401 && attempt === 0) {
-          link = await refresh(deps, userId, active);
+          link = await refresh(svc, userId, active);
           token = link.accessToken;
           continue;
         }
@@ -127,7 +126,7 @@ export function videoAccount(deps: PlatformDeps, userId: number): VideoAccount {
         const json = (await response.json().catch(() => null)) as { error?: { message?: unknown } } | null;
         if (!response.ok) {
           const said = typeof json?.error?.message === "string" ? ` It said: ${json.error.message.slice(0, 200)}` : "";
-          deps.log.warn("video platform refused", { path, status: response.status });
+          svc.log.warn("video platform refused", { path, status: response.status });
           throw new ApiError(502, { code: "VIDEO_PLATFORM_REFUSED", detail: `The video platform refused the request (${response.status}).${said}` });
         }
         return json as T;

@@ -30,7 +30,7 @@ function servedHeaders(object: R2Object, kind: MediaKind): Headers {
 
 /** Streams one stored object: conditional (ETag), single-range and HEAD aware. */
 async function serve(c: Context<AppEnv>, kind: MediaKind, path: string): Promise<Response> {
-  const bucket = c.env.UPLOADS;
+  const bucket = c.get("services").bindings.UPLOADS;
   const key = servedKey(kind, path);
   const rangeHeader = c.req.header("range");
   const ifNoneMatch = c.req.header("if-none-match");

@@ -1,5 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import { authenticate } from "../../../auth/authenticate";
+import { authenticate } from "../../../middleware/authenticate";
 import { problemResponses } from "../../../lib/problem";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { credentialsBody, mfaRequiredResponse } from "../auth.schemas";

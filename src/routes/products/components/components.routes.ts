@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../../auth/authenticate";
+import { authenticate } from "../../../middleware/authenticate";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
 import { DEFAULT_RECURSION_DEPTH, MAX_RECURSION_DEPTH, MAX_TREE_COMPONENTS } from "../../../services/component-tree";

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { authenticationRequired } from "../../../auth/authenticate";
+import { authenticationRequired } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import { requestOrigin } from "../../../lib/http";
 import { notFound } from "../../../lib/problem";
@@ -27,7 +27,7 @@ function fileStamp(now: Date): string {
  */
 async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: ExportFormat, fileName: string): Promise<Response> {
   const started = Date.now();
-  const chunks = exportChunks(c.get("db"), scope, format);
+  const chunks = exportChunks(c.get("services"), scope, format);
   const first = await chunks.next();
   if ("productId" in scope && (first.done || first.value.length === 0)) throw notFound("No base product has this id.");
 
@@ -47,7 +47,7 @@ async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: Expo
   }
 
   const log = c.get("log");
-  const roundTrips = c.get("roundTrips");
+  const roundTrips = c.get("services").roundTrips;
   const document = exportDocument(counted(), format, { viewer: c.get("user"), origin: requestOrigin(c) });
   const body = textStream(document, (outcome, error) => {
     const fields = { format, outcome, records, chunks: chunkCount, d1_round_trips: roundTrips.count, duration_ms: Date.now() - started };

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../../auth/authenticate";
+import { authenticate } from "../../../middleware/authenticate";
 import { problemResponses } from "../../../lib/problem";
 import { EXPORT_FORMATS } from "../../../services/product-export";
 import { OrderByParam, PRODUCT_FILTER_PARAMS } from "../products.query";

@@ -27,7 +27,7 @@ const PREVIEW_MAX_PIXELS = 4_000_000;
 const PREVIEW_TYPES = { jpeg: "image/jpeg", png: "image/png", webp: "image/webp" } as const;
 
 const device = (c: Parameters<RouteHandler<typeof routes.unpairSelf, AppEnv>>[0], cameraId: string) =>
-  verifyDeviceAssertion(c.get("db"), c.get("log"), c.req.header("authorization"), cameraId);
+  verifyDeviceAssertion(c.get("services"), c.req.header("authorization"), cameraId);
 
 export const uploadImage: RouteHandler<typeof routes.uploadImage, AppEnv> = async (c) => {
   const { camera_id } = c.req.valid("param");
@@ -41,13 +41,13 @@ export const uploadImage: RouteHandler<typeof routes.uploadImage, AppEnv> = asyn
   const fields = { ...parseUploadForm(form, "images"), metadata: jsonObjectField(form, "capture_metadata") };
   fields.description = parsed.data.description?.trim() || null;
 
-  const db = c.get("db");
-  const { kind, target } = await cameras.readDeviceUploadTarget(db, camera.ownerId, parsed.data.product_id);
+  const svc = c.get("services");
+  const { kind, target } = await cameras.readDeviceUploadTarget(svc, camera.ownerId, parsed.data.product_id);
   const prepared = await prepareImage(fields, camera.ownerRole);
   assertWithinQuota(target, prepared.bytes.length);
   const parent = { id: parsed.data.product_id, kind, missing: cameras.productNotFound };
   const row = await storeUpload(
-    { db, bucket: c.env.UPLOADS, queue: c.env.MEDIA_QUEUE, log: c.get("log") },
+    svc,
     parent,
     "images",
     prepared,
@@ -72,15 +72,15 @@ export const uploadPreviewThumbnail: RouteHandler<typeof routes.uploadPreviewThu
   if (!size || size.width * size.height > PREVIEW_MAX_PIXELS) {
     throw new ApiError(422, { code: "INVALID_PREVIEW_THUMBNAIL", detail: "The preview thumbnail is unreadable or over 4 megapixels." });
   }
-  await c.env.UPLOADS.put(cameras.previewThumbnailKey(camera_id), bytes, { httpMetadata: { contentType: PREVIEW_TYPES[format] } });
+  await c.get("services").bindings.UPLOADS.put(cameras.previewThumbnailKey(camera_id), bytes, { httpMetadata: { contentType: PREVIEW_TYPES[format] } });
   return c.body(null, 204);
 };
 
 export const unpairSelf: RouteHandler<typeof routes.unpairSelf, AppEnv> = async (c) => {
   const { camera_id } = c.req.valid("param");
   await device(c, camera_id);
-  await cameras.deleteCamera(c.get("db"), camera_id, null);
-  await retireCamera({ relays: c.env.CAMERA_RELAY, bucket: c.env.UPLOADS, log: c.get("log") }, camera_id, false);
+  await cameras.deleteCamera(c.get("services"), camera_id, null);
+  await retireCamera(c.get("services"), camera_id, false);
   c.get("log").info("camera deleted", { camera_id, by: "device" });
   return c.body(null, 204);
 };

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { importJWK } from "jose";
-import { requireVerified } from "../../../../auth/permissions";
+import { requireVerified } from "../../../../middleware/guards";
 import type { AppEnv } from "../../../../env";
 import { requestOrigin } from "../../../../lib/http";
 import { ApiError } from "../../../../lib/problem";
@@ -29,7 +29,7 @@ export const registerPairing: RouteHandler<typeof routes.registerPairing, AppEnv
       errors: [{ pointer: "/public_key_jwk", detail: "Not a point on the P-256 curve." }],
     });
   }
-  const { expiresAt } = await pairing.registerPairing(c.get("db"), {
+  const { expiresAt } = await pairing.registerPairing(c.get("services"), {
     code: body.code,
     fingerprint: body.fingerprint,
     publicKeyJwk: body.public_key_jwk,
@@ -41,7 +41,7 @@ export const registerPairing: RouteHandler<typeof routes.registerPairing, AppEnv
 
 export const pollPairing: RouteHandler<typeof routes.pollPairing, AppEnv> = async (c) => {
   const { code, fingerprint } = c.req.valid("query");
-  const result = await pairing.pollPairing(c.get("db"), code, fingerprint);
+  const result = await pairing.pollPairing(c.get("services"), code, fingerprint);
   c.header("Cache-Control", "no-store");
   if (result.status === "waiting") return c.json({ status: "waiting" as const }, 200);
   c.get("log").info("camera paired", { camera_id: result.cameraId });
@@ -61,8 +61,8 @@ export const claimPairing: RouteHandler<typeof routes.claimPairing, AppEnv> = as
   const user = requireVerified(c);
   const body = c.req.valid("json");
   // Per code, whatever the IP or account: guessing at one code is bounded even from many addresses.
-  await enforceLimits({ limiter: c.get("limiter"), log: c.get("log") }, subjects.pairingCode(body.code), ["pairing-claim-code"], { userId: user.id });
-  const row = await pairing.claimPairing(c.get("db"), user.id, {
+  await enforceLimits({ limiter: c.get("services").limiter, log: c.get("log") }, subjects.pairingCode(body.code), ["pairing-claim-code"], { userId: user.id });
+  const row = await pairing.claimPairing(c.get("services"), user.id, {
     code: body.code,
     name: body.camera_name,
     description: body.description ?? null,

@@ -27,14 +27,14 @@ export async function connectTunnel(c: Context<AppEnv>): Promise<Response> {
   if (!UUID.test(cameraId)) {
     throw new ApiError(400, { code: "CAMERA_ID_REQUIRED", detail: "Name the camera in the `camera_id` query parameter." });
   }
-  const camera = await verifyDeviceAssertion(c.get("db"), c.get("log"), c.req.header("authorization"), cameraId);
-  if (c.get("config").rateLimitsEnabled) {
+  const camera = await verifyDeviceAssertion(c.get("services"), c.req.header("authorization"), cameraId);
+  if (c.get("services").config.rateLimitsEnabled) {
     // After authentication, so nobody can use up a camera's handshakes by knowing its id.
-    await enforceLimits({ limiter: c.get("limiter"), log: c.get("log") }, subjects.camera(camera.id), ["camera-connect-camera"]);
+    await enforceLimits(c.get("services"), subjects.camera(camera.id), ["camera-connect-camera"]);
   }
   const headers = new Headers({ Upgrade: "websocket", [CAMERA_ID_HEADER]: camera.id });
   c.get("log").info("camera tunnel opening", { camera_id: camera.id });
-  const response = await relayObject(c.env.CAMERA_RELAY, camera.id).fetch("https://camera-relay/connect", { headers });
+  const response = await relayObject(c.get("services"), camera.id).fetch("https://camera-relay/connect", { headers });
   // 410: the camera was deleted between the assertion check and here.
   if (response.status !== 101) throw deviceAssertionRefused();
   return response;

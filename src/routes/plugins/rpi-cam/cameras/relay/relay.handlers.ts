@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireUser, requireVerified } from "../../../../../auth/permissions";
+import { requireUser, requireVerified } from "../../../../../middleware/guards";
 import type { AppEnv } from "../../../../../env";
 import { isSafeHlsPath } from "../../../../../lib/camera-protocol";
 import { requestOrigin } from "../../../../../lib/http";
@@ -14,8 +14,6 @@ import { readStreamState } from "../../../../../services/camera-stream-state";
 import { readStream, startStream, type StreamRow, stopStream, streamNotFound } from "../../../../../services/camera-streams";
 import { MAX_VIDEOS } from "../../../../../services/videos";
 import { watchUrl } from "../../../../../services/video-platform";
-import { streamDeps } from "../../../../deps";
-import { relayDeps } from "../camera-deps";
 import type * as routes from "./relay.routes";
 
 const protocolError = (detail: string) => new ApiError(502, { code: "CAMERA_PROTOCOL_ERROR", detail });
@@ -24,9 +22,9 @@ export const captureImage: RouteHandler<typeof routes.captureImage, AppEnv> = as
   const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
   const { product_id, description } = c.req.valid("json");
-  const db = c.get("db");
-  const { kind } = await cameras.readCaptureTarget(db, user.id, camera_id, product_id);
-  const answer = await relayCommand(relayDeps(c), camera_id, {
+  const svc = c.get("services");
+  const { kind } = await cameras.readCaptureTarget(svc, user.id, camera_id, product_id);
+  const answer = await relayCommand(c.get("services"), camera_id, {
     method: "POST",
     path: "/captures",
     body: { product_id, description: description ?? "" },
@@ -38,7 +36,7 @@ export const captureImage: RouteHandler<typeof routes.captureImage, AppEnv> = as
   }
   // The device uploaded to the record it was given; reading it there proves it.
   const parent = { id: product_id, kind, missing: cameras.productNotFound };
-  const row = await readMediaItem(db, parent, "images", data.image_id, user).catch(() => {
+  const row = await readMediaItem(svc, parent, "images", data.image_id, user).catch(() => {
     throw protocolError("The camera named an image that is not on this record.");
   });
   const prefix = kind === "product" ? "/v1/products" : "/v1/components";
@@ -87,12 +85,12 @@ export const sendCommand: RouteHandler<typeof routes.sendCommand, AppEnv> = asyn
   // Reading the camera is a read; changing it is a write, which needs a verified account.
   const user = command.method === "GET" ? requireUser(c) : requireVerified(c);
   const { camera_id } = c.req.valid("param");
-  await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
+  await cameras.readOwnedCamera(c.get("services"), user.id, camera_id);
   const reserved = RESERVED.find((entry) => entry.test(command.method, command.path));
   if (reserved) {
     throw new ApiError(409, { code: "RELAY_COMMAND_RESERVED", detail: `This command has its own route, with its own checks: use ${reserved.route}.` });
   }
-  const answer = await relayCommand(relayDeps(c), camera_id, command);
+  const answer = await relayCommand(c.get("services"), camera_id, command);
   c.header("Cache-Control", "no-store");
   if (answer.binary) {
     return new Response(answer.binary, {
@@ -109,12 +107,12 @@ export const sendCommand: RouteHandler<typeof routes.sendCommand, AppEnv> = asyn
 export const getHlsFile: RouteHandler<typeof routes.getHlsFile, AppEnv> = async (c) => {
   const user = requireUser(c);
   const { camera_id, path } = c.req.valid("param");
-  await cameras.readOwnedCamera(c.get("db"), user.id, camera_id);
+  await cameras.readOwnedCamera(c.get("services"), user.id, camera_id);
   if (!isSafeHlsPath(path)) {
     throw new ApiError(400, { code: "INVALID_HLS_PATH", detail: "HLS paths name a file of the preview; `..`, backslashes and control characters are refused." });
   }
   const devicePath = `/preview/hls/${path.split("/").map(encodeURIComponent).join("/")}`;
-  const answer = await relayCommand(relayDeps(c), camera_id, { method: "GET", path: devicePath });
+  const answer = await relayCommand(c.get("services"), camera_id, { method: "GET", path: devicePath });
   if (answer.status === 404) throw notFound("The camera has no such preview file (is the preview started?).", "HLS_FILE_NOT_FOUND");
   if (answer.status < 200 || answer.status > 299) throw deviceRefused(answer);
   const body = answer.binary ?? (typeof answer.data === "string" ? answer.data : null);
@@ -141,13 +139,13 @@ export const startRecordingStream: RouteHandler<typeof routes.startRecordingStre
   const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
   const body = c.req.valid("json");
-  const row = await startStream(streamDeps(c), user.id, camera_id, {
+  const row = await startStream(c.get("services"), user.id, camera_id, {
     productId: body.product_id,
-    title: body.title ?? `Teardown stream ${isoSeconds(Date.now())}`,
+    title: body.title ?? `Teardown stream ${isoSeconds(c.get("services").clock.now())}`,
     description: body.description ?? null,
     privacyStatus: body.privacy_status,
   });
-  await relayObject(c.env.CAMERA_RELAY, camera_id).watchStream(camera_id, row.broadcast_id);
+  await relayObject(c.get("services"), camera_id).watchStream(camera_id, row.broadcast_id);
   c.header("Location", `/v1/plugins/rpi-cam/cameras/${camera_id}/recording-stream`);
   return c.json(toStream(row), 201);
 };
@@ -155,7 +153,7 @@ export const startRecordingStream: RouteHandler<typeof routes.startRecordingStre
 export const getRecordingStream: RouteHandler<typeof routes.getRecordingStream, AppEnv> = async (c) => {
   const user = requireUser(c);
   const { camera_id } = c.req.valid("param");
-  const state = await readStreamState(streamDeps(c), user.id, camera_id);
+  const state = await readStreamState(c.get("services"), user.id, camera_id);
   c.header("Cache-Control", "no-store");
   return c.json({ ...toStream(state.stream), platform_status: state.platformStatus, device: state.device }, 200);
 };
@@ -163,10 +161,10 @@ export const getRecordingStream: RouteHandler<typeof routes.getRecordingStream, 
 export const stopRecordingStream: RouteHandler<typeof routes.stopRecordingStream, AppEnv> = async (c) => {
   const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
-  const deps = streamDeps(c);
-  const row = await readStream(deps, user.id, camera_id);
-  const outcome = await stopStream(deps, row, "owner");
-  await relayObject(c.env.CAMERA_RELAY, camera_id).unwatchStream(row.broadcast_id);
+  const svc = c.get("services");
+  const row = await readStream(svc, user.id, camera_id);
+  const outcome = await stopStream(svc, row, "owner");
+  await relayObject(svc, camera_id).unwatchStream(row.broadcast_id);
   if (outcome.video) return c.json(toVideo(outcome.video), 200);
   if (outcome.why === "already_ended") throw streamNotFound();
   if (outcome.why === "not_recorded") {
