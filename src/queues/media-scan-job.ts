@@ -9,12 +9,10 @@ import { builtInScan, externalScan, type ScanVerdict } from "../services/media-s
 import { deleteUnreferencedObjects, IMMUTABLE_CACHE, type MediaKind, quarantineKey, servedKey } from "../services/media-storage";
 import type { MediaMessage } from "./media-messages";
 import type { Services } from "../container";
+import type { RowOf } from "../db/rows";
+import type { files, images } from "../db/schema";
 
-interface QueuedRow {
-  storage_key: string;
-  content_type: string;
-  status: "pending" | "clean" | "rejected";
-}
+type QueuedRow = RowOf<typeof images | typeof files, "storage_key" | "content_type" | "status">;
 
 async function readRow(svc: Pick<Services, "db">, kind: MediaKind, id: string): Promise<QueuedRow | undefined> {
   const rows = await svc.db.all<QueuedRow>(sql`SELECT storage_key, content_type, status FROM ${sql.raw(kind)} WHERE id = ${id}`);

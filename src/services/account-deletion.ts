@@ -6,8 +6,9 @@ import { accountDeletedEmail } from "./account-emails";
 import type { RemovedMediaKeys } from "./product-records";
 import type { Services } from "../container";
 import { sendQuietly } from "./email";
-import type { OAuthProvider } from "../auth/oauth-config";
 import { revokeLink } from "./oauth-revocation";
+import type { RowOf } from "../db/rows";
+import type { oauthAccounts } from "../db/schema";
 
 /** What happens to a deleted account's products: moved to the anonymous system account, or deleted with it. */
 export const DELETION_CONTENT = ["anonymize", "delete"] as const;
@@ -47,12 +48,7 @@ export async function assertDeletable(svc: Pick<Services, "db">, userId: number)
   if (rows[0].allowed !== 1) throw lastSuperuser();
 }
 
-interface LinkRow {
-  provider: OAuthProvider;
-  account_id: string;
-  access_token_sealed: string | null;
-  refresh_token_sealed: string | null;
-}
+type LinkRow = RowOf<typeof oauthAccounts, "provider" | "account_id" | "access_token_sealed" | "refresh_token_sealed">;
 
 /** What a deletion leaves for the caller: media objects to purge and camera tunnels to close. */
 export interface DeletedAccount {

@@ -2,10 +2,10 @@ import { type SQL, sql } from "drizzle-orm";
 import { assertMayModify, isModeration, type OwnedRecord } from "../auth/permissions";
 import { batchRows } from "../db/client";
 import { ApiError, type FieldError, notFound } from "../lib/problem";
-import type { UNIT_CODES } from "../routes/products/products.schemas";
 import { type BomRow, existingIdStatements, kindCondition, type RecordKind, readOwnership } from "./product-records";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import type { UnitCode } from "./product-fields";
 
 // Bills of materials are edited apart from their record: no write here touches the `products`
 // row, so a record's `version` and `updated_at` stay as they are (spec: bill-of-materials edits
@@ -14,7 +14,6 @@ import type { Services } from "../container";
 /** Most entries one record's bill of materials holds (and one request may add or remove). */
 export const MAX_BOM_ENTRIES = 100;
 
-export type UnitCode = (typeof UNIT_CODES)[number];
 
 /** One entry as a client adds it. */
 export interface BomEntryValues {

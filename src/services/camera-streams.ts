@@ -19,26 +19,19 @@ import {
   videoAccount,
   watchUrl,
 } from "./video-platform";
+import type { Row, RowOf } from "../db/rows";
+import type { cameraStreams } from "../db/schema";
 
-/** A running stream as D1 holds it (the sealed key never leaves the service). */
-export interface StreamRow {
-  camera_id: string;
-  user_id: number;
-  product_id: number;
-  broadcast_id: string;
-  stream_id: string;
-  title: string;
-  description: string | null;
-  privacy_status: "public" | "private" | "unlisted";
-  started_at: number;
-  platform_status: string | null;
-  platform_checked_at: number | null;
-}
+/** The columns every query that reads a stream selects (not the sealed key: it never leaves the service). */
+const STREAM_FIELDS = [
+  "camera_id", "user_id", "product_id", "broadcast_id", "stream_id", "title", "description", "privacy_status", "started_at", "platform_status",
+  "platform_checked_at",
+] as const satisfies readonly (keyof Row<typeof cameraStreams>)[];
 
-/** The columns of `StreamRow`, for every query that reads one. */
-export const STREAM_COLUMNS = sql.raw(
-  "camera_id, user_id, product_id, broadcast_id, stream_id, title, description, privacy_status, started_at, platform_status, platform_checked_at",
-);
+/** A running stream as D1 holds it. */
+export type StreamRow = RowOf<typeof cameraStreams, (typeof STREAM_FIELDS)[number]>;
+
+export const STREAM_COLUMNS = sql.raw(STREAM_FIELDS.join(", "));
 
 export const streamNotFound = () => notFound("This camera has no live stream.", "RECORDING_STREAM_NOT_FOUND");
 

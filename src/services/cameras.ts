@@ -6,20 +6,17 @@ import { ApiError, notFound } from "../lib/problem";
 import { ownedBySql } from "../auth/permissions";
 import type { UploadTarget } from "./media";
 import type { Services } from "../container";
+import type { Row, RowOf } from "../db/rows";
+import type { cameras } from "../db/schema";
 
-/** A camera as the read statements select it (never its key). */
-export interface CameraRow {
-  id: string;
-  owner_id: number;
-  name: string;
-  description: string | null;
-  last_seen_at: number | null;
-  created_at: number;
-  updated_at: number;
-}
+/** The columns of a camera the read statements select, and RETURNING returns (never its key). */
+const CAMERA_FIELDS = ["id", "owner_id", "name", "description", "last_seen_at", "created_at", "updated_at"] as const satisfies readonly (keyof Row<
+  typeof cameras
+>)[];
 
-/** The columns of `CameraRow`, for SELECT and RETURNING. */
-export const CAMERA_COLUMNS = sql.raw("id, owner_id, name, description, last_seen_at, created_at, updated_at");
+export type CameraRow = RowOf<typeof cameras, (typeof CAMERA_FIELDS)[number]>;
+
+export const CAMERA_COLUMNS = sql.raw(CAMERA_FIELDS.join(", "));
 
 /** R2 key of a camera's latest preview thumbnail (private: served to the owner only, by the API). */
 export const previewThumbnailKey = (cameraId: string) => `cameras/${cameraId}/preview-thumbnail`;

@@ -17,6 +17,8 @@ import {
 } from "./reference-records";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import type { Row } from "../db/rows";
+import type { categories } from "../db/schema";
 
 /**
  * Categories: the paged lists, the detail, and the administrator's writes (docs/reference-data.md).
@@ -28,16 +30,7 @@ import type { Services } from "../container";
 const ORDER: ListOrder<ReferenceOrderField> = { columns: referenceOrderColumns("c"), ties: "as-last-term" };
 
 /** A category as stored. */
-export interface CategoryRow {
-  id: number;
-  name: string;
-  description: string | null;
-  external_id: string | null;
-  taxonomy_id: number;
-  supercategory_id: number | null;
-  created_at: number;
-  updated_at: number;
-}
+export type CategoryRow = Row<typeof categories>;
 
 const CATEGORIES = recordTable("categories", "c", [
   "id",

@@ -14,6 +14,8 @@ import {
 } from "./reference-records";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import type { RowOf } from "../db/rows";
+import type { categories } from "../db/schema";
 
 /**
  * What materials and product types share: links to categories (`material_categories`,
@@ -22,11 +24,7 @@ import type { Services } from "../container";
  */
 
 /** A category as a linked record embeds it. */
-export interface LinkedCategoryRow {
-  id: number;
-  name: string;
-  taxonomy_id: number;
-}
+export type LinkedCategoryRow = RowOf<typeof categories, "id" | "name" | "taxonomy_id">;
 
 /** A record kind that links to categories: its table, its link table, and what its writes refuse. */
 export interface LinkedKind<Row> extends RecordTable {

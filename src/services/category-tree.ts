@@ -3,6 +3,8 @@ import { batchRows } from "../db/client";
 import { type PageQuery, pageWindow } from "../lib/pagination";
 import { type CategoryParent, parentExists } from "./categories";
 import type { Services } from "../container";
+import type { RowOf } from "../db/rows";
+import type { categories } from "../db/schema";
 
 /**
  * Category trees (docs/reference-data.md, Trees): a page of top-level nodes, each with its
@@ -22,15 +24,9 @@ export const DEFAULT_CATEGORY_DEPTH = 1;
 export type TreeScope = { kind: "all"; taxonomyId?: number } | CategoryParent;
 
 /** A node of the tree as read: its own fields, its parent, and how far below the top level it sits (0: top). */
-export interface CategoryTreeRow {
-  id: number;
-  name: string;
-  description: string | null;
-  external_id: string | null;
-  taxonomy_id: number;
-  supercategory_id: number | null;
+export type CategoryTreeRow = RowOf<typeof categories, "id" | "name" | "description" | "external_id" | "taxonomy_id" | "supercategory_id"> & {
   level: number;
-}
+};
 
 function topCondition(scope: TreeScope): SQL {
   switch (scope.kind) {

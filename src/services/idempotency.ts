@@ -4,6 +4,8 @@ import { toHex } from "../lib/encoding";
 import type { HeldKey } from "../lib/idempotency-key";
 import { ApiError } from "../lib/problem";
 import type { Services } from "../container";
+import type { RowOf } from "../db/rows";
+import type { idempotencyKeys } from "../db/schema";
 
 // The idempotency store (docs/idempotency.md): one row of `idempotency_keys` per user, scope
 // (method and path) and key. A row is running (the in-flight marker of a request), committed (the
@@ -61,14 +63,7 @@ export type ClaimResult =
   /** The key was used on this path for another request (query string or body) within the retention time. */
   | { kind: "mismatch" };
 
-interface KeyRow {
-  target: string;
-  body_hash: string;
-  resource_id: number | null;
-  response_status: number | null;
-  response_body: string | null;
-  response_headers: string | null;
-}
+type KeyRow = RowOf<typeof idempotencyKeys, "target" | "body_hash" | "resource_id" | "response_status" | "response_body" | "response_headers">;
 
 /** 409 while the request that holds a key runs (or took it over from this one). */
 export function requestInProgress(): ApiError {

@@ -16,16 +16,10 @@ import { type ListOrder, type OrderTerm, orderClause, referenceOrderColumns } fr
 import { assignments, listPage, nameContains, recordTable, type ReferenceServices, referenceWritten } from "./reference-records";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import type { Row } from "../db/rows";
+import type { materials } from "../db/schema";
 
-export interface MaterialRow {
-  id: number;
-  name: string;
-  description: string | null;
-  density_kg_m3: number | null;
-  is_crm: number;
-  created_at: number;
-  updated_at: number;
-}
+export type MaterialRow = Row<typeof materials>;
 
 export type MaterialDetail = LinkedRecord<MaterialRow>;
 

@@ -8,6 +8,8 @@ import { reserveWrongSecret } from "./failure-budgets";
 import { resolveMfaCode, spendableCondition, spendStatement } from "./mfa-codes";
 import type { SessionUser } from "../auth/session-user";
 import { type SessionGrant, sessionStatements, unchangedSince } from "./sessions";
+import type { RowOf } from "../db/rows";
+import type { mfaChallenges, users } from "../db/schema";
 
 /** How long a login challenge stays usable. */
 export const MFA_CHALLENGE_TTL_SECONDS = 10 * 60;
@@ -50,13 +52,8 @@ export async function startChallenge(svc: Pick<Services, "db">, user: SessionUse
   return inserted.length === 1 ? token : null;
 }
 
-interface ChallengeRow {
-  user_id: number;
-  transport: ChallengeTransport;
-  tokens_valid_after: number;
-  totp_secret: string | null;
-  totp_last_step: number | null;
-}
+/** The challenge with its account's TOTP state. */
+type ChallengeRow = RowOf<typeof mfaChallenges, "user_id" | "transport" | "tokens_valid_after"> & RowOf<typeof users, "totp_secret" | "totp_last_step">;
 
 /**
  * Completes a login challenge with an authenticator or recovery code, in two round trips and one

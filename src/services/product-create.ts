@@ -4,14 +4,33 @@ import { batchRows } from "../db/client";
 import { ApiError, type FieldError } from "../lib/problem";
 import type { HeldKey } from "../lib/idempotency-key";
 import { commitStatements, isKeyLost, requestInProgress } from "./idempotency";
-import { type ComponentCreate, MAX_COMPONENT_DEPTH, type ProductCreate } from "../routes/products/products.schemas";
-import { normalizeBrand, normalizeCircularity } from "./product-fields";
+import type { BomEntryValues } from "./bill-of-materials";
+import { normalizeBrand, normalizeCircularity, type RecordFields } from "./product-fields";
+import type { VideoValues } from "./videos";
 import { existingIdStatements, kindCondition, type RecordKind, type RecordRow, reserveIdsStatement } from "./product-records";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
 
 /** At most this many components in one create body (the same bound as a tree read). */
 export const MAX_COMPONENTS_PER_CREATE = 1000;
+
+/** Most direct components one create body may carry at each level, and the deepest nesting below a base product. */
+export const MAX_COMPONENTS_PER_LEVEL = 100;
+export const MAX_COMPONENT_DEPTH = 10;
+
+/** A component as a create body gives it: nested components of its own, to any depth the limit allows. */
+export interface ComponentCreate extends RecordFields {
+  amount_in_parent: number;
+  components?: ComponentCreate[];
+  bill_of_materials?: BomEntryValues[];
+}
+
+/** A base product as a create body gives it (the route's schema parses to this). */
+export interface ProductCreate extends RecordFields {
+  components?: ComponentCreate[];
+  bill_of_materials?: BomEntryValues[];
+  videos?: VideoValues[];
+}
 
 /** Where components are being created: under a record of this kind, which the caller must own. */
 export interface CreateParent {

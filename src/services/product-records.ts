@@ -3,52 +3,48 @@ import { batchRows } from "../db/client";
 import { STREAM_COLUMNS, type StreamRow } from "./camera-streams";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "./media-records";
 import type { Services } from "../container";
+import type { Row, RowOf } from "../db/rows";
+import type { billOfMaterials, materials, products, productTypes, users, videos } from "../db/schema";
+import type { UnitCode } from "./product-fields";
 
 /** Which of the two resources a record is: a base product (no parent) or a component. */
 export type RecordKind = "product" | "component";
 
-/** A record as the read statements select it, with its owner's name and visibility and its type's name. */
-export interface RecordRow {
-  id: number;
-  parent_id: number | null;
-  owner_id: number;
-  owner_username: string;
-  owner_visibility: "public" | "community" | "private";
-  name: string;
-  description: string | null;
-  brand: string | null;
-  model: string | null;
-  weight_g: number | null;
-  height_cm: number | null;
-  width_cm: number | null;
-  depth_cm: number | null;
-  volume_cm3: number | null;
-  circularity_properties: string | null;
-  product_type_id: number | null;
-  product_type_name: string | null;
-  amount_in_parent: number | null;
-  depth: number;
-  version: number;
-  created_at: number;
-  updated_at: number;
-}
+/** A record as the read statements select it (`RECORD_COLUMNS`), with its owner's name and visibility and its type's name. */
+export type RecordRow = RowOf<
+  typeof products,
+  | "id"
+  | "parent_id"
+  | "owner_id"
+  | "name"
+  | "description"
+  | "brand"
+  | "model"
+  | "weight_g"
+  | "height_cm"
+  | "width_cm"
+  | "depth_cm"
+  | "volume_cm3"
+  | "circularity_properties"
+  | "product_type_id"
+  | "amount_in_parent"
+  | "depth"
+  | "version"
+  | "created_at"
+  | "updated_at"
+> & {
+  owner_username: Row<typeof users>["username"];
+  owner_visibility: Row<typeof users>["profile_visibility"];
+  product_type_name: Row<typeof productTypes>["name"] | null;
+};
 
-export interface BomRow {
-  product_id: number;
-  material_id: number;
-  material_name: string;
-  quantity: number;
-  unit: "kg" | "g" | "m" | "cm";
-}
+/** A bill-of-materials entry with its material's name; `unit` is one of the codes a write accepts. */
+export type BomRow = Omit<RowOf<typeof billOfMaterials, "product_id" | "material_id" | "quantity" | "unit">, "unit"> & {
+  material_name: Row<typeof materials>["name"];
+  unit: UnitCode;
+};
 
-export interface VideoRow {
-  id: number;
-  url: string;
-  title: string | null;
-  description: string | null;
-  video_metadata: string | null;
-  created_at: number;
-}
+export type VideoRow = RowOf<typeof videos, "id" | "url" | "title" | "description" | "video_metadata" | "created_at">;
 
 /** Columns of `RecordRow`, for `FROM products p JOIN users u ... LEFT JOIN product_types t`. */
 export const RECORD_COLUMNS = sql.raw(

@@ -15,14 +15,10 @@ import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, 
 import { assignments, deleteRow, listPage, nameContains, recordTable, type ReferenceServices, referenceWritten } from "./reference-records";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import type { Row } from "../db/rows";
+import type { productTypes } from "../db/schema";
 
-export interface ProductTypeRow {
-  id: number;
-  name: string;
-  description: string | null;
-  created_at: number;
-  updated_at: number;
-}
+export type ProductTypeRow = Row<typeof productTypes>;
 
 export type ProductTypeDetail = LinkedRecord<ProductTypeRow>;
 

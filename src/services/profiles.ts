@@ -6,6 +6,8 @@ import { SHOWN_MEDIA_CONDITION } from "./media-records";
 import { type CountRow, type ProductFilter, type ProductListRow, productListStatements } from "./product-query";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import type { RowOf } from "../db/rows";
+import type { users } from "../db/schema";
 
 /**
  * Public profiles and one user's product list. Both answer "absent" for an account the viewer
@@ -26,19 +28,14 @@ export interface Profile {
   topCategory: string | null;
 }
 
-interface AccountRow {
-  id: number;
-  username: string;
-  created_at: number;
-  profile_visibility: "public" | "community" | "private";
-}
+type AccountRow = RowOf<typeof users, "id" | "username" | "created_at" | "profile_visibility">;
 
-interface ProfileRow extends AccountRow {
+type ProfileRow = AccountRow & {
   product_count: number;
   total_weight_g: number;
   image_count: number;
   top_category: string | null;
-}
+};
 
 // Only live, real accounts have a profile: the system account that holds deleted users' products
 // is inactive as well, but says so explicitly, and a deactivated account shows nothing.

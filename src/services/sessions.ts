@@ -10,6 +10,8 @@ import {
 import type { SessionUser } from "../auth/session-user";
 import { batchRows } from "../db/client";
 import type { Services } from "../container";
+import type { RowOf } from "../db/rows";
+import type { users } from "../db/schema";
 
 /** Tokens handed to a client at login or refresh. */
 export interface SessionGrant {
@@ -201,25 +203,26 @@ export async function revokeAllSessions(svc: Pick<Services, "db">, userId: numbe
   await batchRows(svc.db, revocationStatements(userId));
 }
 
-export interface UserRow {
-  id: number;
-  email: string;
-  username: string;
-  hashed_password: string | null;
-  is_active: number;
-  is_verified: number;
-  is_superuser: number;
-  role: "contributor" | "lab";
-  profile_visibility: "public" | "community" | "private";
-  last_login_at: number | null;
-  upload_file_count: number;
-  upload_total_bytes: number;
-  tokens_valid_after: number;
-  totp_enabled: number;
-  recovery_codes_generation: string | null;
-  created_at: number;
-  updated_at: number;
-}
+/** A user as `USER_COLUMNS` selects it: stored columns, and whether TOTP is on. */
+export type UserRow = RowOf<
+  typeof users,
+  | "id"
+  | "email"
+  | "username"
+  | "hashed_password"
+  | "is_active"
+  | "is_verified"
+  | "is_superuser"
+  | "role"
+  | "profile_visibility"
+  | "last_login_at"
+  | "upload_file_count"
+  | "upload_total_bytes"
+  | "tokens_valid_after"
+  | "recovery_codes_generation"
+  | "created_at"
+  | "updated_at"
+> & { totp_enabled: number };
 
 /** Columns of `UserRow` (unqualified: usable in SELECT and RETURNING), for every query that loads a `SessionUser`. */
 export const USER_COLUMNS = sql.raw(

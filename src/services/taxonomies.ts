@@ -20,6 +20,8 @@ import {
 } from "./reference-records";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import type { Row } from "../db/rows";
+import type { taxonomies } from "../db/schema";
 
 /**
  * Taxonomies: the paged list, the detail with its category count, and the administrator's
@@ -33,16 +35,7 @@ export type TaxonomyDomain = (typeof TAXONOMY_DOMAINS)[number];
 const ORDER: ListOrder<ReferenceOrderField> = { columns: referenceOrderColumns("t"), ties: "as-last-term" };
 
 /** A taxonomy as stored; `domains` is JSON text. */
-export interface TaxonomyRow {
-  id: number;
-  name: string;
-  version: string;
-  description: string | null;
-  domains: string;
-  source: string | null;
-  created_at: number;
-  updated_at: number;
-}
+export type TaxonomyRow = Row<typeof taxonomies>;
 
 const TAXONOMIES = recordTable("taxonomies", "t", ["id", "name", "version", "description", "domains", "source", "created_at", "updated_at"]);
 

@@ -79,13 +79,13 @@ export const createSubcomponent = createComponentUnder("component");
 export const getProduct: RouteHandler<typeof routes.getProduct, AppEnv> = async (c) => {
   const detail = await readDetail(c.get("services"), c.req.valid("param").id, "product");
   if (!detail) throw missing("product")();
-  return jsonWithEtag(c, toProductDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) })) as never;
+  return jsonWithEtag(c, toProductDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) }));
 };
 
 export const getComponent: RouteHandler<typeof routes.getComponent, AppEnv> = async (c) => {
   const detail = await readDetail(c.get("services"), c.req.valid("param").id, "component");
   if (!detail) throw missing("component")();
-  return jsonWithEtag(c, toComponentDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) })) as never;
+  return jsonWithEtag(c, toComponentDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) }));
 };
 
 const deleteOf = (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, AppEnv> => async (c) => {
@@ -125,7 +125,7 @@ const updateOf = (kind: RecordKind): RouteHandler<typeof routes.updateComponent,
   auditModeration(c.get("log"), user, owned, "moderation.record.updated", { kind, id: current!.row.id });
   const view = { viewer: user, origin: requestOrigin(c) };
   c.header("Cache-Control", "no-store");
-  return c.json(kind === "product" ? toProductDetail(updated, view) : toComponentDetail(updated, view), 200) as never;
+  return c.json(kind === "product" ? toProductDetail(updated, view) : toComponentDetail(updated, view), 200);
 };
 
 export const updateProduct = updateOf("product");

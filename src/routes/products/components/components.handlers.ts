@@ -16,7 +16,7 @@ const listOf = (kind: RecordKind): RouteHandler<typeof routes.listProductCompone
   const found = await readComponentPage(c.get("services"), id, kind, { page, size });
   if (!found) throw missing(kind);
   const viewer = c.get("user");
-  return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toComponentSummary(row, viewer)), found.total, { page, size })) as never;
+  return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toComponentSummary(row, viewer)), found.total, { page, size }));
 };
 
 const treeOf = (kind: RecordKind): RouteHandler<typeof routes.getProductComponentTree, AppEnv> => async (c) => {
@@ -24,7 +24,7 @@ const treeOf = (kind: RecordKind): RouteHandler<typeof routes.getProductComponen
   const rows = await readComponentTree(c.get("services"), id, kind, c.req.valid("query").recursion_depth);
   if (!rows) throw missing(kind);
   const viewer = c.get("user");
-  return jsonWithEtag(c, nestRows(id, rows, (row) => toComponentSummary(row, viewer))) as never;
+  return jsonWithEtag(c, nestRows(id, rows, (row) => toComponentSummary(row, viewer)));
 };
 
 export const listProductComponents = listOf("product");

@@ -71,11 +71,11 @@ export const exportProducts: RouteHandler<typeof routes.exportProducts, AppEnv> 
   const filter = productFilterFromQuery(query);
   if (filter.ownerMe && !viewer) throw authenticationRequired();
   const scope = { filter, viewerId: viewer?.id ?? null };
-  return (await streamExport(c, scope, format, `relab-products-${fileStamp(new Date())}`)) as never;
+  return (await streamExport(c, scope, format, `relab-products-${fileStamp(new Date())}`));
 };
 
 export const exportProduct: RouteHandler<typeof routes.exportProduct, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const { format } = c.req.valid("query");
-  return (await streamExport(c, { productId: id }, format, `relab-product-${id}-${fileStamp(new Date())}`)) as never;
+  return (await streamExport(c, { productId: id }, format, `relab-product-${id}-${fileStamp(new Date())}`));
 };

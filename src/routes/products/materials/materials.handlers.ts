@@ -36,12 +36,12 @@ type Handler<K extends keyof BomRoutes> = RouteHandler<BomRoutes[K], AppEnv>;
 export function bomHandlers(kind: RecordKind) {
   const list: Handler<"list"> = async (c) => {
     const entries = await readBom(c.get("services"), recordOf(kind, c.req.valid("param").id));
-    return jsonWithEtag(c, entries.map(toEntry)) as never;
+    return jsonWithEtag(c, entries.map(toEntry));
   };
 
   const get: Handler<"get"> = async (c) => {
     const { id, material_id } = c.req.valid("param");
-    return jsonWithEtag(c, toEntry(await readBomEntry(c.get("services"), recordOf(kind, id), material_id))) as never;
+    return jsonWithEtag(c, toEntry(await readBomEntry(c.get("services"), recordOf(kind, id), material_id)));
   };
 
   const add: Handler<"add"> = async (c) => {

@@ -5,7 +5,8 @@ import { problemResponses } from "../../../lib/problem";
 import { MAX_BOM_ENTRIES } from "../../../services/bill-of-materials";
 import type { RecordKind } from "../../../services/product-records";
 import { IdParamsSchema } from "../products.routes";
-import { BomEntryInputSchema, BomEntrySchema, UNIT_CODES } from "../products.schemas";
+import { UNIT_CODES } from "../../../services/product-fields";
+import { BomEntryInputSchema, BomEntrySchema } from "../products.schemas";
 
 /** Path parameters of one entry: the record id and the material id. */
 export const MaterialParamsSchema = IdParamsSchema.extend({

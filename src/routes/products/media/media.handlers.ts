@@ -52,13 +52,13 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
     const { id } = c.req.valid("param");
     const { page, size } = c.req.valid("query");
     const found = await readMediaPage(c.get("services"), parentOf(kind, id), media, { page, size }, c.get("user"));
-    return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toItem(c, row)), found.total, { page, size })) as never;
+    return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toItem(c, row)), found.total, { page, size }));
   };
 
   const get: Handler<"get"> = async (c) => {
     const { id, mediaId } = paramsOf(c);
     const row = await readMediaItem(c.get("services"), parentOf(kind, id), media, mediaId, c.get("user"));
-    return jsonWithEtag(c, toItem(c, row)) as never;
+    return jsonWithEtag(c, toItem(c, row));
   };
 
   const upload: Handler<"upload"> = async (c) => {
@@ -77,7 +77,7 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
 
     const row = await storeUpload(svc, parent, media, prepared, user.id);
     c.header("Location", `${PREFIX[kind]}/${id}/${media}/${row.id}`);
-    return c.json(toItem(c, row) as never, 201);
+    return c.json(toItem(c, row), 201);
   };
 
   const remove: Handler<"remove"> = async (c) => {

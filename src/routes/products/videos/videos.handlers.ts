@@ -21,12 +21,12 @@ async function writableProduct(c: Context<AppEnv>, productId: number, intent: Wr
 
 export const listVideos: RouteHandler<typeof routes.listVideos, AppEnv> = async (c) => {
   const rows = await videos.readVideos(c.get("services"), c.req.valid("param").id);
-  return jsonWithEtag(c, rows.map(toVideo)) as never;
+  return jsonWithEtag(c, rows.map(toVideo));
 };
 
 export const getVideo: RouteHandler<typeof routes.getVideo, AppEnv> = async (c) => {
   const { id, video_id } = c.req.valid("param");
-  return jsonWithEtag(c, toVideo(await videos.readVideo(c.get("services"), id, video_id))) as never;
+  return jsonWithEtag(c, toVideo(await videos.readVideo(c.get("services"), id, video_id)));
 };
 
 export const addVideo: RouteHandler<typeof routes.addVideo, AppEnv> = async (c) => {
