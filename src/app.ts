@@ -1,4 +1,4 @@
-import { registerSecuritySchemes } from "./lib/openapi";
+import { registerSecuritySchemes, registerTags } from "./lib/openapi";
 import { type AppOpenAPI, createRouter } from "./lib/router";
 import { bodyLimit } from "./middleware/body-limit";
 import { ensureBootstrap } from "./middleware/bootstrap";
@@ -28,10 +28,6 @@ import { billOfMaterialsRouter } from "./routes/products/materials/materials.ind
 import { mediaRouter } from "./routes/products/media/media.index";
 import { videosRouter } from "./routes/products/videos/videos.index";
 import { productsRouter } from "./routes/products/products.index";
-import { camerasRouter } from "./routes/plugins/rpi-cam/cameras/cameras.index";
-import { deviceRouter } from "./routes/plugins/rpi-cam/device/device.index";
-import { pairingRouter } from "./routes/plugins/rpi-cam/pairing/pairing.index";
-import { tunnelRouter } from "./routes/plugins/rpi-cam/tunnel/tunnel.index";
 import { profilesRouter } from "./routes/profiles/profiles.index";
 import { categoriesRouter } from "./routes/categories/categories.index";
 import { materialsRouter } from "./routes/materials/materials.index";
@@ -96,11 +92,10 @@ export function createApp(plugins: readonly Plugin[]): AppOpenAPI {
   app.route("/v1", billOfMaterialsRouter);
   app.route("/v1", mediaRouter);
   app.route("/v1", videosRouter);
-  app.route("/v1", pairingRouter);
-  app.route("/v1", camerasRouter);
-  app.route("/v1", deviceRouter);
-  app.route("/v1", tunnelRouter);
-  for (const plugin of plugins) plugin.routes(app);
+  for (const plugin of plugins) {
+    plugin.routes(app);
+    registerTags(app, plugin.openApiTags ?? []);
+  }
   app.route("/", uploadsRouter);
   app.route("/__dev", devRouter);
 

@@ -1,4 +1,5 @@
 import type { DomainEvent, Services } from "./container";
+import type { OpenApiTag } from "./lib/openapi";
 import type { AppOpenAPI } from "./lib/router";
 
 /**
@@ -19,6 +20,8 @@ export interface Plugin {
   isEnabled(env: Env): boolean;
   /** Mounts its routers on the root app. */
   routes(app: AppOpenAPI): void;
+  /** The OpenAPI tags its operations use, described (they join the document only while it is on). */
+  readonly openApiTags?: readonly OpenApiTag[];
   /** See `CoreHooks.accountDeleting`. */
   accountDeleting?(services: Services, userId: number): Promise<void>;
   /** Handles one domain event; throwing retries the message (so it must be idempotent). */

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchRows } from "../db/client";
-import { STREAM_COLUMNS, type StreamRow } from "./camera-streams";
+import { queuePurge } from "../queues/media-messages";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "./media-records";
 import type { Services } from "../container";
 import type { Row, RowOf } from "../db/rows";
@@ -129,27 +129,20 @@ export async function readOwnership(svc: Pick<Services, "db">, id: number, kind:
 /** Storage keys of the media a deletion removed, by kind, for the objects to be purged. */
 export type RemovedMediaKeys = Record<"images" | "files", string[]>;
 
-/** What a deletion took along that lives on outside D1: media objects, and live streams to end. */
-export interface DeletedRecord {
-  removed: RemovedMediaKeys;
-  /** Streams that were being saved to the product (their rows went with it by cascade). */
-  streams: StreamRow[];
-}
-
 /**
  * Deletes a record with everything under it (components, bills of materials, videos and media
  * rows follow by foreign-key cascade) and releases the media's size from the owner's quota (not
- * for rejected media, which released it when rejected), in one batch. Returns the storage keys of the media removed (their objects are purged afterwards,
- * unless other rows share them) and the camera streams that were recording into it, read in the
- * same batch, for the caller to end.
+ * for rejected media, which released it when rejected), in one batch. Then the objects of the
+ * media removed are queued for purging (unless other rows share them) and `records.deleted` is
+ * published, for the plugins to clean up what they keep about the record (a camera streaming into
+ * it, say).
  */
-export async function deleteRecord(svc: Pick<Services, "db">, id: number): Promise<DeletedRecord> {
+export async function deleteRecord(svc: Pick<Services, "db" | "bindings" | "log" | "events">, id: number): Promise<void> {
   const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
     tree_media(kind, storage_key, size_bytes, charged) AS (
       SELECT 'images', storage_key, size_bytes, status <> 'rejected' FROM images WHERE product_id IN (SELECT id FROM tree)
       UNION ALL SELECT 'files', storage_key, size_bytes, status <> 'rejected' FROM files WHERE product_id IN (SELECT id FROM tree))`;
-  const [streams, media] = await batchRows<[StreamRow, { kind: "images" | "files"; storage_key: string }, unknown, unknown]>(svc.db, [
-    sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE product_id = ${id}`,
+  const [media] = await batchRows<[{ kind: "images" | "files"; storage_key: string }, unknown, unknown]>(svc.db, [
     sql`${tree} SELECT DISTINCT kind, storage_key FROM tree_media`,
     sql`${tree} UPDATE users SET
           upload_file_count = max(upload_file_count - (SELECT count(*) FROM tree_media WHERE charged), 0),
@@ -159,5 +152,6 @@ export async function deleteRecord(svc: Pick<Services, "db">, id: number): Promi
   ]);
   const removed: RemovedMediaKeys = { images: [], files: [] };
   for (const row of media) removed[row.kind].push(row.storage_key);
-  return { removed, streams };
+  await queuePurge(svc, removed);
+  await svc.events.publish({ type: "records.deleted", ids: [id] });
 }

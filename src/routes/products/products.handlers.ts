@@ -7,9 +7,7 @@ import { auditModeration } from "../../services/moderation";
 import { jsonWithEtag } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
 import { notFound } from "../../lib/problem";
-import { queuePurge } from "../../queues/media-messages";
 import { createRecords, type CreatedRecords } from "../../services/product-create";
-import { endStreamOfDeletedProduct } from "../../services/camera-streams";
 import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
 import { updateRecord, versionFromIfMatch } from "../../services/product-update";
 import { batchRows } from "../../db/client";
@@ -94,12 +92,8 @@ const deleteOf = (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, A
   const svc = c.get("services");
   const owned = await readOwnership(svc, id, kind);
   assertMayModify(user, owned, missing(kind));
-  const { removed, streams } = await deleteRecord(svc, id);
+  await deleteRecord(svc, id);
   auditModeration(svc.log, user, owned, "moderation.record.deleted", { kind, id });
-  await queuePurge(svc, removed);
-  // A camera streaming into the product keeps going on the device and the platform otherwise;
-  // ending it can wait on the device, so it runs after the answer.
-  for (const stream of streams) svc.defer(endStreamOfDeletedProduct(svc, stream));
   return c.body(null, 204);
 };
 

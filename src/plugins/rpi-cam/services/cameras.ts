@@ -1,13 +1,13 @@
 import { sql } from "drizzle-orm";
-import { batchRows } from "../db/client";
-import type { PageQuery } from "../lib/pagination";
-import { pageWindow } from "../lib/pagination";
-import { ApiError, notFound } from "../lib/problem";
-import { ownedBySql } from "../auth/permissions";
-import type { UploadTarget } from "./media";
-import type { Services } from "../container";
-import type { Row, RowOf } from "../db/rows";
-import type { cameras } from "../db/schema";
+import { batchRows } from "../../../db/client";
+import type { PageQuery } from "../../../lib/pagination";
+import { pageWindow } from "../../../lib/pagination";
+import { ApiError, notFound } from "../../../lib/problem";
+import { ownedBySql } from "../../../auth/permissions";
+import type { UploadTarget } from "../../../services/media";
+import type { Services } from "../../../container";
+import type { Row, RowOf } from "../../../db/rows";
+import type { cameras } from "../schema";
 
 /** The columns of a camera the read statements select, and RETURNING returns (never its key). */
 const CAMERA_FIELDS = ["id", "owner_id", "name", "description", "last_seen_at", "created_at", "updated_at"] as const satisfies readonly (keyof Row<

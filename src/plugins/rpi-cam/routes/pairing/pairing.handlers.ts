@@ -5,7 +5,7 @@ import type { AppEnv } from "../../../../env";
 import { requestOrigin } from "../../../../lib/http";
 import { ApiError } from "../../../../lib/problem";
 import { subjects, enforceLimits } from "../../../../services/rate-limiter";
-import * as pairing from "../../../../services/camera-pairing";
+import * as pairing from "../../services/camera-pairing";
 import { isoSeconds } from "../../../../lib/time";
 import { toCamera } from "../cameras/cameras.schemas";
 import type * as routes from "./pairing.routes";

@@ -4,9 +4,9 @@ import { requireUser, requireVerified } from "../../../../middleware/guards";
 import type { AppEnv } from "../../../../env";
 import { pageEnvelope } from "../../../../lib/pagination";
 import { ApiError, notFound } from "../../../../lib/problem";
-import { retireCamera, relayForData, tunnelStatus } from "../../../../services/camera-relay";
-import * as cameras from "../../../../services/cameras";
-import { readStream, type StreamRow, stopStream } from "../../../../services/camera-streams";
+import { retireCamera, relayForData, tunnelStatus } from "../../services/camera-relay";
+import * as cameras from "../../services/cameras";
+import { readStream, type StreamRow, stopStream } from "../../services/camera-streams";
 import { LocalAccessSchema, toCamera, toStatus } from "./cameras.schemas";
 import type * as routes from "./cameras.routes";
 

@@ -1,17 +1,18 @@
-import type { Services } from "../container";
-import { type CameraRelayApi, isAllowedCommand, type RelayCommand, type RelayOutcome, type TunnelStatus } from "../lib/camera-protocol";
-import { MAX_SERVED_JSON_DEPTH, pathBeyondDepth } from "../lib/json-bounds";
-import type { Logger } from "../lib/logger";
-import { ApiError } from "../lib/problem";
+import { cameraConfig } from "../config";
+import type { Services } from "../../../container";
+import { type CameraRelayApi, isAllowedCommand, type RelayCommand, type RelayOutcome, type TunnelStatus } from "../protocol";
+import { MAX_SERVED_JSON_DEPTH, pathBeyondDepth } from "../../../lib/json-bounds";
+import type { Logger } from "../../../lib/logger";
+import { ApiError } from "../../../lib/problem";
 import { previewThumbnailKey } from "./cameras";
 
-/** What relaying needs: the relay objects (`bindings.CAMERA_RELAY`), the time-out (configuration) and the log. */
-export type RelayServices = Pick<Services, "bindings" | "config" | "log">;
+/** What relaying needs: the relay objects (`bindings.CAMERA_RELAY`, whose variables also give the time-out) and the log. */
+export type RelayServices = Pick<Services, "bindings" | "log">;
 
 /** A command the device answered. */
 export type RelayAnswer = Extract<RelayOutcome, { ok: true }>;
 
-/** The relay object of one camera, typed by the interface it implements (src/lib/camera-protocol.ts). */
+/** The relay object of one camera, typed by the interface it implements (../protocol.ts). */
 export function relayObject(svc: Pick<Services, "bindings">, cameraId: string): CameraRelayApi {
   const relays = svc.bindings.CAMERA_RELAY;
   return relays.get(relays.idFromName(cameraId)) as unknown as CameraRelayApi;
@@ -58,7 +59,7 @@ export async function relayCommand(svc: RelayServices, cameraId: string, command
   // RPC results come back as plain data; the cast drops the stub's Disposable wrapper type.
   let outcome: RelayOutcome;
   try {
-    outcome = await relayObject(svc, cameraId).relay(command, svc.config.cameraRelayTimeoutMs);
+    outcome = await relayObject(svc, cameraId).relay(command, cameraConfig(svc.bindings).relayTimeoutMs);
   } catch (error) {
     throw relayUnavailable(svc.log, cameraId, error);
   }
@@ -99,16 +100,14 @@ export async function tunnelStatus(svc: Pick<Services, "bindings" | "log">, came
 
 /**
  * What is left of a deleted camera outside D1: closes its tunnel, first telling the device to
- * unpair unless it asked itself, and removes its preview thumbnail. Best effort: the camera's
- * key is already gone, so a device that missed this cannot reconnect.
+ * unpair unless it asked itself, and removes its preview thumbnail. The camera's key is already
+ * gone, so a device that missed this cannot reconnect; returns whether both steps succeeded (the
+ * routes go on either way, the clean-up of a deleted account tries again).
  */
-export async function retireCamera(
-  svc: Pick<Services, "bindings" | "log">,
-  cameraId: string,
-  notify: boolean,
-): Promise<void> {
+export async function retireCamera(svc: Pick<Services, "bindings" | "log">, cameraId: string, notify: boolean): Promise<boolean> {
   const outcomes = await Promise.allSettled([relayObject(svc, cameraId).unpair(notify), svc.bindings.UPLOADS.delete(previewThumbnailKey(cameraId))]);
   for (const outcome of outcomes) {
     if (outcome.status === "rejected") svc.log.warn("camera not fully retired", { camera_id: cameraId, error: outcome.reason });
   }
+  return outcomes.every((outcome) => outcome.status === "fulfilled");
 }

@@ -4,7 +4,7 @@ import { FREE_FORM_JSON_BOUNDS, freeFormValue, withinJsonBounds } from "../../..
 import { SIGNED_IN } from "../../../../../lib/openapi";
 import { problemResponses } from "../../../../../lib/problem";
 import { multilineText, singleLineText } from "../../../../../lib/text";
-import { ImageSchema, VideoSchema } from "../../../../products/products.schemas";
+import { ImageSchema, VideoSchema } from "../../../../../routes/products/products.schemas";
 import { CameraIdParamsSchema } from "../cameras.schemas";
 import { RELAY_FAILURES } from "../cameras.routes";
 

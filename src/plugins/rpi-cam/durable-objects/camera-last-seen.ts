@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Services } from "../src/container";
+import type { Services } from "../../../container";
 
 /** What D1 says of a camera whose tunnel is open. */
 export type CameraRecord = "ok" | "deleted" | "owner-inactive";

@@ -1,13 +1,13 @@
-import type { Services } from "../container";
+import type { Services } from "../../../container";
 import { sql } from "drizzle-orm";
-import { batchRows } from "../db/client";
-import { ownedBySql } from "../auth/permissions";
-import { sealField } from "../lib/data-encryption";
-import { ApiError, notFound } from "../lib/problem";
+import { batchRows } from "../../../db/client";
+import { ownedBySql } from "../../../auth/permissions";
+import { sealField } from "../../../lib/data-encryption";
+import { ApiError, notFound } from "../../../lib/problem";
 import { relayCommand, relayObject, type RelayServices } from "./camera-relay";
 import { cameraNotFound } from "./cameras";
-import type { VideoRow } from "./product-records";
-import { MAX_VIDEOS, VIDEO_COLUMNS } from "./videos";
+import type { VideoRow } from "../../../services/product-records";
+import { MAX_VIDEOS, VIDEO_COLUMNS } from "../../../services/videos";
 import {
   broadcastStatus,
   completeBroadcast,
@@ -19,8 +19,8 @@ import {
   videoAccount,
   watchUrl,
 } from "./video-platform";
-import type { Row, RowOf } from "../db/rows";
-import type { cameraStreams } from "../db/schema";
+import type { Row, RowOf } from "../../../db/rows";
+import type { cameraStreams } from "../schema";
 
 /** The columns every query that reads a stream selects (not the sealed key: it never leaves the service). */
 const STREAM_FIELDS = [
@@ -160,21 +160,25 @@ export async function stopStream(svc: StreamServices, stream: StreamRow, reason:
   return { video: null, why: recorded ? "no_room" : "not_recorded" };
 }
 
+/** What ending a stream outside D1 needs: its camera, its owner (the video link) and its broadcast and ingest stream. */
+export type StreamToEnd = Pick<StreamRow, "camera_id" | "user_id" | "broadcast_id" | "stream_id">;
+
 /**
- * Ends the stream of a product that was just deleted (its row went with it): the device is told
- * to stop, the broadcast is completed on the platform, where it stays as the recording, and the
- * ingest stream is deleted. There is no product left to save it to. Best effort, logged: the
- * deletion has already happened.
+ * Ends the stream of a product that was deleted (its row went with it, its ending was kept in
+ * `camera_stream_endings`): the device is told to stop, the broadcast is completed on the platform,
+ * where it stays as the recording, and the ingest stream is deleted. There is no product left to
+ * save it to. The device is asked once, best effort (one that went away has stopped anyway); a
+ * platform that cannot be reached throws, so that the ending is tried again.
  */
-export async function endStreamOfDeletedProduct(svc: StreamServices, stream: StreamRow): Promise<void> {
-  // In parallel: this runs after the answer, in the little time the runtime grants, and a device
-  // that does not answer must not keep the broadcast live and its key valid.
+export async function endStreamOfDeletedProduct(svc: StreamServices, stream: StreamToEnd): Promise<void> {
+  // In parallel: a device that does not answer must not hold up the broadcast's end, which keeps
+  // the stream key valid on the owner's channel until it comes.
   const [, platform] = await Promise.allSettled([tellDeviceToStop(svc, stream), endOnPlatform(svc, stream)]);
-  if (platform.status === "fulfilled") {
-    svc.log.info("camera stream ended", { camera_id: stream.camera_id, reason: "product_deleted", recorded: platform.value, saved: false });
-  } else {
+  if (platform.status === "rejected") {
     svc.log.warn("stream of a deleted product not ended on the platform", { camera_id: stream.camera_id, error: (platform.reason as Error).message });
+    throw platform.reason;
   }
+  svc.log.info("camera stream ended", { camera_id: stream.camera_id, reason: "product_deleted", recorded: platform.value, saved: false });
   // The row went with the product, so there is nothing left for the camera's object to watch.
   await relayObject(svc, stream.camera_id)
     .unwatchStream(stream.broadcast_id)
@@ -191,7 +195,7 @@ async function endOnDeviceAndPlatform(svc: StreamServices, stream: StreamRow, te
   return endOnPlatform(svc, stream);
 }
 
-async function tellDeviceToStop(svc: StreamServices, stream: StreamRow): Promise<void> {
+async function tellDeviceToStop(svc: StreamServices, stream: StreamToEnd): Promise<void> {
   try {
     await relayCommand(svc, stream.camera_id, { method: "DELETE", path: "/streams/youtube" });
   } catch (error) {
@@ -200,7 +204,7 @@ async function tellDeviceToStop(svc: StreamServices, stream: StreamRow): Promise
 }
 
 /** Ends the broadcast and deletes its ingest stream, whose key would otherwise stay valid on the owner's channel. */
-async function endOnPlatform(svc: StreamServices, stream: StreamRow): Promise<boolean> {
+async function endOnPlatform(svc: StreamServices, stream: StreamToEnd): Promise<boolean> {
   const account = videoAccount(svc, stream.user_id);
   const recorded = await endBroadcast(account, stream);
   await retireIngestStream(account, stream.stream_id);
@@ -217,7 +221,7 @@ export type StopOutcome = { video: VideoRow } | { video: null; why: "no_room" | 
  * A link gone meanwhile (403) ends the stream here without the platform. Only an unreachable
  * platform (503) is passed on, so the stop can be tried again.
  */
-async function endBroadcast(account: VideoAccount, stream: StreamRow): Promise<boolean> {
+async function endBroadcast(account: VideoAccount, stream: StreamToEnd): Promise<boolean> {
   try {
     await completeBroadcast(account, stream.broadcast_id);
     return true;

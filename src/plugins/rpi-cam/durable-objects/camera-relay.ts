@@ -16,10 +16,11 @@ import {
   textFrameBytes,
   type CameraRelayApi,
   type TunnelStatus,
-} from "../src/lib/camera-protocol";
-import type { Services } from "../src/container";
-import { createLogger } from "../src/lib/logger";
-import { buildServices } from "../src/services/build-services";
+} from "../protocol";
+import type { Services } from "../../../container";
+import { createLogger } from "../../../lib/logger";
+import { buildServices } from "../../../services/build-services";
+import { cameraConfig } from "../config";
 import { recordLastSeen } from "./camera-last-seen";
 import { checkWatchedStream, STREAM_KEY, type WatchedStream } from "./camera-stream-watch";
 
@@ -186,6 +187,11 @@ export class CameraRelay extends DurableObject<Env> implements Omit<CameraRelayA
    * (deleted while this object missed it, or its owner deactivated) is unpaired here.
    */
   override async alarm(): Promise<void> {
+    if (!cameraConfig(this.env).enabled) {
+      // The plugin was switched off: no tunnel may stay, and nothing is watched any more.
+      for (const socket of this.ctx.getWebSockets()) this.closeSocket(socket, 1001, "camera plugin switched off");
+      return;
+    }
     const svc = this.services();
     const now = Date.now();
     let open = 0;

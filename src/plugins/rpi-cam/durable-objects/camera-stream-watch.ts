@@ -1,5 +1,5 @@
-import type { Services } from "../src/container";
-import { findStream, stopStream } from "../src/services/camera-streams";
+import type { Services } from "../../../container";
+import { findStream, stopStream } from "../services/camera-streams";
 
 /** A stream whose device has been gone this long is ended by the camera's object. */
 export const STREAM_ORPHAN_AFTER_MS = 5 * 60_000;
