@@ -1,5 +1,4 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { requireVerified } from "../../middleware/guards";
 import { assertMayModify, authenticationRequired } from "../../auth/permissions";
 import type { AppEnv } from "../../env";
@@ -14,6 +13,7 @@ import { batchRows } from "../../db/client";
 import { pageEnvelope } from "../../lib/pagination";
 import { type CountRow, type ProductListRow, productListStatements } from "../../services/product-query";
 import { toComponentDetail, toProductDetail, toProductSummary } from "./products.mappers";
+import { locationOf } from "./products.recovery";
 import { parseProductListQuery } from "./products.query";
 import type * as routes from "./products.routes";
 
@@ -34,7 +34,6 @@ function createdDetail(created: CreatedRecords): RecordDetail {
   };
 }
 
-const locationOf = (kind: RecordKind, id: number) => (kind === "product" ? `/v1/products/${id}` : `/v1/components/${id}`);
 
 export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = async (c) => {
   const user = requireVerified(c);
@@ -54,22 +53,6 @@ const createComponentUnder = (kind: RecordKind): RouteHandler<typeof routes.crea
   c.header("Cache-Control", "no-store");
   return c.json(toComponentDetail(detail, { viewer: user, origin: requestOrigin(c) }), 201);
 };
-
-/**
- * A create's 201 answer rebuilt from the record it made (`kind`: the created record's), for a
- * retry whose first request died between its create's commit and storing its answer
- * (docs/idempotency.md); null when the record has been deleted since. The same body, headers and
- * status as the create gave, as long as the record has not been changed since.
- */
-export const recoverCreated =
-  (kind: RecordKind) =>
-  async (c: Context<AppEnv>, id: number): Promise<Response | null> => {
-    const detail = await readDetail(c.get("services"), id, kind);
-    if (!detail) return null;
-    const view = { viewer: c.get("user"), origin: requestOrigin(c) };
-    const body = kind === "product" ? toProductDetail(detail, view) : toComponentDetail(detail, view);
-    return c.json(body, 201, { Location: locationOf(kind, id), "Cache-Control": "no-store" });
-  };
 
 export const createProductComponent = createComponentUnder("product");
 export const createSubcomponent = createComponentUnder("component");

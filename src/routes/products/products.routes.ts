@@ -4,7 +4,7 @@ import { SIGNED_IN } from "../../lib/openapi";
 import { IdempotencyKeyHeaderSchema, idempotent } from "../../middleware/idempotency";
 import { problemResponses } from "../../lib/problem";
 import { pagedSchema } from "../../lib/pagination";
-import { recoverCreated } from "./products.handlers";
+import { recoverCreated } from "./products.recovery";
 import { ProductListQuerySchema } from "./products.query";
 import {
   ProductSummarySchema,
