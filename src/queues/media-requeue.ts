@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { batchRows } from "../db/client";
 import type { MediaKind } from "../services/media-storage";
-import type { MediaMessage } from "./media-messages";
+import type { MediaMessage } from "../services/media-messages";
 import type { Services } from "../container";
 
 /**

@@ -7,7 +7,7 @@ import { rejectMedia } from "../services/media";
 import { THUMBNAIL_WIDTHS, thumbnailKey } from "../services/media-records";
 import { builtInScan, externalScan, type ScanVerdict } from "../services/media-scan";
 import { deleteUnreferencedObjects, IMMUTABLE_CACHE, type MediaKind, quarantineKey, servedKey } from "../services/media-storage";
-import type { MediaMessage } from "./media-messages";
+import type { MediaMessage } from "../services/media-messages";
 import type { Services } from "../container";
 import type { RowOf } from "../db/rows";
 import type { files, images } from "../db/schema";

@@ -3,7 +3,7 @@ import type { Services } from "../container";
 import { rejectMedia } from "../services/media";
 import { thumbnailKey } from "../services/media-records";
 import { deleteUnreferencedObjects, IMMUTABLE_CACHE, servedKey } from "../services/media-storage";
-import type { MediaMessage } from "./media-messages";
+import type { MediaMessage } from "../services/media-messages";
 import { decodeImage } from "./media-scan-job";
 
 /**

@@ -3,7 +3,7 @@ import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
 import { ApiError, notFound } from "../lib/problem";
 import { accountDeletedEmail } from "./account-emails";
-import { queuePurge } from "../queues/media-messages";
+import { queuePurge } from "./media-messages";
 import type { RemovedMediaKeys } from "./product-records";
 import type { Services } from "../container";
 import { sendQuietly } from "./email";

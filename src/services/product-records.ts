@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchRows } from "../db/client";
-import { queuePurge } from "../queues/media-messages";
+import { queuePurge } from "./media-messages";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "./media-records";
 import type { Services } from "../container";
 import type { Row, RowOf } from "../db/rows";

@@ -1,5 +1,5 @@
 import type { Services } from "../container";
-import type { MediaKind } from "../services/media-storage";
+import type { MediaKind } from "./media-storage";
 
 /**
  * The messages of `MEDIA_QUEUE`. Each names its job in `type` and the media it concerns by id,
