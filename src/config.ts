@@ -1,7 +1,7 @@
-import { LIMITER_TIMEOUT_MS } from "./lib/rate-limits";
 import { type OAuthConfig, oauthOutboundEntries, parseOAuthConfig } from "./auth/oauth-config";
 import { parseDataKey } from "./lib/data-encryption";
 import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
+import { LIMITER_TIMEOUT_MS } from "./lib/rate-limits";
 import { BUILT_IN_SIGNATURES, parseSignatures, type Signature } from "./lib/signature-scan";
 
 /** OWASP's minimum Argon2id parameters; every environment but development refuses anything weaker. */

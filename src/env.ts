@@ -1,7 +1,7 @@
-import type { Services } from "./container";
-import type { Logger } from "./lib/logger";
-import type { HeldKey } from "./lib/idempotency-key";
 import type { SessionUser } from "./auth/session-user";
+import type { Services } from "./container";
+import type { HeldKey } from "./lib/idempotency-key";
+import type { Logger } from "./lib/logger";
 
 /** How the signed-in caller presented its access token. */
 export interface SessionInfo {

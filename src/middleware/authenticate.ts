@@ -1,10 +1,10 @@
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
-import { ApiError } from "../lib/problem";
-import { userForAccessToken } from "../services/sessions";
 import { ACCESS_COOKIE, readCookie } from "../auth/cookies";
 import { authenticationRequired } from "../auth/permissions";
 import { readAccessToken } from "../auth/tokens";
+import type { AppEnv } from "../env";
+import { ApiError } from "../lib/problem";
+import { userForAccessToken } from "../services/sessions";
 
 function invalidToken(): ApiError {
   return new ApiError(401, {

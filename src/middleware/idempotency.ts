@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { requireUser } from "./guards";
 import type { Services } from "../container";
 import type { AppEnv } from "../env";
-import { ApiError } from "../lib/problem";
 import type { HeldKey } from "../lib/idempotency-key";
+import { ApiError } from "../lib/problem";
 import { claimKey, type ClaimResult, releaseKey, requestInProgress, sha256Hex, storeResponse, type StoredResponse } from "../services/idempotency";
+import { requireUser } from "./guards";
 
 /** The request header that names a create request for safe retries. */
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";

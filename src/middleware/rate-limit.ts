@@ -1,10 +1,10 @@
 import { createMiddleware } from "hono/factory";
-import { presentedAccessToken } from "./authenticate";
 import { readAccessToken } from "../auth/tokens";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import { planRequestLimits } from "../lib/rate-limits";
 import { enforceLimits, rateLimited, rateLimitHeaders, subjects } from "../services/rate-limiter";
+import { presentedAccessToken } from "./authenticate";
 
 /**
  * The request-rate limiters of `/v1`: counts the request in its general bucket (and an

@@ -1,16 +1,16 @@
 import { sql } from "drizzle-orm";
+import type { Services } from "../container";
+import type { RowOf } from "../db/rows";
+import type { files, images } from "../db/schema";
 import { audit } from "../lib/audit";
 import { ImageStructureError } from "../lib/images/exif";
 import { sniffImageFormat } from "../lib/images/formats";
 import { makeThumbnails, type Thumbnail } from "../lib/images/thumbnails";
 import { rejectMedia } from "../services/media";
+import type { MediaMessage } from "../services/media-messages";
 import { THUMBNAIL_WIDTHS, thumbnailKey } from "../services/media-records";
 import { builtInScan, externalScan, type ScanVerdict } from "../services/media-scan";
 import { deleteUnreferencedObjects, IMMUTABLE_CACHE, type MediaKind, quarantineKey, servedKey } from "../services/media-storage";
-import type { MediaMessage } from "../services/media-messages";
-import type { Services } from "../container";
-import type { RowOf } from "../db/rows";
-import type { files, images } from "../db/schema";
 
 type QueuedRow = RowOf<typeof images | typeof files, "storage_key" | "content_type" | "status">;
 

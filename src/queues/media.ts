@@ -1,7 +1,7 @@
 import type { Services } from "../container";
 import { withLog } from "../services/build-services";
-import { DEAD_LETTER_QUEUE, handleDeadLetter } from "./media-dead-letters";
 import type { MediaMessage } from "../services/media-messages";
+import { DEAD_LETTER_QUEUE, handleDeadLetter } from "./media-dead-letters";
 import { purgeJob, scanJob } from "./media-scan-job";
 import { thumbnailJob } from "./media-thumbnail-job";
 

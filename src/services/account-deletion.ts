@@ -1,15 +1,15 @@
 import { sql } from "drizzle-orm";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
+import type { RowOf } from "../db/rows";
+import type { oauthAccounts } from "../db/schema";
 import { audit } from "../lib/audit";
 import { ApiError, notFound } from "../lib/problem";
 import { accountDeletedEmail } from "./account-emails";
-import { queuePurge } from "./media-messages";
-import type { RemovedMediaKeys } from "./product-records";
-import type { Services } from "../container";
 import { sendQuietly } from "./email";
+import { queuePurge } from "./media-messages";
 import { revokeLink } from "./oauth-revocation";
-import type { RowOf } from "../db/rows";
-import type { oauthAccounts } from "../db/schema";
+import type { RemovedMediaKeys } from "./product-records";
 
 /** What happens to a deleted account's products: moved to the anonymous system account, or deleted with it. */
 export const DELETION_CONTENT = ["anonymize", "delete"] as const;

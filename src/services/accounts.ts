@@ -2,14 +2,14 @@ import { type SQL, sql } from "drizzle-orm";
 import { isDisposableEmail, usernameViolation } from "../auth/account-names";
 import { hashPassword } from "../auth/password";
 import { assertAcceptablePassword } from "../auth/password-policy";
+import type { SessionUser } from "../auth/session-user";
 import { checkLinkToken, parseLinkToken, signLinkToken, VERIFY_TOKEN_TTL_SECONDS } from "../auth/tokens";
+import type { Services } from "../container";
 import { audit } from "../lib/audit";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
 import { ApiError } from "../lib/problem";
 import { verificationEmail } from "./account-emails";
-import type { Services } from "../container";
 import { sendQuietly } from "./email";
-import type { SessionUser } from "../auth/session-user";
 import { toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 
 export interface NewAccount {

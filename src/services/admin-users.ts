@@ -1,16 +1,16 @@
 import { type SQL, sql } from "drizzle-orm";
 import { usernameViolation } from "../auth/account-names";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
-import { ApiError } from "../lib/problem";
 import { type PageQuery, pageWindow } from "../lib/pagination";
+import { ApiError } from "../lib/problem";
 import { lastSuperuser, notLastSuperuser, userNotFound } from "./account-deletion";
 import { assertUsableUsername, uniqueViolation } from "./accounts";
 import { containsText } from "./product-query";
-import type { SessionUser } from "../auth/session-user";
 import { revocationStatements, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 import { totpRemovalStatements } from "./totp-enrolment";
-import type { Services } from "../container";
 
 /** The filters of the admin user list; all optional, combined with AND. */
 export interface AdminUserFilter {

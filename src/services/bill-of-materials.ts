@@ -1,11 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
 import { assertMayModify, isModeration, type OwnedRecord } from "../auth/permissions";
-import { batchRows } from "../db/client";
-import { ApiError, type FieldError, notFound } from "../lib/problem";
-import { type BomRow, existingIdStatements, kindCondition, type RecordKind, readOwnership } from "./product-records";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import { ApiError, type FieldError, notFound } from "../lib/problem";
 import type { UnitCode } from "./product-fields";
+import { type BomRow, existingIdStatements, kindCondition, type RecordKind, readOwnership } from "./product-records";
 
 // Bills of materials are edited apart from their record: no write here touches the `products`
 // row, so a record's `version` and `updated_at` stay as they are (spec: bill-of-materials edits

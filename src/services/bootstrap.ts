@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { hashPassword } from "../auth/password";
+import type { Services } from "../container";
 import { users } from "../db/schema";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
-import type { Services } from "../container";
 
 export const BOOTSTRAP_USERNAME = "admin";
 

@@ -1,7 +1,7 @@
+import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
 import { audit } from "../lib/audit";
 import { ApiError } from "../lib/problem";
-import type { SessionUser } from "../auth/session-user";
 
 /** The caches an administrator can clear; every cached value lives under one of them in KV. */
 export const CACHE_NAMESPACES = ["reference-data", "stats"] as const;

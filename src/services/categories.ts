@@ -1,7 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
-import { ApiError, notFound } from "../lib/problem";
+import type { Row } from "../db/rows";
+import type { categories } from "../db/schema";
 import { type PageQuery, pageWindow } from "../lib/pagination";
+import { ApiError, notFound } from "../lib/problem";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./reference-order";
 import {
   assignments,
@@ -15,10 +19,6 @@ import {
   rowStatement,
   updateStatement,
 } from "./reference-records";
-import type { SessionUser } from "../auth/session-user";
-import type { Services } from "../container";
-import type { Row } from "../db/rows";
-import type { categories } from "../db/schema";
 
 /**
  * Categories: the paged lists, the detail, and the administrator's writes (docs/reference-data.md).

@@ -1,5 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
+import type { RowOf } from "../db/rows";
+import type { categories } from "../db/schema";
 import { ApiError, type FieldError, notFound } from "../lib/problem";
 import {
   type Assignment,
@@ -12,10 +16,6 @@ import {
   rowStatement,
   updateStatement,
 } from "./reference-records";
-import type { SessionUser } from "../auth/session-user";
-import type { Services } from "../container";
-import type { RowOf } from "../db/rows";
-import type { categories } from "../db/schema";
 
 /**
  * What materials and product types share: links to categories (`material_categories`,

@@ -1,10 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows } from "../db/client";
-import { type PageQuery, pageWindow } from "../lib/pagination";
-import { type CategoryParent, parentExists } from "./categories";
 import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import type { RowOf } from "../db/rows";
 import type { categories } from "../db/schema";
+import { type PageQuery, pageWindow } from "../lib/pagination";
+import { type CategoryParent, parentExists } from "./categories";
 
 /**
  * Category trees (docs/reference-data.md, Trees): a page of top-level nodes, each with its

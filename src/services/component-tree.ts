@@ -1,9 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
 import { type PageQuery, pageWindow } from "../lib/pagination";
 import { ApiError } from "../lib/problem";
 import { kindCondition, RECORD_COLUMNS, type RecordKind, type RecordRow } from "./product-records";
-import type { Services } from "../container";
 
 /**
  * Reads of the components below a base product or a component: one page of the direct ones, and

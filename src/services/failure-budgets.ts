@@ -1,6 +1,6 @@
+import type { Services } from "../container";
 import { loginIdentifier } from "../lib/email-address";
 import { type LimitName, WRONG_SECRET_BUDGET } from "../lib/rate-limits";
-import type { Services } from "../container";
 import { enforceLimits, subjects } from "./rate-limiter";
 
 /** One unit taken from a failure budget for an attempt whose secret is about to be checked. */

@@ -1,11 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
+import type { RowOf } from "../db/rows";
+import type { idempotencyKeys } from "../db/schema";
 import { toHex } from "../lib/encoding";
 import type { HeldKey } from "../lib/idempotency-key";
 import { ApiError } from "../lib/problem";
-import type { Services } from "../container";
-import type { RowOf } from "../db/rows";
-import type { idempotencyKeys } from "../db/schema";
 
 // The idempotency store (docs/idempotency.md): one row of `idempotency_keys` per user, scope
 // (method and path) and key. A row is running (the in-flight marker of a request), committed (the

@@ -1,13 +1,13 @@
 import { sql } from "drizzle-orm";
 import { dummyPasswordHash, verifyPassword } from "../auth/password";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { audit } from "../lib/audit";
 import { loginIdentifier } from "../lib/email-address";
 import { maskEmail } from "../lib/logger";
 import { ApiError } from "../lib/problem";
-import type { Services } from "../container";
-import { startChallenge } from "./mfa-challenge";
 import { reserveLoginFailure } from "./failure-budgets";
-import type { SessionUser } from "../auth/session-user";
+import { startChallenge } from "./mfa-challenge";
 import { type RefreshRefusal, rotateSession, type SessionGrant, startSession, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 
 export type LoginTransport = "bearer" | "cookie";

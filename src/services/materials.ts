@@ -1,7 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
-import { ApiError, notFound } from "../lib/problem";
+import type { Row } from "../db/rows";
+import type { materials } from "../db/schema";
 import type { PageQuery } from "../lib/pagination";
+import { ApiError, notFound } from "../lib/problem";
 import {
   addCategoryLinks,
   createLinkedRecord,
@@ -14,10 +18,6 @@ import {
 } from "./category-links";
 import { type ListOrder, type OrderTerm, orderClause, referenceOrderColumns } from "./reference-order";
 import { assignments, listPage, nameContains, recordTable, type ReferenceServices, referenceWritten } from "./reference-records";
-import type { SessionUser } from "../auth/session-user";
-import type { Services } from "../container";
-import type { Row } from "../db/rows";
-import type { materials } from "../db/schema";
 
 export type MaterialRow = Row<typeof materials>;
 

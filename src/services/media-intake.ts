@@ -1,8 +1,8 @@
 import type { Services } from "../container";
 import { randomHexId } from "../lib/ids";
 import { ApiError } from "../lib/problem";
-import type { MediaMessage } from "./media-messages";
 import { deleteMedia, insertMedia, type MediaParent, type MediaRow } from "./media";
+import type { MediaMessage } from "./media-messages";
 import { type MediaKind, quarantineKey } from "./media-storage";
 import type { PreparedUpload } from "./media-upload";
 

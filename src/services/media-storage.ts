@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import { THUMBNAIL_WIDTHS, thumbnailKey } from "./media-records";
 import type { Services } from "../container";
+import { THUMBNAIL_WIDTHS, thumbnailKey } from "./media-records";
 
 /**
  * Where uploads live in R2 (`UPLOADS`):

@@ -1,9 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
 import { mayModifySql, maySeeUnsettled } from "../auth/permissions";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
-import { ApiError, notFound } from "../lib/problem";
 import type { PageQuery } from "../lib/pagination";
 import { pageWindow } from "../lib/pagination";
+import { ApiError, notFound } from "../lib/problem";
 import {
   FILE_FIELDS,
   type FileRow,
@@ -16,8 +18,6 @@ import {
 import type { MediaKind } from "./media-storage";
 import { kindCondition, type RecordKind } from "./product-records";
 import { ROLE_LIMITS } from "./quotas";
-import type { SessionUser } from "../auth/session-user";
-import type { Services } from "../container";
 
 // Media rows are written apart from their record: nothing here touches the `products` row, so a
 // record's `version` stays (spec); the detail read's ETag changes because it covers the media.

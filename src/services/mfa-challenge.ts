@@ -1,15 +1,15 @@
 import { sql } from "drizzle-orm";
-import { fingerprint, randomToken } from "../auth/tokens";
-import { batchRows } from "../db/client";
-import { audit } from "../lib/audit";
-import { ApiError } from "../lib/problem";
-import type { Services } from "../container";
-import { reserveWrongSecret } from "./failure-budgets";
-import { resolveMfaCode, spendableCondition, spendStatement } from "./mfa-codes";
 import type { SessionUser } from "../auth/session-user";
-import { type SessionGrant, sessionStatements, unchangedSince } from "./sessions";
+import { fingerprint, randomToken } from "../auth/tokens";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import type { RowOf } from "../db/rows";
 import type { mfaChallenges, users } from "../db/schema";
+import { audit } from "../lib/audit";
+import { ApiError } from "../lib/problem";
+import { reserveWrongSecret } from "./failure-budgets";
+import { resolveMfaCode, spendableCondition, spendStatement } from "./mfa-codes";
+import { type SessionGrant, sessionStatements, unchangedSince } from "./sessions";
 
 /** How long a login challenge stays usable. */
 export const MFA_CHALLENGE_TTL_SECONDS = 10 * 60;

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import { isTotpShaped, matchTotp, normalizeRecoveryCode, recoveryCodeHash } from "../auth/totp";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
 import { openField } from "../lib/data-encryption";
-import type { Services } from "../container";
 
 /** The AAD of a user's sealed TOTP seed: a seed copied to another account's row does not open. */
 export const totpContext = (userId: number) => `totp:${userId}`;

@@ -1,13 +1,13 @@
 import { type SQL, sql } from "drizzle-orm";
 import { usernameViolation } from "../auth/account-names";
 import type { OAuthProvider } from "../auth/oauth-config";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
+import { audit } from "../lib/audit";
 import { sealField } from "../lib/data-encryption";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
-import { audit } from "../lib/audit";
-import type { Services } from "../container";
 import { OAuthFailure, type ProviderProfile, type ProviderTokens } from "./oauth-client";
-import type { SessionUser } from "../auth/session-user";
 import { toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 
 /** The sealing context of a link's provider tokens: they open only for this provider account. */

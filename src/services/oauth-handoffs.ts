@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
-import { fingerprint, randomToken } from "../auth/tokens";
-import { openFieldText, sealField } from "../lib/data-encryption";
 import { pkceChallenge } from "../auth/oauth-state";
-import { batchRows } from "../db/client";
-import { ApiError } from "../lib/problem";
-import type { Services } from "../container";
 import type { SessionUser } from "../auth/session-user";
+import { fingerprint, randomToken } from "../auth/tokens";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import { openFieldText, sealField } from "../lib/data-encryption";
+import { ApiError } from "../lib/problem";
 
 /** How long a callback's hand-off can be claimed (decisions.md: OAuth MFA handoff 2 minutes). */
 export const HANDOFF_TTL_SECONDS = 120;

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import type { OAuthProvider } from "../auth/oauth-config";
-import { openFieldText } from "../lib/data-encryption";
 import type { Services } from "../container";
-import { revokeGrant } from "./oauth-client";
+import { openFieldText } from "../lib/data-encryption";
 import { type RemovedLink, tokenContext } from "./oauth-accounts";
+import { revokeGrant } from "./oauth-client";
 
 /**
  * Asks the provider to revoke a removed link's grant (unlinking, account deletion). Best effort:

@@ -1,13 +1,13 @@
 import { sql } from "drizzle-orm";
 import { hashPassword } from "../auth/password";
-import { batchRows } from "../db/client";
 import { assertAcceptablePassword } from "../auth/password-policy";
 import { checkLinkToken, parseLinkToken, RESET_TOKEN_TTL_SECONDS, signLinkToken } from "../auth/tokens";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
 import { canonicalEmail } from "../lib/email-address";
 import { ApiError } from "../lib/problem";
 import { passwordResetDoneEmail, passwordResetEmail } from "./account-emails";
-import type { Services } from "../container";
 import { sendQuietly } from "./email";
 import { enforceLimits, subjects } from "./rate-limiter";
 import { revocationStatements } from "./sessions";

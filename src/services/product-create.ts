@@ -1,15 +1,15 @@
 import { type SQL, sql } from "drizzle-orm";
 import { assertMayModify, mayModifySql } from "../auth/permissions";
-import { batchRows } from "../db/client";
-import { ApiError, type FieldError } from "../lib/problem";
-import type { HeldKey } from "../lib/idempotency-key";
-import { commitStatements, isKeyLost, requestInProgress } from "./idempotency";
-import type { BomEntryValues } from "./bill-of-materials";
-import { normalizeBrand, normalizeCircularity, type RecordFields } from "./product-fields";
-import type { VideoValues } from "./videos";
-import { existingIdStatements, kindCondition, type RecordKind, type RecordRow, reserveIdsStatement } from "./product-records";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { HeldKey } from "../lib/idempotency-key";
+import { ApiError, type FieldError } from "../lib/problem";
+import type { BomEntryValues } from "./bill-of-materials";
+import { commitStatements, isKeyLost, requestInProgress } from "./idempotency";
+import { normalizeBrand, normalizeCircularity, type RecordFields } from "./product-fields";
+import { existingIdStatements, kindCondition, type RecordKind, type RecordRow, reserveIdsStatement } from "./product-records";
+import type { VideoValues } from "./videos";
 
 /** At most this many components in one create body (the same bound as a tree read). */
 export const MAX_COMPONENTS_PER_CREATE = 1000;

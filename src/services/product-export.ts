@@ -1,6 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../container";
-import { RECORD_COLUMNS, type RecordRow } from "./product-records";
 import { FILE_FIELDS, IMAGE_FIELDS, MEDIA_ORDER, SHOWN_MEDIA_CONDITION } from "./media-records";
 import {
   type ProductExportCursor,
@@ -9,6 +8,7 @@ import {
   productExportRootOrder,
   productExportRoots,
 } from "./product-query";
+import { RECORD_COLUMNS, type RecordRow } from "./product-records";
 
 /**
  * Reads for `GET /v1/products/export` and `GET /v1/products/{id}/export` (decisions.md,

@@ -1,10 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows } from "../db/client";
-import { queuePurge } from "./media-messages";
-import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "./media-records";
 import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import type { Row, RowOf } from "../db/rows";
 import type { billOfMaterials, materials, products, productTypes, users, videos } from "../db/schema";
+import { queuePurge } from "./media-messages";
+import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "./media-records";
 import type { UnitCode } from "./product-fields";
 
 /** Which of the two resources a record is: a base product (no parent) or a component. */

@@ -1,6 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
-import { ApiError, notFound } from "../lib/problem";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import type { Row } from "../db/rows";
+import type { productTypes } from "../db/schema";
 import type { PageQuery } from "../lib/pagination";
+import { ApiError, notFound } from "../lib/problem";
 import {
   addCategoryLinks,
   createLinkedRecord,
@@ -13,10 +17,6 @@ import {
 } from "./category-links";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./reference-order";
 import { assignments, deleteRow, listPage, nameContains, recordTable, type ReferenceServices, referenceWritten } from "./reference-records";
-import type { SessionUser } from "../auth/session-user";
-import type { Services } from "../container";
-import type { Row } from "../db/rows";
-import type { productTypes } from "../db/schema";
 
 export type ProductTypeRow = Row<typeof productTypes>;
 

@@ -1,9 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
 import { ApiError } from "../lib/problem";
 import { normalizeBrand, normalizeCircularity, type RecordFields } from "./product-fields";
 import type { RecordDetail, RecordRow } from "./product-records";
-import type { Services } from "../container";
 
 /** The members a PATCH may change, as validated by the route. */
 export interface RecordChanges extends Partial<RecordFields> {

@@ -1,13 +1,13 @@
 import { type SQL, sql } from "drizzle-orm";
 import { ownerVisibleTo } from "../auth/permissions";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
+import type { RowOf } from "../db/rows";
+import type { users } from "../db/schema";
 import type { PageQuery } from "../lib/pagination";
 import { SHOWN_MEDIA_CONDITION } from "./media-records";
 import { type CountRow, type ProductFilter, type ProductListRow, productListStatements } from "./product-query";
-import type { SessionUser } from "../auth/session-user";
-import type { Services } from "../container";
-import type { RowOf } from "../db/rows";
-import type { users } from "../db/schema";
 
 /**
  * Public profiles and one user's product list. Both answer "absent" for an account the viewer

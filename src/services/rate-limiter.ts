@@ -1,6 +1,6 @@
 import type { CounterReading, RateLimiter } from "../../durable-objects/rate-limiter";
-import type { LimitDecision, Limiter, Services } from "../container";
 import { keyedDigest } from "../auth/tokens";
+import type { LimitDecision, Limiter, Services } from "../container";
 import { audit } from "../lib/audit";
 import { ipLimitKey } from "../lib/client-ip";
 import type { Logger } from "../lib/logger";

@@ -1,12 +1,12 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows } from "../db/client";
-import { type AuditEvent, audit } from "../lib/audit";
-import type { ApiError } from "../lib/problem";
-import { type PageQuery, pageWindow } from "../lib/pagination";
-import { clearAfterWrite } from "./cache";
-import { containsText } from "./product-query";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import { type AuditEvent, audit } from "../lib/audit";
+import { type PageQuery, pageWindow } from "../lib/pagination";
+import type { ApiError } from "../lib/problem";
+import { clearAfterWrite } from "./cache";
+import { containsText } from "./product-query";
 
 /**
  * What every reference-data kind (taxonomies, categories, materials, product types) does the

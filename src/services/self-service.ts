@@ -1,16 +1,16 @@
 import { type SQL, sql } from "drizzle-orm";
 import { hashPassword } from "../auth/password";
-import { batchRows } from "../db/client";
 import { assertAcceptablePassword } from "../auth/password-policy";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
 import { emailChangedEmail, passwordChangedEmail } from "./account-emails";
 import { assertAvailable, assertNotDisposable, assertUsableUsername, sendVerification, uniqueViolation } from "./accounts";
-import type { Services } from "../container";
 import { sendQuietly } from "./email";
-import { assertStepUp } from "./step-up";
-import type { SessionUser } from "../auth/session-user";
 import { revocationStatements, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
+import { assertStepUp } from "./step-up";
 
 export interface ProfileChanges {
   username?: string;

@@ -1,4 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { SessionUser } from "../auth/session-user";
 import {
   ACCESS_TOKEN_TTL_SECONDS,
   fingerprint,
@@ -7,9 +8,8 @@ import {
   SESSION_TTL_SECONDS,
   signAccessToken,
 } from "../auth/tokens";
-import type { SessionUser } from "../auth/session-user";
-import { batchRows } from "../db/client";
 import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import type { RowOf } from "../db/rows";
 import type { users } from "../db/schema";
 

@@ -1,8 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { Services } from "../container";
 import { ApiError } from "../lib/problem";
 import { isoSeconds } from "../lib/time";
 import { SHOWN_MEDIA_CONDITION } from "./media-records";
-import type { Services } from "../container";
 
 /**
  * Public statistics (decisions.md, Reference data and statistics; docs/reference-data.md). Every

@@ -1,10 +1,10 @@
 import { verifyPassword } from "../auth/password";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { audit } from "../lib/audit";
 import { ApiError } from "../lib/problem";
-import type { Services } from "../container";
 import { reserveWrongSecret } from "./failure-budgets";
 import { spendMfaCode } from "./mfa-codes";
-import type { SessionUser } from "../auth/session-user";
 
 /** Seconds within which a sign-in counts as recent for a step-up without a password or TOTP. */
 export const RECENT_SIGN_IN_SECONDS = 10 * 60;

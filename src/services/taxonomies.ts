@@ -1,8 +1,12 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
+import type { Row } from "../db/rows";
 import { TAXONOMY_DOMAINS } from "../db/schema";
-import { ApiError, notFound } from "../lib/problem";
+import type { taxonomies } from "../db/schema";
 import type { PageQuery } from "../lib/pagination";
+import { ApiError, notFound } from "../lib/problem";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./reference-order";
 import {
   assignments,
@@ -18,10 +22,6 @@ import {
   rowStatement,
   updateStatement,
 } from "./reference-records";
-import type { SessionUser } from "../auth/session-user";
-import type { Services } from "../container";
-import type { Row } from "../db/rows";
-import type { taxonomies } from "../db/schema";
 
 /**
  * Taxonomies: the paged list, the detail with its category count, and the administrator's

@@ -1,14 +1,14 @@
 import { sql } from "drizzle-orm";
+import type { SessionUser } from "../auth/session-user";
 import { randomToken } from "../auth/tokens";
 import { base32Encode, matchTotp, newRecoveryCodes, newTotpSecret, normalizeRecoveryCode, otpauthUri, recoveryCodeHash } from "../auth/totp";
-import { fromBase64Url, toBase64Url } from "../lib/encoding";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
 import { openFieldText, sealField } from "../lib/data-encryption";
+import { fromBase64Url, toBase64Url } from "../lib/encoding";
 import { ApiError } from "../lib/problem";
-import type { Services } from "../container";
 import { resolveMfaCode, spendableCondition, spendStatement, totpContext } from "./mfa-codes";
-import type { SessionUser } from "../auth/session-user";
 import { revocationStatements, type SessionGrant, sessionStatements } from "./sessions";
 import { assertStepUp } from "./step-up";
 

@@ -1,6 +1,6 @@
 import { asc } from "drizzle-orm";
-import { units } from "../db/schema";
 import type { Services } from "../container";
+import { units } from "../db/schema";
 
 /** Codes of the units a bill-of-materials quantity may use, in display order. One round trip. */
 export async function listUnitCodes(svc: Pick<Services, "db">): Promise<string[]> {

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
 import { ApiError, notFound } from "../lib/problem";
 import type { VideoRow } from "./product-records";
-import type { Services } from "../container";
 
 // Videos are edited apart from their product: no write here touches the `products` row, so the
 // product's `version` stays (spec: media edits do not change it).

@@ -1,10 +1,10 @@
-import type { SanitizedImage } from "./sanitized-image";
 import { ImageStructureError } from "./exif";
 import type { ImageFormat } from "./formats";
 import { checkBmp, sanitizeGif } from "./sanitize-gif-bmp";
 import { sanitizeJpeg } from "./sanitize-jpeg";
 import { sanitizePng } from "./sanitize-png";
 import { sanitizeWebp } from "./sanitize-webp";
+import type { SanitizedImage } from "./sanitized-image";
 
 export { ImageStructureError };
 

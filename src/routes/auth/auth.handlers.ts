@@ -3,8 +3,8 @@ import { isDisposableEmail } from "../../auth/account-names";
 import type { AppEnv } from "../../env";
 import { register as registerAccount, requestVerification, verifyEmail } from "../../services/accounts";
 import { requestPasswordReset, resetPassword as resetWithToken } from "../../services/password-reset";
-import { EmailSchema } from "./auth.schemas";
 import type * as routes from "./auth.routes";
+import { EmailSchema } from "./auth.schemas";
 
 /** Accepted answers take at least this long, so a lookup that found an account is not faster or slower to answer. */
 export const UNIFORM_RESPONSE_MS = 300;

@@ -1,20 +1,20 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireVerified } from "../../middleware/guards";
 import { assertMayModify, authenticationRequired } from "../../auth/permissions";
+import { batchRows } from "../../db/client";
 import type { AppEnv } from "../../env";
-import { auditModeration } from "../../services/moderation";
 import { jsonWithEtag } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
+import { pageEnvelope } from "../../lib/pagination";
 import { notFound } from "../../lib/problem";
+import { requireVerified } from "../../middleware/guards";
+import { auditModeration } from "../../services/moderation";
 import { createRecords, type CreatedRecords } from "../../services/product-create";
+import { type CountRow, type ProductListRow, productListStatements } from "../../services/product-query";
 import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
 import { updateRecord, versionFromIfMatch } from "../../services/product-update";
-import { batchRows } from "../../db/client";
-import { pageEnvelope } from "../../lib/pagination";
-import { type CountRow, type ProductListRow, productListStatements } from "../../services/product-query";
 import { toComponentDetail, toProductDetail, toProductSummary } from "./products.mappers";
-import { locationOf } from "./products.recovery";
 import { parseProductListQuery } from "./products.query";
+import { locationOf } from "./products.recovery";
 import type * as routes from "./products.routes";
 
 const missing = (kind: RecordKind) => () =>

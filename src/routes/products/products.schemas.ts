@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { FREE_FORM_JSON_RULE, freeFormObject, MAX_SERVED_JSON_DEPTH } from "../../lib/json-bounds";
 import { multilineText, oneLine, singleLineText } from "../../lib/text";
-import { UNIT_CODES } from "../../services/product-fields";
 import { MAX_BOM_ENTRIES } from "../../services/bill-of-materials";
 import { type ComponentCreate, MAX_COMPONENT_DEPTH, MAX_COMPONENTS_PER_LEVEL, type ProductCreate } from "../../services/product-create";
+import { UNIT_CODES } from "../../services/product-fields";
 import { MAX_VIDEOS, type VideoValues } from "../../services/videos";
 
 const positive = (description: string) => z.number().positive().max(1e9).nullable().optional().openapi({ description });

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireUser } from "../../middleware/guards";
 import type { AppEnv } from "../../env";
+import { requireUser } from "../../middleware/guards";
 import { updateProfile } from "../../services/self-service";
 import { clearBrowserSession } from "../auth/transport";
 import { toMe } from "./users.mappers";

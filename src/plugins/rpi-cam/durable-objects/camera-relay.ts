@@ -1,4 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
+import type { Services } from "../../../container";
+import { createLogger } from "../../../lib/logger";
+import { buildServices } from "../../../services/build-services";
+import { cameraConfig } from "../config";
 import {
   CAMERA_ID_HEADER,
   CLOSE_CODES,
@@ -17,10 +21,6 @@ import {
   type CameraRelayApi,
   type TunnelStatus,
 } from "../protocol";
-import type { Services } from "../../../container";
-import { createLogger } from "../../../lib/logger";
-import { buildServices } from "../../../services/build-services";
-import { cameraConfig } from "../config";
 import { recordLastSeen } from "./camera-last-seen";
 import { checkWatchedStream, STREAM_KEY, type WatchedStream } from "./camera-stream-watch";
 

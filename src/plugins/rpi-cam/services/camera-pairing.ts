@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
+import type { Services } from "../../../container";
 import { batchRows } from "../../../db/client";
 import { constantTimeEqual, toHex } from "../../../lib/encoding";
 import { ApiError, notFound } from "../../../lib/problem";
 import { type CameraRow, CAMERA_COLUMNS } from "./cameras";
-import type { Services } from "../../../container";
 
 /** The pairing code alphabet: no 0/O, 1/I, so a code read off a screen is typed right. */
 export const PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";

@@ -1,9 +1,9 @@
-import { cameraConfig } from "../config";
 import type { Services } from "../../../container";
-import { type CameraRelayApi, isAllowedCommand, type RelayCommand, type RelayOutcome, type TunnelStatus } from "../protocol";
 import { MAX_SERVED_JSON_DEPTH, pathBeyondDepth } from "../../../lib/json-bounds";
 import type { Logger } from "../../../lib/logger";
 import { ApiError } from "../../../lib/problem";
+import { cameraConfig } from "../config";
+import { type CameraRelayApi, isAllowedCommand, type RelayCommand, type RelayOutcome, type TunnelStatus } from "../protocol";
 import { previewThumbnailKey } from "./cameras";
 
 /** What relaying needs: the relay objects (`bindings.CAMERA_RELAY`, whose variables also give the time-out) and the log. */

@@ -1,13 +1,15 @@
-import type { Services } from "../../../container";
 import { sql } from "drizzle-orm";
-import { batchRows } from "../../../db/client";
 import { ownedBySql } from "../../../auth/permissions";
+import type { Services } from "../../../container";
+import { batchRows } from "../../../db/client";
+import type { Row, RowOf } from "../../../db/rows";
 import { sealField } from "../../../lib/data-encryption";
 import { ApiError, notFound } from "../../../lib/problem";
-import { relayCommand, relayObject, type RelayServices } from "./camera-relay";
-import { cameraNotFound } from "./cameras";
 import type { VideoRow } from "../../../services/product-records";
 import { MAX_VIDEOS, VIDEO_COLUMNS } from "../../../services/videos";
+import type { cameraStreams } from "../schema";
+import { relayCommand, relayObject, type RelayServices } from "./camera-relay";
+import { cameraNotFound } from "./cameras";
 import {
   broadcastStatus,
   completeBroadcast,
@@ -19,8 +21,6 @@ import {
   videoAccount,
   watchUrl,
 } from "./video-platform";
-import type { Row, RowOf } from "../../../db/rows";
-import type { cameraStreams } from "../schema";
 
 /** The columns every query that reads a stream selects (not the sealed key: it never leaves the service). */
 const STREAM_FIELDS = [

@@ -1,12 +1,12 @@
 import { sql } from "drizzle-orm";
+import { ownedBySql } from "../../../auth/permissions";
+import type { Services } from "../../../container";
 import { batchRows } from "../../../db/client";
+import type { Row, RowOf } from "../../../db/rows";
 import type { PageQuery } from "../../../lib/pagination";
 import { pageWindow } from "../../../lib/pagination";
 import { ApiError, notFound } from "../../../lib/problem";
-import { ownedBySql } from "../../../auth/permissions";
 import type { UploadTarget } from "../../../services/media";
-import type { Services } from "../../../container";
-import type { Row, RowOf } from "../../../db/rows";
 import type { cameras } from "../schema";
 
 /** The columns of a camera the read statements select, and RETURNING returns (never its key). */

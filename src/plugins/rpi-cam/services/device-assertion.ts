@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import { decodeProtectedHeader, errors, importJWK, type JWK, jwtVerify } from "jose";
+import type { Services } from "../../../container";
 import { batchRows } from "../../../db/client";
 import { ApiError } from "../../../lib/problem";
-import type { Services } from "../../../container";
 
 /** The `aud` every device assertion names (decisions.md, Device assertion). */
 export const DEVICE_ASSERTION_AUDIENCE = "relab-rpi-cam-relay";

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
+import type { Services } from "../../../container";
 import { openFieldText, sealField } from "../../../lib/data-encryption";
 import { OutboundError } from "../../../lib/outbound";
 import { ApiError } from "../../../lib/problem";
-import type { Services } from "../../../container";
 import { tokenContext } from "../../../services/oauth-accounts";
 
 /** What the platform calls need: the database (the link's tokens), configuration, the log and the outbound fetch. */

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireAdmin } from "../../../middleware/guards";
 import type { AppEnv } from "../../../env";
+import { requireAdmin } from "../../../middleware/guards";
 import { type CacheNamespace, clearCache as clearNamespace } from "../../../services/cache";
 import type * as routes from "./cache.routes";
 

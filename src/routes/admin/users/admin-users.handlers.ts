@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireAdmin } from "../../../middleware/guards";
 import type { AppEnv } from "../../../env";
 import { pageEnvelope } from "../../../lib/pagination";
+import { requireAdmin } from "../../../middleware/guards";
 import * as adminUsers from "../../../services/admin-users";
 import { toAdminUser } from "./admin-users.mappers";
 import type * as routes from "./admin-users.routes";

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireUser } from "../../../middleware/guards";
 import type { AppEnv } from "../../../env";
+import { requireUser } from "../../../middleware/guards";
 import { completeChallenge } from "../../../services/mfa-challenge";
 import { beginTotpSetup, confirmTotp, disableTotp, regenerateRecoveryCodes as regenerate } from "../../../services/totp-enrolment";
 import { setSession, tokenPair } from "../transport";

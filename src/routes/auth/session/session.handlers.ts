@@ -1,9 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { ACCESS_COOKIE, clearedSessionCookies, readCookie, REFRESH_COOKIE } from "../../../auth/cookies";
-import { requireUser } from "../../../middleware/guards";
 import { readAccessToken } from "../../../auth/tokens";
 import type { AppEnv } from "../../../env";
 import { audit } from "../../../lib/audit";
+import { requireUser } from "../../../middleware/guards";
 import { passwordLogin, refreshSession, refreshTokenInvalid } from "../../../services/login";
 import { endSessionById, endSessionByRefreshToken, revokeAllSessions } from "../../../services/sessions";
 import { readCredentials } from "../credentials";

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireAdmin } from "../../../middleware/guards";
 import type { AppEnv } from "../../../env";
+import { requireAdmin } from "../../../middleware/guards";
 import * as categories from "../../../services/categories";
 import { clearReferenceCache } from "../../reference/reference-http";
 import { toCategory } from "../categories.mappers";

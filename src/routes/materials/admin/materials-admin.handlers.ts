@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireAdmin } from "../../../middleware/guards";
 import type { AppEnv } from "../../../env";
+import { requireAdmin } from "../../../middleware/guards";
 import * as materials from "../../../services/materials";
 import { toMaterialDetail } from "../materials.mappers";
 import type * as routes from "./materials-admin.routes";

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireAdmin } from "../../../middleware/guards";
 import type { AppEnv } from "../../../env";
+import { requireAdmin } from "../../../middleware/guards";
 import * as productTypes from "../../../services/product-types";
 import { toProductTypeDetail } from "../product-types.mappers";
 import type * as routes from "./product-types-admin.routes";

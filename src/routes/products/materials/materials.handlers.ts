@@ -1,9 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireVerified } from "../../../middleware/guards";
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { notFound } from "../../../lib/problem";
+import { requireVerified } from "../../../middleware/guards";
 import {
   addBomEntries,
   type BomRecord,

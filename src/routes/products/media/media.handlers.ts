@@ -1,6 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { requireVerified } from "../../../middleware/guards";
 import { assertMayModify } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
@@ -8,6 +7,7 @@ import { requestOrigin } from "../../../lib/http";
 import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../lib/multipart";
 import { pageEnvelope } from "../../../lib/pagination";
 import { ApiError, notFound } from "../../../lib/problem";
+import { requireVerified } from "../../../middleware/guards";
 import {
   assertWithinQuota,
   deleteMedia,
@@ -16,10 +16,10 @@ import {
   readMediaPage,
   readUploadTarget,
 } from "../../../services/media";
+import { storeUpload } from "../../../services/media-intake";
 import type { FileRow, ImageRow } from "../../../services/media-records";
 import { type MediaKind, objectKeys, quarantineKey } from "../../../services/media-storage";
 import { fileCap, parseUploadForm, prepareFile, prepareImage, tooLargeDetail } from "../../../services/media-upload";
-import { storeUpload } from "../../../services/media-intake";
 import { auditModeration } from "../../../services/moderation";
 import type { RecordKind } from "../../../services/product-records";
 import { toFile, toImage } from "../products.mappers";

@@ -1,10 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { requireVerified } from "../../../middleware/guards";
 import { assertMayModify, type WriteIntent } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { ApiError } from "../../../lib/problem";
+import { requireVerified } from "../../../middleware/guards";
 import { auditModeration } from "../../../services/moderation";
 import { readOwnership } from "../../../services/product-records";
 import * as videos from "../../../services/videos";

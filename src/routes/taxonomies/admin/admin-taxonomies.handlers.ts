@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireAdmin } from "../../../middleware/guards";
 import type { AppEnv } from "../../../env";
+import { requireAdmin } from "../../../middleware/guards";
 import * as taxonomies from "../../../services/taxonomies";
 import { clearReferenceCache } from "../../reference/reference-http";
 import { toTaxonomy } from "../taxonomies.mappers";

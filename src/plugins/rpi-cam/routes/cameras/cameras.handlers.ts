@@ -1,14 +1,14 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { requireUser, requireVerified } from "../../../../middleware/guards";
 import type { AppEnv } from "../../../../env";
 import { pageEnvelope } from "../../../../lib/pagination";
 import { ApiError, notFound } from "../../../../lib/problem";
+import { requireUser, requireVerified } from "../../../../middleware/guards";
 import { retireCamera, relayForData, tunnelStatus } from "../../services/camera-relay";
-import * as cameras from "../../services/cameras";
 import { readStream, type StreamRow, stopStream } from "../../services/camera-streams";
-import { LocalAccessSchema, toCamera, toStatus } from "./cameras.schemas";
+import * as cameras from "../../services/cameras";
 import type * as routes from "./cameras.routes";
+import { LocalAccessSchema, toCamera, toStatus } from "./cameras.schemas";
 
 /** Telemetry for the detail read: null when the device cannot give it (offline, slow, failing); a bug is still a 500. */
 async function telemetryOrNull(c: Context<AppEnv>, cameraId: string): Promise<Record<string, unknown> | null> {

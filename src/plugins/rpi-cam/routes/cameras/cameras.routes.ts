@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../../../middleware/authenticate";
 import { SIGNED_IN } from "../../../../lib/openapi";
 import { PageQuerySchema, pagedSchema } from "../../../../lib/pagination";
 import { problemResponses } from "../../../../lib/problem";
+import { authenticate } from "../../../../middleware/authenticate";
 import {
   CameraDetailSchema,
   CameraIdParamsSchema,

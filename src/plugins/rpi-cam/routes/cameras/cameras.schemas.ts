@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import type { TunnelStatus } from "../../protocol";
 import { multilineText, singleLineText } from "../../../../lib/text";
 import { isoSeconds } from "../../../../lib/time";
+import type { TunnelStatus } from "../../protocol";
 import type { CameraRow } from "../../services/cameras";
 
 const EXAMPLE_ID = "5b3c2a9e-8f41-4d7e-9a0b-1c2d3e4f5a6b";

@@ -1,6 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { verifyDeviceAssertion } from "../../services/device-assertion";
 import type { AppEnv } from "../../../../env";
 import { requestOrigin } from "../../../../lib/http";
 import { imageDimensions, sniffImageFormat } from "../../../../lib/images/formats";
@@ -8,12 +7,13 @@ import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../../lib/mult
 import { ApiError } from "../../../../lib/problem";
 import { multilineText } from "../../../../lib/text";
 import { validationError } from "../../../../lib/validation";
-import { retireCamera } from "../../services/camera-relay";
-import * as cameras from "../../services/cameras";
 import { assertWithinQuota } from "../../../../services/media";
 import { storeUpload } from "../../../../services/media-intake";
 import { uploadUrl } from "../../../../services/media-records";
 import { fileCap, jsonObjectField, parseUploadForm, prepareImage, tooLargeDetail } from "../../../../services/media-upload";
+import { retireCamera } from "../../services/camera-relay";
+import * as cameras from "../../services/cameras";
+import { verifyDeviceAssertion } from "../../services/device-assertion";
 import type * as routes from "./device.routes";
 
 const UploadMetadataSchema = z.strictObject({

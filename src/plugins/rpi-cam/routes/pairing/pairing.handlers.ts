@@ -1,12 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { importJWK } from "jose";
-import { requireVerified } from "../../../../middleware/guards";
 import type { AppEnv } from "../../../../env";
 import { requestOrigin } from "../../../../lib/http";
 import { ApiError } from "../../../../lib/problem";
+import { isoSeconds } from "../../../../lib/time";
+import { requireVerified } from "../../../../middleware/guards";
 import { subjects, enforceLimits } from "../../../../services/rate-limiter";
 import * as pairing from "../../services/camera-pairing";
-import { isoSeconds } from "../../../../lib/time";
 import { toCamera } from "../cameras/cameras.schemas";
 import type * as routes from "./pairing.routes";
 

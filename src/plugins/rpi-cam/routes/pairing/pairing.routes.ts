@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../../../middleware/authenticate";
 import { SIGNED_IN } from "../../../../lib/openapi";
 import { problemResponses } from "../../../../lib/problem";
+import { authenticate } from "../../../../middleware/authenticate";
 import { PAIRING_ALPHABET, PAIRING_CODE_LENGTH } from "../../services/camera-pairing";
 import { CameraDescriptionSchema, CameraNameSchema, CameraSchema } from "../cameras/cameras.schemas";
 

@@ -1,10 +1,10 @@
 import type { Context } from "hono";
-import { deviceAssertionRefused, verifyDeviceAssertion } from "../../services/device-assertion";
 import type { AppEnv } from "../../../../env";
-import { CAMERA_ID_HEADER } from "../../protocol";
 import { ApiError } from "../../../../lib/problem";
-import { relayObject } from "../../services/camera-relay";
 import { enforceLimits, subjects } from "../../../../services/rate-limiter";
+import { CAMERA_ID_HEADER } from "../../protocol";
+import { relayObject } from "../../services/camera-relay";
+import { deviceAssertionRefused, verifyDeviceAssertion } from "../../services/device-assertion";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

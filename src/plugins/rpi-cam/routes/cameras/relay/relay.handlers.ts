@@ -1,18 +1,18 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireUser, requireVerified } from "../../../../../middleware/guards";
 import type { AppEnv } from "../../../../../env";
-import { isSafeHlsPath } from "../../../protocol";
 import { requestOrigin } from "../../../../../lib/http";
 import { ApiError, notFound } from "../../../../../lib/problem";
-import { deviceRefused, relayCommand } from "../../../services/camera-relay";
-import * as cameras from "../../../services/cameras";
-import { readMediaItem } from "../../../../../services/media";
-import { toImage, toVideo } from "../../../../../routes/products/products.mappers";
 import { isoSeconds } from "../../../../../lib/time";
+import { requireUser, requireVerified } from "../../../../../middleware/guards";
+import { toImage, toVideo } from "../../../../../routes/products/products.mappers";
+import { readMediaItem } from "../../../../../services/media";
+import { MAX_VIDEOS } from "../../../../../services/videos";
+import { isSafeHlsPath } from "../../../protocol";
+import { deviceRefused, relayCommand } from "../../../services/camera-relay";
 import { relayObject } from "../../../services/camera-relay";
 import { readStreamState } from "../../../services/camera-stream-state";
 import { readStream, startStream, type StreamRow, stopStream, streamNotFound } from "../../../services/camera-streams";
-import { MAX_VIDEOS } from "../../../../../services/videos";
+import * as cameras from "../../../services/cameras";
 import { watchUrl } from "../../../services/video-platform";
 import type * as routes from "./relay.routes";
 

@@ -1,12 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../../../../middleware/authenticate";
 import { FREE_FORM_JSON_BOUNDS, freeFormValue, withinJsonBounds } from "../../../../../lib/json-bounds";
 import { SIGNED_IN } from "../../../../../lib/openapi";
 import { problemResponses } from "../../../../../lib/problem";
 import { multilineText, singleLineText } from "../../../../../lib/text";
+import { authenticate } from "../../../../../middleware/authenticate";
 import { ImageSchema, VideoSchema } from "../../../../../routes/products/products.schemas";
-import { CameraIdParamsSchema } from "../cameras.schemas";
 import { RELAY_FAILURES } from "../cameras.routes";
+import { CameraIdParamsSchema } from "../cameras.schemas";
 
 const PREFIX = "/plugins/rpi-cam/cameras/{camera_id}";
 const signedIn = { security: SIGNED_IN, middleware: [authenticate("required")], tags: ["Cameras"] };
