@@ -68,6 +68,8 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             name: "workers",
             include: ["test/**/*.test.ts"],
             exclude: ["test/node/**", ...(cameraPluginOff ? ["test/routes/plugins/rpi-cam/**", "test/durable-objects/camera-relay.test.ts"] : [])],
+            // The camera cases of the hardening files go with them.
+            ...(cameraPluginOff ? { testNamePattern: /^(?!.*(cameras and their commands|a camera command's body))/ } : {}),
             setupFiles: ["./test/setup/apply-migrations.ts"],
           },
         },

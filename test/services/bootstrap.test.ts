@@ -11,8 +11,8 @@ describe("ensureBootstrapSuperuser", () => {
     const log = createLogger({}, (level) => levels.push(level));
     const config = loadConfig(env);
     const outcomes = await Promise.all([
-      ensureBootstrapSuperuser({ db: createDb(env.DB).db, config, log: log }),
-      ensureBootstrapSuperuser({ db: createDb(env.DB).db, config, log: log }),
+      ensureBootstrapSuperuser({ db: createDb(env.DB).db, config, log }),
+      ensureBootstrapSuperuser({ db: createDb(env.DB).db, config, log }),
     ]);
     expect(outcomes.sort()).toEqual(["created", "exists"]);
     expect(levels).toEqual(["info"]);
