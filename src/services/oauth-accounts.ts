@@ -4,6 +4,7 @@ import type { OAuthProvider } from "../auth/oauth-config";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
 import { batchRows } from "../db/client";
+import { constraintFailure } from "../db/constraint-errors";
 import { audit } from "../lib/audit";
 import { sealField } from "../lib/data-encryption";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
@@ -75,7 +76,14 @@ async function freeUsername(svc: Pick<Services, "db">, hint: string): Promise<st
  * GitHub never links by address: an account holding it must sign in and link GitHub explicitly
  * (`account_exists`). The link's tokens are sealed and stored.
  */
-export async function signInAccount(svc: Services, provider: "google" | "github", profile: ProviderProfile, tokens: ProviderTokens, username: string | null): Promise<SessionUser> {
+export async function signInAccount(
+  svc: Services,
+  provider: "google" | "github",
+  profile: ProviderProfile,
+  tokens: ProviderTokens,
+  username: string | null,
+  attempt = 1,
+): Promise<SessionUser> {
   const linked = await svc.db.all<UserRow>(
     sql`SELECT ${USER_COLUMNS} FROM users WHERE id = (SELECT user_id FROM oauth_accounts WHERE provider = ${provider} AND account_id = ${profile.accountId})`,
   );
@@ -112,11 +120,19 @@ export async function signInAccount(svc: Services, provider: "google" | "github"
 
   const name = await freeUsername(svc, username ?? email.split("@")[0]!);
   // The account and its link in one batch: never an account without a way to sign in.
-  const [created] = await batchRows<[UserRow, unknown]>(svc.db, [
+  let created: UserRow[];
+  try {
+    [created] = await batchRows<[UserRow, unknown]>(svc.db, [
     sql`INSERT INTO users (email, email_canonical, username, hashed_password, is_verified)
         VALUES (${email}, ${canonicalEmail(email)}, ${name}, NULL, ${profile.emailVerified ? 1 : 0}) RETURNING ${USER_COLUMNS}`,
-    await linkStatement(svc, sql`(SELECT id FROM users WHERE email = ${email})`, provider, profile, tokens),
-  ]);
+      await linkStatement(svc, sql`(SELECT id FROM users WHERE email = ${email})`, provider, profile, tokens),
+    ]);
+  } catch (error) {
+    // A concurrent first sign-in of the same person (or one that took the same username) won the
+    // insert: look again once, which finds its link, its address or a free name.
+    if (attempt === 1 && constraintFailure(error)?.kind === "UNIQUE") return signInAccount(svc, provider, profile, tokens, username, 2);
+    throw error;
+  }
   const user = toSessionUser(created[0]!);
   audit(svc.log, "auth.oauth.account_created", { user_id: user.id, provider, verified: profile.emailVerified });
   return user;
