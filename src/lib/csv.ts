@@ -12,12 +12,15 @@ export type CsvValue = string | number | boolean | null | undefined;
  * One cell, RFC 4180: empty for null, numbers as JavaScript prints them, text guarded against
  * formula injection and quoted (inner quotes doubled) when it holds a comma, a quote or a line
  * break. Numbers are never guarded: they are data, and the columns that hold them are positive.
+ * NUL characters are left out: CSV readers stop at them or refuse the file, and text written
+ * before the service refused control characters may still hold one.
  */
 export function csvCell(value: CsvValue): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "number") return Number.isFinite(value) ? String(value) : "";
   if (typeof value === "boolean") return value ? "true" : "false";
-  const guarded = FORMULA_START.test(value) ? `'${value}` : value;
+  const text = value.includes("\u0000") ? value.replaceAll("\u0000", "") : value;
+  const guarded = FORMULA_START.test(text) ? `'${text}` : text;
   return NEEDS_QUOTES.test(guarded) ? `"${guarded.replaceAll('"', '""')}"` : guarded;
 }
 

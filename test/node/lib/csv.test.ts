@@ -33,6 +33,11 @@ describe("CSV cells (RFC 4180 with the formula-injection guard)", () => {
     expect(csvCell(value)).toBe(cell);
   });
 
+  it("leaves out NUL characters (stored before control characters were refused)", () => {
+    expect(csvCell("a\u0000b")).toBe("ab");
+    expect(csvCell("\u0000=SUM(A1)")).toBe("'=SUM(A1)");
+  });
+
   it("never guards numbers", () => {
     expect(csvCell(-3)).toBe("-3");
   });
