@@ -53,6 +53,13 @@ export interface AppConfig {
    * long if it is longer. At most 30 s: sign-ins wait that long when the store is slow.
    */
   rateLimitStoreTimeoutMs: number;
+  /** `CONTRIBUTOR_TERMS_VERSION`: the version of the contributor terms an account accepts (default 1). */
+  contributorTermsVersion: number;
+  /**
+   * `RELEASE_BUILD_SLICE_MS`: how long one queue invocation of a release build works before it
+   * saves a checkpoint and hands the rest to a new message (default 60 s; docs/releases.md).
+   */
+  releaseBuildSliceMs: number;
 }
 
 export interface MalwareScanConfig {
@@ -162,6 +169,8 @@ function parseConfig(env: AppBindings): AppConfig {
     cameraRelayTimeoutMs: positiveInt(env.CAMERA_RELAY_TIMEOUT_MS, "CAMERA_RELAY_TIMEOUT_MS", DEFAULT_RELAY_TIMEOUT_MS),
     rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
     rateLimitStoreTimeoutMs: positiveInt(env.RATE_LIMIT_STORE_TIMEOUT_MS, "RATE_LIMIT_STORE_TIMEOUT_MS", LIMITER_TIMEOUT_MS.failOpen, 30_000),
+    contributorTermsVersion: positiveInt(env.CONTRIBUTOR_TERMS_VERSION, "CONTRIBUTOR_TERMS_VERSION", 1, 1_000_000),
+    releaseBuildSliceMs: positiveInt(env.RELEASE_BUILD_SLICE_MS, "RELEASE_BUILD_SLICE_MS", 60_000, 600_000),
   };
 }
 
