@@ -38,6 +38,7 @@ import { statsRouter } from "./routes/stats/stats.index";
 import { taxonomiesRouter } from "./routes/taxonomies/taxonomies.index";
 import { unitsRouter } from "./routes/units/units.index";
 import { uploadsRouter } from "./routes/uploads/uploads.index";
+import { contributorTermsRouter } from "./routes/users/contributor-terms/contributor-terms.index";
 import { accountDeletionRouter } from "./routes/users/deletion/deletion.index";
 import { usersRouter } from "./routes/users/users.index";
 
@@ -71,6 +72,7 @@ app.route("/v1", authRouter);
 app.route("/v1", oauthRouter);
 app.route("/v1", usersRouter);
 app.route("/v1", accountDeletionRouter);
+app.route("/v1", contributorTermsRouter);
 app.route("/v1", profilesRouter);
 app.route("/v1", adminRouter);
 app.route("/v1", unitsRouter);

@@ -219,6 +219,9 @@ export interface SessionUser {
   totpEnabled: boolean;
   /** The recovery codes' generation as the request found it: a regeneration compares and sets it. */
   recoveryCodesGeneration: string | null;
+  /** The contributor terms accepted (their version) and when (Unix seconds); null when not accepted. */
+  termsAcceptedVersion: number | null;
+  termsAcceptedAt: number | null;
   createdAt: number;
   updatedAt: number;
   /**
@@ -244,6 +247,8 @@ export interface UserRow {
   tokens_valid_after: number;
   totp_enabled: number;
   recovery_codes_generation: string | null;
+  terms_accepted_version: number | null;
+  terms_accepted_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -252,7 +257,7 @@ export interface UserRow {
 export const USER_COLUMNS = sql.raw(
   "id, email, username, hashed_password, is_active, is_verified, is_superuser, role, " +
     "profile_visibility, last_login_at, upload_file_count, upload_total_bytes, tokens_valid_after, " +
-    "(totp_enabled_at IS NOT NULL) AS totp_enabled, recovery_codes_generation, created_at, updated_at",
+    "(totp_enabled_at IS NOT NULL) AS totp_enabled, recovery_codes_generation, terms_accepted_version, terms_accepted_at, created_at, updated_at",
 );
 
 /** Maps a row selected (or returned) with `USER_COLUMNS`. */
@@ -273,6 +278,8 @@ export function toSessionUser(row: UserRow): SessionUser {
     tokensValidAfter: row.tokens_valid_after,
     totpEnabled: row.totp_enabled === 1,
     recoveryCodesGeneration: row.recovery_codes_generation,
+    termsAcceptedVersion: row.terms_accepted_version,
+    termsAcceptedAt: row.terms_accepted_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
