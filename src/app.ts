@@ -31,6 +31,7 @@ import { deviceRouter } from "./routes/plugins/rpi-cam/device/device.index";
 import { pairingRouter } from "./routes/plugins/rpi-cam/pairing/pairing.index";
 import { tunnelRouter } from "./routes/plugins/rpi-cam/tunnel/tunnel.index";
 import { profilesRouter } from "./routes/profiles/profiles.index";
+import { releasesRouter } from "./routes/releases/releases.index";
 import { categoriesRouter } from "./routes/categories/categories.index";
 import { materialsRouter } from "./routes/materials/materials.index";
 import { productTypesRouter } from "./routes/product-types/product-types.index";
@@ -81,6 +82,7 @@ app.route("/v1", categoriesRouter);
 app.route("/v1", materialsRouter);
 app.route("/v1", productTypesRouter);
 app.route("/v1", statsRouter);
+app.route("/v1", releasesRouter);
 // Facets, suggestions and the export first: /v1/products/facets must not be read as /v1/products/{id}.
 app.route("/v1", productFacetsRouter);
 app.route("/v1", productExportRouter);

@@ -2,12 +2,13 @@ import { app } from "./app";
 import type { AppBindings } from "./env";
 import { handleMediaBatch } from "./queues/media";
 import { handleScheduled } from "./queues/media-requeue";
+import { handleReleaseBatch, RELEASE_QUEUE } from "./queues/releases";
 
 export { CameraRelay } from "../durable-objects/camera-relay";
 export { RateLimiter } from "../durable-objects/rate-limiter";
 
 export default {
   fetch: app.fetch,
-  queue: handleMediaBatch,
+  queue: (batch, env) => (batch.queue === RELEASE_QUEUE ? handleReleaseBatch(batch, env) : handleMediaBatch(batch, env)),
   scheduled: handleScheduled,
 } satisfies ExportedHandler<AppBindings>;
