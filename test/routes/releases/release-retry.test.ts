@@ -1,0 +1,155 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { demoStatements } from "../../../scripts/seed/demo-data.mjs";
+import { loadConfig } from "../../../src/config";
+import { createDb } from "../../../src/db/client";
+import { createLogger } from "../../../src/lib/logger";
+import { MAX_BUILD_FAILURES, runBuildSlice, type SliceOutcome } from "../../../src/services/release-build";
+import { api, expectProblem } from "../../support/http";
+import { encodeJpeg } from "../../support/image-fixtures";
+import { scan, uploaded } from "../../support/media";
+import {
+  adminHeaders,
+  buildRow,
+  contributor,
+  createProduct,
+  csvTable,
+  readRelease,
+  type ReleaseBody,
+  requestRelease,
+  runReleaseSlice,
+  settledRelease,
+} from "../../support/releases";
+
+let admin: Record<string, string>;
+let ada: Awaited<ReturnType<typeof contributor>>;
+
+beforeAll(async () => {
+  admin = await adminHeaders();
+  ada = await contributor("ada", true);
+}, 30_000);
+
+/** Every key under a prefix of the bucket. */
+async function keysUnder(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const listing = await env.UPLOADS.list({ prefix, ...(cursor ? { cursor } : {}) });
+    keys.push(...listing.objects.map((o) => o.key));
+    cursor = listing.truncated ? listing.cursor : undefined;
+  } while (cursor);
+  return keys.sort();
+}
+
+describe("a build that fails", () => {
+  it("ends failed with its reason (superusers only), and a superuser's retry builds it from a new snapshot", { timeout: 90_000 }, async () => {
+    const product = await createProduct(ada.headers, { name: "Toaster with a lost image", weight_g: 1200 });
+    const item = await uploaded(`/v1/products/${product.id}/images`, ada.tokens.access_token, {
+      bytes: encodeJpeg(48, 32, (x) => [x * 5, 30, 60]),
+      name: "toaster.jpg",
+      type: "image/jpeg",
+    });
+    await scan("images", item.id);
+    const key = `images/${new URL(item.image_url!).pathname.split("/").pop()}`;
+    // The served object is lost (its row still says clean): the build cannot copy it.
+    const object = await env.UPLOADS.get(key);
+    const bytes = new Uint8Array(await object!.arrayBuffer());
+    await env.UPLOADS.delete(key);
+
+    expect((await requestRelease(admin, { version: "3.0", title: "Will fail first" })).status).toBe(202);
+    const failed = await settledRelease("3.0", admin);
+    expect(failed.status).toBe("failed");
+    expect(failed.failure_reason).toContain(`The image object ${key} is missing`);
+    expect(failed.published_at).toBeNull();
+    await expectProblem(await readRelease("3.0"), 404, "NOT_FOUND");
+    await expectProblem(await readRelease("3.0", ada.headers), 404, "NOT_FOUND");
+    expect(await (await api("/v1/releases")).json()).toMatchObject({ total: 0 });
+    // The staging rows of the failed attempt are gone.
+    const staged = await env.DB.prepare("SELECT count(*) AS n FROM release_records WHERE release_version = '3.0'").first<{ n: number }>();
+    expect(staged!.n).toBe(0);
+
+    // Repaired, retried: a new attempt from a new snapshot, which now holds a product made since.
+    await env.UPLOADS.put(key, bytes, { httpMetadata: { contentType: "image/jpeg" } });
+    await createProduct(ada.headers, { name: "Made between the attempts" });
+    const retried = await api("/v1/admin/releases/3.0/retry", { method: "POST", headers: admin });
+    expect(retried.status, await retried.clone().text()).toBe(202);
+    expect(await retried.json()).toMatchObject({ version: "3.0", status: "building", failure_reason: null, snapshot_at: null });
+    const published = await settledRelease("3.0", admin);
+    expect(published.status, published.failure_reason ?? "").toBe("published");
+    expect(published.failure_reason).toBeNull();
+    const records = await csvTable("3.0", "records.csv");
+    expect(records.map((r) => r.name).sort()).toEqual(["Made between the attempts", "Toaster with a lost image"]);
+    const images = await csvTable("3.0", "images.csv");
+    expect(images).toHaveLength(1);
+    // Exactly the listed files and the image under the release: nothing doubled, nothing left over.
+    expect(await keysUnder("releases/3.0/")).toEqual([...published.files.map((f) => `releases/3.0/${f.path}`), `releases/3.0/${images[0]!.file}`].sort());
+    expect(await keysUnder("release-staging/3.0/")).toEqual([]);
+    await expectProblem(await api("/v1/admin/releases/3.0/retry", { method: "POST", headers: admin }), 409, "RELEASE_PUBLISHED");
+  });
+});
+
+describe("a build that is interrupted", () => {
+  const VERSION = "4.0";
+  const BUILD = "build-interrupted";
+  const deps = () => ({ db: createDb(env.DB).db, config: loadConfig(env), log: createLogger({ test: "release-retry" }), bindings: env });
+  const slice = (): Promise<SliceOutcome> => runBuildSlice(deps(), { version: VERSION, buildId: BUILD }, { deadline: 0 });
+
+  it("waits for a crashed slice's lease, restarts a table whose checkpoint was lost, and ends without duplicates", { timeout: 60_000 }, async () => {
+    await env.DB.batch(demoStatements({ products: 300, seed: 5 }).map((s) => env.DB.prepare(s)));
+    const expected = (await env.DB.prepare(
+      "SELECT count(*) AS n FROM products p JOIN users u ON u.id = p.owner_id WHERE u.terms_accepted_version IS NOT NULL",
+    ).first<{ n: number }>())!.n;
+    expect(expected).toBeGreaterThan(4_000);
+    await env.DB.prepare("INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Interrupted', 'CC-BY-4.0', 'building', 'http://localhost', ?)")
+      .bind(VERSION, BUILD)
+      .run();
+    // The snapshot, the image files, the first page of records: a checkpoint inside the records table.
+    for (let i = 0; i < 3; i++) expect(await slice()).toEqual({ kind: "continue" });
+    expect(JSON.parse((await buildRow(VERSION))!.build_state!)).toMatchObject({ step: 1, table: { rows: 4_000 } });
+
+    // A slice took the lease and died: until its lease runs out, the build's message waits.
+    await env.DB.prepare("UPDATE releases SET lease_id = 'a-dead-slice', lease_until = unixepoch() + 60 WHERE version = ?").bind(VERSION).run();
+    expect(await runReleaseSlice(VERSION, BUILD)).toEqual({ acked: false, retried: true });
+    // It had written a newer checkpoint of the CSV's tail than the state it never saved.
+    await env.UPLOADS.put(`release-staging/${VERSION}/records.csv.tail`, new TextEncoder().encode("bytes of a later checkpoint"));
+    await env.DB.prepare("UPDATE releases SET lease_until = unixepoch() - 1 WHERE version = ?").bind(VERSION).run();
+
+    const retry = await slice();
+    expect(retry.kind).toBe("retry");
+    const row = (await buildRow(VERSION))!;
+    expect(JSON.parse(row.build_state!)).toMatchObject({ step: 1, table: null });
+    expect(row.lease_id).toBeNull();
+    expect((await env.DB.prepare("SELECT build_failures FROM releases WHERE version = ?").bind(VERSION).first<{ build_failures: number }>())!.build_failures).toBe(1);
+    expect(MAX_BUILD_FAILURES).toBeGreaterThan(1);
+
+    const outcomes: SliceOutcome["kind"][] = [];
+    for (let i = 0; i < 40 && outcomes.at(-1) !== "published"; i++) outcomes.push((await slice()).kind);
+    expect(outcomes.at(-1)).toBe("published");
+    const release = (await (await readRelease(VERSION)).json()) as ReleaseBody;
+    expect(release.counts.records).toBe(expected);
+    const records = await csvTable(VERSION, "records.csv");
+    expect(records).toHaveLength(expected);
+    expect(new Set(records.map((r) => r.id)).size).toBe(expected);
+    expect(await keysUnder(`release-staging/${VERSION}/`)).toEqual([]);
+  });
+});
+
+describe("retrying", () => {
+  it("refuses a build that is alive, and takes over one that stalled", async () => {
+    await env.DB.prepare("INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES ('6.0', 'Stalled', 'CC-BY-4.0', 'building', 'http://localhost', 'lost-build')").run();
+    await expectProblem(await api("/v1/admin/releases/6.0/retry", { method: "POST", headers: admin }), 409, "RELEASE_BUILDING");
+    await expectProblem(await api("/v1/admin/releases/9.9.9/retry", { method: "POST", headers: admin }), 404, "NOT_FOUND");
+    await expectProblem(await api("/v1/admin/releases/latest/retry", { method: "POST", headers: admin }), 404, "NOT_FOUND");
+    // No sign of life for over ten minutes: its message was lost.
+    await env.DB.prepare("UPDATE releases SET updated_at = unixepoch() - 601 WHERE version = '6.0'").run();
+    const [one, two] = await Promise.all([1, 2].map(() => api("/v1/admin/releases/6.0/retry", { method: "POST", headers: admin })));
+    // Compare-and-set: of two retries at once, one starts the new attempt.
+    expect([one!.status, two!.status].sort()).toEqual([202, 409]);
+    expect((await buildRow("6.0"))!.build_id).not.toBe("lost-build");
+    const published = await settledRelease("6.0", admin);
+    expect(published.status).toBe("published");
+    // The lost attempt's message, should it arrive now, changes nothing.
+    expect(await runReleaseSlice("6.0", "lost-build")).toEqual({ acked: true, retried: false });
+    expect(await (await readRelease("6.0")).json()).toEqual(published);
+  });
+});
