@@ -175,17 +175,14 @@ export async function heartbeat(db: Db, fence: BuildFence, recordsWritten: numbe
 }
 
 /**
- * Ends the attempt as `failed` with `reason` (shown to superusers), and empties the staging
- * tables, in one batch. False when the slice no longer owned the build (nothing changed).
+ * Ends the attempt as `failed` with `reason` (shown to superusers). False when the slice no longer
+ * owned the build (nothing changed). The caller empties the staging tables afterwards.
  */
-export async function markFailed(db: Db, fence: BuildFence, reason: string, stagingDeletes: (condition: SQL) => SQL[]): Promise<boolean> {
-  const results = await batchRows<unknown[]>(db, [
-    sql`UPDATE releases SET status = 'failed', failure_reason = ${reason.slice(0, 1000)}, build_state = NULL, lease_id = NULL, lease_until = NULL,
-        updated_at = unixepoch()
-      WHERE ${fenced(fence)} RETURNING 1 AS held`,
-    ...stagingDeletes(sql`EXISTS (SELECT 1 FROM releases WHERE version = ${fence.version} AND build_id = ${fence.buildId} AND status = 'failed')`),
-  ]);
-  return (results[0] ?? []).length > 0;
+export async function markFailed(db: Db, fence: BuildFence, reason: string): Promise<boolean> {
+  const rows = await db.all(sql`UPDATE releases SET status = 'failed', failure_reason = ${reason.slice(0, 1000)}, build_state = NULL,
+      lease_id = NULL, lease_until = NULL, updated_at = unixepoch()
+    WHERE ${fenced(fence)} RETURNING 1 AS held`);
+  return rows.length > 0;
 }
 
 /**

@@ -22,7 +22,7 @@ import {
   type WrittenFile,
 } from "./release-build-state";
 import { type ReleaseFacts, writeChecksums, writeDataPackage, writeReadme } from "./release-metadata";
-import { stagingDeletes, takeSnapshot } from "./release-snapshot";
+import { clearStaging, takeSnapshot } from "./release-snapshot";
 import { deletePrefix, RELEASE_MEDIA_TYPES, releaseKey, servedContentType, stagingKey } from "./release-storage";
 import { type PageCursor, RELEASE_TABLES, type ReleaseTable, type RowContext } from "./release-tables";
 
@@ -110,6 +110,8 @@ class BuildSlice {
   /** Uploads this slice opened, so that a failure can abort them. */
   private readonly open = new Set<MultipartSink>();
   private lastHeartbeat = Date.now();
+  /** Milliseconds per step in this slice (by step name), for the slice's log line. */
+  private readonly timings: Record<string, number> = {};
 
   constructor(
     private readonly deps: ReleaseSliceDeps,
@@ -152,7 +154,9 @@ class BuildSlice {
       // A fresh attempt: whatever an earlier one left under the release's keys goes first.
       await deletePrefix(this.bucket, releaseKey(this.fence.version, ""));
       await deletePrefix(this.bucket, stagingKey(this.fence.version, ""));
+      const snapshotStarted = Date.now();
       const taken = await takeSnapshot(this.deps, this.fence, this.deps.config.contributorTermsVersion, JSON.stringify(INITIAL_STATE));
+      this.timings.snapshot = Date.now() - snapshotStarted;
       if (!taken) throw new LeaseLost(`the lease of release ${this.fence.version} was lost before its snapshot`);
       this.deps.log.info("release snapshot taken", { release: this.fence.version, ...taken });
       snapshotAt = taken.snapshotAt;
@@ -167,14 +171,20 @@ class BuildSlice {
       if (worked && this.timeUp()) return this.pause();
       worked = true;
       const step = STEPS[this.state.step]!;
+      const name = step.kind === "table" ? step.table.path : step.kind;
+      const stepStarted = Date.now();
+      const paused = () => {
+        this.timings[name] = (this.timings[name] ?? 0) + Date.now() - stepStarted;
+        return this.pause();
+      };
       switch (step.kind) {
         case "images": {
-          if (!(await this.copyImages())) return this.pause();
+          if (!(await this.copyImages())) return paused();
           break;
         }
         case "table": {
           const expected = step.table.name === "records" ? counts.records : step.table.name === "record_materials" ? counts.recordMaterials : step.table.name === "images" ? counts.images : null;
-          if (!(await this.writeTable(step.table, expected))) return this.pause();
+          if (!(await this.writeTable(step.table, expected))) return paused();
           break;
         }
         case "readme":
@@ -188,8 +198,11 @@ class BuildSlice {
           break;
         case "publish":
           await this.publish();
+          this.timings.publish = Date.now() - stepStarted;
+          this.deps.log.info("release published", { release: this.fence.version, records: this.recordsWritten, step_ms: this.timings });
           return { kind: "published" };
       }
+      this.timings[name] = (this.timings[name] ?? 0) + Date.now() - stepStarted;
     }
     throw new Error("the build ran past its last step");
   }
@@ -197,6 +210,7 @@ class BuildSlice {
   /** Saves the checkpoint, gives the lease up, and asks for the next slice. */
   private async pause(): Promise<SliceOutcome> {
     await saveState(this.deps.db, this.fence, this.state, { recordsWritten: this.recordsWritten, release: true });
+    this.deps.log.info("release build slice ended", { release: this.fence.version, step: this.state.step, records_written: this.recordsWritten, step_ms: this.timings });
     return { kind: "continue" };
   }
 
@@ -262,8 +276,8 @@ class BuildSlice {
       // The next page is read while this one is written.
       const last = page.rows.length < table.pageRows;
       next = last ? Promise.resolve({ rows: [], cursor: page.cursor }) : table.page(this.deps.db, this.fence.version, page.cursor, table.pageRows, this.rowContext);
-      await files.csv.writer.write(page.rows);
-      await files.parquet.writer.write(page.rows);
+      await files.csv.writer.writeValues(page.rows);
+      await files.parquet.writer.writeValues(page.rows);
       cursor = page.cursor;
       rows += page.rows.length;
       if (isRecords) this.recordsWritten = rows;
@@ -339,17 +353,23 @@ class BuildSlice {
     };
   }
 
-  /** Publishes the release and empties its staging tables, in one batch. */
+  /**
+   * Publishes the release (one fenced statement), then empties its staging tables. The emptying
+   * is housekeeping after the fact: should it fail, the next build's snapshot removes what is left.
+   */
   private async publish(): Promise<void> {
     const { version, buildId } = this.fence;
-    const [published] = await batchRows<[{ version: string }, ...unknown[]]>(this.deps.db, [
-      sql`UPDATE releases SET status = 'published', published_at = unixepoch(), records_written = records, build_state = NULL,
-          lease_id = NULL, lease_until = NULL, build_failures = 0, updated_at = unixepoch()
-        WHERE ${fenced(this.fence)} RETURNING version`,
-      ...stagingDeletes(version, sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'published')`),
-    ]);
-    if (published.length === 0) throw new LeaseLost(`the lease of release ${version} was lost before it was published`);
-    this.deps.log.info("release published", { release: version, records: this.recordsWritten });
+    const updated = await this.deps.db.all(sql`UPDATE releases SET status = 'published', published_at = unixepoch(), records_written = records,
+        build_state = NULL, lease_id = NULL, lease_until = NULL, build_failures = 0, updated_at = unixepoch()
+      WHERE ${fenced(this.fence)} RETURNING version`);
+    if (updated.length === 0) throw new LeaseLost(`the lease of release ${version} was lost before it was published`);
+    const cleanup = Date.now();
+    try {
+      await clearStaging(this.deps.db, version, sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'published')`);
+    } catch (error) {
+      this.deps.log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error });
+    }
+    this.timings.cleanup = Date.now() - cleanup;
   }
 
   /**
@@ -368,9 +388,13 @@ class BuildSlice {
     const reason = permanent ? (error as Error).message : `The build failed ${MAX_BUILD_FAILURES} times in a row; last: ${describe(error)}`;
     try {
       if (permanent || this.build.buildFailures + 1 >= MAX_BUILD_FAILURES) {
-        if (await markFailed(this.deps.db, this.fence, reason, (condition) => stagingDeletes(this.fence.version, condition))) {
+        if (await markFailed(this.deps.db, this.fence, reason)) {
           log.error("release build failed", { release: this.fence.version, reason, error });
           await this.discardUploads();
+          const { version, buildId } = this.fence;
+          await clearStaging(this.deps.db, version, sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'failed')`).catch(
+            (cleanup: unknown) => log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error: cleanup }),
+          );
           return { kind: "failed", reason };
         }
         return { kind: "stale" };

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows } from "../db/client";
+import { batchRows, type Db } from "../db/client";
 import type { ReleaseSliceDeps } from "./release-build-state";
 import { type BuildFence, fenced } from "./release-build-state";
 import { referenceCopies } from "./release-tables";
@@ -14,11 +14,31 @@ export interface SnapshotCounts {
 }
 
 /** The staging tables, emptied before a snapshot and after the build ends. */
-export const STAGING_TABLES = ["release_records", "release_record_materials", "release_images", "release_reference_rows"] as const;
+const STAGING_TABLES = ["release_records", "release_record_materials", "release_images", "release_reference_rows"] as const;
 
-/** Statements deleting a release's staging rows when `condition` holds. */
-export function stagingDeletes(version: string, condition: SQL): SQL[] {
-  return STAGING_TABLES.map((table) => sql`DELETE FROM ${sql.raw(table)} WHERE release_version = ${version} AND ${condition}`);
+/**
+ * Statements deleting up to `limit` staging rows of a release per table when `condition` holds,
+ * and a last one answering `{ left: 0 | 1 }`: whether any are left.
+ */
+export function stagingChunkDeletes(version: string, limit: number, condition: SQL): SQL[] {
+  return [
+    ...STAGING_TABLES.map(
+      (table) => sql`DELETE FROM ${sql.raw(table)}
+        WHERE rowid IN (SELECT rowid FROM ${sql.raw(table)} WHERE release_version = ${version} LIMIT ${limit}) AND ${condition}`,
+    ),
+    sql`SELECT (${sql.join(
+      STAGING_TABLES.map((table) => sql`EXISTS (SELECT 1 FROM ${sql.raw(table)} WHERE release_version = ${version})`),
+      sql` OR `,
+    )}) AND ${condition} AS left`,
+  ];
+}
+
+/** Statements deleting the staging rows of this release and of every release that is no longer building (leftovers). */
+function leftoverDeletes(version: string, condition: SQL): SQL[] {
+  return STAGING_TABLES.map(
+    (table) => sql`DELETE FROM ${sql.raw(table)}
+      WHERE (release_version = ${version} OR release_version IN (SELECT version FROM releases WHERE status <> 'building')) AND ${condition}`,
+  );
 }
 
 /**
@@ -27,8 +47,8 @@ export function stagingDeletes(version: string, condition: SQL): SQL[] {
  * component below them, their bills of materials, their clean images, and the reference tables
  * are copied into the staging tables, and the counts and `snapshot_at` are stamped. Edits,
  * creates and deletions that land before the batch are all in, those after it none: the files
- * are then written from the staging tables only. Leftovers of an earlier attempt (staging rows,
- * file rows) go in the same batch. Every statement is fenced on the build's lease and on the
+ * are then written from the staging tables only. Leftovers go in the same batch: an earlier
+ * attempt's staging and file rows, and the staging rows of ended releases whose cleanup failed. Every statement is fenced on the build's lease and on the
  * snapshot not having been taken; returns null when the fence no longer holds.
  */
 export async function takeSnapshot(deps: Pick<ReleaseSliceDeps, "db">, fence: BuildFence, termsVersion: number, initialState: string): Promise<SnapshotCounts | null> {
@@ -36,7 +56,7 @@ export async function takeSnapshot(deps: Pick<ReleaseSliceDeps, "db">, fence: Bu
   const guard = sql`EXISTS (SELECT 1 FROM releases WHERE ${fenced(fence)} AND snapshot_at IS NULL)`;
   const staged = sql`release_version = ${version}`;
   const results = await batchRows<unknown[]>(deps.db, [
-    ...stagingDeletes(version, guard),
+    ...leftoverDeletes(version, guard),
     sql`DELETE FROM release_files WHERE release_version = ${version} AND ${guard}`,
     // The owner of a component is its base product's, carried down the tree.
     sql`WITH RECURSIVE tree(id, owner_id) AS (
@@ -80,4 +100,19 @@ export async function takeSnapshot(deps: Pick<ReleaseSliceDeps, "db">, fence: Bu
     images: stamped.images,
     recordMaterials: stamped.record_materials,
   };
+}
+
+/** Staging rows deleted per table and statement once a build has ended. */
+const STAGING_DELETE_CHUNK = 25_000;
+
+/**
+ * Empties a release's staging tables while `condition` holds (its build has ended), in chunks: one
+ * DELETE of 100,000s of rows would hold the database (D1 runs one query at a time) for as long as
+ * it takes; chunks let other queries in between.
+ */
+export async function clearStaging(db: Db, version: string, condition: SQL): Promise<void> {
+  for (;;) {
+    const results = await batchRows<unknown[]>(db, stagingChunkDeletes(version, STAGING_DELETE_CHUNK, condition));
+    if ((results[results.length - 1]![0] as { left: number } | undefined)?.left !== 1) return;
+  }
 }

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import type { Column, TableRow } from "../lib/release/columns";
+import { type Column, TableDataError, type TableValues } from "../lib/release/columns";
 import type { ForeignKey } from "../lib/release/datapackage";
 import { circularityOut } from "./product-fields";
 
@@ -30,8 +30,12 @@ export interface ReleaseTable {
   readonly foreignKeys?: readonly ForeignKey[];
   /** Rows read per D1 round trip. */
   readonly pageRows: number;
-  /** The staged rows after `cursor`, at most `limit`, in key order, and the cursor after them. */
-  page(db: Db, version: string, cursor: PageCursor, limit: number, context: RowContext): Promise<{ rows: TableRow[]; cursor: PageCursor }>;
+  /**
+   * The staged rows after `cursor`, at most `limit`, in key order, as values in column order (raw
+   * rows: no object per row, which D1 would otherwise build and send key by key), and the cursor
+   * after them.
+   */
+  page(db: Db, version: string, cursor: PageCursor, limit: number, context: RowContext): Promise<{ rows: TableValues[]; cursor: PageCursor }>;
 }
 
 const id = (description: string): Column => ({ name: "id", type: "int64", nullable: false, description });
@@ -187,6 +191,9 @@ export const REFERENCE_TABLES: readonly ReferenceDefinition[] = [
 
 const byVersion = (version: string) => sql`release_version = ${version}`;
 
+const OWNER = RECORD_COLUMNS.findIndex((c) => c.name === "owner_pseudonym");
+const CIRCULARITY = RECORD_COLUMNS.findIndex((c) => c.name === "circularity_properties");
+
 const recordsTable: ReleaseTable = {
   name: "records",
   path: "records",
@@ -198,19 +205,20 @@ const recordsTable: ReleaseTable = {
     { fields: ["parent_id"], reference: { fields: ["id"] } },
     { fields: ["product_type_id"], reference: { resource: "product_types", fields: ["id"] } },
   ],
-  pageRows: 4_000,
+  pageRows: 8_000,
   async page(db, version, cursor, limit, context) {
-    // owner_id comes under the column's name and is replaced in place: no second object per row.
-    const rows = await db.all<Record<string, unknown> & { id: number; owner_pseudonym: unknown; circularity_properties: unknown }>(sql`
-      SELECT id, parent_id, amount_in_parent, owner_id AS owner_pseudonym, name, description, brand, model, product_type_id,
+    // In RECORD_COLUMNS' order; the owner's id stands where its pseudonym goes and is replaced in place.
+    const rows = await db.values<unknown[]>(sql`
+      SELECT id, parent_id, amount_in_parent, owner_id, name, description, brand, model, product_type_id,
         weight_g, height_cm, width_cm, depth_cm, volume_cm3, circularity_properties, created_at, updated_at
       FROM release_records WHERE ${byVersion(version)} AND id > ${(cursor as number | null) ?? 0}
       ORDER BY id LIMIT ${limit}`);
     for (const row of rows) {
-      row.owner_pseudonym = context.pseudonym(row.owner_pseudonym as number);
-      if (row.circularity_properties !== null) row.circularity_properties = circularityOut(row.circularity_properties as string);
+      row[OWNER] = context.pseudonym(row[OWNER] as number);
+      if (row[CIRCULARITY] !== null) row[CIRCULARITY] = circularityOut(row[CIRCULARITY] as string);
     }
-    return { rows, cursor: rows.length > 0 ? rows[rows.length - 1]!.id : cursor };
+    const last = rows[rows.length - 1];
+    return { rows, cursor: last ? (last[0] as number) : cursor };
   },
 };
 
@@ -226,15 +234,15 @@ const recordMaterialsTable: ReleaseTable = {
     { fields: ["material_id"], reference: { resource: "materials", fields: ["id"] } },
     { fields: ["unit"], reference: { resource: "units", fields: ["code"] } },
   ],
-  pageRows: 10_000,
+  pageRows: 20_000,
   async page(db, version, cursor, limit) {
     const [record, material] = (cursor as readonly [number, number] | null) ?? [0, 0];
-    const rows = await db.all<{ record_id: number; material_id: number }>(sql`
+    const rows = await db.values<unknown[]>(sql`
       SELECT record_id, material_id, quantity, unit FROM release_record_materials
       WHERE ${byVersion(version)} AND (record_id, material_id) > (${record}, ${material})
       ORDER BY record_id, material_id LIMIT ${limit}`);
     const last = rows[rows.length - 1];
-    return { rows, cursor: last ? [last.record_id, last.material_id] : cursor };
+    return { rows, cursor: last ? [last[0] as number, last[1] as number] : cursor };
   },
 };
 
@@ -246,15 +254,15 @@ const imagesTable: ReleaseTable = {
   columns: IMAGE_COLUMNS,
   primaryKey: ["file", "record_id"],
   foreignKeys: [{ fields: ["record_id"], reference: { resource: "records", fields: ["id"] } }],
-  pageRows: 5_000,
+  pageRows: 10_000,
   async page(db, version, cursor, limit) {
     const [file, record] = (cursor as readonly [string, number] | null) ?? ["", 0];
-    const rows = await db.all<{ file: string; record_id: number }>(sql`
-      SELECT file, record_id, substr(storage_key, 1, 64) AS sha256, width, height, bytes, substr(content_type, 7) AS format
+    const rows = await db.values<unknown[]>(sql`
+      SELECT file, record_id, substr(storage_key, 1, 64), width, height, bytes, substr(content_type, 7)
       FROM release_images WHERE ${byVersion(version)} AND (file, record_id) > (${file}, ${record})
       ORDER BY file, record_id LIMIT ${limit}`);
     const last = rows[rows.length - 1];
-    return { rows, cursor: last ? [last.file, last.record_id] : cursor };
+    return { rows, cursor: last ? [last[0] as string, last[1] as number] : cursor };
   },
 };
 
@@ -274,9 +282,17 @@ function referenceTable(definition: ReferenceDefinition): ReleaseTable {
         WHERE ${byVersion(version)} AND table_name = ${definition.name} AND position > ${(cursor as number | null) ?? 0}
         ORDER BY position LIMIT ${limit}`);
       const last = rows[rows.length - 1];
-      return { rows: rows.map((r) => JSON.parse(r.row) as TableRow), cursor: last ? last.position : cursor };
+      return { rows: rows.map((r) => valuesOf(definition.columns, JSON.parse(r.row) as Record<string, unknown>, r.position)), cursor: last ? last.position : cursor };
     },
   };
+}
+
+/** A staged JSON row as values in column order; a key the snapshot did not write is a bug, refused like a misspelt alias. */
+function valuesOf(columns: readonly Column[], row: Record<string, unknown>, position: number): unknown[] {
+  return columns.map(({ name }) => {
+    if (!(name in row)) throw new TableDataError(name, position, "missing from the row");
+    return row[name];
+  });
 }
 
 /** Every table of a release, in the order the build writes them. */

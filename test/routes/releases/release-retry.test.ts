@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { demoStatements } from "../../../scripts/seed/demo-data.mjs";
+import { RELEASE_TABLES } from "../../../src/services/release-tables";
 import { loadConfig } from "../../../src/config";
 import { createDb } from "../../../src/db/client";
 import { createLogger } from "../../../src/lib/logger";
@@ -20,6 +21,10 @@ import {
   runReleaseSlice,
   settledRelease,
 } from "../../support/releases";
+
+/** Rows of records the build reads per page; the demo data makes about 15 records a product, so more than one page. */
+const PAGE = RELEASE_TABLES.find((table) => table.name === "records")!.pageRows;
+const DEMO_PRODUCTS = Math.ceil(PAGE / 10);
 
 let admin: Record<string, string>;
 let ada: Awaited<ReturnType<typeof contributor>>;
@@ -95,17 +100,17 @@ describe("a build that is interrupted", () => {
   const slice = (): Promise<SliceOutcome> => runBuildSlice(deps(), { version: VERSION, buildId: BUILD }, { deadline: 0 });
 
   it("waits for a crashed slice's lease, restarts a table whose checkpoint was lost, and ends without duplicates", { timeout: 60_000 }, async () => {
-    await env.DB.batch(demoStatements({ products: 300, seed: 5 }).map((s) => env.DB.prepare(s)));
+    await env.DB.batch(demoStatements({ products: DEMO_PRODUCTS, seed: 5 }).map((s) => env.DB.prepare(s)));
     const expected = (await env.DB.prepare(
       "SELECT count(*) AS n FROM products p JOIN users u ON u.id = p.owner_id WHERE u.terms_accepted_version IS NOT NULL",
     ).first<{ n: number }>())!.n;
-    expect(expected).toBeGreaterThan(4_000);
+    expect(expected).toBeGreaterThan(PAGE);
     await env.DB.prepare("INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Interrupted', 'CC-BY-4.0', 'building', 'http://localhost', ?)")
       .bind(VERSION, BUILD)
       .run();
     // The snapshot, the image files, the first page of records: a checkpoint inside the records table.
     for (let i = 0; i < 3; i++) expect(await slice()).toEqual({ kind: "continue" });
-    expect(JSON.parse((await buildRow(VERSION))!.build_state!)).toMatchObject({ step: 1, table: { rows: 4_000 } });
+    expect(JSON.parse((await buildRow(VERSION))!.build_state!)).toMatchObject({ step: 1, table: { rows: PAGE } });
 
     // A slice took the lease and died: until its lease runs out, the build's message waits.
     await env.DB.prepare("UPDATE releases SET lease_id = 'a-dead-slice', lease_until = unixepoch() + 60 WHERE version = ?").bind(VERSION).run();
@@ -151,5 +156,18 @@ describe("retrying", () => {
     // The lost attempt's message, should it arrive now, changes nothing.
     expect(await runReleaseSlice("6.0", "lost-build")).toEqual({ acked: true, retried: false });
     expect(await (await readRelease("6.0")).json()).toEqual(published);
+  });
+});
+
+describe("staging rows an ended build left behind", () => {
+  it("are removed by the next build's snapshot", async () => {
+    // As if the cleanup after publishing 3.0 had failed.
+    await env.DB.prepare(
+      "INSERT INTO release_records (release_version, id, owner_id, name, created_at, updated_at) VALUES ('3.0', 999999, 1, 'left over', 0, 0)",
+    ).run();
+    expect((await requestRelease(admin, { version: "3.1", title: "Cleans up" })).status).toBe(202);
+    expect((await settledRelease("3.1", admin)).status).toBe("published");
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM release_records").first<{ n: number }>();
+    expect(left!.n).toBe(0);
   });
 });

@@ -2,12 +2,17 @@ import { env } from "cloudflare:workers";
 import { asyncBufferFromUrl, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
 import { beforeAll, describe, expect, it } from "vitest";
 import { demoStatements } from "../../../scripts/seed/demo-data.mjs";
+import { RELEASE_TABLES } from "../../../src/services/release-tables";
 import { loadConfig } from "../../../src/config";
 import { createDb } from "../../../src/db/client";
 import { createLogger } from "../../../src/lib/logger";
 import { runBuildSlice, type SliceOutcome } from "../../../src/services/release-build";
 import { api, expectProblem } from "../../support/http";
 import { adminHeaders, contributor, createProduct, csvTable, readRelease, type ReleaseBody, workerFetch } from "../../support/releases";
+
+/** Rows of records the build reads per page; the demo data makes about 15 records a product, so more than one page. */
+const PAGE = RELEASE_TABLES.find((table) => table.name === "records")!.pageRows;
+const DEMO_PRODUCTS = Math.ceil(PAGE / 10);
 
 // The build driven slice by slice through its service (the queue consumer runs the same function
 // and queues the next slice itself), so that the test can act between two slices: after the
@@ -29,7 +34,7 @@ beforeAll(async () => {
   admin = await adminHeaders();
   ada = await contributor("snap", true);
   // ~4,400 records of the demo contributor (who accepted the terms): more than one page of records.
-  await env.DB.batch(demoStatements({ products: 300, seed: 11 }).map((s) => env.DB.prepare(s)));
+  await env.DB.batch(demoStatements({ products: DEMO_PRODUCTS, seed: 11 }).map((s) => env.DB.prepare(s)));
   kept = await createProduct(ada.headers, { name: "Radio before the snapshot", weight_g: 700, components: [{ name: "Speaker", amount_in_parent: 2 }] });
   removed = await createProduct(ada.headers, { name: "Lamp deleted after the snapshot" });
   // Everyone who owns records here accepted the terms: every record is in the snapshot.
@@ -60,7 +65,7 @@ describe("a release's snapshot", () => {
     outcome = await slice(); // the first page of records
     expect(outcome).toEqual({ kind: "continue" });
     const midway = (await (await readRelease(VERSION, admin)).json()) as ReleaseBody;
-    expect(midway.progress.records_written).toBe(4_000);
+    expect(midway.progress.records_written).toBe(PAGE);
     expect(midway.progress.records_written).toBeLessThan(midway.counts.records!);
 
     const renamed = await api(`/v1/products/${kept.id}`, {
@@ -105,7 +110,7 @@ describe("a release's snapshot", () => {
     const metadata = await parquetMetadataAsync(file);
     // The checkpoint between the slices ended a row group early.
     expect(metadata.row_groups.length).toBe(2);
-    expect(Number(metadata.row_groups[0]!.num_rows)).toBe(4_000);
+    expect(Number(metadata.row_groups[0]!.num_rows)).toBe(PAGE);
     const rows = await parquetReadObjects({ file, metadata, columns: ["id", "weight_g", "parent_id"] });
     const csv = await csvTable(VERSION, "records.csv");
     expect(rows).toHaveLength(csv.length);
