@@ -176,7 +176,11 @@ export async function retryRelease(deps: ReleaseDeps, actor: SessionUser, versio
     await queueBuild(deps, version, buildId);
   } catch (error) {
     deps.log.error("release build could not be queued", { release: version, error });
-    // The attempt stays without a message: after STALLED_AFTER_SECONDS it can be retried again.
+    // Without its message the new attempt would never run: it ends failed at once, to be retried again.
+    await deps.db
+      .run(sql`UPDATE releases SET status = 'failed', failure_reason = 'The retry could not be queued; retry again.', updated_at = unixepoch()
+        WHERE version = ${version} AND build_id = ${buildId} AND status = 'building' AND lease_id IS NULL AND snapshot_at IS NULL`)
+      .catch((undo: unknown) => deps.log.error("a retry that could not be queued could not be marked failed either", { release: version, error: undo }));
     throw queueUnavailable();
   }
   audit(deps.log, "admin.release.retried", { actor_id: actor.id, release: version });

@@ -48,7 +48,8 @@ export const retryRelease = createRoute({
     "messages, should any still arrive, are ignored. Answers 202 with the release building again. A build that fails for a " +
     "passing reason (storage, database) is retried by the queue itself from its last checkpoint, up to 3 attempts in a row, " +
     "before it is marked failed. Published: 409 `RELEASE_PUBLISHED`; building and alive: 409 `RELEASE_BUILDING`; " +
-    `unknown: 404. Audited. ${ADMIN_ONLY}`,
+    "unknown: 404. The queue unreachable: 503 `RELEASE_QUEUE_UNAVAILABLE`, and the release is failed again (retry once more). " +
+    `Audited. ${ADMIN_ONLY}`,
   security: SIGNED_IN,
   request: { params: ReleaseVersionParamsSchema },
   responses: {
