@@ -6,8 +6,23 @@ import { buildDocsAssets } from "./scripts/build-docs-assets.mjs";
 import { fakeUpstream } from "./test/support/fake-upstream.ts";
 import { OAUTH_TEST_VARS, VIDEO_TEST_VARS } from "./test/support/fake-upstream-config.ts";
 
+// Wrangler reads a developer's .dev.vars for every test runtime and says so each time ("Using
+// secrets defined in .dev.vars"); the values that matter to the tests are TEST_VARS, which win.
+// Its warnings and errors still show.
+process.env.WRANGLER_LOG ??= "warn";
+
+/**
+ * `PLUGIN_RPI_CAM=false npx vitest run` runs the suite with the camera plugin switched off, its own
+ * tests left out: what a deployment without cameras serves must pass on its own.
+ */
+const cameraPluginOff = process.env.PLUGIN_RPI_CAM === "false";
+const CAMERA_TESTS_WHEN_OFF = cameraPluginOff ? ["test/routes/plugins/rpi-cam/**", "test/durable-objects/camera-relay.test.ts"] : [];
+// The camera cases of the hardening files go with them.
+const CAMERA_CASES_WHEN_OFF = cameraPluginOff ? { testNamePattern: /^(?!.*(cameras and their commands|a camera command's body))/ } : {};
+
 /** Bindings the tests run with, on top of wrangler.toml's development values. */
 export const TEST_VARS = {
+  ...(cameraPluginOff ? { PLUGIN_RPI_CAM: "false" } : {}),
   // Cheap Argon2id so suites that create many accounts stay fast; production parameters are
   // the default and have a test of their own.
   ARGON2_MEMORY_KIB: "64",
@@ -30,6 +45,7 @@ export const TEST_VARS = {
 function wasmModules(): Plugin {
   return {
     name: "wasm-modules",
+    enforce: "pre",
     load(id) {
       if (!id.endsWith(".wasm")) return null;
       return `import { readFileSync } from "node:fs";\nexport default new WebAssembly.Module(readFileSync(${JSON.stringify(id)}));`;
@@ -37,38 +53,87 @@ function wasmModules(): Plugin {
   };
 }
 
+/** Files of the slow tier: bursts of hundreds of requests and real waits of seconds (`npm run test:slow`). */
+const SLOW = "test/**/*.slow.test.ts";
+
+/**
+ * Files that need a runtime of their own: they test what happens on an isolate's first request
+ * (the bootstrap superuser is created once per isolate, so a shared isolate has done it already).
+ */
+const OWN_ISOLATE = [
+  "test/middleware/bootstrap.test.ts",
+  "test/middleware/bootstrap-conflict.test.ts",
+  "test/services/bootstrap.test.ts",
+  // These two break the database before its first request and look for the bootstrap to fail.
+  "test/routes/health/health-failure.test.ts",
+  "test/middleware/log-redaction-query-error.test.ts",
+  // Its client walks away from a streamed export mid-way; a runtime shared with later files then
+  // does not finish its run (seen with products.test.ts after it), so it keeps one of its own.
+  "test/routes/products/export.test.ts",
+];
+
+const SHARED_RUNTIME_SETUP = ["./test/setup/fresh-storage.ts", "./test/setup/bootstrap-superuser.ts"];
+
 export default defineConfig(async (): Promise<ViteUserConfig> => {
   // wrangler.toml's [assets] directory must exist before the pool reads the configuration.
   buildDocsAssets(import.meta.dirname);
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+  const workerd = () =>
+    cloudflareTest({
+      main: "./src/index.ts",
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: { ...TEST_VARS, TEST_MIGRATIONS: migrations },
+        outboundService: fakeUpstream,
+      },
+    });
   return {
     test: {
       // The Worker logs one JSON line per request; show them only for tests that fail.
       silent: "passed-only",
+      // Two cores: one file per core at a time, in each project.
+      maxWorkers: 2,
       projects: [
         {
-          plugins: [
-            cloudflareTest({
-              main: "./src/index.ts",
-              wrangler: { configPath: "./wrangler.toml" },
-              miniflare: {
-                bindings: { ...TEST_VARS, TEST_MIGRATIONS: migrations },
-                outboundService: fakeUpstream,
-              },
-            }),
-          ],
+          // HTTP and binding tests, in workerd. Files share one runtime per worker (starting
+          // workerd and loading the app per file cost most of the suite's time); the setup file
+          // wipes every binding's storage before each file instead.
+          plugins: [workerd()],
           test: {
             name: "workers",
             include: ["test/**/*.test.ts"],
-            exclude: ["test/node/**"],
-            setupFiles: ["./test/setup/apply-migrations.ts"],
+            exclude: ["test/node/**", SLOW, ...OWN_ISOLATE, ...CAMERA_TESTS_WHEN_OFF],
+            ...CAMERA_CASES_WHEN_OFF,
+            setupFiles: SHARED_RUNTIME_SETUP,
+            isolate: false,
           },
         },
         {
+          plugins: [workerd()],
+          test: {
+            name: "workers-own-isolate",
+            include: OWN_ISOLATE,
+            setupFiles: ["./test/setup/fresh-storage.ts"],
+          },
+        },
+        {
+          // Bursts and waits: run by `npm run test:slow` (and CI), not by `npm test`.
+          plugins: [workerd()],
+          test: {
+            name: "slow",
+            include: [SLOW],
+            exclude: ["test/node/**", ...CAMERA_TESTS_WHEN_OFF],
+            setupFiles: SHARED_RUNTIME_SETUP,
+            isolate: false,
+          },
+        },
+        {
+          // Pure code (codecs, parsers, crypto, policies) and Node-side tools: no workerd.
           plugins: [wasmModules()],
           test: {
             name: "node",
             include: ["test/node/**/*.test.ts"],
+            exclude: [SLOW],
             environment: "node",
             // Inlined so that its `.wasm` import goes through the plugin instead of Node's loader.
             server: { deps: { inline: [/@phi-ag\/argon2/] } },

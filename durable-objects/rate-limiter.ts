@@ -1,5 +1,4 @@
 import { DurableObject } from "cloudflare:workers";
-import type { AppBindings } from "../src/env";
 
 /** One counter to take a unit from: its name, how many units a window holds, and the window's length. */
 export interface CounterSpec {
@@ -29,6 +28,21 @@ export interface CounterReading extends CounterSpec {
 export interface ConsumeResult {
   allowed: boolean;
   counters: CounterReading[];
+  /** Set when the object's storage failed: nothing was counted (the caller treats the store as unavailable). */
+  failed?: string;
+}
+
+/**
+ * The answer of a call whose storage failed (the caller treats the store as unavailable). A value
+ * rather than a thrown error: an exception leaving an RPC method is also reported by the runtime
+ * as uncaught, once per failed call, on top of the Worker's own log line.
+ */
+export interface StoreFailure {
+  failed: string;
+}
+
+function storeFailure(error: unknown): StoreFailure & ConsumeResult {
+  return { allowed: false, counters: [], failed: error instanceof Error ? error.message : String(error) };
 }
 
 interface CounterRow extends Record<string, SqlStorageValue> {
@@ -55,7 +69,7 @@ interface Window {
  * its minute once; an object that never holds a durable counter never touches storage, which
  * keeps the first request of each new client cheap.
  */
-export class RateLimiter extends DurableObject<AppBindings> {
+export class RateLimiter extends DurableObject<Env> {
   private readonly memory = new Map<string, Window>();
   private tableReady = false;
   /** The pending alarm; undefined until read from storage. */
@@ -66,6 +80,14 @@ export class RateLimiter extends DurableObject<AppBindings> {
    * window, the call is refused and nothing is counted (a refused request does not extend a block).
    */
   async consume(specs: CounterSpec[]): Promise<ConsumeResult> {
+    try {
+      return await this.take(specs);
+    } catch (error) {
+      return storeFailure(error);
+    }
+  }
+
+  private async take(specs: CounterSpec[]): Promise<ConsumeResult> {
     const now = Date.now();
     for (const [name, window] of this.memory) if (window.endsAt <= now) this.memory.delete(name);
     // Each counter is read before any is written, so a name given twice is taken once.
@@ -105,7 +127,16 @@ export class RateLimiter extends DurableObject<AppBindings> {
    * Gives back one unit per counter, in the same window only: a failure budget refunds an attempt
    * that turned out to succeed, and a request refused by another subject's counter its unit here.
    */
-  refund(units: { name: string; windowStart: number; durable?: boolean }[]): void {
+  refund(units: { name: string; windowStart: number; durable?: boolean }[]): StoreFailure | null {
+    try {
+      this.giveBack(units);
+      return null;
+    } catch (error) {
+      return { failed: storeFailure(error).failed };
+    }
+  }
+
+  private giveBack(units: { name: string; windowStart: number; durable?: boolean }[]): void {
     for (const unit of units) {
       if (!unit.durable) {
         const window = this.memory.get(unit.name);

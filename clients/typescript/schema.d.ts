@@ -332,7 +332,7 @@ export interface paths {
         put?: never;
         /**
          * Replace the recovery codes
-         * @description Needs a `code` (authenticator, or a recovery code, which is spent). The old recovery codes stop working. Wrong passwords and codes count against the account's budget shared by every step-up and the login challenge (3 a minute, 100 a day); past it, 429 `RATE_LIMITED` with `Retry-After`. A missing credential is 400 and does not count.
+         * @description Needs a `code` (authenticator, or a recovery code, which is spent). The old recovery codes stop working. Two regenerations at once: one wins (200, its codes are the valid ones) and the other is 409 `RECOVERY_CODES_CHANGED`, spends nothing and shows no codes. Wrong passwords and codes count against the account's budget shared by every step-up and the login challenge (3 a minute, 100 a day); past it, 429 `RATE_LIMITED` with `Retry-After`. A missing credential is 400 and does not count.
          */
         post: operations["regenerateRecoveryCodes"];
         delete?: never;
@@ -352,7 +352,7 @@ export interface paths {
         put?: never;
         /**
          * Answer the login challenge
-         * @description Completes the login of a TOTP account with the `mfa_token` of the 202 login answer and a current authenticator code or a recovery code. Issues the credentials of the transport that started the login: a token pair (200) after the bearer login, cookies (204) after the session login. A code works once: the same authenticator code cannot sign in twice, even concurrently. A wrong code is 400 `MFA_CODE_INVALID` and leaves the challenge usable; an unknown, expired (10 minutes) or used challenge is 401 `MFA_TOKEN_INVALID`. Wrong passwords and codes count against the account's budget shared by every step-up and the login challenge (3 a minute, 100 a day); past it, 429 `RATE_LIMITED` with `Retry-After`. A missing credential is 400 and does not count.
+         * @description Completes the login of a TOTP account with the `mfa_token` of the 202 login answer and a current authenticator code or a recovery code. Issues the credentials of the transport that started the login: a token pair (200) after the bearer login, cookies (204) after the session login. A code works once: the same authenticator code cannot sign in twice, even concurrently. A wrong, replayed or spent code is 401 `MFA_CODE_INVALID` and leaves the challenge usable; an unknown, expired (10 minutes) or used challenge is 401 `MFA_TOKEN_INVALID`. Wrong passwords and codes count against the account's budget shared by every step-up and the login challenge (3 a minute, 100 a day); past it, 429 `RATE_LIMITED` with `Retry-After`. A missing credential is 400 and does not count.
          */
         post: operations["mfaChallenge"];
         delete?: never;
@@ -452,7 +452,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange a sign-in hand-off for bearer tokens
-         * @description Once, within 2 minutes of the callback, with the `code_verifier` of the app's `code_challenge`; anything else is 400 `OAUTH_HANDOFF_INVALID`.
+         * @description Once, within 2 minutes of the callback, with the `code_verifier` of the app's `code_challenge`; anything else is 400 `OAUTH_HANDOFF_INVALID`. On when `OAUTH_TOKEN_FLOW_ENABLED` (else 404 `OAUTH_TOKEN_FLOW_DISABLED`).
          */
         post: operations["oauthClaimLogin"];
         delete?: never;
@@ -1445,7 +1445,7 @@ export interface paths {
         put?: never;
         /**
          * Create a base product
-         * @description Creates a base product with, optionally, nested `components` (at most 100 per level, 10 levels, 1,000 in all), a `bill_of_materials` per record and up to 5 `videos`, atomically. Needs a verified account. Unknown product type or material ids: 422 pointing at them; nesting deeper than 10 levels: 400 `COMPONENT_TOO_DEEP`. Send an `Idempotency-Key` to make retries safe (docs/idempotency.md).
+         * @description Creates a base product with, optionally, nested `components` (at most 100 per level, 10 levels, 1,000 in all), a `bill_of_materials` per record and up to 5 `videos`, atomically. Needs a verified account. Unknown product type or material ids: 422 pointing at them; nesting deeper than 10 levels: 400 `COMPONENT_TOO_DEEP`. Send an `Idempotency-Key` to make retries safe (docs/idempotency.md): a retry gets the first answer again; 409 `IDEMPOTENCY_REQUEST_IN_PROGRESS` while the first request runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body on the same path, 410 `IDEMPOTENCY_RECORD_GONE` when the record the first request made has been deleted since, 503 `IDEMPOTENCY_STORE_UNAVAILABLE` when the key store cannot be reached.
          */
         post: operations["createProduct"];
         delete?: never;
@@ -1497,7 +1497,7 @@ export interface paths {
         put?: never;
         /**
          * Create a component under a base product
-         * @description Creates a component (with nested components and bills of materials) under your base product; someone else's: 404. Components nest at most 10 levels below the base product (deeper: 400 `COMPONENT_TOO_DEEP`). Needs a verified account.
+         * @description Creates a component (with nested components and bills of materials) under your base product; someone else's: 404. Components nest at most 10 levels below the base product (deeper: 400 `COMPONENT_TOO_DEEP`). Needs a verified account. Send an `Idempotency-Key` to make retries safe (docs/idempotency.md): a retry gets the first answer again; 409 `IDEMPOTENCY_REQUEST_IN_PROGRESS` while the first request runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body on the same path, 410 `IDEMPOTENCY_RECORD_GONE` when the record the first request made has been deleted since, 503 `IDEMPOTENCY_STORE_UNAVAILABLE` when the key store cannot be reached.
          */
         post: operations["createProductComponent"];
         delete?: never;
@@ -1549,7 +1549,7 @@ export interface paths {
         put?: never;
         /**
          * Create a component under a component
-         * @description Creates a component (with nested components and bills of materials) under your component; someone else's: 404. Components nest at most 10 levels below the base product (deeper: 400 `COMPONENT_TOO_DEEP`). Needs a verified account.
+         * @description Creates a component (with nested components and bills of materials) under your component; someone else's: 404. Components nest at most 10 levels below the base product (deeper: 400 `COMPONENT_TOO_DEEP`). Needs a verified account. Send an `Idempotency-Key` to make retries safe (docs/idempotency.md): a retry gets the first answer again; 409 `IDEMPOTENCY_REQUEST_IN_PROGRESS` while the first request runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body on the same path, 410 `IDEMPOTENCY_RECORD_GONE` when the record the first request made has been deleted since, 503 `IDEMPOTENCY_STORE_UNAVAILABLE` when the key store cannot be reached.
          */
         post: operations["createSubcomponent"];
         delete?: never;
@@ -1727,13 +1727,13 @@ export interface paths {
         };
         /**
          * List the images of a base product
-         * @description Public. One page of the base product's images that passed the malware scan, oldest first (unknown id or a component id: 404). Sends an `ETag` and answers `If-None-Match` with 304.
+         * @description Public. One page of the base product's images, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a component id: 404. Sends an `ETag` and answers `If-None-Match` with 304.
          */
         get: operations["listProductImages"];
         put?: never;
         /**
          * Upload an image to a base product
-         * @description Multipart: the `file` part, optional `description` and `image_metadata`. Caps follow the uploader's role: 10 MiB and 12582912 px (contributor), 20 MiB and 24000000 px (lab). Over the size: 413 (refused by `Content-Length` before the body is read); over the pixels: 400 `IMAGE_TOO_MANY_PIXELS` ("Image has N pixels, exceeding the maximum allowed M."). Extension, declared type and bytes disagreeing: 415 `MEDIA_TYPE_MISMATCH`; another format: 415 `UNSUPPORTED_MEDIA_TYPE`; a broken file or one with data after its end (a polyglot): 422 `IMAGE_UNREADABLE`. Before storage the pixels are turned upright per the EXIF orientation and the metadata is reduced to the EXIF allow-list (camera and lens, exposure, focal length, ISO, white balance, capture time): GPS, maker notes, serial numbers, XMP, IPTC, comments and PNG text are removed. The upload counts against the record owner's quota (files and bytes of their role; `GET /v1/users/me`): over it, 403 `UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: "pending"`: the malware scan runs on the media queue, and the item is listed and its URLs served once it passes (media that fails is deleted). Needs a verified account; someone else's record: 404 (a superuser moderates by deleting, never by adding). Does not change the record's `version`; its detail ETag changes once the item is listed.
+         * @description Multipart: the `file` part, optional `description` and `image_metadata`. Caps follow the uploader's role: 10 MiB and 12582912 px (contributor), 20 MiB and 24000000 px (lab). Over the size: 413 (refused by `Content-Length` before the body is read); over the pixels: 400 `IMAGE_TOO_MANY_PIXELS` ("Image has N pixels, exceeding the maximum allowed M."; GIF and WebP, which are decoded whole, at most 1,500,000 px for every role). Extension, declared type and bytes disagreeing: 415 `MEDIA_TYPE_MISMATCH`; another format, or a variant no decoder here reads (RLE or otherwise compressed BMP; lossless, hierarchical, arithmetic-coded, 12-bit or CMYK JPEG): 415 `UNSUPPORTED_MEDIA_TYPE`; a broken file or one with data after its end (a polyglot): 422 `IMAGE_UNREADABLE`. Before storage the pixels are turned upright per the EXIF orientation and the metadata is reduced to the EXIF allow-list (camera and lens, exposure, focal length, ISO, white balance, capture time): GPS, maker notes, serial numbers, XMP, IPTC, comments and PNG text are removed. The upload counts against the record owner's quota (files and bytes of their role; `GET /v1/users/me`): over it, 403 `UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: "pending"`: the media job scans it (and decodes an image in full) on the queue; it turns `clean`, listed for everyone and its URLs served, or `rejected` (malware, undecodable, or a scan that kept failing): never served, its bytes removed and its quota released, shown to the owner with `rejected_reason` until deleted. Needs a verified account; someone else's record: 404 (a superuser moderates by deleting, never by adding). Does not change the record's `version`; its detail ETag changes once the item is listed.
          */
         post: operations["uploadProductImage"];
         delete?: never;
@@ -1751,14 +1751,14 @@ export interface paths {
         };
         /**
          * Read one image of a base product
-         * @description Public once the image passed the scan; while it is `pending` only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an `ETag`.
+         * @description Public once the image is `clean`; while it is `pending`, or once `rejected`, only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an `ETag`.
          */
         get: operations["getProductImage"];
         put?: never;
         post?: never;
         /**
          * Delete one image of a base product
-         * @description Deletes the image (pending or clean) and releases its size from the owner's quota; its stored object goes unless another item has the same bytes. Needs a verified account; the owner, or a superuser with TOTP moderating (audited); anyone else: 404. Does not change the record's `version`.
+         * @description Deletes the image (pending, clean or rejected) and releases its size from the owner's quota (a rejected one released it already); its stored object goes unless another item has the same bytes. Needs a verified account; the owner, or a superuser with TOTP moderating (audited); anyone else: 404. Does not change the record's `version`.
          */
         delete: operations["deleteProductImage"];
         options?: never;
@@ -1775,13 +1775,13 @@ export interface paths {
         };
         /**
          * List the research files of a base product
-         * @description Public. One page of the base product's research files that passed the malware scan, oldest first (unknown id or a component id: 404). Sends an `ETag` and answers `If-None-Match` with 304.
+         * @description Public. One page of the base product's research files, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a component id: 404. Sends an `ETag` and answers `If-None-Match` with 304.
          */
         get: operations["listProductFiles"];
         put?: never;
         /**
          * Upload a research file to a base product
-         * @description Multipart: the `file` part, optional `description`. Needs the `lab` role (403 `LAB_ROLE_REQUIRED`). At most 50 MiB (413). Extension, declared type and signature disagreeing: 415 `MEDIA_TYPE_MISMATCH`; another extension: 415 `UNSUPPORTED_MEDIA_TYPE`. Stored as sent. The upload counts against the record owner's quota (files and bytes of their role; `GET /v1/users/me`): over it, 403 `UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: "pending"`: the malware scan runs on the media queue, and the item is listed and its URLs served once it passes (media that fails is deleted). Needs a verified account; someone else's record: 404 (a superuser moderates by deleting, never by adding). Does not change the record's `version`; its detail ETag changes once the item is listed.
+         * @description Multipart: the `file` part, optional `description`. Needs the `lab` role (403 `LAB_ROLE_REQUIRED`). At most 50 MiB (413). Extension, declared type and signature disagreeing: 415 `MEDIA_TYPE_MISMATCH`; another extension: 415 `UNSUPPORTED_MEDIA_TYPE`. Stored as sent. The upload counts against the record owner's quota (files and bytes of their role; `GET /v1/users/me`): over it, 403 `UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: "pending"`: the media job scans it (and decodes an image in full) on the queue; it turns `clean`, listed for everyone and its URLs served, or `rejected` (malware, undecodable, or a scan that kept failing): never served, its bytes removed and its quota released, shown to the owner with `rejected_reason` until deleted. Needs a verified account; someone else's record: 404 (a superuser moderates by deleting, never by adding). Does not change the record's `version`; its detail ETag changes once the item is listed.
          */
         post: operations["uploadProductFile"];
         delete?: never;
@@ -1799,14 +1799,14 @@ export interface paths {
         };
         /**
          * Read one research file of a base product
-         * @description Public once the research file passed the scan; while it is `pending` only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an `ETag`.
+         * @description Public once the research file is `clean`; while it is `pending`, or once `rejected`, only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an `ETag`.
          */
         get: operations["getProductFile"];
         put?: never;
         post?: never;
         /**
          * Delete one research file of a base product
-         * @description Deletes the research file (pending or clean) and releases its size from the owner's quota; its stored object goes unless another item has the same bytes. Needs a verified account; the owner, or a superuser with TOTP moderating (audited); anyone else: 404. Does not change the record's `version`.
+         * @description Deletes the research file (pending, clean or rejected) and releases its size from the owner's quota (a rejected one released it already); its stored object goes unless another item has the same bytes. Needs a verified account; the owner, or a superuser with TOTP moderating (audited); anyone else: 404. Does not change the record's `version`.
          */
         delete: operations["deleteProductFile"];
         options?: never;
@@ -1823,13 +1823,13 @@ export interface paths {
         };
         /**
          * List the images of a component
-         * @description Public. One page of the component's images that passed the malware scan, oldest first (unknown id or a base product id: 404). Sends an `ETag` and answers `If-None-Match` with 304.
+         * @description Public. One page of the component's images, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a base product id: 404. Sends an `ETag` and answers `If-None-Match` with 304.
          */
         get: operations["listComponentImages"];
         put?: never;
         /**
          * Upload an image to a component
-         * @description Multipart: the `file` part, optional `description` and `image_metadata`. Caps follow the uploader's role: 10 MiB and 12582912 px (contributor), 20 MiB and 24000000 px (lab). Over the size: 413 (refused by `Content-Length` before the body is read); over the pixels: 400 `IMAGE_TOO_MANY_PIXELS` ("Image has N pixels, exceeding the maximum allowed M."). Extension, declared type and bytes disagreeing: 415 `MEDIA_TYPE_MISMATCH`; another format: 415 `UNSUPPORTED_MEDIA_TYPE`; a broken file or one with data after its end (a polyglot): 422 `IMAGE_UNREADABLE`. Before storage the pixels are turned upright per the EXIF orientation and the metadata is reduced to the EXIF allow-list (camera and lens, exposure, focal length, ISO, white balance, capture time): GPS, maker notes, serial numbers, XMP, IPTC, comments and PNG text are removed. The upload counts against the record owner's quota (files and bytes of their role; `GET /v1/users/me`): over it, 403 `UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: "pending"`: the malware scan runs on the media queue, and the item is listed and its URLs served once it passes (media that fails is deleted). Needs a verified account; someone else's record: 404 (a superuser moderates by deleting, never by adding). Does not change the record's `version`; its detail ETag changes once the item is listed.
+         * @description Multipart: the `file` part, optional `description` and `image_metadata`. Caps follow the uploader's role: 10 MiB and 12582912 px (contributor), 20 MiB and 24000000 px (lab). Over the size: 413 (refused by `Content-Length` before the body is read); over the pixels: 400 `IMAGE_TOO_MANY_PIXELS` ("Image has N pixels, exceeding the maximum allowed M."; GIF and WebP, which are decoded whole, at most 1,500,000 px for every role). Extension, declared type and bytes disagreeing: 415 `MEDIA_TYPE_MISMATCH`; another format, or a variant no decoder here reads (RLE or otherwise compressed BMP; lossless, hierarchical, arithmetic-coded, 12-bit or CMYK JPEG): 415 `UNSUPPORTED_MEDIA_TYPE`; a broken file or one with data after its end (a polyglot): 422 `IMAGE_UNREADABLE`. Before storage the pixels are turned upright per the EXIF orientation and the metadata is reduced to the EXIF allow-list (camera and lens, exposure, focal length, ISO, white balance, capture time): GPS, maker notes, serial numbers, XMP, IPTC, comments and PNG text are removed. The upload counts against the record owner's quota (files and bytes of their role; `GET /v1/users/me`): over it, 403 `UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: "pending"`: the media job scans it (and decodes an image in full) on the queue; it turns `clean`, listed for everyone and its URLs served, or `rejected` (malware, undecodable, or a scan that kept failing): never served, its bytes removed and its quota released, shown to the owner with `rejected_reason` until deleted. Needs a verified account; someone else's record: 404 (a superuser moderates by deleting, never by adding). Does not change the record's `version`; its detail ETag changes once the item is listed.
          */
         post: operations["uploadComponentImage"];
         delete?: never;
@@ -1847,14 +1847,14 @@ export interface paths {
         };
         /**
          * Read one image of a component
-         * @description Public once the image passed the scan; while it is `pending` only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an `ETag`.
+         * @description Public once the image is `clean`; while it is `pending`, or once `rejected`, only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an `ETag`.
          */
         get: operations["getComponentImage"];
         put?: never;
         post?: never;
         /**
          * Delete one image of a component
-         * @description Deletes the image (pending or clean) and releases its size from the owner's quota; its stored object goes unless another item has the same bytes. Needs a verified account; the owner, or a superuser with TOTP moderating (audited); anyone else: 404. Does not change the record's `version`.
+         * @description Deletes the image (pending, clean or rejected) and releases its size from the owner's quota (a rejected one released it already); its stored object goes unless another item has the same bytes. Needs a verified account; the owner, or a superuser with TOTP moderating (audited); anyone else: 404. Does not change the record's `version`.
          */
         delete: operations["deleteComponentImage"];
         options?: never;
@@ -1871,13 +1871,13 @@ export interface paths {
         };
         /**
          * List the research files of a component
-         * @description Public. One page of the component's research files that passed the malware scan, oldest first (unknown id or a base product id: 404). Sends an `ETag` and answers `If-None-Match` with 304.
+         * @description Public. One page of the component's research files, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a base product id: 404. Sends an `ETag` and answers `If-None-Match` with 304.
          */
         get: operations["listComponentFiles"];
         put?: never;
         /**
          * Upload a research file to a component
-         * @description Multipart: the `file` part, optional `description`. Needs the `lab` role (403 `LAB_ROLE_REQUIRED`). At most 50 MiB (413). Extension, declared type and signature disagreeing: 415 `MEDIA_TYPE_MISMATCH`; another extension: 415 `UNSUPPORTED_MEDIA_TYPE`. Stored as sent. The upload counts against the record owner's quota (files and bytes of their role; `GET /v1/users/me`): over it, 403 `UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: "pending"`: the malware scan runs on the media queue, and the item is listed and its URLs served once it passes (media that fails is deleted). Needs a verified account; someone else's record: 404 (a superuser moderates by deleting, never by adding). Does not change the record's `version`; its detail ETag changes once the item is listed.
+         * @description Multipart: the `file` part, optional `description`. Needs the `lab` role (403 `LAB_ROLE_REQUIRED`). At most 50 MiB (413). Extension, declared type and signature disagreeing: 415 `MEDIA_TYPE_MISMATCH`; another extension: 415 `UNSUPPORTED_MEDIA_TYPE`. Stored as sent. The upload counts against the record owner's quota (files and bytes of their role; `GET /v1/users/me`): over it, 403 `UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: "pending"`: the media job scans it (and decodes an image in full) on the queue; it turns `clean`, listed for everyone and its URLs served, or `rejected` (malware, undecodable, or a scan that kept failing): never served, its bytes removed and its quota released, shown to the owner with `rejected_reason` until deleted. Needs a verified account; someone else's record: 404 (a superuser moderates by deleting, never by adding). Does not change the record's `version`; its detail ETag changes once the item is listed.
          */
         post: operations["uploadComponentFile"];
         delete?: never;
@@ -1895,14 +1895,14 @@ export interface paths {
         };
         /**
          * Read one research file of a component
-         * @description Public once the research file passed the scan; while it is `pending` only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an `ETag`.
+         * @description Public once the research file is `clean`; while it is `pending`, or once `rejected`, only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an `ETag`.
          */
         get: operations["getComponentFile"];
         put?: never;
         post?: never;
         /**
          * Delete one research file of a component
-         * @description Deletes the research file (pending or clean) and releases its size from the owner's quota; its stored object goes unless another item has the same bytes. Needs a verified account; the owner, or a superuser with TOTP moderating (audited); anyone else: 404. Does not change the record's `version`.
+         * @description Deletes the research file (pending, clean or rejected) and releases its size from the owner's quota (a rejected one released it already); its stored object goes unless another item has the same bytes. Needs a verified account; the owner, or a superuser with TOTP moderating (audited); anyone else: 404. Does not change the record's `version`.
          */
         delete: operations["deleteComponentFile"];
         options?: never;
@@ -2038,14 +2038,14 @@ export interface paths {
         post?: never;
         /**
          * Unpair and delete a camera
-         * @description Your own cameras only: anyone else's camera id is 404. The camera's key is forgotten at once, so its assertions are refused from then on; a connected device is told to unpair (`DELETE /pairing`) and its tunnel closed.
+         * @description Your own cameras only: anyone else's camera id is 404. Needs a verified email address (403 `EMAIL_NOT_VERIFIED`). The camera's key is forgotten at once, so its assertions are refused from then on; a connected device is told to unpair (`DELETE /pairing`) and its tunnel closed.
          */
         delete: operations["deleteCamera"];
         options?: never;
         head?: never;
         /**
          * Rename or redescribe a camera
-         * @description Members left out stay. Your own cameras only: anyone else's camera id is 404.
+         * @description Members left out stay. Your own cameras only: anyone else's camera id is 404. Changing needs a verified email address (403 `EMAIL_NOT_VERIFIED`).
          */
         patch: operations["updateCamera"];
         trace?: never;
@@ -3568,6 +3568,7 @@ export interface components {
          *       "image_url": "https://api.example.org/uploads/images/3f2a….jpg",
          *       "thumbnail_url": "https://api.example.org/uploads/images/thumbnails/200/3f2a….jpg",
          *       "status": "clean",
+         *       "rejected_reason": null,
          *       "created_at": "2026-05-01T12:00:00Z"
          *     }
          */
@@ -3579,6 +3580,7 @@ export interface components {
             id: string;
             filename: string;
             description: string | null;
+            /** @description The free-form JSON object as written. Metadata stored before the bounds were enforced that is not an object or nests deeper than 64 levels reads as null. */
             image_metadata: {
                 [key: string]: unknown;
             } | null;
@@ -3587,10 +3589,15 @@ export interface components {
             /** @description Absolute URL of its 200 px wide thumbnail; the image itself until the thumbnail is made. */
             thumbnail_url: string;
             /**
-             * @description `pending` from the upload until the malware scan passes: only the uploader sees the record (`GET` of the one item), and its URLs answer 404. `clean` afterwards; lists, detail reads and exports show only clean media.
+             * @description `pending` from the upload until the media job has scanned it (and decoded an image in full); `clean` once it passed, and only then are its URLs served; `rejected` when it failed the malware scan, could not be decoded or could not be scanned: never served (its URLs answer 404), its bytes removed and its size released from the owner's quota. The record's owner and a superuser with TOTP see pending and rejected items in the record's detail and media lists, and one by one; everyone else sees clean media only, and exports hold clean media only. A rejected item stays until it is deleted.
              * @enum {string}
              */
-            status: "pending" | "clean";
+            status: "pending" | "clean" | "rejected";
+            /**
+             * @description Why a `rejected` item was rejected, null otherwise: `malware` (a scanner found a threat), `undecodable` (the image's data could not be decoded, for instance a corrupt or truncated JPEG), `unscanned` (the scan kept failing; upload it again).
+             * @enum {string|null}
+             */
+            rejected_reason: "malware" | "undecodable" | "unscanned" | null;
             /** @example 2026-05-01T12:00:00Z */
             created_at: string;
         };
@@ -3605,10 +3612,15 @@ export interface components {
             /** @description Absolute URL of the file under `/uploads/files/`. */
             file_url: string;
             /**
-             * @description `pending` from the upload until the malware scan passes: only the uploader sees the record (`GET` of the one item), and its URLs answer 404. `clean` afterwards; lists, detail reads and exports show only clean media.
+             * @description `pending` from the upload until the media job has scanned it (and decoded an image in full); `clean` once it passed, and only then are its URLs served; `rejected` when it failed the malware scan, could not be decoded or could not be scanned: never served (its URLs answer 404), its bytes removed and its size released from the owner's quota. The record's owner and a superuser with TOTP see pending and rejected items in the record's detail and media lists, and one by one; everyone else sees clean media only, and exports hold clean media only. A rejected item stays until it is deleted.
              * @enum {string}
              */
-            status: "pending" | "clean";
+            status: "pending" | "clean" | "rejected";
+            /**
+             * @description Why a `rejected` item was rejected, null otherwise: `malware` (a scanner found a threat), `undecodable` (the image's data could not be decoded, for instance a corrupt or truncated JPEG), `unscanned` (the scan kept failing; upload it again).
+             * @enum {string|null}
+             */
+            rejected_reason: "malware" | "undecodable" | "unscanned" | null;
             /** @example 2026-05-01T12:00:00Z */
             created_at: string;
         };
@@ -3662,9 +3674,9 @@ export interface components {
             parent_id: number;
             amount_in_parent: number;
             product_type: components["schemas"]["ProductTypeRef"];
-            /** @description Images of the record that passed the malware scan, oldest first. */
+            /** @description Images of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`. */
             images: components["schemas"]["Image"][];
-            /** @description Research files of the record that passed the malware scan, oldest first. */
+            /** @description Research files of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`. */
             files: components["schemas"]["ResearchFile"][];
             bill_of_materials: components["schemas"]["BillOfMaterialsEntry"][];
             /** @description Direct components; deeper levels via the tree route. */
@@ -3704,6 +3716,7 @@ export interface components {
             url: string;
             title: string | null;
             description: string | null;
+            /** @description The free-form JSON object as written. Metadata stored before the bounds were enforced that is not an object or nests deeper than 64 levels reads as null. */
             video_metadata: {
                 [key: string]: unknown;
             } | null;
@@ -3737,9 +3750,9 @@ export interface components {
             /** @description The first image's thumbnail, when the record has images. */
             thumbnail_url: string | null;
             product_type: components["schemas"]["ProductTypeRef"];
-            /** @description Images of the record that passed the malware scan, oldest first. */
+            /** @description Images of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`. */
             images: components["schemas"]["Image"][];
-            /** @description Research files of the record that passed the malware scan, oldest first. */
+            /** @description Research files of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`. */
             files: components["schemas"]["ResearchFile"][];
             bill_of_materials: components["schemas"]["BillOfMaterialsEntry"][];
             /** @description Direct components; deeper levels via the tree route. */
@@ -3861,6 +3874,7 @@ export interface components {
             url: string;
             title?: string | null;
             description?: string | null;
+            /** @description Free-form JSON object. At most 10 levels of nesting, 500 keys in all and 16,384 bytes as compact JSON; over any of them: 422 at the member. */
             video_metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -4026,6 +4040,7 @@ export interface components {
             url?: string;
             title?: string | null;
             description?: string | null;
+            /** @description Free-form JSON object. At most 10 levels of nesting, 500 keys in all and 16,384 bytes as compact JSON; over any of them: 422 at the member. */
             video_metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -4149,9 +4164,11 @@ export interface components {
             /** @enum {string} */
             method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
             path: string;
+            /** @description Query parameters for the device. At most 10 levels of nesting and 500 keys in all (422 at the member); the whole command must fit one 64 KiB tunnel frame (413 `RELAY_COMMAND_TOO_LARGE`). */
             params?: {
                 [key: string]: string | number | boolean;
             };
+            /** @description The JSON body for the device. At most 10 levels of nesting and 500 keys in all (422 at the member); the whole command must fit one 64 KiB tunnel frame (413 `RELAY_COMMAND_TOO_LARGE`). */
             body?: unknown;
         };
         /** @description A camera's live stream. The stream key is never part of it. */
@@ -4216,6 +4233,15 @@ export interface operations {
             };
             /** @description Bad Request */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4316,6 +4342,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -4389,6 +4433,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Content Too Large */
@@ -4466,6 +4528,24 @@ export interface operations {
                     "application/json": components["schemas"]["EmailValidation"];
                 };
             };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -4530,6 +4610,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Content Too Large */
@@ -4607,6 +4705,24 @@ export interface operations {
             };
             /** @description Bad Request */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4709,6 +4825,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -4793,6 +4927,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -4865,6 +5017,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
             };
             /** @description Content Too Large */
             413: {
@@ -4968,6 +5138,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -5055,6 +5234,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -5099,6 +5296,24 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5159,6 +5374,24 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5230,6 +5463,15 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5650,6 +5892,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -6006,6 +6257,33 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -6106,6 +6384,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6404,6 +6691,24 @@ export interface operations {
             };
             /** @description Bad Request */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7294,6 +7599,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -7383,6 +7697,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -7450,6 +7773,24 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7891,6 +8232,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8456,6 +8806,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9046,6 +9405,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -9129,6 +9497,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9410,6 +9787,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -9591,6 +9977,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -9674,6 +10069,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10267,7 +10671,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate. The same key with another path or body is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
+                /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A key belongs to the user, the method and the path (the parent id included): the same key on another path is another key. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate, also when the first request was cut off after the record was made. The same key and path with another body (or query string) is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10317,6 +10721,15 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Gone */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10484,6 +10897,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -10557,6 +10979,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10697,7 +11128,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate. The same key with another path or body is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
+                /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A key belongs to the user, the method and the path (the parent id included): the same key on another path is another key. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate, also when the first request was cut off after the record was made. The same key and path with another body (or query string) is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10758,6 +11189,15 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Gone */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10925,6 +11365,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -10998,6 +11447,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11138,7 +11596,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate. The same key with another path or body is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
+                /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A key belongs to the user, the method and the path (the parent id included): the same key on another path is another key. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate, also when the first request was cut off after the record was made. The same key and path with another body (or query string) is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11199,6 +11657,15 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Gone */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11640,6 +12107,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -11907,6 +12383,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -11987,6 +12472,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12271,6 +12765,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -12538,6 +13041,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -12618,6 +13130,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12753,8 +13274,9 @@ export interface operations {
                      * @description The image: .jpg/.jpeg, .png, .gif, .webp or .bmp; the part's type must be the format's (image/jpeg...) and the bytes must be that format.
                      */
                     file: string;
+                    /** @description No control characters other than tab, line feed and carriage return (422 at `/description`). */
                     description?: string;
-                    /** @description A JSON object as text, stored as the image's `image_metadata`. Its `exif` member is reserved: the capture parameters kept from the file's EXIF go there. */
+                    /** @description A JSON object as text, stored as the image's `image_metadata`. Its `exif` member is reserved: the capture parameters kept from the file's EXIF go there. At most 10 levels of nesting, 500 keys in all and 16,384 bytes as compact JSON; over any of them: 422 at the member. */
                     image_metadata?: string;
                 };
             };
@@ -12798,6 +13320,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12967,6 +13498,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -13077,6 +13617,7 @@ export interface operations {
                      * @description The research file: .csv, .tsv, .txt, .md, .json, .pdf, .docx, .xlsx, .pptx, .hdr, .dat, .img, .raw, .h5, .hdf5, .ntf, .nitf, .tif, .tiff; the part's type must fit the extension (or be application/octet-stream) and the bytes must carry the format's signature where it has one.
                      */
                     file: string;
+                    /** @description No control characters other than tab, line feed and carriage return (422 at `/description`). */
                     description?: string;
                 };
             };
@@ -13120,6 +13661,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13289,6 +13839,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -13399,8 +13958,9 @@ export interface operations {
                      * @description The image: .jpg/.jpeg, .png, .gif, .webp or .bmp; the part's type must be the format's (image/jpeg...) and the bytes must be that format.
                      */
                     file: string;
+                    /** @description No control characters other than tab, line feed and carriage return (422 at `/description`). */
                     description?: string;
-                    /** @description A JSON object as text, stored as the image's `image_metadata`. Its `exif` member is reserved: the capture parameters kept from the file's EXIF go there. */
+                    /** @description A JSON object as text, stored as the image's `image_metadata`. Its `exif` member is reserved: the capture parameters kept from the file's EXIF go there. At most 10 levels of nesting, 500 keys in all and 16,384 bytes as compact JSON; over any of them: 422 at the member. */
                     image_metadata?: string;
                 };
             };
@@ -13444,6 +14004,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13613,6 +14182,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -13723,6 +14301,7 @@ export interface operations {
                      * @description The research file: .csv, .tsv, .txt, .md, .json, .pdf, .docx, .xlsx, .pptx, .hdr, .dat, .img, .raw, .h5, .hdf5, .ntf, .nitf, .tif, .tiff; the part's type must fit the extension (or be application/octet-stream) and the bytes must carry the format's signature where it has one.
                      */
                     file: string;
+                    /** @description No control characters other than tab, line feed and carriage return (422 at `/description`). */
                     description?: string;
                 };
             };
@@ -13766,6 +14345,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13928,6 +14516,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14236,6 +14833,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -14314,6 +14920,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Content Too Large */
             413: {
                 headers: {
@@ -14369,6 +14984,24 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -14651,8 +15284,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14719,8 +15370,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15108,6 +15777,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15601,6 +16279,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

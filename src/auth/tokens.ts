@@ -1,6 +1,7 @@
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { constantTimeEqual, fromBase64Url, toBase64Url, toHex } from "../lib/encoding";
+import { type JWTPayload, jwtVerify, SignJWT } from "jose";
+import { constantTimeEqual, toBase64Url, toHex } from "../lib/encoding";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 /** Inactivity lifetime of a refresh token: each refresh starts a new one (capped by the session). */
@@ -14,7 +15,6 @@ type Purpose = "access" | "verify" | "reset" | "limit";
 type Keys = Record<Purpose, Uint8Array>;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 const derived = new Map<string, Keys>();
 
 // One key per token kind, derived from the one configured secret, so that a token made for one
@@ -42,47 +42,62 @@ export interface AccessClaims {
   expiresAt: number;
 }
 
-// Fixed header: verification compares it byte for byte, so no other algorithm is ever considered.
-const JWT_HEADER = toBase64Url(encoder.encode(JSON.stringify({ alg: "HS256", typ: "JWT" })));
+const ACCESS_HEADER = { alg: "HS256", typ: "JWT" } as const;
+const accessKeys = new Map<string, Promise<CryptoKey>>();
+
+// The access key as a WebCrypto key, imported once per secret: jose would import raw bytes anew on
+// every call. Neither extractable nor usable for anything but HMAC-SHA-256.
+function accessKeyFor(secret: string): Promise<CryptoKey> {
+  let key = accessKeys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey("raw", keysFor(secret).access, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+    accessKeys.set(secret, key);
+  }
+  return key;
+}
 
 /**
  * Signs an access token: a compact HS256 JWT whose `iat` keeps millisecond precision (a
  * fractional NumericDate, which RFC 7519 allows), so that a revocation within the same second as
  * a login still tells the two apart.
  */
-export function signAccessToken(secret: string, claims: AccessClaims): string {
-  const payload = toBase64Url(
-    encoder.encode(
-      JSON.stringify({
-        sub: String(claims.userId),
-        sid: claims.sessionId,
-        iat: claims.issuedAtMs / 1000,
-        exp: claims.expiresAt,
-      }),
-    ),
-  );
-  const signed = `${JWT_HEADER}.${payload}`;
-  return `${signed}.${toBase64Url(mac(keysFor(secret).access, signed))}`;
+export async function signAccessToken(secret: string, claims: AccessClaims): Promise<string> {
+  return new SignJWT({ sid: claims.sessionId })
+    .setProtectedHeader(ACCESS_HEADER)
+    .setSubject(String(claims.userId))
+    .setIssuedAt(claims.issuedAtMs / 1000)
+    .setExpirationTime(claims.expiresAt)
+    .sign(await accessKeyFor(secret));
 }
 
-/** The claims of a well-signed, unexpired access token, or null. */
-export function readAccessToken(secret: string, token: string, nowSeconds: number): AccessClaims | null {
-  const parts = token.split(".");
-  if (parts.length !== 3 || parts[0] !== JWT_HEADER) return null;
-  // Compared as text: decoding would ignore the spare bits of the last base64url character, and
-  // then more than one string would verify as the same token.
-  const expected = toBase64Url(mac(keysFor(secret).access, `${parts[0]}.${parts[1]}`));
-  if (!constantTimeEqual(encoder.encode(parts[2]!), encoder.encode(expected))) return null;
-  let payload: unknown;
+// The one spelling of a 32-byte HMAC-SHA-256 in unpadded base64url: the last of its 43 characters
+// carries 4 bits and 2 spare ones, which must be zero. Base64 decoders (jose's among them) ignore
+// spare bits, so without this four strings would verify as one token.
+const CANONICAL_SIGNATURE = /\.[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
+
+/**
+ * The claims of a well-signed, unexpired access token, or null. jose checks the signature with
+ * the access key given here (never one the header names) and only under HS256, so `none` and
+ * every other algorithm are refused, and refuses an `exp` at or before `nowSeconds`. Whether
+ * the session was revoked since `iat` is for the caller to check (`userForAccessToken`).
+ */
+export async function readAccessToken(secret: string, token: string, nowSeconds: number): Promise<AccessClaims | null> {
+  if (!CANONICAL_SIGNATURE.test(token)) return null;
+  let payload: JWTPayload;
   try {
-    payload = JSON.parse(decoder.decode(fromBase64Url(parts[1]!)));
+    ({ payload } = await jwtVerify(token, await accessKeyFor(secret), {
+      algorithms: ["HS256"],
+      typ: "JWT",
+      requiredClaims: ["sub", "sid", "iat", "exp"],
+      currentDate: new Date(nowSeconds * 1000),
+    }));
   } catch {
+    // Malformed, forged, expired or of another kind: jose's errors say which, the caller needs only no.
     return null;
   }
-  const { sub, sid, iat, exp } = (payload ?? {}) as Record<string, unknown>;
+  const { sub, sid, iat, exp } = payload;
   if (typeof sub !== "string" || !/^[1-9]\d{0,15}$/.test(sub)) return null;
   if (typeof sid !== "string" || typeof iat !== "number" || typeof exp !== "number") return null;
-  if (exp <= nowSeconds) return null;
   return { userId: Number(sub), sessionId: sid, issuedAtMs: Math.round(iat * 1000), expiresAt: exp };
 }
 
@@ -109,6 +124,8 @@ export function fingerprint(token: string): string {
  * A token for an email link: `<user id>.<expiry>.<mac>`. Nothing is stored; the MAC also covers
  * `binding` (the address being verified, or the current password hash for a reset), so the token
  * stops working as soon as that value changes: a reset cannot be replayed after it succeeded.
+ * Not a JWT on purpose: no one else reads it, its MAC covers a value the token does not carry,
+ * and it must stay short enough to survive being copied out of an email.
  */
 export function signLinkToken(
   secret: string,

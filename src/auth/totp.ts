@@ -1,7 +1,9 @@
-import { hmac } from "@noble/hashes/hmac.js";
-import { sha1 } from "@noble/hashes/legacy.js";
-import { sha256, sha512 } from "@noble/hashes/sha2.js";
-import { constantTimeEqual, toHex } from "../lib/encoding";
+import { sha256 } from "@noble/hashes/sha2.js";
+// The slim build computes HMACs with @noble/hashes, which the service already depends on: the
+// same synchronous pure-JS code in workerd and in Node (the default build bundles a second copy
+// of noble, and its Node build uses node:crypto, which workerd lacks without nodejs_compat).
+import { HOTP, Secret, TOTP, URI } from "otpauth/slim";
+import { toHex } from "../lib/encoding";
 
 export const TOTP_DIGITS = 6;
 export const TOTP_PERIOD_SECONDS = 30;
@@ -9,8 +11,9 @@ export const RECOVERY_CODE_COUNT = 10;
 
 export type OtpHash = "SHA-1" | "SHA-256" | "SHA-512";
 
-const HASHES = { "SHA-1": sha1, "SHA-256": sha256, "SHA-512": sha512 } as const;
-const BASE32_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const ALGORITHMS: Record<OtpHash, string> = { "SHA-1": "SHA1", "SHA-256": "SHA256", "SHA-512": "SHA512" };
+/** What authenticator apps assume when the URI says nothing else; the service uses nothing else. */
+const TOTP_PARAMETERS = { algorithm: "SHA1", digits: TOTP_DIGITS, period: TOTP_PERIOD_SECONDS } as const;
 // No 0/o, 1/l/i: recovery codes get read off paper and typed by hand.
 const RECOVERY_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
 const RECOVERY_CODE_LENGTH = 10;
@@ -19,35 +22,31 @@ const TOTP_CODE_PATTERN = /^[0-9]{6}$/;
 
 const encoder = new TextEncoder();
 
+// otpauth keeps the whole ArrayBuffer of what it is given: a copy, so a seed that is a view into
+// a larger buffer (an opened sealed field) contributes its own bytes only.
+const secretOf = (key: Uint8Array) => new Secret({ buffer: key.slice().buffer });
+// Whole milliseconds, so that a step boundary is not missed by a rounding error of `seconds * 1000`.
+const millis = (nowSeconds: number) => Math.round(nowSeconds * 1000);
+
 /** RFC 4226 HOTP value for `counter`, zero-padded to `digits` (default 6, HMAC-SHA-1). */
 export function hotp(key: Uint8Array, counter: number, options: { digits?: number; hash?: OtpHash } = {}): string {
   const digits = options.digits ?? TOTP_DIGITS;
-  const hash = HASHES[options.hash ?? "SHA-1"];
+  const algorithm = ALGORITHMS[options.hash ?? "SHA-1"];
+  // otpauth takes any number; these would give a value that is no HOTP.
   if (!Number.isSafeInteger(counter) || counter < 0) throw new RangeError("HOTP counter must be a non-negative integer");
   // The 31-bit truncated value has at most 10 decimal digits.
   if (!Number.isInteger(digits) || digits < 6 || digits > 10) throw new RangeError("HOTP digits must be 6 to 10");
-  if (!hash) throw new RangeError("Unsupported HOTP hash");
-
-  // Split by arithmetic rather than bit operators, which would truncate counters past 2^32.
-  const message = new Uint8Array(8);
-  const view = new DataView(message.buffer);
-  view.setUint32(0, Math.floor(counter / 2 ** 32));
-  view.setUint32(4, counter % 2 ** 32);
-
-  const mac = hmac(hash, key, message);
-  const offset = mac[mac.length - 1]! & 0x0f;
-  const binary =
-    ((mac[offset]! & 0x7f) << 24) | (mac[offset + 1]! << 16) | (mac[offset + 2]! << 8) | mac[offset + 3]!;
-  return (binary % 10 ** digits).toString().padStart(digits, "0");
+  if (!algorithm) throw new RangeError("Unsupported HOTP hash");
+  return HOTP.generate({ secret: secretOf(key), algorithm, digits, counter });
 }
 
 /** The RFC 6238 time step (30-second window) containing `nowSeconds`. */
 export function totpStep(nowSeconds: number): number {
-  return Math.floor(nowSeconds / TOTP_PERIOD_SECONDS);
+  return TOTP.counter({ period: TOTP_PERIOD_SECONDS, timestamp: millis(nowSeconds) });
 }
 
 /** RFC 6238 TOTP value at `nowSeconds`. */
-export function totp(key: Uint8Array, nowSeconds: number, options?: { digits?: number; hash?: OtpHash }): string {
+export function totp(key: Uint8Array, nowSeconds: number, options: { digits?: number; hash?: OtpHash } = {}): string {
   return hotp(key, totpStep(nowSeconds), options);
 }
 
@@ -64,73 +63,43 @@ export function matchTotp(
 ): number | null {
   const cleaned = code.replaceAll(" ", "");
   if (!TOTP_CODE_PATTERN.test(cleaned)) return null;
-  const given = encoder.encode(cleaned);
-  const step = totpStep(nowSeconds);
-
-  // Every candidate is computed and compared, so the response time does not reveal which
-  // window (if any) matched. The current step is preferred on the off chance two match.
-  let accepted: number | null = null;
-  for (const candidate of [step, step - 1, step + 1]) {
-    if (candidate < 0) continue;
-    const matches = constantTimeEqual(given, encoder.encode(hotp(key, candidate)));
-    const fresh = lastAcceptedStep === null || candidate > lastAcceptedStep;
-    if (matches && fresh && accepted === null) accepted = candidate;
-  }
-  return accepted;
+  const timestamp = millis(nowSeconds);
+  // otpauth compares in constant time per step and tries the current step, then the one before,
+  // then the one after, stopping at a match: only a caller who already holds a valid code could
+  // time which step it was. The replay guard is ours: a match at or before the last accepted step
+  // is refused, even in the one-in-a-million case that another step in the window shows the same
+  // digits (the user then waits for the next code).
+  const delta = TOTP.validate({ token: cleaned, secret: secretOf(key), ...TOTP_PARAMETERS, timestamp, window: 1 });
+  if (delta === null) return null;
+  const step = TOTP.counter({ period: TOTP_PERIOD_SECONDS, timestamp }) + delta;
+  // At the very start of time there is no step before the current one.
+  if (step < 0) return null;
+  if (lastAcceptedStep !== null && step <= lastAcceptedStep) return null;
+  return step;
 }
 
 /** A new 160-bit TOTP secret (the size RFC 4226 recommends for HMAC-SHA-1). */
 export function newTotpSecret(): Uint8Array {
-  return crypto.getRandomValues(new Uint8Array(20));
+  return new Secret({ size: 20 }).bytes;
 }
 
 /** RFC 4648 base32 of `bytes`, upper case, without `=` padding (as authenticator apps expect). */
 export function base32Encode(bytes: Uint8Array): string {
-  let out = "";
-  let buffer = 0;
-  let bits = 0;
-  for (const byte of bytes) {
-    buffer = ((buffer << 8) | byte) & 0xfff;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      out += BASE32_ALPHABET[(buffer >> bits) & 31];
-    }
-  }
-  if (bits > 0) out += BASE32_ALPHABET[(buffer << (5 - bits)) & 31];
-  return out;
+  return secretOf(bytes).base32;
 }
 
 /** Decodes RFC 4648 base32 in either case, with or without `=` padding; throws on anything else. */
 export function base32Decode(text: string): Uint8Array {
-  const upper = text.toUpperCase();
-  if (!/^[A-Z2-7]*=*$/.test(upper)) throw new Error("Invalid base32");
-  const body = upper.replace(/=+$/, "");
+  // otpauth also takes spaces, `=` anywhere at the end and lengths no whole bytes can give.
+  if (!/^[A-Za-z2-7]*=*$/.test(text)) throw new Error("Invalid base32");
   // A final group of 1, 3 or 6 characters cannot come from whole bytes.
-  if ([1, 3, 6].includes(body.length % 8)) throw new Error("Invalid base32 length");
-
-  const out = new Uint8Array(Math.floor((body.length * 5) / 8));
-  let buffer = 0;
-  let bits = 0;
-  let index = 0;
-  for (const char of body) {
-    buffer = ((buffer << 5) | BASE32_ALPHABET.indexOf(char)) & 0xfff;
-    bits += 5;
-    if (bits >= 8) {
-      bits -= 8;
-      out[index++] = (buffer >> bits) & 0xff;
-    }
-  }
-  return out;
+  if ([1, 3, 6].includes(text.replace(/=+$/, "").length % 8)) throw new Error("Invalid base32 length");
+  return Secret.fromBase32(text).bytes;
 }
 
 /** The `otpauth://` URI an authenticator app reads from the enrolment QR code. */
 export function otpauthUri({ secret, issuer, account }: { secret: Uint8Array; issuer: string; account: string }): string {
-  const label = `${encodeURIComponent(issuer)}:${encodeURIComponent(account)}`;
-  return (
-    `otpauth://totp/${label}?secret=${base32Encode(secret)}&issuer=${encodeURIComponent(issuer)}` +
-    `&algorithm=SHA1&digits=${TOTP_DIGITS}&period=${TOTP_PERIOD_SECONDS}`
-  );
+  return URI.stringify(new TOTP({ issuer, label: account, secret: secretOf(secret), ...TOTP_PARAMETERS }));
 }
 
 /** `count` distinct one-time recovery codes, shown as `xxxxx-xxxxx`. */

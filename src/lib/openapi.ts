@@ -10,7 +10,13 @@ export const SECURITY = { bearer: "bearerAuth", cookie: "cookieAuth" } as const;
 /** `security` of a route that needs a signed-in user: a bearer token or the session cookie. */
 export const SIGNED_IN: Record<string, string[]>[] = [{ [SECURITY.bearer]: [] }, { [SECURITY.cookie]: [] }];
 
-const TAGS = [
+/** A tag of the document, with its description. */
+export interface OpenApiTag {
+  name: string;
+  description: string;
+}
+
+const TAGS: OpenApiTag[] = [
   { name: "Auth", description: "Registration, sign-in over bearer tokens or cookie sessions, and account recovery." },
   { name: "Users", description: "Your own account: profile, preferences, email and password changes." },
   { name: "Products", description: "Base products and their components, nested to any depth, with bills of materials and videos." },
@@ -18,11 +24,6 @@ const TAGS = [
     name: "Media",
     description:
       "Images and research files of base products and components (sanitised, malware-scanned, thumbnailed), videos of base products, and the downloads under `/uploads`.",
-  },
-  {
-    name: "Cameras",
-    description:
-      "The Raspberry Pi camera plugin: pair a camera, see whether it is online, take pictures onto your products, and relay its controls. The device's own side (pairing, callbacks, tunnel) is a private contract outside this schema.",
   },
   { name: "Reference data", description: "Public lookups: taxonomies, categories, materials, product types, units." },
   { name: "Statistics", description: "Public aggregate counts over the dataset, cached for a few minutes." },
@@ -102,6 +103,49 @@ function addRateLimitedResponses(document: Document): void {
     }
   }
 }
+
+const CROSS_SITE_REFUSED_RESPONSE = {
+  description:
+    "Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`.",
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } },
+};
+
+// The cross-site check runs in front of every /v1 write, so every write can answer 403.
+function addCrossSiteResponses(document: Document): void {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (!path.startsWith("/v1/") || !item) continue;
+    for (const method of ["put", "post", "delete", "patch"] as const) {
+      const operation = item[method];
+      if (operation?.responses && !operation.responses["403"]) operation.responses["403"] = CROSS_SITE_REFUSED_RESPONSE;
+    }
+  }
+}
+
+const CONSTRAINT_RESPONSES = {
+  "409": {
+    description:
+      "Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does.",
+    content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } },
+  },
+  "422": {
+    description: "Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed.",
+    content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } },
+  },
+};
+
+// Constraint failures are mapped once, in the error handler, for every write (docs/conventions.md,
+// "Constraint failures"), so every write can answer them.
+function addConstraintResponses(document: Document): void {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (!path.startsWith("/v1/") || !item) continue;
+    for (const method of ["put", "post", "delete", "patch"] as const) {
+      const operation = item[method];
+      if (!operation?.responses) continue;
+      for (const [status, response] of Object.entries(CONSTRAINT_RESPONSES)) operation.responses[status] ??= response;
+    }
+  }
+}
+
 // A path parameter with a router pattern (`{path{.+}}`, one that may hold slashes) is `{path}` in the document.
 function plainPathParameters(document: Document): void {
   if (!document.paths) return;
@@ -115,6 +159,13 @@ function plainPathParameters(document: Document): void {
 
 const documents = new WeakMap<object, Document>();
 
+const extraTags = new WeakMap<object, OpenApiTag[]>();
+
+/** Adds tags to the document of `app` (a plugin's, when its routes are mounted). */
+export function registerTags(app: OpenAPIHono<AppEnv>, tags: readonly OpenApiTag[]): void {
+  extraTags.set(app, [...(extraTags.get(app) ?? []), ...tags]);
+}
+
 /**
  * The OpenAPI 3.1 document of `app`, generated once per isolate; `serverUrl` (the request's
  * origin) is filled in per call.
@@ -125,10 +176,12 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string): Do
     document = app.getOpenAPI31Document({
       openapi: "3.1.0",
       info: { title: "relab research-data API", version: API_VERSION, description: DESCRIPTION },
-      tags: TAGS,
+      tags: [...TAGS, ...(extraTags.get(app) ?? [])],
     });
     plainPathParameters(document);
     addRateLimitedResponses(document);
+    addCrossSiteResponses(document);
+    addConstraintResponses(document);
     documents.set(app, document);
   }
   return { ...document, servers: [{ url: serverUrl, description: "This deployment" }] };

@@ -1,3 +1,4 @@
+import { bodyLimit as honoBodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { declaredLength, MULTIPART_ALLOWANCE_BYTES } from "../lib/multipart";
@@ -19,11 +20,21 @@ const tooLarge = (limit: number) =>
     detail: `Request bodies are limited to ${limit} bytes.`,
   });
 
+// Hono's: by `Content-Length` when there is one, otherwise counted while it buffers the body (at
+// most the limit), stopping at the first byte over; the Problem Details 413 is ours.
+const oneMebibyte = honoBodyLimit({
+  maxSize: MAX_JSON_BODY_BYTES,
+  onError: () => {
+    throw tooLarge(MAX_JSON_BODY_BYTES);
+  },
+});
+
 /**
- * 413 for any body over 1 MiB: at once by `Content-Length`, otherwise (chunked) while reading,
- * cancelling the rest of the upload. Multipart is included: form routes (login) buffer their
- * bodies too. Upload routes get a ceiling of the largest file plus framing here, checked by
- * `Content-Length` only; the route then applies the caller's caps while it reads.
+ * 413 for any body over 1 MiB: at once by `Content-Length`, otherwise (chunked) while reading.
+ * Multipart is included: form routes (login) buffer their bodies too. Upload routes get a ceiling
+ * of the largest file plus framing here, checked by `Content-Length` only, and are not buffered
+ * (hono/body-limit would hold a chunked upload of that size in memory); the route then applies the
+ * caller's caps while it reads (`readLimitedForm`).
  */
 export const bodyLimit = createMiddleware<AppEnv>(async (c, next) => {
   const request = c.req.raw;
@@ -35,30 +46,5 @@ export const bodyLimit = createMiddleware<AppEnv>(async (c, next) => {
     if (declared !== null && declared > ceiling) throw tooLarge(ceiling);
     return next();
   }
-  if (declared !== null) {
-    if (declared > MAX_JSON_BODY_BYTES) throw tooLarge(MAX_JSON_BODY_BYTES);
-    return next();
-  }
-
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_JSON_BODY_BYTES) {
-      await reader.cancel();
-      throw tooLarge(MAX_JSON_BODY_BYTES);
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  c.req.raw = new Request(request, { body });
-  await next();
+  return oneMebibyte(c, next);
 });

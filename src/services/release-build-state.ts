@@ -1,8 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchRows, type Db } from "../db/client";
-import type { AppConfig } from "../config";
-import type { AppBindings } from "../env";
-import type { Logger } from "../lib/logger";
+import type { Services } from "../container";
 import type { CsvWriterState } from "../lib/release/csv-table-writer";
 import type { MultipartSinkState } from "../lib/release/multipart-sink";
 import type { ParquetWriterState } from "../lib/release/parquet-table-writer";
@@ -16,13 +14,8 @@ import type { PageCursor } from "./release-tables";
  * retry replaced, can never write into the release.
  */
 
-/** What a build slice needs (the service container's members by their names; bindings explicit). */
-export interface ReleaseSliceDeps {
-  db: Db;
-  config: AppConfig;
-  log: Logger;
-  bindings: Pick<AppBindings, "UPLOADS">;
-}
+/** What a build slice needs of the service container. */
+export type ReleaseSliceServices = Pick<Services, "db" | "config" | "log" | "bindings">;
 
 /** The attempt and lease every write of a slice is fenced on. */
 export interface BuildFence {

@@ -16,7 +16,7 @@ import {
   LeaseLost,
   markFailed,
   recordFailure,
-  type ReleaseSliceDeps,
+  type ReleaseSliceServices,
   saveState,
   type TableProgress,
   type WrittenFile,
@@ -85,16 +85,16 @@ const STEPS: readonly Step[] = [
 ];
 
 /** Runs one slice of a build until `deadline` (epoch ms). Never throws: every outcome is a value. */
-export async function runBuildSlice(deps: ReleaseSliceDeps, job: ReleaseJob, options: { deadline: number }): Promise<SliceOutcome> {
+export async function runBuildSlice(svc: ReleaseSliceServices, job: ReleaseJob, options: { deadline: number }): Promise<SliceOutcome> {
   const leaseSeconds = Math.ceil(Math.max(0, options.deadline - Date.now()) / 1000) + LEASE_MARGIN_SECONDS;
   let claim;
   try {
-    claim = await claimBuild(deps.db, job.version, job.buildId, leaseSeconds);
+    claim = await claimBuild(svc.db, job.version, job.buildId, leaseSeconds);
   } catch (error) {
     return { kind: "retry", error };
   }
   if (claim.kind !== "claimed") return claim;
-  const slice = new BuildSlice(deps, claim.build, options.deadline);
+  const slice = new BuildSlice(svc, claim.build, options.deadline);
   try {
     return await slice.run();
   } catch (error) {
@@ -114,12 +114,12 @@ class BuildSlice {
   private readonly timings: Record<string, number> = {};
 
   constructor(
-    private readonly deps: ReleaseSliceDeps,
+    private readonly svc: ReleaseSliceServices,
     private readonly build: ClaimedBuild,
     private readonly deadline: number,
   ) {
     this.state = build.state;
-    const key = pseudonymKey(deps.config.dataKey);
+    const key = pseudonymKey(svc.config.dataKey);
     this.rowContext = {
       pseudonym: (ownerId) => {
         let pseudonym = this.pseudonyms.get(ownerId);
@@ -137,7 +137,7 @@ class BuildSlice {
   }
 
   private get bucket(): R2Bucket {
-    return this.deps.bindings.UPLOADS;
+    return this.svc.bindings.UPLOADS;
   }
 
   private timeUp(): boolean {
@@ -155,10 +155,10 @@ class BuildSlice {
       await deletePrefix(this.bucket, releaseKey(this.fence.version, ""));
       await deletePrefix(this.bucket, stagingKey(this.fence.version, ""));
       const snapshotStarted = Date.now();
-      const taken = await takeSnapshot(this.deps, this.fence, this.deps.config.contributorTermsVersion, JSON.stringify(INITIAL_STATE));
+      const taken = await takeSnapshot(this.svc, this.fence, this.svc.config.contributorTermsVersion, JSON.stringify(INITIAL_STATE));
       this.timings.snapshot = Date.now() - snapshotStarted;
       if (!taken) throw new LeaseLost(`the lease of release ${this.fence.version} was lost before its snapshot`);
-      this.deps.log.info("release snapshot taken", { release: this.fence.version, ...taken });
+      this.svc.log.info("release snapshot taken", { release: this.fence.version, ...taken });
       snapshotAt = taken.snapshotAt;
       counts = taken;
       this.state = INITIAL_STATE;
@@ -188,18 +188,18 @@ class BuildSlice {
           break;
         }
         case "readme":
-          await this.advance([await writeReadme(this.deps.db, this.bucket, facts)]);
+          await this.advance([await writeReadme(this.svc.db, this.bucket, facts)]);
           break;
         case "datapackage":
-          await this.advance([await writeDataPackage(this.deps.db, this.bucket, facts)]);
+          await this.advance([await writeDataPackage(this.svc.db, this.bucket, facts)]);
           break;
         case "checksums":
-          await this.advance([await writeChecksums(this.deps.db, this.bucket, this.fence.version)]);
+          await this.advance([await writeChecksums(this.svc.db, this.bucket, this.fence.version)]);
           break;
         case "publish":
           await this.publish();
           this.timings.publish = Date.now() - stepStarted;
-          this.deps.log.info("release published", { release: this.fence.version, records: this.recordsWritten, step_ms: this.timings });
+          this.svc.log.info("release published", { release: this.fence.version, records: this.recordsWritten, step_ms: this.timings });
           return { kind: "published" };
       }
       this.timings[name] = (this.timings[name] ?? 0) + Date.now() - stepStarted;
@@ -209,15 +209,15 @@ class BuildSlice {
 
   /** Saves the checkpoint, gives the lease up, and asks for the next slice. */
   private async pause(): Promise<SliceOutcome> {
-    await saveState(this.deps.db, this.fence, this.state, { recordsWritten: this.recordsWritten, release: true });
-    this.deps.log.info("release build slice ended", { release: this.fence.version, step: this.state.step, records_written: this.recordsWritten, step_ms: this.timings });
+    await saveState(this.svc.db, this.fence, this.state, { recordsWritten: this.recordsWritten, release: true });
+    this.svc.log.info("release build slice ended", { release: this.fence.version, step: this.state.step, records_written: this.recordsWritten, step_ms: this.timings });
     return { kind: "continue" };
   }
 
   /** Records finished files and moves to the next step, in one batch. */
   private async advance(files: readonly WrittenFile[]): Promise<void> {
     this.state = { step: this.state.step + 1, table: null, images: null };
-    await saveState(this.deps.db, this.fence, this.state, { files, recordsWritten: this.recordsWritten });
+    await saveState(this.svc.db, this.fence, this.state, { files, recordsWritten: this.recordsWritten });
   }
 
   /**
@@ -230,7 +230,7 @@ class BuildSlice {
     let cursor = this.state.images?.cursor ?? "";
     let copied = this.state.images?.files ?? 0;
     for (;;) {
-      const rows = await this.deps.db.all<{ file: string; storage_key: string; content_type: string; bytes: number }>(sql`
+      const rows = await this.svc.db.all<{ file: string; storage_key: string; content_type: string; bytes: number }>(sql`
         SELECT file, storage_key, content_type, bytes FROM release_images
         WHERE release_version = ${version} AND file > ${cursor} GROUP BY file ORDER BY file LIMIT ${IMAGE_PAGE}`);
       if (rows.length === 0) break;
@@ -239,7 +239,7 @@ class BuildSlice {
       cursor = rows[rows.length - 1]!.file;
       copied += rows.length;
       this.state = { ...this.state, images: { cursor, files: copied } };
-      await saveState(this.deps.db, this.fence, this.state, { files: written });
+      await saveState(this.svc.db, this.fence, this.state, { files: written });
       if (rows.length < IMAGE_PAGE) break;
       if (this.timeUp()) return false;
     }
@@ -269,13 +269,13 @@ class BuildSlice {
     const files = await this.openTable(table, this.state.table);
     let { cursor, rows } = files;
     const isRecords = table.name === "records";
-    let next = table.page(this.deps.db, this.fence.version, cursor, table.pageRows, this.rowContext);
+    let next = table.page(this.svc.db, this.fence.version, cursor, table.pageRows, this.rowContext);
     for (;;) {
       const page = await next;
       if (page.rows.length === 0) break;
       // The next page is read while this one is written.
       const last = page.rows.length < table.pageRows;
-      next = last ? Promise.resolve({ rows: [], cursor: page.cursor }) : table.page(this.deps.db, this.fence.version, page.cursor, table.pageRows, this.rowContext);
+      next = last ? Promise.resolve({ rows: [], cursor: page.cursor }) : table.page(this.svc.db, this.fence.version, page.cursor, table.pageRows, this.rowContext);
       await files.csv.writer.writeValues(page.rows);
       await files.parquet.writer.writeValues(page.rows);
       cursor = page.cursor;
@@ -289,7 +289,7 @@ class BuildSlice {
         return false;
       }
       if (Date.now() - this.lastHeartbeat >= HEARTBEAT_MS) {
-        await heartbeat(this.deps.db, this.fence, this.recordsWritten);
+        await heartbeat(this.svc.db, this.fence, this.recordsWritten);
         this.lastHeartbeat = Date.now();
       }
     }
@@ -359,15 +359,15 @@ class BuildSlice {
    */
   private async publish(): Promise<void> {
     const { version, buildId } = this.fence;
-    const updated = await this.deps.db.all(sql`UPDATE releases SET status = 'published', published_at = unixepoch(), records_written = records,
+    const updated = await this.svc.db.all(sql`UPDATE releases SET status = 'published', published_at = unixepoch(), records_written = records,
         build_state = NULL, lease_id = NULL, lease_until = NULL, build_failures = 0, updated_at = unixepoch()
       WHERE ${fenced(this.fence)} RETURNING version`);
     if (updated.length === 0) throw new LeaseLost(`the lease of release ${version} was lost before it was published`);
     const cleanup = Date.now();
     try {
-      await clearStaging(this.deps.db, version, sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'published')`);
+      await clearStaging(this.svc.db, version, sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'published')`);
     } catch (error) {
-      this.deps.log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error });
+      this.svc.log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error });
     }
     this.timings.cleanup = Date.now() - cleanup;
   }
@@ -379,7 +379,7 @@ class BuildSlice {
    * half-written table, until MAX_BUILD_FAILURES in a row.
    */
   async failed(error: unknown): Promise<SliceOutcome> {
-    const log = this.deps.log;
+    const log = this.svc.log;
     if (error instanceof LeaseLost) {
       log.warn("release build slice lost its lease", { release: this.fence.version });
       return { kind: "stale" };
@@ -388,11 +388,11 @@ class BuildSlice {
     const reason = permanent ? (error as Error).message : `The build failed ${MAX_BUILD_FAILURES} times in a row; last: ${describe(error)}`;
     try {
       if (permanent || this.build.buildFailures + 1 >= MAX_BUILD_FAILURES) {
-        if (await markFailed(this.deps.db, this.fence, reason)) {
+        if (await markFailed(this.svc.db, this.fence, reason)) {
           log.error("release build failed", { release: this.fence.version, reason, error });
           await this.discardUploads();
           const { version, buildId } = this.fence;
-          await clearStaging(this.deps.db, version, sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'failed')`).catch(
+          await clearStaging(this.svc.db, version, sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'failed')`).catch(
             (cleanup: unknown) => log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error: cleanup }),
           );
           return { kind: "failed", reason };
@@ -400,7 +400,7 @@ class BuildSlice {
         return { kind: "stale" };
       }
       const restart: BuildState = { ...this.state, table: null };
-      const failures = await recordFailure(this.deps.db, this.fence, restart, this.state.step > 1 ? this.recordsWritten : 0);
+      const failures = await recordFailure(this.svc.db, this.fence, restart, this.state.step > 1 ? this.recordsWritten : 0);
       if (failures === null) return { kind: "stale" };
       log.warn("release build slice failed; it will be retried", { release: this.fence.version, failures, error });
       await this.discardUploads();

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchRows, type Db } from "../db/client";
-import type { ReleaseSliceDeps } from "./release-build-state";
+import type { ReleaseSliceServices } from "./release-build-state";
 import { type BuildFence, fenced } from "./release-build-state";
 import { referenceCopies } from "./release-tables";
 
@@ -51,11 +51,11 @@ function leftoverDeletes(version: string, condition: SQL): SQL[] {
  * attempt's staging and file rows, and the staging rows of ended releases whose cleanup failed. Every statement is fenced on the build's lease and on the
  * snapshot not having been taken; returns null when the fence no longer holds.
  */
-export async function takeSnapshot(deps: Pick<ReleaseSliceDeps, "db">, fence: BuildFence, termsVersion: number, initialState: string): Promise<SnapshotCounts | null> {
+export async function takeSnapshot(svc: Pick<ReleaseSliceServices, "db">, fence: BuildFence, termsVersion: number, initialState: string): Promise<SnapshotCounts | null> {
   const { version } = fence;
   const guard = sql`EXISTS (SELECT 1 FROM releases WHERE ${fenced(fence)} AND snapshot_at IS NULL)`;
   const staged = sql`release_version = ${version}`;
-  const results = await batchRows<unknown[]>(deps.db, [
+  const results = await batchRows<unknown[]>(svc.db, [
     ...leftoverDeletes(version, guard),
     sql`DELETE FROM release_files WHERE release_version = ${version} AND ${guard}`,
     // The owner of a component is its base product's, carried down the tree.

@@ -1,11 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchRows, type Db } from "../db/client";
-import type { AppBindings } from "../env";
+import type { Services } from "../container";
 import { audit } from "../lib/audit";
 import { ApiError } from "../lib/problem";
-import type { ReleaseMessage } from "../queues/releases";
-import type { ServiceDeps } from "./deps";
-import type { SessionUser } from "./sessions";
+import type { ReleaseMessage } from "./release-messages";
+import type { SessionUser } from "../auth/session-user";
 
 /**
  * Dataset releases as the routes see them: creating one (its build then runs on the release
@@ -46,7 +45,7 @@ export interface NewRelease {
 }
 
 /** What the release routes need (the service container's members by their names; bindings explicit). */
-export type ReleaseDeps = Pick<ServiceDeps, "db" | "log"> & { bindings: Pick<AppBindings, "RELEASE_QUEUE"> };
+export type ReleaseServices = Pick<Services, "db" | "log" | "bindings">;
 
 /** A building release that has shown no sign of life this long may be retried (its build was lost). */
 export const STALLED_AFTER_SECONDS = 10 * 60;
@@ -99,9 +98,9 @@ function toRelease(row: ReleaseRow): Release {
 const visible = (includeUnpublished: boolean): SQL => (includeUnpublished ? sql`1 = 1` : sql`status = 'published'`);
 
 /** Queues a build attempt; on failure the caller undoes what it wrote. */
-async function queueBuild(deps: ReleaseDeps, version: string, buildId: string): Promise<void> {
+async function queueBuild(svc: ReleaseServices, version: string, buildId: string): Promise<void> {
   const body: ReleaseMessage = { type: "release.build", version, build_id: buildId };
-  await deps.bindings.RELEASE_QUEUE.send(body, { contentType: "json" });
+  await svc.bindings.RELEASE_QUEUE.send(body, { contentType: "json" });
 }
 
 function queueUnavailable(): ApiError {
@@ -117,9 +116,9 @@ function queueUnavailable(): ApiError {
  * exists is 409 `ALREADY_EXISTS`. Should the queue refuse the message, the row is deleted again
  * and the answer is 503: nothing is left half made.
  */
-export async function createRelease(deps: ReleaseDeps, actor: SessionUser, input: NewRelease, baseUrl: string): Promise<Release> {
+export async function createRelease(svc: ReleaseServices, actor: SessionUser, input: NewRelease, baseUrl: string): Promise<Release> {
   const buildId = crypto.randomUUID();
-  const rows = await deps.db.all<ReleaseRow>(sql`
+  const rows = await svc.db.all<ReleaseRow>(sql`
     INSERT INTO releases (version, title, description, licence, status, base_url, build_id)
     VALUES (${input.version}, ${input.title}, ${input.description ?? null}, ${input.licence}, 'building', ${baseUrl}, ${buildId})
     ON CONFLICT (version) DO NOTHING
@@ -133,13 +132,13 @@ export async function createRelease(deps: ReleaseDeps, actor: SessionUser, input
     });
   }
   try {
-    await queueBuild(deps, input.version, buildId);
+    await queueBuild(svc, input.version, buildId);
   } catch (error) {
-    deps.log.error("release build could not be queued", { release: input.version, error });
-    await deps.db.run(sql`DELETE FROM releases WHERE version = ${input.version} AND build_id = ${buildId} AND status = 'building'`);
+    svc.log.error("release build could not be queued", { release: input.version, error });
+    await svc.db.run(sql`DELETE FROM releases WHERE version = ${input.version} AND build_id = ${buildId} AND status = 'building'`);
     throw queueUnavailable();
   }
-  audit(deps.log, "admin.release.created", { actor_id: actor.id, release: input.version });
+  audit(svc.log, "admin.release.created", { actor_id: actor.id, release: input.version });
   return toRelease(row);
 }
 
@@ -149,9 +148,9 @@ export async function createRelease(deps: ReleaseDeps, actor: SessionUser, input
  * compare-and-set on the state, so of two concurrent retries one wins. Published: 409
  * `RELEASE_PUBLISHED`; building and alive: 409 `RELEASE_BUILDING`; unknown: 404.
  */
-export async function retryRelease(deps: ReleaseDeps, actor: SessionUser, version: string): Promise<Release> {
+export async function retryRelease(svc: ReleaseServices, actor: SessionUser, version: string): Promise<Release> {
   const buildId = crypto.randomUUID();
-  const [retried, current] = await batchRows<[ReleaseRow, { status: ReleaseStatus; build_id: string }]>(deps.db, [
+  const [retried, current] = await batchRows<[ReleaseRow, { status: ReleaseStatus; build_id: string }]>(svc.db, [
     sql`UPDATE releases SET status = 'building', build_id = ${buildId}, snapshot_at = NULL, records = NULL, base_products = NULL, images = NULL,
         record_materials = NULL, records_written = 0, build_state = NULL, lease_id = NULL, lease_until = NULL, build_failures = 0,
         failure_reason = NULL, updated_at = unixepoch()
@@ -173,17 +172,17 @@ export async function retryRelease(deps: ReleaseDeps, actor: SessionUser, versio
     });
   }
   try {
-    await queueBuild(deps, version, buildId);
+    await queueBuild(svc, version, buildId);
   } catch (error) {
-    deps.log.error("release build could not be queued", { release: version, error });
+    svc.log.error("release build could not be queued", { release: version, error });
     // Without its message the new attempt would never run: it ends failed at once, to be retried again.
-    await deps.db
+    await svc.db
       .run(sql`UPDATE releases SET status = 'failed', failure_reason = 'The retry could not be queued; retry again.', updated_at = unixepoch()
         WHERE version = ${version} AND build_id = ${buildId} AND status = 'building' AND lease_id IS NULL AND snapshot_at IS NULL`)
-      .catch((undo: unknown) => deps.log.error("a retry that could not be queued could not be marked failed either", { release: version, error: undo }));
+      .catch((undo: unknown) => svc.log.error("a retry that could not be queued could not be marked failed either", { release: version, error: undo }));
     throw queueUnavailable();
   }
-  audit(deps.log, "admin.release.retried", { actor_id: actor.id, release: version });
+  audit(svc.log, "admin.release.retried", { actor_id: actor.id, release: version });
   return toRelease(row);
 }
 

@@ -13,7 +13,7 @@ const json = (body: unknown) => ({
 });
 
 describe("unknown routes", () => {
-  it.each(["/v1/does-not-exist", "/v1/units/extra", "/elsewhere", "/"])("%s is a 404 problem", async (path) => {
+  it.each(["/v1/does-not-exist", "/v1/units/extra", "/elsewhere", "/v2"])("%s is a 404 problem", async (path) => {
     const body = await expectProblem(await api(path), 404, "NOT_FOUND");
     expect(body.detail).toBe("No resource exists at this path.");
   });

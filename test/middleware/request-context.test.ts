@@ -13,6 +13,7 @@ describe("X-Request-ID", () => {
     ["with spaces", "two words"],
     ["with a newline-like escape", "abc%0d%0aSet-Cookie"],
     ["starting with punctuation", "-abc"],
+    ["with an equals sign", "run=42"],
   ])("replaces an id that is %s with a generated UUID", async (_, incoming) => {
     const response = await api("/v1/units", { headers: { "X-Request-ID": incoming } });
     const id = response.headers.get("x-request-id");

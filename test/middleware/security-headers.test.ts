@@ -14,6 +14,22 @@ describe("security headers", () => {
     expect(response.headers.get("content-security-policy")).toBe(API_CSP);
     expect(response.headers.get("referrer-policy")).toBe("no-referrer");
     expect(response.headers.get("x-frame-options")).toBe("DENY");
+    expect(response.headers.get("cross-origin-opener-policy")).toBe("same-origin");
+  });
+
+  it("are the documented ones only (none of the other defaults of hono/secure-headers)", async () => {
+    const response = await apiWithVars(PRODUCTION_VARS, "/v1/units");
+    for (const name of [
+      "cross-origin-embedder-policy",
+      "cross-origin-resource-policy",
+      "origin-agent-cluster",
+      "x-dns-prefetch-control",
+      "x-download-options",
+      "x-permitted-cross-domain-policies",
+      "x-xss-protection",
+    ]) {
+      expect(response.headers.get(name), name).toBeNull();
+    }
   });
 
   it("HSTS is sent in production only", async () => {

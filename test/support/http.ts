@@ -1,17 +1,25 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { appFor } from "../../src/app";
 import worker from "../../src/index";
 import type { Problem } from "../../src/lib/problem";
+import { assertMatchesContract } from "./contract";
 
 export const ORIGIN = "http://localhost";
 
 /** Variables of a production deployment (production refuses the tests' cheap Argon2id settings). */
 export const PRODUCTION_VARS = { ENVIRONMENT: "production", ARGON2_MEMORY_KIB: "19456", ARGON2_ITERATIONS: "2" };
 
-/** A request to the Worker under test, through its real fetch handler and bindings. */
-export function api(path: string, init?: RequestInit): Promise<Response> {
-  return exports.default.fetch(new Request(new URL(path, ORIGIN), init));
+/**
+ * A request to the Worker under test, through its real fetch handler and bindings. The answer is
+ * checked against the OpenAPI document (test/support/contract.ts) before the test sees it.
+ */
+export async function api(path: string, init?: RequestInit): Promise<Response> {
+  const request = new Request(new URL(path, ORIGIN), init);
+  const response = await exports.default.fetch(request);
+  await assertMatchesContract(request.method, new URL(request.url), response);
+  return response;
 }
 
 /**
@@ -24,8 +32,12 @@ export async function apiWithVars(
   init?: RequestInit,
 ): Promise<Response> {
   const ctx = createExecutionContext();
-  const response = await worker.fetch(new Request(new URL(path, ORIGIN), init), { ...env, ...vars }, ctx);
+  const request = new Request(new URL(path, ORIGIN), init);
+  const changed = { ...env, ...vars } as typeof env;
+  const response = await worker.fetch(request, changed, ctx);
   await waitOnExecutionContext(ctx);
+  // Checked against the document of what this configuration serves (plugins may be off).
+  await assertMatchesContract(request.method, new URL(request.url), response, appFor(changed));
   return response;
 }
 

@@ -85,15 +85,23 @@ export async function withBrokenTable<T>(subject: string, work: () => Promise<T>
  * a promise of its end.
  */
 export async function stallStore(subject: string, ms: number): Promise<{ ended: Promise<void> }> {
-  let begun!: () => void;
-  const started = new Promise<void>((resolve) => (begun = resolve));
-  const ended = runInDurableObject(counterStore(subject), (_, state) =>
+  // The stall starts and ends inside the object. A test resumed from there (by a promise the
+  // object resolves) would run on in the object's I/O context, where vitest can no longer cancel
+  // the test's time-out timer: it fires later and fails on cross-object I/O. So the test waits for
+  // both moments on timers of its own.
+  let begun = false;
+  let over = false;
+  const stalled = runInDurableObject(counterStore(subject), (_, state) =>
     state.blockConcurrencyWhile(async () => {
-      begun();
+      begun = true;
       await new Promise((resolve) => setTimeout(resolve, ms));
     }),
-  );
-  await started;
+  ).finally(() => (over = true));
+  const until = async (done: () => boolean) => {
+    while (!done()) await new Promise((resolve) => setTimeout(resolve, 10));
+  };
+  const ended = until(() => over).then(() => stalled);
+  await until(() => begun || over);
   return { ended };
 }
 

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { base32Decode, totp, totpStep, TOTP_PERIOD_SECONDS } from "../../src/auth/totp";
 import { bearer, bearerLogin, me, postJson, type TokenPair } from "./accounts";
+import { oncePerFile } from "./test-file";
 
 /**
  * An authenticator app for tests. The service accepts the current step ±1 and never a step at or
@@ -57,12 +58,23 @@ export interface Enrolment {
   tokens: TokenPair;
 }
 
+/**
+ * Waits out the last 4 s of a TOTP step. A fresh authenticator's first code is of the step before
+ * the current one, which the service stops accepting when the current step ends: a code taken in
+ * those last seconds could expire while a slow request is on its way.
+ */
+export async function awayFromStepEnd(): Promise<void> {
+  const left = TOTP_PERIOD_SECONDS - ((Date.now() / 1000) % TOTP_PERIOD_SECONDS);
+  if (left <= 4) await new Promise((resolve) => setTimeout(resolve, left * 1000 + 50));
+}
+
 /** Turns TOTP on for a bearer-signed-in account (setup, then confirm with the password and a code). */
 export async function enrolTotp(accessToken: string, password: string | undefined): Promise<Enrolment> {
   const setup = await postJson("/v1/auth/mfa/totp/setup", {}, bearer(accessToken));
   expect(setup.status, await setup.clone().text()).toBe(200);
   const { setup_token, secret } = (await setup.json()) as { setup_token: string; secret: string };
   const authenticator = TestAuthenticator.fromSecret(secret);
+  await awayFromStepEnd();
   const body = { setup_token, code: authenticator.next(), ...(password === undefined ? {} : { current_password: password }) };
   const confirmed = await postJson("/v1/auth/mfa/totp/confirm", body, bearer(accessToken));
   expect(confirmed.status, await confirmed.clone().text()).toBe(200);
@@ -86,19 +98,18 @@ export interface Admin extends Enrolment {
   password: string;
 }
 
-let admin: Promise<Admin> | undefined;
+const admin = oncePerFile(async (): Promise<Admin> => {
+  const identity = { email: env.BOOTSTRAP_SUPERUSER_EMAIL, password: env.BOOTSTRAP_SUPERUSER_PASSWORD };
+  const tokens = await bearerLogin(identity);
+  const { id } = (await (await me(tokens.access_token)).json()) as { id: number };
+  const enrolment = await enrolTotp(tokens.access_token, identity.password);
+  return { ...enrolment, ...identity, id };
+});
 
 /**
  * The bootstrap superuser of this test file's database, with TOTP enrolled (once per file:
  * storage is per file), signed in with bearer tokens.
  */
 export function bootstrapAdmin(): Promise<Admin> {
-  admin ??= (async () => {
-    const identity = { email: env.BOOTSTRAP_SUPERUSER_EMAIL, password: env.BOOTSTRAP_SUPERUSER_PASSWORD };
-    const tokens = await bearerLogin(identity);
-    const { id } = (await (await me(tokens.access_token)).json()) as { id: number };
-    const enrolment = await enrolTotp(tokens.access_token, identity.password);
-    return { ...enrolment, ...identity, id };
-  })();
-  return admin;
+  return admin();
 }

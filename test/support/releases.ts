@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import worker from "../../src/index";
-import type { ReleaseMessage } from "../../src/queues/releases";
+import type { ReleaseMessage } from "../../src/services/release-messages";
 import { bearer, postJson, verifiedUser } from "./accounts";
 import { csvRecords } from "./csv";
 import { api, ORIGIN } from "./http";

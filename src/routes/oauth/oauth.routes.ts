@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../auth/authenticate";
 import { SIGNED_IN } from "../../lib/openapi";
 import { problemResponses } from "../../lib/problem";
+import { authenticate } from "../../middleware/authenticate";
 import { TokenPairSchema } from "../auth/auth.schemas";
 
 const SIGN_IN = z.enum(["google", "github"]);
@@ -100,9 +100,11 @@ export const claimLogin = createRoute({
   operationId: "oauthClaimLogin",
   tags: ["Auth"],
   summary: "Exchange a sign-in hand-off for bearer tokens",
-  description: "Once, within 2 minutes of the callback, with the `code_verifier` of the app's `code_challenge`; anything else is 400 `OAUTH_HANDOFF_INVALID`.",
+  description:
+    "Once, within 2 minutes of the callback, with the `code_verifier` of the app's `code_challenge`; anything else is 400 `OAUTH_HANDOFF_INVALID`. " +
+    "On when `OAUTH_TOKEN_FLOW_ENABLED` (else 404 `OAUTH_TOKEN_FLOW_DISABLED`).",
   request: { body: json(z.strictObject({ login_handoff: z.string().min(1).max(256), code_verifier: VerifierSchema }).openapi("OAuthLoginClaim")) },
-  responses: { 200: { description: "The session.", content: { "application/json": { schema: TokenPairSchema } } }, ...problemResponses(400, 413, 415, 422) },
+  responses: { 200: { description: "The session.", content: { "application/json": { schema: TokenPairSchema } } }, ...problemResponses(400, 404, 413, 415, 422) },
 });
 
 export const associateAuthorize = createRoute({

@@ -23,12 +23,12 @@ const seesUnpublished = (c: Context<AppEnv>) => hasAdminPowers(c.get("user"));
 
 export const listReleases: RouteHandler<typeof routes.listReleases, AppEnv> = async (c) => {
   const page = c.req.valid("query");
-  const { releases, total } = await readReleases(c.get("db"), pageWindow(page), seesUnpublished(c));
+  const { releases, total } = await readReleases(c.get("services").db, pageWindow(page), seesUnpublished(c));
   return c.json(pageEnvelope(releases.map(toReleaseSummary), total, page), 200);
 };
 
 export const getLatestRelease: RouteHandler<typeof routes.getLatestRelease, AppEnv> = async (c) => {
-  const found = await readRelease(c.get("db"), null, false);
+  const found = await readRelease(c.get("services").db, null, false);
   if (!found) throw new ApiError(404, { code: "NOT_FOUND", detail: "No release has been published yet." });
   return c.json(toRelease(found.release, found.files, requestOrigin(c)), 200);
 };
@@ -36,7 +36,7 @@ export const getLatestRelease: RouteHandler<typeof routes.getLatestRelease, AppE
 export const getRelease: RouteHandler<typeof routes.getRelease, AppEnv> = async (c) => {
   const { version } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version)) throw releaseNotFound();
-  const found = await readRelease(c.get("db"), version, seesUnpublished(c));
+  const found = await readRelease(c.get("services").db, version, seesUnpublished(c));
   if (!found) throw releaseNotFound();
   return c.json(toRelease(found.release, found.files, requestOrigin(c)), 200);
 };
@@ -50,7 +50,7 @@ const fileNotFound = () => new ApiError(404, { code: "NOT_FOUND", detail: "No fi
 export const getReleaseFile: RouteHandler<typeof routes.getReleaseFile, AppEnv> = async (c) => {
   const { version, path } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version) || !FILE_PATH.test(path)) throw fileNotFound();
-  const file = await findReleaseFile(c.get("db"), version, path, seesUnpublished(c));
+  const file = await findReleaseFile(c.get("services").db, version, path, seesUnpublished(c));
   if (!file) throw fileNotFound();
   const etag = `"${file.sha256}"`;
   const headers = new Headers({
@@ -72,7 +72,7 @@ export const getReleaseFile: RouteHandler<typeof routes.getReleaseFile, AppEnv> 
       headers: { "Content-Range": `bytes */${file.bytes}` },
     });
   }
-  const object = await c.env.UPLOADS.get(releaseKey(version, path), range ? { range } : {});
+  const object = await c.get("services").bindings.UPLOADS.get(releaseKey(version, path), range ? { range } : {});
   // Its row says it was written: a missing object is storage lost, not a client's mistake.
   if (!object) throw new Error(`release file ${version}/${path} is listed but missing from storage`);
   if (range) {

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../auth/authenticate";
+import { authenticate } from "../../middleware/authenticate";
 import { PageQuerySchema, pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
 import { ReleaseSchema, ReleaseSummarySchema, ReleaseVersionParamsSchema } from "./releases.schemas";

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { COMMON_PASSWORDS } from "../../../src/data/common-passwords";
 import { listOutbox } from "../../../src/services/dev-outbox";
-import { bearerLogin, lastEmail, linkToken, me, newIdentity, postJson, registerUser } from "../../support/accounts";
+import { bearerLogin, lastEmail, linkToken, me, newIdentity, postJson, registerUser, verifiedUserOverHttp } from "../../support/accounts";
 import { PWNED } from "../../support/fake-upstream-config";
 import { expectProblem } from "../../support/http";
 
@@ -113,6 +113,14 @@ describe("email verification", () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ id: user.id, email: user.email, username: user.username, is_verified: true });
     expect((await postJson("/v1/auth/verify", { token })).status).toBe(200);
+  });
+
+  it("takes a new user the whole sign-up path: register, the emailed link, verify, sign in", async () => {
+    // The other suites make their users directly (verifiedUser in test/support/accounts.ts);
+    // this is the path those users stand for, over HTTP.
+    const user = await verifiedUserOverHttp("signup");
+    const account = (await (await me(user.tokens.access_token)).json()) as Record<string, unknown>;
+    expect(account).toMatchObject({ id: user.id, email: user.email, username: user.username, is_verified: true, role: "contributor" });
   });
 
   it.each(["", "garbage", "1.2.abc"])("refuses the malformed token %j", async (token) => {

@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireAdmin } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import { requestOrigin } from "../../../lib/http";
+import { requireAdmin } from "../../../middleware/guards";
 import { releaseUrl } from "../../../services/release-metadata";
 import { createRelease as create, releaseNotFound, retryRelease as retry } from "../../../services/releases";
 import { toRelease } from "../../releases/releases.mappers";
@@ -12,7 +12,7 @@ export const createRelease: RouteHandler<typeof routes.createRelease, AppEnv> = 
   const actor = requireAdmin(c);
   const input = c.req.valid("json");
   const origin = requestOrigin(c);
-  const release = await create({ db: c.get("db"), log: c.get("log"), bindings: c.env }, actor, input, origin);
+  const release = await create(c.get("services"), actor, input, origin);
   c.header("Location", releaseUrl(origin, release.version));
   return c.json(toRelease(release, [], origin), 202);
 };
@@ -21,6 +21,6 @@ export const retryRelease: RouteHandler<typeof routes.retryRelease, AppEnv> = as
   const actor = requireAdmin(c);
   const { version } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version)) throw releaseNotFound();
-  const release = await retry({ db: c.get("db"), log: c.get("log"), bindings: c.env }, actor, version);
+  const release = await retry(c.get("services"), actor, version);
   return c.json(toRelease(release, [], requestOrigin(c)), 202);
 };

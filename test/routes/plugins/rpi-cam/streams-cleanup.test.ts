@@ -1,8 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { TunnelState } from "../../../../durable-objects/camera-relay";
-import { STREAM_ORPHAN_AFTER_MS, type WatchedStream } from "../../../../durable-objects/camera-stream-watch";
+import type { TunnelState } from "../../../../src/plugins/rpi-cam/durable-objects/camera-relay";
+import { STREAM_ORPHAN_AFTER_MS, type WatchedStream } from "../../../../src/plugins/rpi-cam/durable-objects/camera-stream-watch";
 import { bearer } from "../../../support/accounts";
 import { cameraApi, type TestCamera, type TestTunnel } from "../../../support/camera";
 import { api } from "../../../support/http";
@@ -193,7 +193,10 @@ describe("the stream's record", () => {
       await expect.poll(async () => (await broadcast(s.broadcastId))?.lifeCycleStatus, { timeout: 5_000 }).toBe("complete");
       await expect.poll(async () => (await runningFor(s.who.sub)).streams, { timeout: 5_000 }).toEqual([]);
       expect(await broadcast(s.broadcastId)).toMatchObject({ deleted: false });
-      expect(s.tunnel.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`)).toEqual(["POST /streams/youtube", "DELETE /streams/youtube"]);
+      // The device's stop is sent after the answer too: wait for its frame to arrive.
+      await expect
+        .poll(() => s.tunnel.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`), { timeout: 5_000 })
+        .toEqual(["POST /streams/youtube", "DELETE /streams/youtube"]);
       await expect.poll(() => watchMarker(s.camera), { timeout: 5_000 }).toBeUndefined();
       await expect
         .poll(() => logs.entries().find((entry) => entry.msg === "camera stream ended"), { timeout: 5_000 })
