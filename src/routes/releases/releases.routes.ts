@@ -53,7 +53,21 @@ export const getRelease = createRoute({
   },
 });
 
-const binary = (description: string) => ({ description, content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } } });
+// Each file is served with its own media type (as the release lists it): tables as CSV and
+// Parquet, datapackage.json, README.md, SHA256SUMS, and the images in their formats.
+const fileContent = (range: boolean) => {
+  const bytes = z.string().openapi({ format: "binary" });
+  const text = z.string();
+  return {
+    "text/csv": { schema: text },
+    "application/vnd.apache.parquet": { schema: bytes },
+    // A range of datapackage.json is a piece of JSON text, not a document.
+    "application/json": { schema: range ? text : z.object({}).passthrough().openapi({ description: "datapackage.json: a Frictionless Data Package." }) },
+    "text/markdown": { schema: text },
+    "text/plain": { schema: text },
+    "image/*": { schema: bytes },
+  };
+};
 
 export const getReleaseFile = createRoute({
   method: "get",
@@ -81,8 +95,8 @@ export const getReleaseFile = createRoute({
     }),
   },
   responses: {
-    200: binary("The file."),
-    206: binary("The requested range."),
+    200: { description: "The file.", content: fileContent(false) },
+    206: { description: "The requested range.", content: fileContent(true) },
     304: { description: "Unchanged since the `If-None-Match` ETag (it never changes)." },
     ...problemResponses(404, 416),
   },
