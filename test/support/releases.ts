@@ -134,3 +134,15 @@ export async function buildRow(version: string) {
     .bind(version)
     .first<{ build_id: string; build_state: string | null; lease_id: string | null; lease_until: number | null; snapshot_at: number | null; status: string }>();
 }
+
+/** Every key under a prefix of the bucket. */
+export async function keysUnder(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const listing = await env.UPLOADS.list({ prefix, ...(cursor ? { cursor } : {}) });
+    keys.push(...listing.objects.map((o) => o.key));
+    cursor = listing.truncated ? listing.cursor : undefined;
+  } while (cursor);
+  return keys.sort();
+}

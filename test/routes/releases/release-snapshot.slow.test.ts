@@ -3,9 +3,8 @@ import { asyncBufferFromUrl, parquetMetadataAsync, parquetReadObjects } from "hy
 import { beforeAll, describe, expect, it } from "vitest";
 import { demoStatements } from "../../../scripts/seed/demo-data.mjs";
 import { RELEASE_TABLES } from "../../../src/services/release-tables";
-import { loadConfig } from "../../../src/config";
-import { createDb } from "../../../src/db/client";
 import { createLogger } from "../../../src/lib/logger";
+import { buildServices } from "../../../src/services/build-services";
 import { runBuildSlice, type SliceOutcome } from "../../../src/services/release-build";
 import { api, expectProblem } from "../../support/http";
 import { adminHeaders, contributor, createProduct, csvTable, readRelease, type ReleaseBody, workerFetch } from "../../support/releases";
@@ -14,15 +13,16 @@ import { adminHeaders, contributor, createProduct, csvTable, readRelease, type R
 const PAGE = RELEASE_TABLES.find((table) => table.name === "records")!.pageRows;
 const DEMO_PRODUCTS = Math.ceil(PAGE / 10);
 
+// Slow tier: a build of more than one page of records, one unit of work per slice (about 8 s).
 // The build driven slice by slice through its service (the queue consumer runs the same function
 // and queues the next slice itself), so that the test can act between two slices: after the
 // snapshot batch, and in the middle of the records table. Real D1, R2 and HTTP surface throughout.
 
 const VERSION = "2.0";
 const BUILD = "build-snapshot-test";
-const deps = () => ({ db: createDb(env.DB).db, config: loadConfig(env), log: createLogger({ test: "release-snapshot" }), bindings: env });
+const svc = () => buildServices(env, { log: createLogger({ test: "release-snapshot" }) });
 /** A deadline already past: every slice does one unit of work (the snapshot, a step, a page) and stops. */
-const slice = (): Promise<SliceOutcome> => runBuildSlice(deps(), { version: VERSION, buildId: BUILD }, { deadline: 0 });
+const slice = (): Promise<SliceOutcome> => runBuildSlice(svc(), { version: VERSION, buildId: BUILD }, { deadline: 0 });
 
 let admin: Record<string, string>;
 let ada: Awaited<ReturnType<typeof contributor>>;
@@ -59,7 +59,7 @@ describe("a release's snapshot", () => {
     await expectProblem(await api("/v1/releases/latest"), 404, "NOT_FOUND");
   });
 
-  it("is not disturbed by edits, creates, deletions and withdrawals that land while the files are written", async () => {
+  it("is not disturbed by edits, creates, deletions and withdrawals that land while the files are written", { timeout: 60_000 }, async () => {
     // Into the records table: one page written, the rest waiting for the next slice.
     let outcome = await slice(); // the image files (none)
     outcome = await slice(); // the first page of records
@@ -123,7 +123,7 @@ describe("a release's snapshot", () => {
   });
 
   it("ignores a message of an attempt that is not the release's", async () => {
-    expect(await runBuildSlice(deps(), { version: VERSION, buildId: "another-attempt" }, { deadline: Date.now() + 10_000 })).toEqual({ kind: "stale" });
+    expect(await runBuildSlice(svc(), { version: VERSION, buildId: "another-attempt" }, { deadline: Date.now() + 10_000 })).toEqual({ kind: "stale" });
     expect(await slice()).toEqual({ kind: "stale" });
   });
 });
