@@ -83,7 +83,7 @@ const rawQuery = (format) => `WITH RECURSIVE tree(id, root, path) AS (
   ORDER BY tree.root DESC, tree.path`;
 
 /** The D1 database file Miniflare persisted under `dir` (the largest `.sqlite`). */
-function findSqlite(dir) {
+export function findSqlite(dir) {
   const found = [];
   const walk = (d) => {
     for (const entry of readdirSync(d, { withFileTypes: true })) {

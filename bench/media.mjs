@@ -241,7 +241,7 @@ function jpegSize(b) {
 // HTTP
 
 /** Miniflare's own log, kept: the queue broker logs every batch it delivers with its duration. */
-class QueueLog extends Log {
+export class QueueLog extends Log {
   constructor() {
     super(LogLevel.INFO);
     this.batches = [];

@@ -13,6 +13,7 @@ import {
 } from "./report.mjs";
 import { formatExport, runExportBench } from "./export.mjs";
 import { formatMedia, MEDIA_IMAGE, runMediaBench } from "./media.mjs";
+import { formatRelease, runReleaseBench } from "./release.mjs";
 import { scenarios as allScenarios } from "./scenarios.mjs";
 import {
   BOOTSTRAP, HOST, applyMigrations, buildWorker, disposeAll, probe, readWranglerConfig, startApp, startBaselines,
@@ -23,7 +24,7 @@ const BUILD_DIR = path.join(ROOT, "bench/.build");
 const RESULTS = path.join(ROOT, "bench/results/latest.json");
 const EXPORT_PRODUCTS_LABEL = "10,000";
 /** Sections `--only` selects besides scenarios: each runs after the load rounds on its own instance. */
-const SECTIONS = ["export", "media"];
+const SECTIONS = ["export", "media", "release"];
 
 const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH_<NAME>, e.g. BENCH_DURATION)
   --duration <s>       seconds per load run (default 5)
@@ -36,7 +37,8 @@ const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH
   --do-storage <kind>  where the app's Durable Objects keep their SQLite files: tmpfs (default, /dev/shm) or disk (Miniflare's default)
   --only <name>        run only this scenario (repeatable or comma-separated); baselines always run;
                        "export" selects the export section (full CSV/JSON exports of 10,000 demo products),
-                       "media" the media section (10 MP JPEG uploads and their thumbnail job, in workerd and in Node)
+                       "media" the media section (10 MP JPEG uploads and their thumbnail job, in workerd and in Node),
+                       "release" the release section (dataset releases of 10,000 demo products through the queue, and in Node)
   --port-base <n>      listen on n, n+1, ... (default 0: free ports chosen by the OS)
   --out <file>         results file (default bench/results/latest.json)
   --via-entry          serve through Miniflare's entry worker (its main port) instead of direct sockets
@@ -267,6 +269,17 @@ async function main() {
       });
     }
 
+    // The release section (bench/release.mjs): its own instance with the release queue's consumer,
+    // last, so that its builds share the machine with nothing else of the bench.
+    let releaseResult = null;
+    if (settings.only.length === 0 || settings.only.includes("release")) {
+      log(`releases: loading ${EXPORT_PRODUCTS_LABEL} demo products into app-release`);
+      releaseResult = await runReleaseBench({
+        config: readWranglerConfig(ROOT), bundle, port: portFor(4 + Object.keys(instances).length), viaEntry: settings.viaEntry,
+        doStorage: settings.doStorage, rounds: settings.rounds, log,
+      });
+    }
+
     const rows = summarize(benchTargets, rounds);
     // Client addresses: a steady pool must stay under the per-IP limits at this machine's rate
     // (sustained), a new-clients pool must not repeat; either failing marks the target FAILED.
@@ -312,6 +325,8 @@ async function main() {
     if (exportResult) console.log(`\n${formatExport(exportResult)}`);
     if (exportResult && !exportResult.aimMet) failed = true;
     if (mediaResult) console.log(`\n${formatMedia(mediaResult)}`);
+    if (releaseResult) console.log(`\n${formatRelease(releaseResult)}`);
+    if (releaseResult && !releaseResult.aimMet) failed = true;
 
     const document = {
       timestamp: new Date().toISOString(),
@@ -350,6 +365,9 @@ async function main() {
       // Uploads of a 10 MP JPEG (orientation 6 and 1) and their thumbnail job through HTTP, and the
       // same calls in Node (null unless selected). See bench/README.md, Media.
       media: mediaResult,
+      // Dataset releases of the demo dataset through the queue against raw reads of the same rows,
+      // and the build's memory in Node (null unless selected). See bench/README.md, Releases.
+      release: releaseResult,
       storeFailures,
       rounds,
     };

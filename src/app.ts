@@ -29,6 +29,7 @@ import { mediaRouter } from "./routes/products/media/media.index";
 import { videosRouter } from "./routes/products/videos/videos.index";
 import { productsRouter } from "./routes/products/products.index";
 import { profilesRouter } from "./routes/profiles/profiles.index";
+import { releasesRouter } from "./routes/releases/releases.index";
 import { categoriesRouter } from "./routes/categories/categories.index";
 import { materialsRouter } from "./routes/materials/materials.index";
 import { productTypesRouter } from "./routes/product-types/product-types.index";
@@ -36,6 +37,7 @@ import { statsRouter } from "./routes/stats/stats.index";
 import { taxonomiesRouter } from "./routes/taxonomies/taxonomies.index";
 import { unitsRouter } from "./routes/units/units.index";
 import { uploadsRouter } from "./routes/uploads/uploads.index";
+import { contributorTermsRouter } from "./routes/users/contributor-terms/contributor-terms.index";
 import { accountDeletionRouter } from "./routes/users/deletion/deletion.index";
 import { usersRouter } from "./routes/users/users.index";
 
@@ -76,6 +78,7 @@ export function createApp(plugins: readonly Plugin[]): AppOpenAPI {
   app.route("/v1", oauthRouter);
   app.route("/v1", usersRouter);
   app.route("/v1", accountDeletionRouter);
+  app.route("/v1", contributorTermsRouter);
   app.route("/v1", profilesRouter);
   app.route("/v1", adminRouter);
   app.route("/v1", unitsRouter);
@@ -84,6 +87,7 @@ export function createApp(plugins: readonly Plugin[]): AppOpenAPI {
   app.route("/v1", materialsRouter);
   app.route("/v1", productTypesRouter);
   app.route("/v1", statsRouter);
+  app.route("/v1", releasesRouter);
   // Facets, suggestions and the export first: /v1/products/facets must not be read as /v1/products/{id}.
   app.route("/v1", productFacetsRouter);
   app.route("/v1", productExportRouter);

@@ -49,6 +49,13 @@ export interface AppConfig {
    * long if it is longer. At most 30 s: sign-ins wait that long when the store is slow.
    */
   rateLimitStoreTimeoutMs: number;
+  /** `CONTRIBUTOR_TERMS_VERSION`: the version of the contributor terms an account accepts (default 1). */
+  contributorTermsVersion: number;
+  /**
+   * `RELEASE_BUILD_SLICE_MS`: how long one queue invocation of a release build works before it
+   * saves a checkpoint and hands the rest to a new message (default 60 s; docs/releases.md).
+   */
+  releaseBuildSliceMs: number;
 }
 
 export interface MalwareScanConfig {
@@ -157,6 +164,8 @@ function parseConfig(env: Env): AppConfig {
     videoPlatform: { apiUrl: videoApiUrl, timeoutMs: positiveInt(env.VIDEO_PLATFORM_TIMEOUT_MS, "VIDEO_PLATFORM_TIMEOUT_MS", 10_000) },
     rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
     rateLimitStoreTimeoutMs: positiveInt(env.RATE_LIMIT_STORE_TIMEOUT_MS, "RATE_LIMIT_STORE_TIMEOUT_MS", LIMITER_TIMEOUT_MS.failOpen, 30_000),
+    contributorTermsVersion: positiveInt(env.CONTRIBUTOR_TERMS_VERSION, "CONTRIBUTOR_TERMS_VERSION", 1, 1_000_000),
+    releaseBuildSliceMs: positiveInt(env.RELEASE_BUILD_SLICE_MS, "RELEASE_BUILD_SLICE_MS", 60_000, 600_000),
   };
 }
 

@@ -5,7 +5,9 @@ import { INSTALLED_PLUGINS } from "./plugins/installed";
 import { EVENTS_QUEUE, handleEventBatch } from "./queues/events";
 import { handleMediaBatch } from "./queues/media";
 import { requeueStrandedMedia } from "./queues/media-requeue";
+import { handleReleaseBatch } from "./queues/releases";
 import { buildServices } from "./services/build-services";
+import { RELEASE_QUEUE } from "./services/release-messages";
 
 // Every Durable Object class wrangler.toml binds is exported, whether or not its plugin is on.
 export { RateLimiter } from "../durable-objects/rate-limiter";
@@ -18,10 +20,11 @@ export default {
   /** The app of the plugins this deployment enables (src/app.ts). */
   fetch: (request: Request, env: Env, ctx: ExecutionContext) => appFor(env).fetch(request, env, ctx),
 
-  /** One container per batch: domain events go to the enabled plugins; media jobs and their dead letters to the media consumer. */
+  /** One container per batch: domain events go to the enabled plugins; release-build slices to the release consumer; media jobs and their dead letters to the media consumer. */
   async queue(batch: MessageBatch, env: Env, ctx?: ExecutionContext) {
     const svc = buildServices(env, { log: createLogger({ queue: batch.queue }), defer: deferTo(ctx), plugins: INSTALLED_PLUGINS });
     if (batch.queue === EVENTS_QUEUE) await handleEventBatch(batch, svc, enabledPlugins(INSTALLED_PLUGINS, env));
+    else if (batch.queue === RELEASE_QUEUE) await handleReleaseBatch(batch, svc);
     else await handleMediaBatch(batch, svc);
   },
 

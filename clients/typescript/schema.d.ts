@@ -614,6 +614,34 @@ export interface paths {
         patch: operations["adminUpdateUser"];
         trace?: never;
     };
+    "/v1/users/me/contributor-terms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the contributor terms' version and your acceptance
+         * @description The current version of the contributor terms and whether, and when, you accepted it. Dataset releases (`/v1/releases`) hold the base products, with all their components, of accounts that accepted the current contributor terms (or a later version) when the release's snapshot was taken. Published releases never change: withdrawing excludes your contributions from releases made afterwards only.
+         */
+        get: operations["getContributorTerms"];
+        put?: never;
+        /**
+         * Accept the contributor terms
+         * @description Records that you accept the contributor terms of `version`, which must be the current one (any other: 422 at `/version`). Accepting the version you accepted already changes nothing (`terms_accepted_at` stays the first time). Dataset releases (`/v1/releases`) hold the base products, with all their components, of accounts that accepted the current contributor terms (or a later version) when the release's snapshot was taken. Published releases never change: withdrawing excludes your contributions from releases made afterwards only.
+         */
+        post: operations["acceptContributorTerms"];
+        /**
+         * Withdraw your acceptance of the contributor terms
+         * @description Both `terms_accepted_version` and `terms_accepted_at` become null (also when you had not accepted). Dataset releases (`/v1/releases`) hold the base products, with all their components, of accounts that accepted the current contributor terms (or a later version) when the release's snapshot was taken. Published releases never change: withdrawing excludes your contributions from releases made afterwards only.
+         */
+        delete: operations["withdrawContributorTerms"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/profiles/{username}": {
         parameters: {
             query?: never;
@@ -728,6 +756,46 @@ export interface paths {
          * @description Deletes every cached entry of the namespace, so the next reads recompute them: `reference-data` (taxonomies, categories, materials, product types, units) or `stats`. An unknown namespace is 404 `CACHE_NAMESPACE_NOT_FOUND`. Audited. Superusers with TOTP only: anonymous 401, anyone else 403.
          */
         post: operations["adminClearCache"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Build a dataset release
+         * @description Creates release `version` in state `building` and queues its build; answers 202 at once. The build runs on the release queue, never in the request: it takes the snapshot (the base products, with every component, of accounts that accepted the contributor terms, their bills of materials and clean images, and the reference tables, all at one instant: `snapshot_at`), writes every table as CSV and Parquet, copies the images, and writes datapackage.json, SHA256SUMS and README.md under the release, then publishes it. Follow it with `GET /v1/releases/{version}` (`progress.records_written`); it ends `published` or `failed` with a `failure_reason`. A version that exists (whatever its state) is 409 `ALREADY_EXISTS`: versions are never reused. The queue unreachable: 503 `RELEASE_QUEUE_UNAVAILABLE`, nothing created. Audited. Superusers with TOTP only: anonymous 401, anyone else 403 `SUPERUSER_REQUIRED`, a superuser without TOTP 403 `ADMIN_TOTP_REQUIRED`.
+         */
+        post: operations["adminCreateRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/releases/{version}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Build a failed release again
+         * @description Starts a new attempt of a `failed` release, or of a `building` one whose build stalled (no progress for 10 minutes: its queue messages were lost), from a NEW snapshot: the earlier attempt's files and staging rows are discarded, and its messages, should any still arrive, are ignored. Answers 202 with the release building again. A build that fails for a passing reason (storage, database) is retried by the queue itself from its last checkpoint, up to 3 attempts in a row, before it is marked failed. Published: 409 `RELEASE_PUBLISHED`; building and alive: 409 `RELEASE_BUILDING`; unknown: 404. The queue unreachable: 503 `RELEASE_QUEUE_UNAVAILABLE`, and the release is failed again (retry once more). Audited. Superusers with TOTP only: anonymous 401, anyone else 403 `SUPERUSER_REQUIRED`, a superuser without TOTP 403 `ADMIN_TOTP_REQUIRED`.
+         */
+        post: operations["adminRetryRelease"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1322,6 +1390,66 @@ export interface paths {
          * @description The categories linked to the product types of the records in `scope` (base products, components, or all), with how many records each covers, most first, ties by name; at most `limit`. A category counts on its own: same-named categories of different taxonomies are separate entries. Public. Answers are cached server-side for five minutes (`X-Cache: hit|miss`; `generated_at` says when they were computed) and may be cached by clients for a minute. `images` is 0 until media uploads exist.
          */
         get: operations["getStatsCategories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List dataset releases
+         * @description Dataset releases, newest first (by when they were requested), without their file lists. Public. Releases still building or failed exist only for superusers with TOTP (404 `NOT_FOUND` to anyone else). A published release never changes: no route writes to it (405).
+         */
+        get: operations["listReleases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/releases/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the latest published release
+         * @description The newest published release (the first of the public list), with its files. None published yet: 404 `NOT_FOUND`.
+         */
+        get: operations["getLatestRelease"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/releases/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a release
+         * @description A release: its metadata, the counts of its snapshot, the build's progress (`records_written`, while building) and every file with its size, SHA-256, media type and URL. Public. Releases still building or failed exist only for superusers with TOTP (404 `NOT_FOUND` to anyone else). A published release never changes: no route writes to it (405).
+         */
+        get: operations["getRelease"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2278,6 +2406,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/releases/{version}/files/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a file of a release
+         * @description The bytes of a file of a published release, as listed in the release (or in its images table for `images/...`). `ETag` is the quoted SHA-256 of the file and `Cache-Control: public, max-age=31536000, immutable`: the bytes never change. `Accept-Ranges: bytes`: one range per request (`bytes=a-b`, `bytes=a-`, `bytes=-n`) answers 206 with `Content-Range`, a range starting past the end 416; pandas, Polars, DuckDB and hyparquet read Parquet this way without downloading it whole. `If-None-Match` with the ETag: 304. A superuser reading a release that is not published gets `Cache-Control: no-store`. Anything unknown: 404.
+         */
+        get: operations["getReleaseFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2577,7 +2725,9 @@ export interface components {
          *       "upload_file_count": 0,
          *       "upload_total_bytes": 0,
          *       "image_upload_max_bytes": 10485760,
-         *       "image_upload_max_pixels": 12582912
+         *       "image_upload_max_pixels": 12582912,
+         *       "terms_accepted_version": 1,
+         *       "terms_accepted_at": "2026-05-01T12:05:00Z"
          *     }
          */
         Me: {
@@ -2610,6 +2760,16 @@ export interface components {
             upload_total_bytes: number;
             image_upload_max_bytes: number;
             image_upload_max_pixels: number;
+            /**
+             * @description The version of the contributor terms you accepted (`POST /v1/users/me/contributor-terms`); null when none. Dataset releases hold only contributions of accounts that accepted them.
+             * @example 1
+             */
+            terms_accepted_version: number | null;
+            /**
+             * @description When you accepted them; null when not accepted.
+             * @example 2026-05-01T12:00:00Z
+             */
+            terms_accepted_at: string | null;
         };
         /**
          * @example {
@@ -2654,6 +2814,39 @@ export interface components {
             current_password?: string;
             /** @description With TOTP: an authenticator code or a recovery code (spent). */
             mfa_code?: string;
+        };
+        /**
+         * @example {
+         *       "current_version": 1,
+         *       "accepted_version": 1,
+         *       "accepted_at": "2026-05-01T12:05:00Z"
+         *     }
+         */
+        ContributorTerms: {
+            /**
+             * @description The version an acceptance must name.
+             * @example 1
+             */
+            current_version: number;
+            /**
+             * @description The version you accepted; null when none.
+             * @example 1
+             */
+            accepted_version: number | null;
+            /** @example 2026-05-01T12:05:00Z */
+            accepted_at: string | null;
+        };
+        /**
+         * @example {
+         *       "version": 1
+         *     }
+         */
+        ContributorTermsAcceptance: {
+            /**
+             * @description The current version of the contributor terms (`GET` on this path names it).
+             * @example 1
+             */
+            version: number;
         };
         /**
          * @example {
@@ -2824,6 +3017,101 @@ export interface components {
             namespace: "reference-data" | "stats";
             /** @description Cached entries removed. */
             keys_deleted: number;
+        };
+        Release: {
+            /** @example 2026.1 */
+            version: string;
+            /** @example relab dataset, first release */
+            title: string;
+            description: string | null;
+            /**
+             * @description SPDX id of the licence.
+             * @example CC-BY-4.0
+             */
+            licence: string;
+            /**
+             * @description `building` until its files are written, then `published` (for good) or `failed`. Only superusers see releases that are not published.
+             * @enum {string}
+             */
+            status: "building" | "published" | "failed";
+            /**
+             * @description This release's address, which its citation names.
+             * @example https://api.relab.example/v1/releases/2026.1
+             */
+            url: string;
+            /**
+             * @description A suggested citation (also in README.md, with BibTeX); null until the snapshot is taken.
+             * @example relab (2026). relab dataset, first release (Version 2026.1) [Data set]. https://api.relab.example/v1/releases/2026.1
+             */
+            citation: string | null;
+            /**
+             * @description The instant the data was taken; null while the build has not reached it.
+             * @example 2026-05-01T12:00:00Z
+             */
+            snapshot_at: string | null;
+            /** @example 2026-05-01T11:59:58Z */
+            created_at: string;
+            /** @example 2026-05-01T12:00:31Z */
+            published_at: string | null;
+            counts: {
+                /** @description Base products and components. Null until the snapshot is taken. */
+                records: number | null;
+                /** @description Base products. Null until the snapshot is taken. */
+                base_products: number | null;
+                /** @description Rows of the images table (an image of a record). Null until the snapshot is taken. */
+                images: number | null;
+                /** @description Bill-of-materials rows. Null until the snapshot is taken. */
+                record_materials: number | null;
+            };
+            progress: {
+                /** @description Rows of the records table written so far (while building; all of them once published). */
+                records_written: number;
+            };
+            /** @description Why the build failed (superusers see failed releases only); null otherwise. */
+            failure_reason: string | null;
+            /** @description Every file of the release except the image files under `images/`, which the images table lists (with their SHA-256 and size) and SHA256SUMS covers. Empty until files are written. */
+            files: components["schemas"]["ReleaseFile"][];
+        };
+        ReleaseFile: {
+            /**
+             * @description Relative to the release; the file's URL ends with it.
+             * @example records.parquet
+             */
+            path: string;
+            bytes: number;
+            /**
+             * @description Lower-case hex SHA-256 of the file (also its `ETag`).
+             * @example 9f2c…
+             */
+            sha256: string;
+            /** @example application/vnd.apache.parquet */
+            media_type: string;
+            /** @example https://api.relab.example/v1/releases/2026.1/files/records.parquet */
+            url: string;
+        };
+        /**
+         * @example {
+         *       "version": "2026.1",
+         *       "title": "relab dataset, first release",
+         *       "licence": "CC-BY-4.0"
+         *     }
+         */
+        NewRelease: {
+            /**
+             * @description 1 to 32 characters of `0-9`, `A-Z`, `a-z`, `.` and `-`, starting with a digit; never reused.
+             * @example 2026.1
+             */
+            version: string;
+            /** @example relab dataset, first release */
+            title: string;
+            description?: string | null;
+            /**
+             * @description SPDX id; default `CC-BY-4.0`.
+             * @default CC-BY-4.0
+             * @example CC-BY-4.0
+             * @enum {string}
+             */
+            licence: "CC-BY-4.0" | "CC-BY-SA-4.0" | "CC0-1.0" | "ODbL-1.0" | "ODC-By-1.0" | "PDDL-1.0";
         };
         /**
          * @description Codes of the units a bill-of-materials quantity may use.
@@ -3502,6 +3790,67 @@ export interface components {
                 /** @description Records in scope whose product type links to the category. */
                 count: number;
             }[];
+        };
+        ReleasePage: {
+            items: components["schemas"]["ReleaseSummary"][];
+            /** @description Items matching the request, over all pages. */
+            total: number;
+            page: number;
+            size: number;
+            /** @description Number of pages; a page past the last answers `items: []`. */
+            pages: number;
+        };
+        ReleaseSummary: {
+            /** @example 2026.1 */
+            version: string;
+            /** @example relab dataset, first release */
+            title: string;
+            description: string | null;
+            /**
+             * @description SPDX id of the licence.
+             * @example CC-BY-4.0
+             */
+            licence: string;
+            /**
+             * @description `building` until its files are written, then `published` (for good) or `failed`. Only superusers see releases that are not published.
+             * @enum {string}
+             */
+            status: "building" | "published" | "failed";
+            /**
+             * @description This release's address, which its citation names.
+             * @example https://api.relab.example/v1/releases/2026.1
+             */
+            url: string;
+            /**
+             * @description A suggested citation (also in README.md, with BibTeX); null until the snapshot is taken.
+             * @example relab (2026). relab dataset, first release (Version 2026.1) [Data set]. https://api.relab.example/v1/releases/2026.1
+             */
+            citation: string | null;
+            /**
+             * @description The instant the data was taken; null while the build has not reached it.
+             * @example 2026-05-01T12:00:00Z
+             */
+            snapshot_at: string | null;
+            /** @example 2026-05-01T11:59:58Z */
+            created_at: string;
+            /** @example 2026-05-01T12:00:31Z */
+            published_at: string | null;
+            counts: {
+                /** @description Base products and components. Null until the snapshot is taken. */
+                records: number | null;
+                /** @description Base products. Null until the snapshot is taken. */
+                base_products: number | null;
+                /** @description Rows of the images table (an image of a record). Null until the snapshot is taken. */
+                images: number | null;
+                /** @description Bill-of-materials rows. Null until the snapshot is taken. */
+                record_materials: number | null;
+            };
+            progress: {
+                /** @description Rows of the records table written so far (while building; all of them once published). */
+                records_written: number;
+            };
+            /** @description Why the build failed (superusers see failed releases only); null otherwise. */
+            failure_reason: string | null;
         };
         /**
          * @example {
@@ -7333,6 +7682,239 @@ export interface operations {
             };
         };
     };
+    getContributorTerms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The terms' version and your acceptance. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContributorTerms"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    acceptContributorTerms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContributorTermsAcceptance"];
+            };
+        };
+        responses: {
+            /** @description Your account, with `terms_accepted_version` and `terms_accepted_at`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    withdrawContributorTerms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Withdrawn. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     getProfile: {
         parameters: {
             query?: never;
@@ -7807,6 +8389,202 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    adminCreateRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewRelease"];
+            };
+        };
+        responses: {
+            /** @description The release, building. */
+            202: {
+                headers: {
+                    /** @description The release's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    adminRetryRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The release's version. */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release, building again. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -10231,6 +11009,146 @@ export interface operations {
             };
             /** @description Unprocessable Content */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listReleases: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of releases. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReleasePage"];
+                };
+            };
+            /** @description Unprocessable Content */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getLatestRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The latest release. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The release's version. */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16521,6 +17439,92 @@ export interface operations {
             /** @description Range Not Satisfiable */
             416: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getReleaseFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The release's version. */
+                version: string;
+                /** @description The file's path in the release; may contain `/`. */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/vnd.apache.parquet": string;
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                    "text/markdown": string;
+                    "text/plain": string;
+                    "image/*": string;
+                };
+            };
+            /** @description The requested range. */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/vnd.apache.parquet": string;
+                    "application/json": string;
+                    "text/markdown": string;
+                    "text/plain": string;
+                    "image/*": string;
+                };
+            };
+            /** @description Unchanged since the `If-None-Match` ETag (it never changes). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Range Not Satisfiable */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {

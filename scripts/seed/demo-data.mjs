@@ -622,6 +622,10 @@ WHERE true;`;
     `INSERT INTO users (email, email_canonical, username, hashed_password, is_active, is_verified, profile_visibility)
 VALUES (${sqlValue(DEMO_ACCOUNT.email)}, ${sqlValue(DEMO_ACCOUNT.email)}, ${sqlValue(DEMO_ACCOUNT.username)}, NULL, 1, 1, 'public')
 ON CONFLICT DO NOTHING;`,
+    // The demo contributor has accepted the contributor terms (version 1, the default), so dataset
+    // releases include the demo products.
+    `UPDATE users SET terms_accepted_version = 1, terms_accepted_at = unixepoch()
+WHERE username = ${sqlValue(DEMO_ACCOUNT.username)} AND email = ${sqlValue(DEMO_ACCOUNT.email)} AND terms_accepted_version IS NULL;`,
     ...(reset ? [`DELETE FROM products WHERE owner_id = ${demoOwner};`] : []),
     ...(total === 0 ? [] : insertStatements),
   ];

@@ -18,6 +18,9 @@ export interface SessionUser {
   totpEnabled: boolean;
   /** The recovery codes' generation as the request found it: a regeneration compares and sets it. */
   recoveryCodesGeneration: string | null;
+  /** The contributor terms accepted (their version) and when (Unix seconds); null when not accepted. */
+  termsAcceptedVersion: number | null;
+  termsAcceptedAt: number | null;
   createdAt: number;
   updatedAt: number;
   /**

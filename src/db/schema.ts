@@ -61,6 +61,12 @@ export const users = sqliteTable(
     recoveryCodesGeneration: text("recovery_codes_generation"),
     /** The one inactive account that holds the products of deleted accounts. */
     isSystem: integer("is_system", { mode: "boolean" }).notNull().default(false),
+    /**
+     * The contributor terms the user accepted (their version) and when; both null when never
+     * accepted or withdrawn. Dataset releases hold only contributions of owners who accepted.
+     */
+    termsAcceptedVersion: integer("terms_accepted_version"),
+    termsAcceptedAt: integer("terms_accepted_at"),
     ...timestamps,
   },
   (t) => [
@@ -534,3 +540,157 @@ export const oauthStateUses = sqliteTable("oauth_state_uses", {
   nonce: text("nonce").primaryKey(),
   expiresAt: integer("expires_at").notNull(),
 });
+
+/** States of a dataset release (decisions.md, Dataset releases): `building` ends `published` or `failed`. */
+export const RELEASE_STATUSES = ["building", "published", "failed"] as const;
+
+/**
+ * Dataset releases: immutable, citable snapshots of the dataset, whose files live in R2 under
+ * `releases/<version>/` (docs/releases.md). A published row never changes again: triggers of
+ * migration 0019 refuse any UPDATE or DELETE of it (and of its files' rows).
+ */
+export const releases = sqliteTable(
+  "releases",
+  {
+    /** `^[0-9][0-9A-Za-z.-]{0,31}$`, chosen by the superuser; part of every file's key. */
+    version: text("version").primaryKey(),
+    title: text("title").notNull(),
+    description: text("description"),
+    /** SPDX id of the licence (src/lib/release/licences.ts). */
+    licence: text("licence").notNull(),
+    status: text("status", { enum: RELEASE_STATUSES }).notNull().default("building"),
+    /** The API's origin as the release was requested: the base of the URLs its files name. */
+    baseUrl: text("base_url").notNull(),
+    /** Random id of the current build attempt; a retry draws a new one, fencing off the old attempt's messages. */
+    buildId: text("build_id").notNull(),
+    /** Unix seconds of the snapshot batch; null until it ran. */
+    snapshotAt: integer("snapshot_at"),
+    /** Counts of the snapshot; null until it ran. */
+    records: integer("records"),
+    baseProducts: integer("base_products"),
+    images: integer("images"),
+    recordMaterials: integer("record_materials"),
+    /** Rows of `records` written to its files so far: the progress a building release shows. */
+    recordsWritten: integer("records_written").notNull().default(0),
+    /** The build's checkpoint (JSON): the step it is at and the writers' and uploads' states. */
+    buildState: text("build_state"),
+    /** The invocation working on the build and until when (Unix seconds of D1's clock). */
+    leaseId: text("lease_id"),
+    leaseUntil: integer("lease_until"),
+    /** Failed attempts in a row of the current build; reset by progress. */
+    buildFailures: integer("build_failures").notNull().default(0),
+    /** Why the build failed (superusers only). */
+    failureReason: text("failure_reason"),
+    publishedAt: integer("published_at"),
+    ...timestamps,
+  },
+  (t) => [
+    index("releases_created_idx").on(t.createdAt, t.version),
+    check("releases_status", sql`${t.status} IN ('building', 'published', 'failed')`),
+    check(
+      "releases_version",
+      sql`length(${t.version}) BETWEEN 1 AND 32 AND ${t.version} GLOB '[0-9]*' AND ${t.version} NOT GLOB '*[^0-9A-Za-z.-]*'`,
+    ),
+    check(
+      "releases_state_fields",
+      sql`(${t.status} = 'published') = (${t.publishedAt} IS NOT NULL AND ${t.snapshotAt} IS NOT NULL) AND (${t.status} = 'failed') = (${t.failureReason} IS NOT NULL)`,
+    ),
+  ],
+);
+
+/** Every file of a release (its tables, metadata files and copied images): what is served and listed. */
+export const releaseFiles = sqliteTable(
+  "release_files",
+  {
+    releaseVersion: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    /** Relative to `releases/<version>/`, e.g. `records.csv`, `reference/units.parquet`, `images/<sha256>.jpg`. */
+    path: text("path").notNull(),
+    bytes: integer("bytes").notNull(),
+    /** Lower-case hex SHA-256 of the file. */
+    sha256: text("sha256").notNull(),
+    mediaType: text("media_type").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.releaseVersion, t.path] })],
+);
+
+/**
+ * Staging tables: the snapshot batch copies the release's selection into them at one instant, and
+ * the build writes the files from them, so nothing that changes on the live tables meanwhile
+ * reaches a release. Emptied when the release is published or fails.
+ */
+export const releaseRecords = sqliteTable(
+  "release_records",
+  {
+    releaseVersion: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    id: integer("id").notNull(),
+    parentId: integer("parent_id"),
+    amountInParent: integer("amount_in_parent"),
+    /** The base product's owner at the snapshot (no foreign key: the account may go meanwhile). */
+    ownerId: integer("owner_id").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    brand: text("brand"),
+    model: text("model"),
+    productTypeId: integer("product_type_id"),
+    weightG: real("weight_g"),
+    heightCm: real("height_cm"),
+    widthCm: real("width_cm"),
+    depthCm: real("depth_cm"),
+    volumeCm3: real("volume_cm3"),
+    circularityProperties: text("circularity_properties"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.releaseVersion, t.id] })],
+);
+
+export const releaseRecordMaterials = sqliteTable(
+  "release_record_materials",
+  {
+    releaseVersion: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    recordId: integer("record_id").notNull(),
+    materialId: integer("material_id").notNull(),
+    quantity: real("quantity").notNull(),
+    unit: text("unit").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.releaseVersion, t.recordId, t.materialId] })],
+);
+
+export const releaseImages = sqliteTable(
+  "release_images",
+  {
+    releaseVersion: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    /** `images/<storage_key>`: the copy's path inside the release. */
+    file: text("file").notNull(),
+    recordId: integer("record_id").notNull(),
+    /** The live object's key under `images/`, which the copy is read from. */
+    storageKey: text("storage_key").notNull(),
+    width: integer("width").notNull(),
+    height: integer("height").notNull(),
+    bytes: integer("bytes").notNull(),
+    contentType: text("content_type").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.releaseVersion, t.file, t.recordId] })],
+);
+
+/** The reference tables at the snapshot, one JSON object per row, in `position` order per table. */
+export const releaseReferenceRows = sqliteTable(
+  "release_reference_rows",
+  {
+    releaseVersion: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    tableName: text("table_name").notNull(),
+    position: integer("position").notNull(),
+    row: text("row").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.releaseVersion, t.tableName, t.position] })],
+);

@@ -27,7 +27,11 @@ const TAGS: OpenApiTag[] = [
   },
   { name: "Reference data", description: "Public lookups: taxonomies, categories, materials, product types, units." },
   { name: "Statistics", description: "Public aggregate counts over the dataset, cached for a few minutes." },
-  { name: "Admin", description: "Superusers with TOTP only: users, roles, MFA resets, account deletion, caches." },
+  {
+    name: "Releases",
+    description: "Published dataset releases: immutable, citable snapshots of the dataset as CSV and Parquet, with datapackage.json, SHA256SUMS and a README.",
+  },
+  { name: "Admin", description: "Superusers with TOTP only: users, roles, MFA resets, account deletion, caches, dataset releases." },
 ];
 
 const DESCRIPTION = `Structured research data about products taken apart for study.
@@ -99,6 +103,7 @@ function addRateLimitedResponses(document: Document): void {
     }
   }
 }
+
 const CROSS_SITE_REFUSED_RESPONSE = {
   description:
     "Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`.",
@@ -141,6 +146,17 @@ function addConstraintResponses(document: Document): void {
   }
 }
 
+// A path parameter with a router pattern (`{path{.+}}`, one that may hold slashes) is `{path}` in the document.
+function plainPathParameters(document: Document): void {
+  if (!document.paths) return;
+  for (const path of Object.keys(document.paths)) {
+    const plain = path.replace(/\{([A-Za-z0-9_]+)\{[^/]*\}\}/g, "{$1}");
+    if (plain === path) continue;
+    document.paths[plain] = document.paths[path]!;
+    delete document.paths[path];
+  }
+}
+
 const documents = new WeakMap<object, Document>();
 
 const extraTags = new WeakMap<object, OpenApiTag[]>();
@@ -162,6 +178,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string): Do
       info: { title: "relab research-data API", version: API_VERSION, description: DESCRIPTION },
       tags: [...TAGS, ...(extraTags.get(app) ?? [])],
     });
+    plainPathParameters(document);
     addRateLimitedResponses(document);
     addCrossSiteResponses(document);
     addConstraintResponses(document);

@@ -35,6 +35,12 @@ export interface Column {
  */
 export type TableRow = Readonly<Record<string, unknown>>;
 
+/**
+ * One row as its values in column order, as a query's raw rows come (`D1PreparedStatement.raw()`):
+ * no object per row, no lookup by name. It must hold exactly one value per column.
+ */
+export type TableValues = readonly unknown[];
+
 /** A cell after checking: what both writers encode. Datetimes are epoch milliseconds. */
 export type Cell = number | boolean | string | null;
 
@@ -75,38 +81,48 @@ export function checkRowKeys(columns: readonly Column[], row: TableRow, index: n
   }
 }
 
+/** A row of values must hold one per column: a query selecting other columns is a bug, caught here. */
+export function checkRowLength(columns: readonly Column[], values: TableValues, index: number): void {
+  if (values.length !== columns.length) {
+    throw new TableDataError(columns[Math.min(values.length, columns.length - 1)]!.name, index, `expected ${columns.length} values, got ${values.length}`);
+  }
+}
+
 /** The checked value of one cell; throws TableDataError when it does not fit the column. */
 export function toCell(column: Column, value: unknown, row: number): Cell {
   if (value === null || value === undefined) {
     if (column.nullable === false) throw new TableDataError(column.name, row, "null in a non-null column");
     return null;
   }
-  const fail = (expected: string): never => {
-    throw new TableDataError(column.name, row, `expected ${expected}, got ${describe(value)}`);
-  };
   switch (column.type) {
     case "int32":
       if (!Number.isInteger(value) || (value as number) < INT32_MIN || (value as number) > INT32_MAX) {
-        return fail("a 32-bit integer");
+        return mismatch(column, row, value, "a 32-bit integer");
       }
       return value as number;
     case "int64":
-      return Number.isSafeInteger(value) ? (value as number) : fail("a safe integer");
+      return Number.isSafeInteger(value) ? (value as number) : mismatch(column, row, value, "a safe integer");
     case "double":
-      return typeof value === "number" && Number.isFinite(value) ? value : fail("a finite number");
+      return typeof value === "number" && Number.isFinite(value) ? value : mismatch(column, row, value, "a finite number");
     case "boolean":
       if (typeof value === "boolean") return value;
-      return value === 0 || value === 1 ? value === 1 : fail("a boolean or 0/1");
+      return value === 0 || value === 1 ? value === 1 : mismatch(column, row, value, "a boolean or 0/1");
     case "string":
-      return typeof value === "string" ? value : fail("a string");
+      return typeof value === "string" ? value : mismatch(column, row, value, "a string");
     case "datetime": {
       const ms = value instanceof Date ? value.getTime() : typeof value === "number" ? value * 1000 : NaN;
-      return Number.isSafeInteger(ms) ? ms : fail("a Date or epoch seconds");
+      return Number.isSafeInteger(ms) ? ms : mismatch(column, row, value, "a Date or epoch seconds");
     }
     case "object":
     case "array":
-      return jsonText(column.type, value) ?? fail(`JSON ${column.type === "object" ? "an object" : "an array"}`);
+      return jsonText(column.type, value) ?? mismatch(column, row, value, `JSON ${column.type === "object" ? "an object" : "an array"}`);
   }
+}
+
+// Not a closure inside toCell: a table checks millions of cells, and a bundler that keeps function
+// names (wrangler's does) would name every closure made per cell (measured: a quarter of a build).
+function mismatch(column: Column, row: number, value: unknown, expected: string): never {
+  throw new TableDataError(column.name, row, `expected ${expected}, got ${describe(value)}`);
 }
 
 function jsonText(type: "object" | "array", value: unknown): string | undefined {
@@ -122,7 +138,46 @@ function describe(value: unknown): string {
   return value instanceof Date ? "an invalid Date" : typeof value;
 }
 
-/** ISO-8601 UTC: seconds like the API (`2026-05-01T12:00:00Z`), milliseconds only when present. */
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
+// Years 1970 to 9999: what `toISOString` writes with four digits; other times go through Date.
+const ARITHMETIC_MIN_MS = 0;
+const ARITHMETIC_MAX_MS = 253_402_300_800_000;
+
+let lastMs = Number.NaN;
+let lastText = "";
+
+/**
+ * ISO-8601 UTC: seconds like the API (`2026-05-01T12:00:00Z`), milliseconds only when present.
+ * The text `Date#toISOString` gives, computed by arithmetic (days to a civil date) and the last
+ * answer kept: a table writes one per row and column, and neighbouring rows often share a time
+ * (a product's components are created with it).
+ */
 export function isoDatetime(ms: number): string {
-  return new Date(ms).toISOString().replace(".000Z", "Z");
+  if (ms === lastMs) return lastText;
+  let text: string;
+  if (ms >= ARITHMETIC_MIN_MS && ms < ARITHMETIC_MAX_MS && Number.isInteger(ms)) {
+    const days = Math.floor(ms / 86_400_000);
+    const inDay = ms - days * 86_400_000;
+    // Civil date from days since 1970-01-01 (the proleptic Gregorian calendar, as Date uses).
+    const z = days + 719_468;
+    const era = Math.floor(z / 146_097);
+    const doe = z - era * 146_097;
+    const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+    const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+    const mp = Math.floor((5 * doy + 2) / 153);
+    const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+    const month = mp < 10 ? mp + 3 : mp - 9;
+    const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+    const seconds = Math.floor(inDay / 1000);
+    const millis = inDay - seconds * 1000;
+    text =
+      `${year}-${pad2(month)}-${pad2(day)}T${pad2(Math.floor(seconds / 3600))}:${pad2(Math.floor(seconds / 60) % 60)}:${pad2(seconds % 60)}` +
+      (millis === 0 ? "Z" : `.${millis < 100 ? (millis < 10 ? "00" : "0") : ""}${millis}Z`);
+  } else {
+    text = new Date(ms).toISOString().replace(".000Z", "Z");
+  }
+  lastMs = ms;
+  lastText = text;
+  return text;
 }

@@ -1,6 +1,6 @@
-import { csvRow, type CsvValue } from "../csv";
+import { csvCell, csvRow } from "../csv";
 import type { ByteSink } from "./byte-sink";
-import { checkColumns, checkRowKeys, type Column, isoDatetime, type TableRow, toCell } from "./columns";
+import { type Cell, checkColumns, checkRowKeys, checkRowLength, type Column, isoDatetime, type TableRow, type TableValues, toCell } from "./columns";
 
 /** What a later invocation needs to carry on with the same file (JSON-safe). */
 export interface CsvWriterState {
@@ -53,14 +53,22 @@ export class CsvTableWriter {
 
   /** Appends rows; throws TableDataError (nothing of the batch written) if one does not fit. */
   async write(rows: readonly TableRow[]): Promise<void> {
-    const lines = rows.map((row, i) => this.line(row, this.rows + i));
+    await this.append(rows.map((row, i) => this.line(row, this.rows + i)));
+  }
+
+  /** Appends rows given as values in column order (a query's raw rows); the same checks. */
+  async writeValues(rows: readonly TableValues[]): Promise<void> {
+    await this.append(rows.map((values, i) => this.valuesLine(values, this.rows + i)));
+  }
+
+  private async append(lines: readonly string[]): Promise<void> {
     if (!this.headerWritten) this.push(csvRow(this.columns.map((c) => c.name)));
     this.headerWritten = true;
     for (const line of lines) {
       this.push(line);
       if (this.pendingChars >= FLUSH_CHARS) await this.flush();
     }
-    this.rows += rows.length;
+    this.rows += lines.length;
     await this.flush();
   }
 
@@ -75,13 +83,25 @@ export class CsvTableWriter {
     return { rows: this.rows };
   }
 
+  // One string per row, built cell by cell: no array of cells per row (a table writes 100,000s).
   private line(row: TableRow, index: number): string {
     checkRowKeys(this.columns, row, index);
-    const cells: CsvValue[] = this.columns.map((column) => {
-      const cell = toCell(column, row[column.name], index);
-      return column.type === "datetime" && cell !== null ? isoDatetime(cell as number) : cell;
-    });
-    return csvRow(cells);
+    let line = "";
+    for (let c = 0; c < this.columns.length; c++) {
+      const column = this.columns[c]!;
+      line += (c > 0 ? "," : "") + cellText(column, toCell(column, row[column.name], index));
+    }
+    return `${line}\r\n`;
+  }
+
+  private valuesLine(values: TableValues, index: number): string {
+    checkRowLength(this.columns, values, index);
+    let line = "";
+    for (let c = 0; c < this.columns.length; c++) {
+      const column = this.columns[c]!;
+      line += (c > 0 ? "," : "") + cellText(column, toCell(column, values[c], index));
+    }
+    return `${line}\r\n`;
   }
 
   private push(text: string): void {
@@ -96,4 +116,10 @@ export class CsvTableWriter {
     this.pendingChars = 0;
     await this.sink.write(bytes);
   }
+}
+
+/** A checked cell as CSV text: empty for null, ISO-8601 for a time, RFC 4180 and the formula guard otherwise. */
+function cellText(column: Column, cell: Cell): string {
+  if (cell === null) return "";
+  return column.type === "datetime" ? isoDatetime(cell as number) : csvCell(cell);
 }

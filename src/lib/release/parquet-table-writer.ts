@@ -1,7 +1,7 @@
 import { ByteWriter } from "hyparquet-writer/src/bytewriter.js";
 import { ParquetWriter } from "hyparquet-writer/src/parquet-writer.js";
 import type { ByteSink } from "./byte-sink";
-import { type Cell, checkColumns, checkRowKeys, type Column, type TableRow, toCell } from "./columns";
+import { type Cell, checkColumns, checkRowKeys, checkRowLength, type Column, type TableRow, type TableValues, toCell } from "./columns";
 import { fromTaggedJson, toTaggedJson } from "./tagged-json";
 
 // The writer's own types, so that they match the hyparquet version it was built against.
@@ -105,12 +105,41 @@ export class ParquetTableWriter {
   /** Appends rows; throws TableDataError (nothing of the batch taken) if one does not fit. */
   async write(rows: readonly TableRow[]): Promise<void> {
     this.assertOpen();
-    const checked = rows.map((row, i) => {
-      checkRowKeys(this.columns, row, this.rowsWritten + i);
-      return this.columns.map((column) => toCell(column, row[column.name], this.rowsWritten + i));
-    });
-    for (const cells of checked) {
-      for (const [c, cell] of cells.entries()) {
+    // Every cell of the batch is checked before any is taken, into one flat array (not an array
+    // per row: a table writes 100,000s of rows).
+    const { columns } = this;
+    const width = columns.length;
+    const first = this.rowsWritten;
+    const cells = new Array<Cell>(rows.length * width);
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r]!;
+      checkRowKeys(columns, row, first + r);
+      for (let c = 0; c < width; c++) cells[r * width + c] = toCell(columns[c]!, row[columns[c]!.name], first + r);
+    }
+    await this.take(cells, rows.length);
+  }
+
+  /** Appends rows given as values in column order (a query's raw rows); the same checks. */
+  async writeValues(rows: readonly TableValues[]): Promise<void> {
+    this.assertOpen();
+    const { columns } = this;
+    const width = columns.length;
+    const first = this.rowsWritten;
+    const cells = new Array<Cell>(rows.length * width);
+    for (let r = 0; r < rows.length; r++) {
+      const values = rows[r]!;
+      checkRowLength(columns, values, first + r);
+      for (let c = 0; c < width; c++) cells[r * width + c] = toCell(columns[c]!, values[c], first + r);
+    }
+    await this.take(cells, rows.length);
+  }
+
+  /** Buffers checked rows column by column, encoding a row group whenever one is full. */
+  private async take(cells: readonly Cell[], count: number): Promise<void> {
+    const width = this.columns.length;
+    for (let r = 0; r < count; r++) {
+      for (let c = 0; c < width; c++) {
+        const cell = cells[r * width + c] as Cell;
         this.buffered[c]!.push(cell);
         this.bufferedBytes += typeof cell === "string" ? cell.length : 8;
       }

@@ -34,5 +34,7 @@ export function toMe(user: SessionUser): z.infer<typeof MeSchema> {
     upload_quota_bytes: limits.uploadQuotaBytes,
     image_upload_max_bytes: limits.imageUploadMaxBytes,
     image_upload_max_pixels: limits.imageUploadMaxPixels,
+    terms_accepted_version: user.termsAcceptedVersion,
+    terms_accepted_at: user.termsAcceptedAt === null ? null : isoSeconds(user.termsAcceptedAt * 1000),
   };
 }

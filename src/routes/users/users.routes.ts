@@ -28,6 +28,11 @@ export const MeSchema = z
     upload_total_bytes: z.number().int(),
     image_upload_max_bytes: z.number().int(),
     image_upload_max_pixels: z.number().int(),
+    terms_accepted_version: z.number().int().nullable().openapi({
+      description: "The version of the contributor terms you accepted (`POST /v1/users/me/contributor-terms`); null when none. Dataset releases hold only contributions of accounts that accepted them.",
+      example: 1,
+    }),
+    terms_accepted_at: z.string().nullable().openapi({ description: "When you accepted them; null when not accepted.", example: "2026-05-01T12:00:00Z" }),
   })
   .openapi("Me", {
     example: {
@@ -50,6 +55,8 @@ export const MeSchema = z
       upload_total_bytes: 0,
       image_upload_max_bytes: 10485760,
       image_upload_max_pixels: 12582912,
+      terms_accepted_version: 1,
+      terms_accepted_at: "2026-05-01T12:05:00Z",
     },
   });
 

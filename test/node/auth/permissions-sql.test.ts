@@ -25,6 +25,8 @@ const base: SessionUser = {
   tokensValidAfter: 0,
   totpEnabled: false,
   recoveryCodesGeneration: null,
+  termsAcceptedVersion: null,
+  termsAcceptedAt: null,
   createdAt: 1_750_000_000,
   updatedAt: 1_750_000_000,
 };

@@ -22,6 +22,8 @@ const verified: SessionUser = {
   tokensValidAfter: 0,
   totpEnabled: false,
   recoveryCodesGeneration: null,
+  termsAcceptedVersion: null,
+  termsAcceptedAt: null,
   createdAt: 1_750_000_000,
   updatedAt: 1_750_000_000,
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TableDataError, type Column } from "../../../src/lib/release/columns.ts";
+import { isoDatetime, TableDataError, type Column } from "../../../src/lib/release/columns.ts";
 import { CsvTableWriter } from "../../../src/lib/release/csv-table-writer.ts";
 import { CollectingSink, parseCsv } from "./support.ts";
 
@@ -111,5 +111,22 @@ describe("CsvTableWriter", () => {
     await writer.write(Array.from({ length: 2000 }, (_, i) => ({ text: `${i}`.padEnd(500, "z") })));
     expect(sink.writes).toBeGreaterThanOrEqual(4);
     expect(parseCsv(text(sink))).toHaveLength(2001);
+  });
+});
+
+describe("isoDatetime", () => {
+  it("gives the text of Date#toISOString (without .000), for any time", () => {
+    const reference = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
+    const cases = [0, 1, 999, 1000, 86_399_999, 86_400_000, 951_782_400_000, 951_868_799_999, 4_107_542_400_000, 253_402_300_799_999, 253_402_300_800_000, -1, -86_400_001, -62_135_596_800_000, 8.64e15];
+    let seed = 7;
+    for (let i = 0; i < 20_000; i++) {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      cases.push(Math.floor((seed / 2 ** 31) * 253_402_300_800_000), Math.floor((seed / 2 ** 31) * 4_102_444_800) * 1000);
+    }
+    for (const ms of cases) expect(isoDatetime(ms), String(ms)).toBe(reference(ms));
+    // The same time twice in a row (the cached answer), then another.
+    expect(isoDatetime(1_777_636_800_000)).toBe("2026-05-01T12:00:00Z");
+    expect(isoDatetime(1_777_636_800_000)).toBe("2026-05-01T12:00:00Z");
+    expect(isoDatetime(1_777_636_800_250)).toBe("2026-05-01T12:00:00.250Z");
   });
 });

@@ -21,6 +21,9 @@ describe("GET /v1/users/me", () => {
       totp_enabled: false,
       has_usable_password: true,
       preferences: { profile_visibility: "public" },
+      // The contributor terms, not accepted yet (test/routes/releases/contributor-terms.test.ts).
+      terms_accepted_version: null,
+      terms_accepted_at: null,
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
       last_login_at: expect.stringMatching(/Z$/),

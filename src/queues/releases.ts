@@ -1,0 +1,46 @@
+import type { Services } from "../container";
+import { withLog } from "../services/build-services";
+import { runBuildSlice } from "../services/release-build";
+import { isReleaseMessage, type ReleaseMessage } from "../services/release-messages";
+
+/**
+ * Consumer of `RELEASE_QUEUE`. Each message runs one slice of a build for up to
+ * `RELEASE_BUILD_SLICE_MS`; a slice that ran out of time saved a checkpoint, and the next slice is
+ * a new message (not a retry, so a long build never uses up the message's retries). A slice that
+ * failed is retried by the queue from the last checkpoint; one that found the build's lease held
+ * (a duplicate message while a slice runs) comes back when the lease would have run out. Messages
+ * of replaced attempts, of ended builds, or malformed ones are acknowledged and dropped.
+ * `batchServices` is the batch's container; each message gets its own log.
+ */
+export async function handleReleaseBatch(batch: MessageBatch<unknown>, batchServices: Services): Promise<void> {
+  for (const message of batch.messages) {
+    const svc = withLog(batchServices, batchServices.log.child({ queue: batch.queue, message_id: message.id, attempt: message.attempts }));
+    if (!isReleaseMessage(message.body)) {
+      svc.log.error("release message is malformed", { type: typeof message.body === "object" ? ((message.body as { type?: unknown } | null)?.type ?? null) : null });
+      message.ack();
+      continue;
+    }
+    const { version, build_id: buildId } = message.body;
+    const outcome = await runBuildSlice(svc, { version, buildId }, { deadline: Date.now() + svc.config.releaseBuildSliceMs });
+    switch (outcome.kind) {
+      case "continue":
+        try {
+          await svc.bindings.RELEASE_QUEUE.send(message.body satisfies ReleaseMessage, { contentType: "json" });
+          message.ack();
+        } catch (error) {
+          // The checkpoint is saved: the retry of this message is the next slice.
+          svc.log.error("the next release build slice could not be queued", { release: version, error });
+          message.retry();
+        }
+        break;
+      case "busy":
+        message.retry({ delaySeconds: Math.min(outcome.retryAfterSeconds, 600) });
+        break;
+      case "retry":
+        message.retry();
+        break;
+      default:
+        message.ack();
+    }
+  }
+}
