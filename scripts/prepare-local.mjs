@@ -24,7 +24,10 @@ if (!existsSync(".dev.vars")) {
 } else {
   // An older .dev.vars keeps its values but gains the variables added since it was made.
   const present = new Set(
-    readFileSync(".dev.vars", "utf8").split("\n").map((line) => KEY.exec(line)?.[1]).filter(Boolean),
+    readFileSync(".dev.vars", "utf8")
+      .split("\n")
+      .map((line) => KEY.exec(line)?.[1])
+      .filter(Boolean),
   );
   const missing = example.filter((line) => KEY.test(line) && !present.has(KEY.exec(line)[1]));
   if (missing.length > 0) {
@@ -51,7 +54,9 @@ console.log(migrationSummary(migrate.stdout, readdirSync("migrations").filter((n
 // it runs on every start and only fills in what is missing.
 try {
   const counts = await seedStarter();
-  console.log(`Starter data in place: ${counts.categories} categories, ${counts.materials} materials, ${counts.product_types} product types.`);
+  console.log(
+    `Starter data in place: ${counts.categories} categories, ${counts.materials} materials, ${counts.product_types} product types.`,
+  );
 } catch (error) {
   console.error(`Seeding the starter data failed: ${error?.message ?? error}`);
   process.exit(1);
