@@ -7,7 +7,7 @@ import { handleMediaBatch } from "./queues/media";
 import { requeueStrandedMedia } from "./queues/media-requeue";
 import { buildServices } from "./services/build-services";
 
-// Every Durable Object class wrangler.toml binds is exported, whether or not its plugin is on.
+// Every Durable Object class wrangler.jsonc binds is exported, whether or not its plugin is on.
 export { RateLimiter } from "../durable-objects/rate-limiter";
 export { CameraRelay } from "./plugins/rpi-cam/durable-objects/camera-relay";
 
@@ -26,7 +26,7 @@ export default {
   },
 
   /**
-   * The Cron Trigger (wrangler.toml, every five minutes), as of the scheduled time: stranded uploads
+   * The Cron Trigger (wrangler.jsonc, every five minutes), as of the scheduled time: stranded uploads
    * are queued again, and each enabled plugin reconciles (clean-up an event missed). Each part runs
    * whatever the others do; the run fails with the first error.
    */
