@@ -20,7 +20,7 @@ const CAMERA_TESTS_WHEN_OFF = cameraPluginOff ? ["test/routes/plugins/rpi-cam/**
 // The camera cases of the hardening files go with them.
 const CAMERA_CASES_WHEN_OFF = cameraPluginOff ? { testNamePattern: /^(?!.*(cameras and their commands|a camera command's body))/ } : {};
 
-/** Bindings the tests run with, on top of wrangler.toml's development values. */
+/** Bindings the tests run with, on top of wrangler.jsonc's development values. */
 export const TEST_VARS = {
   ...(cameraPluginOff ? { PLUGIN_RPI_CAM: "false" } : {}),
   // Cheap Argon2id so suites that create many accounts stay fast; production parameters are
@@ -75,13 +75,13 @@ const OWN_ISOLATE = [
 const SHARED_RUNTIME_SETUP = ["./test/setup/fresh-storage.ts", "./test/setup/bootstrap-superuser.ts"];
 
 export default defineConfig(async (): Promise<ViteUserConfig> => {
-  // wrangler.toml's [assets] directory must exist before the pool reads the configuration.
+  // wrangler.jsonc's "assets" directory must exist before the pool reads the configuration.
   buildDocsAssets(import.meta.dirname);
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   const workerd = () =>
     cloudflareTest({
       main: "./src/index.ts",
-      wrangler: { configPath: "./wrangler.toml" },
+      wrangler: { configPath: "./wrangler.jsonc" },
       miniflare: {
         bindings: { ...TEST_VARS, TEST_MIGRATIONS: migrations },
         outboundService: fakeUpstream,

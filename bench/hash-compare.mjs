@@ -19,7 +19,7 @@ import { percentile, round } from "./load.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
-/** The production parameters (wrangler.toml: ARGON2_MEMORY_KIB, ARGON2_ITERATIONS; p=1), 32-byte output as src/auth/password.ts. */
+/** The production parameters (wrangler.jsonc: ARGON2_MEMORY_KIB, ARGON2_ITERATIONS; p=1), 32-byte output as src/auth/password.ts. */
 export const PARAMS = { memoryKib: 19456, iterations: 2, parallelism: 1, hashLength: 32 };
 
 // RFC 9106 §5.3 (Argon2id, version 0x13): password 32 × 0x01, salt 16 × 0x02, secret 8 × 0x03,

@@ -410,7 +410,7 @@ export async function runReleaseBench({ config, bundle, port, viaEntry, doStorag
         d1Persist: path.join(persist, "d1"),
         r2Persist: path.join(persist, "r2"),
         queueProducers: { MEDIA_QUEUE: "relab-media", RELEASE_QUEUE: "relab-releases" },
-        // As wrangler.toml: batches of one.
+        // As wrangler.jsonc: batches of one.
         queueConsumers: { "relab-releases": { maxBatchSize: 1, maxBatchTimeout: 1, maxRetries: 3 } },
         log: queueLog,
       },

@@ -380,7 +380,7 @@ const productScenarios = [
 
 export const scenarios = [
   { name: "live", method: "GET", path: "/live" },
-  // A one-query read with the request-rate limiters on (wrangler.toml: RATE_LIMITS_ENABLED=true):
+  // A one-query read with the request-rate limiters on (wrangler.jsonc: RATE_LIMITS_ENABLED=true):
   // the read-ip counter of the client's address, one counter-store call.
   { name: "units", method: "GET", path: "/v1/units" },
   // The same read on a second app instance (same bundle) with RATE_LIMITS_ENABLED=false: next to
@@ -391,7 +391,7 @@ export const scenarios = [
   // its address's counter object. The cold-start worst case, next to `units` (steady clients).
   { name: "units-new-clients", method: "GET", path: "/v1/units", addresses: NEW_CLIENT_POOL },
   // A successful bearer login: 1 D1 round trip to find the account, one Argon2id verification
-  // (m=19456 KiB, t=2, p=1, wrangler.toml), 1 batch to store the refresh token. Every response
+  // (m=19456 KiB, t=2, p=1, wrangler.jsonc), 1 batch to store the refresh token. Every response
   // issues a new session (a refresh_tokens row), as real logins do. Over the account pool too:
   // a login takes a unit of its account's failed-login budget (3) before the hash and gives it
   // back only after, so one account with 10 logins in flight has its budget spent by the ones

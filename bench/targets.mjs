@@ -12,9 +12,9 @@ import { unstable_readConfig } from "wrangler";
 export const HOST = "127.0.0.1";
 export const BOOTSTRAP = { email: "bench-admin@relab.localhost", password: "bench-password-not-secret" };
 
-/** The top level of wrangler.toml (the local-development environment), read with wrangler's own parser. */
+/** The top level of wrangler.jsonc (the local-development environment), read with wrangler's own parser. */
 export function readWranglerConfig(root) {
-  return unstable_readConfig({ config: path.join(root, "wrangler.toml") }, {});
+  return unstable_readConfig({ config: path.join(root, "wrangler.jsonc") }, {});
 }
 
 const TRIVIAL_SCRIPT = `export default { fetch() { return new Response("ok") } }`;
@@ -28,7 +28,7 @@ const SELECT1_SCRIPT = `export default {
 /** Runs `wrangler deploy --dry-run --outdir <outdir>` and returns the path of the bundle. */
 export async function buildWorker(root, outdir) {
   const wrangler = path.join(root, "node_modules/.bin/wrangler");
-  // --env="" targets the top-level environment explicitly (what wrangler.toml calls local).
+  // --env="" targets the top-level environment explicitly (what wrangler.jsonc calls local).
   const args = ["deploy", "--dry-run", "--outdir", outdir, "--env="];
   const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "1" };
   const output = [];
@@ -125,7 +125,7 @@ export async function startBaselines(config, portFor, viaEntry) {
 }
 
 /**
- * The Durable Object bindings of wrangler.toml's top level (`[[durable_objects.bindings]]`), each
+ * The Durable Object bindings of wrangler.jsonc's top level (`durable_objects.bindings`), each
  * SQLite-backed when a `[[migrations]]` entry lists its class in `new_sqlite_classes`, as on
  * deploy. The classes are exported by the bundle itself (src/index.ts).
  */
@@ -139,7 +139,7 @@ export function durableObjectsFrom(config) {
 }
 
 /**
- * The app, with the bindings and variables of wrangler.toml's top level, in memory, plus the
+ * The app, with the bindings and variables of wrangler.jsonc's top level, in memory, plus the
  * secrets it requires (.dev.vars.example): a random AUTH_TOKEN_SECRET and the bootstrap
  * superuser. The queue consumer is not attached unless `miniflare` adds one (bench/media.mjs does;
  * no scenario sends media work). `vars`
@@ -159,13 +159,13 @@ export async function startApp(config, scriptPath, port, viaEntry, { name = "app
       kvNamespaces: ["KV"],
       r2Buckets: ["UPLOADS"],
       queueProducers: { MEDIA_QUEUE: "relab-media", EVENTS_QUEUE: "relab-events" },
-      // RATE_LIMITER (one counter object per subject) and CAMERA_RELAY, from wrangler.toml.
+      // RATE_LIMITER (one counter object per subject) and CAMERA_RELAY, from wrangler.jsonc.
       durableObjects: durableObjectsFrom(config),
       ...persist.options,
       ...miniflare,
       bindings: {
         ...config.vars,
-        // A secret, so not in wrangler.toml: signs access and email-link tokens; a fresh one per run.
+        // A secret, so not in wrangler.jsonc: signs access and email-link tokens; a fresh one per run.
         AUTH_TOKEN_SECRET: randomBytes(32).toString("hex"),
         DATA_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
         BOOTSTRAP_SUPERUSER_EMAIL: BOOTSTRAP.email,

@@ -1,5 +1,5 @@
 // Copies the docs page's Swagger UI files from node_modules into the Workers static-assets
-// directory (wrangler.toml `[assets]`), so the page needs no third-party origin. The files land
+// directory (wrangler.jsonc `assets`), so the page needs no third-party origin. The files land
 // under the same path the Worker serves them at (src/routes/docs), versioned, so they can be
 // cached as immutable. wrangler runs this as its build command (dev, deploy, the bench's dry
 // run); vitest.config.ts calls it too. Idempotent: unchanged files are left alone.
@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The `[assets] directory` of wrangler.toml. */
+/** The `assets.directory` of wrangler.jsonc. */
 export const ASSETS_DIR = "build/assets";
 
 // What the page loads, plus the licence texts that must travel with a redistributed copy.

@@ -2,7 +2,7 @@
 // up-to-date local D1 database with the starter reference data, without prompting.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { seedStarter } from "./seed-starter.mjs";
 
 const KEY = /^([A-Z0-9_]+)=/;
@@ -24,7 +24,10 @@ if (!existsSync(".dev.vars")) {
 } else {
   // An older .dev.vars keeps its values but gains the variables added since it was made.
   const present = new Set(
-    readFileSync(".dev.vars", "utf8").split("\n").map((line) => KEY.exec(line)?.[1]).filter(Boolean),
+    readFileSync(".dev.vars", "utf8")
+      .split("\n")
+      .map((line) => KEY.exec(line)?.[1])
+      .filter(Boolean),
   );
   const missing = example.filter((line) => KEY.test(line) && !present.has(KEY.exec(line)[1]));
   if (missing.length > 0) {
@@ -33,19 +36,36 @@ if (!existsSync(".dev.vars")) {
   }
 }
 
-// CI=1 stops wrangler from asking for confirmation before it applies migrations.
-const result = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local"], {
-  stdio: "inherit",
+// CI=1 stops wrangler from asking for confirmation before it applies migrations. Its table (one
+// row per migration, printed twice) is shown only when it fails; otherwise one summary line.
+const migrate = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local"], {
+  encoding: "utf8",
   env: { ...process.env, CI: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
 });
-if (result.status !== 0) process.exit(result.status ?? 1);
+if (migrate.status !== 0) {
+  process.stdout.write(migrate.stdout ?? "");
+  process.stderr.write(migrate.stderr ?? "");
+  console.error(`Applying the D1 migrations failed (wrangler d1 migrations apply DB --local, exit ${migrate.status ?? migrate.signal}).`);
+  process.exit(migrate.status ?? 1);
+}
+console.log(migrationSummary(migrate.stdout, readdirSync("migrations").filter((name) => name.endsWith(".sql")).length));
 
 // The starter reference data (taxonomies, categories, materials, product types): idempotent, so
 // it runs on every start and only fills in what is missing.
 try {
   const counts = await seedStarter();
-  console.log(`Starter data in place: ${counts.categories} categories, ${counts.materials} materials, ${counts.product_types} product types.`);
+  console.log(
+    `Starter data in place: ${counts.categories} categories, ${counts.materials} materials, ${counts.product_types} product types.`,
+  );
 } catch (error) {
   console.error(`Seeding the starter data failed: ${error?.message ?? error}`);
   process.exit(1);
+}
+
+/** One line for wrangler's output: which migrations it applied now (✅ rows), or that none were due. */
+function migrationSummary(output, total) {
+  const applied = [...new Set([...output.matchAll(/│\s*(\S+\.sql)\s*│\s*✅/g)].map((match) => match[1]))];
+  if (applied.length === 0) return `Local D1 database up to date (${total} migrations).`;
+  const names = applied.length <= 2 ? applied.join(", ") : `${applied[0]} … ${applied.at(-1)}`;
+  return `Local D1 database: applied ${applied.length} of ${total} migrations (${names}).`;
 }

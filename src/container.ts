@@ -81,7 +81,7 @@ export interface CoreHooks {
 }
 
 /**
- * The Worker's bindings (R2, KV, queues, Durable Objects) as wrangler.toml declares them. D1 and
+ * The Worker's bindings (R2, KV, queues, Durable Objects) as wrangler.jsonc declares them. D1 and
  * the counter store are reached through `db` and `limiter`; variables and secrets are read through
  * `config` (a plugin's own settings through its own parser).
  */

@@ -27,7 +27,7 @@ export interface AppVariables {
 
 /**
  * Hono's environment: the Worker's bindings (the global `Env` of `worker-configuration.d.ts`,
- * generated from wrangler.toml and .dev.vars.example) and the request's variables.
+ * generated from wrangler.jsonc and .dev.vars.example) and the request's variables.
  */
 export interface AppEnv {
   Bindings: Env;

@@ -9,7 +9,7 @@ import { handleReleaseBatch } from "./queues/releases";
 import { buildServices } from "./services/build-services";
 import { RELEASE_QUEUE } from "./services/release-messages";
 
-// Every Durable Object class wrangler.toml binds is exported, whether or not its plugin is on.
+// Every Durable Object class wrangler.jsonc binds is exported, whether or not its plugin is on.
 export { RateLimiter } from "../durable-objects/rate-limiter";
 export { CameraRelay } from "./plugins/rpi-cam/durable-objects/camera-relay";
 
@@ -29,7 +29,7 @@ export default {
   },
 
   /**
-   * The Cron Trigger (wrangler.toml, every five minutes), as of the scheduled time: stranded uploads
+   * The Cron Trigger (wrangler.jsonc, every five minutes), as of the scheduled time: stranded uploads
    * are queued again, and each enabled plugin reconciles (clean-up an event missed). Each part runs
    * whatever the others do; the run fails with the first error.
    */

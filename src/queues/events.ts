@@ -2,7 +2,7 @@ import type { DomainEvent, Services } from "../container";
 import type { Plugin } from "../plugin";
 import { withLog } from "../services/build-services";
 
-/** The queue of domain events (wrangler.toml, `EVENTS_QUEUE`). */
+/** The queue of domain events (wrangler.jsonc, `EVENTS_QUEUE`). */
 export const EVENTS_QUEUE = "relab-events";
 
 /** The event a message carries, or null when it is none the core publishes. */

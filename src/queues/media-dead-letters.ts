@@ -3,7 +3,7 @@ import { rejectMedia } from "../services/media";
 import type { MediaMessage } from "../services/media-messages";
 import { quarantineKey } from "../services/media-storage";
 
-/** The queue failed messages end in, after `max_retries` (wrangler.toml). */
+/** The queue failed messages end in, after `max_retries` (wrangler.jsonc). */
 export const DEAD_LETTER_QUEUE = "relab-media-dlq";
 
 /**

@@ -1,4 +1,4 @@
-/** The queue of release builds (wrangler.toml, `RELEASE_QUEUE`): one message is one slice of one build. */
+/** The queue of release builds (wrangler.jsonc, `RELEASE_QUEUE`): one message is one slice of one build. */
 export const RELEASE_QUEUE = "relab-releases";
 
 /** The one message of `RELEASE_QUEUE`: work on this attempt of this release's build. */

@@ -25,7 +25,7 @@ export function createDocsHandlers(app: OpenAPIHono<AppEnv>) {
     return c.body(docsInitScript(SCHEMA_PATH), 200);
   };
 
-  // The files are in the Workers static assets (wrangler.toml [assets]); the Worker runs first,
+  // The files are in the Workers static assets (wrangler.jsonc "assets"); the Worker runs first,
   // so they get this API's headers and its Problem Details 404. Their path names the release,
   // so a browser may keep them for good.
   const asset: RouteHandler<typeof getDocsAsset, AppEnv> = async (c) => {
