@@ -138,6 +138,8 @@ export const products = sqliteTable(
     depth: integer("depth").notNull().default(0),
     /** Optimistic-concurrency counter: bumps when one of the record's own fields changes. */
     version: integer("version").notNull().default(1),
+    /** The base product the record belongs to (itself for a base product); set by a trigger on insert (migration 0020). */
+    rootId: integer("root_id"),
     ...timestamps,
   },
   (t) => [
@@ -471,6 +473,25 @@ export const idempotencyKeys = sqliteTable(
 export const idBlocks = sqliteTable("id_blocks", {
   name: text("name").primaryKey(),
   nextId: integer("next_id").notNull(),
+});
+
+/**
+ * Validators of the cached public reads (docs/storage.md "Cached reads"): a generation per base
+ * product, bumped by triggers (migration 0020) in the transaction of every write to the product's
+ * tree, its bills of materials, media and videos, or its owner's name or visibility.
+ */
+export const treeGenerations = sqliteTable("tree_generations", {
+  rootId: integer("root_id").primaryKey(),
+  generation: integer("generation").notNull(),
+});
+
+/**
+ * Generations of what many reads show (`catalogue`: every write a list, facet or suggestion can
+ * show; `reference`: material and product-type names), bumped by the same triggers.
+ */
+export const readGenerations = sqliteTable("read_generations", {
+  name: text("name").primaryKey(),
+  generation: integer("generation").notNull(),
 });
 
 /** The identity providers and the video-platform association an account can link. */
