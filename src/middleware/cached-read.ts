@@ -6,7 +6,7 @@ import type { AppEnv } from "../env";
 import { matchesIfNoneMatch } from "../lib/etag";
 import { writableHeaders } from "../lib/http";
 import { accessCheckStatement, userFromAccessCheck } from "../services/sessions";
-import { candidateClasses, generationFrom, type ReadScope, validatorStatement, type ViewerClass, viewerClass } from "../services/read-cache";
+import { expectedClass, generationFrom, type ReadScope, validatorStatement, type ViewerClass, viewerClass } from "../services/read-cache";
 import { presentedAccessToken } from "./authenticate";
 
 /** The Workers cache the public reads keep their answers in (per data centre; docs/storage.md "Cached reads"). */
@@ -85,13 +85,13 @@ export function cachedRead(scope: ReadScope) {
     if (!cacheable) return next();
 
     const cache = await openCache(c);
-    const candidates = candidateClasses(scope, claims?.userId ?? null);
-    const entries = cache ? await Promise.all(candidates.map((viewer) => cache.match(cacheKey(url, viewer)).catch(() => undefined))) : [];
-    if (entries.some((entry) => entry !== undefined)) {
-      // Something is cached for this viewer: the token check and the validator, and nothing else, first.
+    const expected = expectedClass(scope, claims?.userId ?? null);
+    const entry = cache ? await cache.match(cacheKey(url, expected)).catch(() => undefined) : undefined;
+    if (entry) {
+      // A copy is cached for this viewer: the token check and the validator, and nothing else, first.
       await flushCarried(svc.db);
-      const entry = entries[candidates.indexOf(viewerClass(scope, c.get("user")))];
-      if (entry && generation !== null && entry.headers.get(GENERATION_HEADER) === generation) return fromEntry(c, entry);
+      const current = generation !== null && viewerClass(scope, c.get("user")) === expected && entry.headers.get(GENERATION_HEADER) === generation;
+      if (current) return fromEntry(c, entry);
       // Stale: the handler's batch reads the generation again, with the answer it stores.
       carryInNextBatch(svc.db, [validator], (rows) => {
         generation = generationFrom(rows[0] ?? []);

@@ -1,5 +1,4 @@
 import { type SQL, sql } from "drizzle-orm";
-import { hasAdminPowers } from "../auth/permissions";
 import type { SessionUser } from "../auth/session-user";
 
 // What the cached public reads (docs/storage.md "Cached reads") need of the database and of the
@@ -15,25 +14,28 @@ import type { SessionUser } from "../auth/session-user";
 export type ReadScope = "record" | "catalogue" | "shared";
 
 /**
- * Who a cached answer was computed for. `anonymous`: no valid access token. `moderator`: a
- * superuser with TOTP, who sees every owner and every record's unsettled media, so all of them
- * see the same. `user:<id>`: any other signed-in account, alone in its class, since what it sees
- * depends on who it is (its own private name and pending media, community names). `everyone`:
- * reads that do not depend on the viewer at all.
+ * Who a cached answer was computed for. `anonymous`: no valid access token; all anonymous
+ * viewers see the same. `user:<id>`: a signed-in account, alone in its class, since what it sees
+ * depends on who it is (its own private name and unsettled media, community names, and for a
+ * superuser with TOTP, every owner and every record's unsettled media). `everyone`: reads that do
+ * not depend on the viewer at all (suggestions).
  */
-export type ViewerClass = "anonymous" | "moderator" | `user:${number}` | "everyone";
+export type ViewerClass = "anonymous" | `user:${number}` | "everyone";
 
 /** The class of `viewer` for a read of `scope`. */
 export function viewerClass(scope: ReadScope, viewer: SessionUser | null): ViewerClass {
   if (scope === "shared") return "everyone";
-  if (!viewer) return "anonymous";
-  return hasAdminPowers(viewer) ? "moderator" : `user:${viewer.id}`;
+  return viewer ? `user:${viewer.id}` : "anonymous";
 }
 
-/** The classes a request with a token for `userId` may turn out to be in, once its token is checked (an anonymous one: just `anonymous`). */
-export function candidateClasses(scope: ReadScope, userId: number | null): ViewerClass[] {
-  if (scope === "shared") return ["everyone"];
-  return userId === null ? ["anonymous"] : [`user:${userId}`, "moderator"];
+/**
+ * The class a request is in if its token (for `userId`, if any) checks out: known before the
+ * check, so the cache is looked up while the check travels. A token found revoked reads as
+ * anonymous and finds no copy of its own class: it reads afresh.
+ */
+export function expectedClass(scope: ReadScope, userId: number | null): ViewerClass {
+  if (scope === "shared") return "everyone";
+  return userId === null ? "anonymous" : `user:${userId}`;
 }
 
 /**
