@@ -4202,9 +4202,15 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+        D1Bookmark: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The D1 session bookmark of the database state this request saw (or the one it was sent, if it read nothing); send it back to read your own writes. */
+        "X-D1-Bookmark": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -4212,7 +4218,10 @@ export interface operations {
     register: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4225,6 +4234,7 @@ export interface operations {
             /** @description Registered; a verification email is on its way. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4234,6 +4244,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4243,6 +4254,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4252,6 +4264,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4261,6 +4274,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4270,6 +4284,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4279,6 +4294,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4294,6 +4310,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4303,6 +4320,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4314,7 +4332,10 @@ export interface operations {
     verifyEmail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4327,6 +4348,7 @@ export interface operations {
             /** @description The account is verified. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4336,6 +4358,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4345,6 +4368,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4354,6 +4378,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4363,6 +4388,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4372,6 +4398,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4381,6 +4408,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4396,6 +4424,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4405,6 +4434,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4416,7 +4446,10 @@ export interface operations {
     requestVerifyToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4429,6 +4462,7 @@ export interface operations {
             /** @description Accepted. */
             202: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4438,6 +4472,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4447,6 +4482,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4456,6 +4492,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4465,6 +4502,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4474,6 +4512,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4489,6 +4528,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4498,6 +4538,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4509,7 +4550,10 @@ export interface operations {
     validateEmail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4522,6 +4566,7 @@ export interface operations {
             /** @description The verdict. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4531,6 +4576,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4540,6 +4586,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4549,6 +4596,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4558,6 +4606,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4567,6 +4616,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4582,6 +4632,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4593,7 +4644,10 @@ export interface operations {
     forgotPassword: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4606,6 +4660,7 @@ export interface operations {
             /** @description Accepted. */
             202: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4615,6 +4670,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4624,6 +4680,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4633,6 +4690,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4642,6 +4700,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4651,6 +4710,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4666,6 +4726,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4675,6 +4736,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4686,7 +4748,10 @@ export interface operations {
     resetPassword: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4699,6 +4764,7 @@ export interface operations {
             /** @description The password is changed. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4706,6 +4772,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4715,6 +4782,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4724,6 +4792,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4733,6 +4802,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4742,6 +4812,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4751,6 +4822,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4766,6 +4838,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4775,6 +4848,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4786,7 +4860,10 @@ export interface operations {
     bearerLogin: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4801,6 +4878,7 @@ export interface operations {
             /** @description Signed in. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4810,6 +4888,7 @@ export interface operations {
             /** @description Password accepted; the account has two-step verification: answer the challenge with POST /v1/auth/mfa/challenge. */
             202: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4819,6 +4898,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4828,6 +4908,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4837,6 +4918,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4846,6 +4928,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4855,6 +4938,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4864,6 +4948,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4879,6 +4964,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4888,6 +4974,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4899,7 +4986,10 @@ export interface operations {
     bearerRefresh: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4912,6 +5002,7 @@ export interface operations {
             /** @description A new token pair. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4921,6 +5012,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4930,6 +5022,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4939,6 +5032,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4948,6 +5042,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4957,6 +5052,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4966,6 +5062,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4981,6 +5078,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4990,6 +5088,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5001,7 +5100,10 @@ export interface operations {
     bearerLogout: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5014,6 +5116,7 @@ export interface operations {
             /** @description Signed out. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5021,6 +5124,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5030,6 +5134,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5039,6 +5144,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5048,6 +5154,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5057,6 +5164,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5072,6 +5180,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5081,6 +5190,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5092,7 +5202,10 @@ export interface operations {
     sessionLogin: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5107,6 +5220,7 @@ export interface operations {
             /** @description Password accepted; the account has two-step verification: answer the challenge with POST /v1/auth/mfa/challenge. */
             202: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5116,6 +5230,7 @@ export interface operations {
             /** @description Signed in; the cookies are set. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5123,6 +5238,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5132,6 +5248,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5141,6 +5258,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5150,6 +5268,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5159,6 +5278,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5168,6 +5288,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5183,6 +5304,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5192,6 +5314,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5203,7 +5326,10 @@ export interface operations {
     sessionRefresh: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5212,6 +5338,7 @@ export interface operations {
             /** @description New cookies are set. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5219,6 +5346,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5228,6 +5356,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5237,6 +5366,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5246,6 +5376,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5261,6 +5392,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5270,6 +5402,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5281,7 +5414,10 @@ export interface operations {
     sessionLogout: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5290,6 +5426,7 @@ export interface operations {
             /** @description Signed out. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5297,6 +5434,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5306,6 +5444,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5315,6 +5454,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5330,6 +5470,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5339,6 +5480,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5350,7 +5492,10 @@ export interface operations {
     revokeAllSessions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5359,6 +5504,7 @@ export interface operations {
             /** @description Every session ended. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5366,6 +5512,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5375,6 +5522,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5384,6 +5532,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5393,6 +5542,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5408,6 +5558,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5417,6 +5568,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5428,7 +5580,10 @@ export interface operations {
     totpSetup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5437,6 +5592,7 @@ export interface operations {
             /** @description The new seed. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5446,6 +5602,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5455,6 +5612,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5464,6 +5622,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5473,6 +5632,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5488,6 +5648,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5497,6 +5658,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5508,7 +5670,10 @@ export interface operations {
     totpConfirm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5521,6 +5686,7 @@ export interface operations {
             /** @description TOTP is on. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5530,6 +5696,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5539,6 +5706,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5548,6 +5716,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5557,6 +5726,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5566,6 +5736,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5575,6 +5746,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5584,6 +5756,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5599,6 +5772,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5608,6 +5782,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5619,7 +5794,10 @@ export interface operations {
     totpDisable: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5632,6 +5810,7 @@ export interface operations {
             /** @description TOTP is off. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5639,6 +5818,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5648,6 +5828,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5657,6 +5838,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5666,6 +5848,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5675,6 +5858,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5684,6 +5868,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5693,6 +5878,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5708,6 +5894,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5717,6 +5904,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5728,7 +5916,10 @@ export interface operations {
     regenerateRecoveryCodes: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5741,6 +5932,7 @@ export interface operations {
             /** @description The new codes. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5750,6 +5942,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5759,6 +5952,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5768,6 +5962,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5777,6 +5972,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5786,6 +5982,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5795,6 +5992,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5804,6 +6002,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5819,6 +6018,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5828,6 +6028,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5839,7 +6040,10 @@ export interface operations {
     mfaChallenge: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5852,6 +6056,7 @@ export interface operations {
             /** @description Signed in (bearer login). */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5861,6 +6066,7 @@ export interface operations {
             /** @description Signed in (session login); the cookies are set. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5868,6 +6074,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5877,6 +6084,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5886,6 +6094,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5895,6 +6104,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5904,6 +6114,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5913,6 +6124,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5922,6 +6134,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5937,6 +6150,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5946,6 +6160,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5960,7 +6175,10 @@ export interface operations {
                 /** @description Where the result goes: exactly an allow-listed target. */
                 redirect_uri: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github";
             };
@@ -5971,6 +6189,7 @@ export interface operations {
             /** @description The provider URL. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5980,6 +6199,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5989,6 +6209,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5998,6 +6219,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6013,6 +6235,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6030,7 +6253,10 @@ export interface operations {
                 error_description?: string;
                 scope?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github";
             };
@@ -6041,6 +6267,7 @@ export interface operations {
             /** @description To the redirect target, result in the fragment. */
             302: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6048,6 +6275,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6057,6 +6285,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6066,6 +6295,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6081,6 +6311,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6097,7 +6328,10 @@ export interface operations {
                 /** @description Required: the app's own PKCE challenge (S256). Only the app holding its verifier can claim the sign-in. */
                 code_challenge?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github";
             };
@@ -6108,6 +6342,7 @@ export interface operations {
             /** @description The provider URL. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6117,6 +6352,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6126,6 +6362,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6135,6 +6372,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6150,6 +6388,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6167,7 +6406,10 @@ export interface operations {
                 error_description?: string;
                 scope?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github";
             };
@@ -6178,6 +6420,7 @@ export interface operations {
             /** @description To the redirect target, result in the fragment. */
             302: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6185,6 +6428,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6194,6 +6438,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6203,6 +6448,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6218,6 +6464,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6229,7 +6476,10 @@ export interface operations {
     oauthClaimLogin: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6242,6 +6492,7 @@ export interface operations {
             /** @description The session. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6251,6 +6502,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6260,6 +6512,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6269,6 +6522,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6278,6 +6532,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6287,6 +6542,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6296,6 +6552,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6305,6 +6562,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6320,6 +6578,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6334,7 +6593,10 @@ export interface operations {
                 /** @description Where the result goes: exactly an allow-listed target. */
                 redirect_uri: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github" | "google-youtube";
             };
@@ -6349,6 +6611,7 @@ export interface operations {
             /** @description The provider URL. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6358,6 +6621,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6367,6 +6631,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6376,6 +6641,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6385,6 +6651,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6394,6 +6661,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6403,6 +6671,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6412,6 +6681,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6421,6 +6691,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6436,6 +6707,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6453,7 +6725,10 @@ export interface operations {
                 error_description?: string;
                 scope?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github" | "google-youtube";
             };
@@ -6464,6 +6739,7 @@ export interface operations {
             /** @description To the redirect target, result in the fragment. */
             302: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6471,6 +6747,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6480,6 +6757,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6489,6 +6767,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6504,6 +6783,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6515,7 +6795,10 @@ export interface operations {
     oauthUnlink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github" | "google-youtube";
             };
@@ -6530,6 +6813,7 @@ export interface operations {
             /** @description Unlinked. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6537,6 +6821,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6546,6 +6831,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6555,6 +6841,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6564,6 +6851,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6573,6 +6861,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6582,6 +6871,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6591,6 +6881,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6600,6 +6891,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6615,6 +6907,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6626,7 +6919,10 @@ export interface operations {
     oauthListLinks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6635,6 +6931,7 @@ export interface operations {
             /** @description The links. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6644,6 +6941,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6659,6 +6957,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6670,7 +6969,10 @@ export interface operations {
     oauthClaimMfaHandoff: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6683,6 +6985,7 @@ export interface operations {
             /** @description The challenge. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6692,6 +6995,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6701,6 +7005,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6710,6 +7015,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6719,6 +7025,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6728,6 +7035,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6737,6 +7045,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6752,6 +7061,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6763,7 +7073,10 @@ export interface operations {
     getMe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6772,6 +7085,7 @@ export interface operations {
             /** @description Your account. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6781,6 +7095,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6796,6 +7111,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6805,6 +7121,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6816,7 +7133,10 @@ export interface operations {
     deleteMe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6829,6 +7149,7 @@ export interface operations {
             /** @description The account is deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6836,6 +7157,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6845,6 +7167,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6854,6 +7177,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6863,6 +7187,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6872,6 +7197,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6881,6 +7207,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6890,6 +7217,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6905,6 +7233,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6914,6 +7243,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6925,7 +7255,10 @@ export interface operations {
     updateMe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6938,6 +7271,7 @@ export interface operations {
             /** @description The updated account. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6947,6 +7281,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6956,6 +7291,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6965,6 +7301,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6974,6 +7311,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6983,6 +7321,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6992,6 +7331,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7001,6 +7341,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7016,6 +7357,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7025,6 +7367,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7036,7 +7379,10 @@ export interface operations {
     adminGetUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -7047,6 +7393,7 @@ export interface operations {
             /** @description The account. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7056,6 +7403,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7065,6 +7413,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7074,6 +7423,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7083,6 +7433,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7098,6 +7449,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7112,7 +7464,10 @@ export interface operations {
                 /** @description `anonymize` (default): the products move to an anonymous system account and stay public without the owner's name. `delete`: they are deleted. */
                 content?: "anonymize" | "delete";
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -7127,6 +7482,7 @@ export interface operations {
             /** @description The account is deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7134,6 +7490,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7143,6 +7500,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7152,6 +7510,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7161,6 +7520,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7170,6 +7530,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7179,6 +7540,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7188,6 +7550,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7197,6 +7560,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7212,6 +7576,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7221,6 +7586,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7232,7 +7598,10 @@ export interface operations {
     adminUpdateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -7247,6 +7616,7 @@ export interface operations {
             /** @description The updated account. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7256,6 +7626,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7265,6 +7636,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7274,6 +7646,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7283,6 +7656,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7292,6 +7666,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7301,6 +7676,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7310,6 +7686,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7325,6 +7702,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7336,7 +7714,10 @@ export interface operations {
     getProfile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @description The username: 2 to 50 characters of `a-z`, `0-9` and `_`. */
                 username: string;
@@ -7348,6 +7729,7 @@ export interface operations {
             /** @description The profile. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7357,6 +7739,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7372,6 +7755,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7412,7 +7796,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -7423,6 +7810,7 @@ export interface operations {
             /** @description A page of the user's products. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7432,6 +7820,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7441,6 +7830,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7456,6 +7846,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7480,7 +7871,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7489,6 +7883,7 @@ export interface operations {
             /** @description A page of accounts. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7498,6 +7893,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7507,6 +7903,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7516,6 +7913,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7531,6 +7929,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7542,7 +7941,10 @@ export interface operations {
     adminSetUserRole: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -7557,6 +7959,7 @@ export interface operations {
             /** @description The account with its new role. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7566,6 +7969,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7575,6 +7979,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7584,6 +7989,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7593,6 +7999,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7602,6 +8009,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7611,6 +8019,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7620,6 +8029,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7629,6 +8039,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7644,6 +8055,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7655,7 +8067,10 @@ export interface operations {
     adminResetUserMfa: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -7666,6 +8081,7 @@ export interface operations {
             /** @description Reset. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7673,6 +8089,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7682,6 +8099,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7691,6 +8109,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7700,6 +8119,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7709,6 +8129,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7724,6 +8145,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7735,7 +8157,10 @@ export interface operations {
     adminClearCache: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @description One of `reference-data`, `stats`. */
                 namespace: string;
@@ -7747,6 +8172,7 @@ export interface operations {
             /** @description Cleared. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7756,6 +8182,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7765,6 +8192,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7774,6 +8202,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7783,6 +8212,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7792,6 +8222,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7807,6 +8238,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7818,7 +8250,10 @@ export interface operations {
     listUnits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7827,6 +8262,7 @@ export interface operations {
             /** @description Unit codes in display order. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7842,6 +8278,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7851,6 +8288,7 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7873,7 +8311,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7882,6 +8323,7 @@ export interface operations {
             /** @description A page of taxonomies. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7891,6 +8333,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7906,6 +8349,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7917,7 +8361,10 @@ export interface operations {
     getTaxonomy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -7928,6 +8375,7 @@ export interface operations {
             /** @description The taxonomy. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7937,6 +8385,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7946,6 +8395,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7961,6 +8411,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7987,7 +8438,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -7998,6 +8452,7 @@ export interface operations {
             /** @description A page of categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8007,6 +8462,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8016,6 +8472,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8031,6 +8488,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8049,7 +8507,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8060,6 +8521,7 @@ export interface operations {
             /** @description A page of top-level categories, each with its subcategories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8069,6 +8531,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8078,6 +8541,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8093,6 +8557,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8104,7 +8569,10 @@ export interface operations {
     adminCreateTaxonomy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8117,6 +8585,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8126,6 +8595,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8135,6 +8605,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8144,6 +8615,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8153,6 +8625,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8162,6 +8635,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8171,6 +8645,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8186,6 +8661,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8197,7 +8673,10 @@ export interface operations {
     adminDeleteTaxonomy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8208,6 +8687,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8215,6 +8695,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8224,6 +8705,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8233,6 +8715,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8242,6 +8725,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8251,6 +8735,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8266,6 +8751,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8277,7 +8763,10 @@ export interface operations {
     adminUpdateTaxonomy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8292,6 +8781,7 @@ export interface operations {
             /** @description The updated taxonomy. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8301,6 +8791,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8310,6 +8801,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8319,6 +8811,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8328,6 +8821,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8337,6 +8831,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8346,6 +8841,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8355,6 +8851,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8370,6 +8867,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8398,7 +8896,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8407,6 +8908,7 @@ export interface operations {
             /** @description A page of categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8416,6 +8918,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8431,6 +8934,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8451,7 +8955,10 @@ export interface operations {
                 /** @description Only the tree of this taxonomy (an unknown id gives an empty page). */
                 taxonomy_id?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8460,6 +8967,7 @@ export interface operations {
             /** @description A page of top-level categories, each with its subcategories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8469,6 +8977,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8484,6 +8993,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8495,7 +9005,10 @@ export interface operations {
     getCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8506,6 +9019,7 @@ export interface operations {
             /** @description The category. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8515,6 +9029,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8524,6 +9039,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8539,6 +9055,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8561,7 +9078,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8572,6 +9092,7 @@ export interface operations {
             /** @description A page of subcategories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8581,6 +9102,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8590,6 +9112,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8605,6 +9128,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8623,7 +9147,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8634,6 +9161,7 @@ export interface operations {
             /** @description A page of subcategories, each with its own nested. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8643,6 +9171,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8652,6 +9181,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8667,6 +9197,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8678,7 +9209,10 @@ export interface operations {
     adminCreateCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8691,6 +9225,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8700,6 +9235,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8709,6 +9245,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8718,6 +9255,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8727,6 +9265,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8736,6 +9275,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8745,6 +9285,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8760,6 +9301,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8771,7 +9313,10 @@ export interface operations {
     adminDeleteCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8782,6 +9327,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8789,6 +9335,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8798,6 +9345,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8807,6 +9355,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8816,6 +9365,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8825,6 +9375,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8840,6 +9391,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8851,7 +9403,10 @@ export interface operations {
     adminUpdateCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8866,6 +9421,7 @@ export interface operations {
             /** @description The updated category. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8875,6 +9431,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8884,6 +9441,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8893,6 +9451,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8902,6 +9461,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8911,6 +9471,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8920,6 +9481,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8929,6 +9491,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8938,6 +9501,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8953,6 +9517,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8981,7 +9546,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8990,6 +9558,7 @@ export interface operations {
             /** @description A page of materials. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8999,6 +9568,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9014,6 +9584,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9025,7 +9596,10 @@ export interface operations {
     getMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9036,6 +9610,7 @@ export interface operations {
             /** @description The material. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9045,6 +9620,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9054,6 +9630,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9069,6 +9646,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9080,7 +9658,10 @@ export interface operations {
     adminCreateMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9093,6 +9674,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9102,6 +9684,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9111,6 +9694,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9120,6 +9704,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9129,6 +9714,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9138,6 +9724,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9147,6 +9734,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9162,6 +9750,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9173,7 +9762,10 @@ export interface operations {
     adminDeleteMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9184,6 +9776,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9191,6 +9784,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9200,6 +9794,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9209,6 +9804,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9218,6 +9814,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9227,6 +9824,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9242,6 +9840,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9253,7 +9852,10 @@ export interface operations {
     adminUpdateMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9268,6 +9870,7 @@ export interface operations {
             /** @description The updated material with its categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9277,6 +9880,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9286,6 +9890,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9295,6 +9900,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9304,6 +9910,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9313,6 +9920,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9322,6 +9930,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9331,6 +9940,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9346,6 +9956,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9357,7 +9968,10 @@ export interface operations {
     adminAddMaterialCategories: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9372,6 +9986,7 @@ export interface operations {
             /** @description The material with all its categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9381,6 +9996,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9390,6 +10006,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9399,6 +10016,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9408,6 +10026,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9417,6 +10036,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9426,6 +10046,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9435,6 +10056,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9450,6 +10072,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9461,7 +10084,10 @@ export interface operations {
     adminRemoveMaterialCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 category_id: number;
@@ -9473,6 +10099,7 @@ export interface operations {
             /** @description Unlinked. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9480,6 +10107,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9489,6 +10117,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9498,6 +10127,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9507,6 +10137,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9516,6 +10147,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9531,6 +10163,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9553,7 +10186,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9562,6 +10198,7 @@ export interface operations {
             /** @description A page of product types. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9571,6 +10208,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9586,6 +10224,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9597,7 +10236,10 @@ export interface operations {
     getProductType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9608,6 +10250,7 @@ export interface operations {
             /** @description The product type. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9617,6 +10260,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9626,6 +10270,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9641,6 +10286,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9652,7 +10298,10 @@ export interface operations {
     adminCreateProductType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9665,6 +10314,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9674,6 +10324,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9683,6 +10334,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9692,6 +10344,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9701,6 +10354,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9710,6 +10364,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9719,6 +10374,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9734,6 +10390,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9745,7 +10402,10 @@ export interface operations {
     adminDeleteProductType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9756,6 +10416,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9763,6 +10424,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9772,6 +10434,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9781,6 +10444,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9790,6 +10454,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9799,6 +10464,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9814,6 +10480,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9825,7 +10492,10 @@ export interface operations {
     adminUpdateProductType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9840,6 +10510,7 @@ export interface operations {
             /** @description The updated product type with its categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9849,6 +10520,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9858,6 +10530,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9867,6 +10540,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9876,6 +10550,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9885,6 +10560,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9894,6 +10570,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9903,6 +10580,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9918,6 +10596,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9929,7 +10608,10 @@ export interface operations {
     adminAddProductTypeCategories: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9944,6 +10626,7 @@ export interface operations {
             /** @description The product type with all its categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9953,6 +10636,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9962,6 +10646,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9971,6 +10656,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9980,6 +10666,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9989,6 +10676,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9998,6 +10686,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10007,6 +10696,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10022,6 +10712,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10033,7 +10724,10 @@ export interface operations {
     adminRemoveProductTypeCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 category_id: number;
@@ -10045,6 +10739,7 @@ export interface operations {
             /** @description Unlinked. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10052,6 +10747,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10061,6 +10757,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10070,6 +10767,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10079,6 +10777,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10088,6 +10787,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10103,6 +10803,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10114,7 +10815,10 @@ export interface operations {
     getStatsTotals: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10123,6 +10827,7 @@ export interface operations {
             /** @description The totals. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10132,6 +10837,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10147,6 +10853,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10165,7 +10872,10 @@ export interface operations {
                 /** @description Last day of the range, included. Default: today (UTC). */
                 end?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10174,6 +10884,7 @@ export interface operations {
             /** @description The series. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10183,6 +10894,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10198,6 +10910,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10214,7 +10927,10 @@ export interface operations {
                 /** @description Records counted: base products, components, or both. */
                 scope?: "products" | "components" | "all";
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10223,6 +10939,7 @@ export interface operations {
             /** @description The categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10232,6 +10949,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10247,6 +10965,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10285,7 +11004,10 @@ export interface operations {
                 /** @description Fields to count values of; repeat the parameter: brand, model, product_type_name. */
                 fields: ("brand" | "model" | "product_type_name")[];
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10294,6 +11016,7 @@ export interface operations {
             /** @description The facets, one member per requested field. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10303,6 +11026,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10312,6 +11036,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10327,6 +11052,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10345,7 +11071,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10354,6 +11083,7 @@ export interface operations {
             /** @description A page of values. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10363,6 +11093,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10378,6 +11109,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10396,7 +11128,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10405,6 +11140,7 @@ export interface operations {
             /** @description A page of values. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10414,6 +11150,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10429,6 +11166,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10469,7 +11207,10 @@ export interface operations {
                 /** @description `csv` (default) or `json`. */
                 format?: "csv" | "json";
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10480,6 +11221,7 @@ export interface operations {
                 headers: {
                     /** @description `attachment; filename="…"`. */
                     "Content-Disposition"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10490,6 +11232,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10499,6 +11242,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10514,6 +11258,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10528,7 +11273,10 @@ export interface operations {
                 /** @description `csv` (default) or `json`. */
                 format?: "csv" | "json";
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -10541,6 +11289,7 @@ export interface operations {
                 headers: {
                     /** @description `attachment; filename="…"`. */
                     "Content-Disposition"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10551,6 +11300,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10560,6 +11310,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10575,6 +11326,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10617,7 +11369,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10626,6 +11381,7 @@ export interface operations {
             /** @description A page of products. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10635,6 +11391,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10644,6 +11401,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10659,6 +11417,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10673,6 +11432,8 @@ export interface operations {
             header?: {
                 /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A key belongs to the user, the method and the path (the parent id included): the same key on another path is another key. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate, also when the first request was cut off after the record was made. The same key and path with another body (or query string) is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
                 "Idempotency-Key"?: string;
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -10686,6 +11447,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10695,6 +11457,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10704,6 +11467,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10713,6 +11477,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10722,6 +11487,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10731,6 +11497,7 @@ export interface operations {
             /** @description Gone */
             410: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10740,6 +11507,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10749,6 +11517,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10758,6 +11527,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10773,6 +11543,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10782,6 +11553,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10793,7 +11565,10 @@ export interface operations {
     getProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -10804,6 +11579,7 @@ export interface operations {
             /** @description The product. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10813,6 +11589,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10820,6 +11597,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10829,6 +11607,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10844,6 +11623,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10855,7 +11635,10 @@ export interface operations {
     deleteProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -10866,6 +11649,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10873,6 +11657,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10882,6 +11667,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10891,6 +11677,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10900,6 +11687,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10909,6 +11697,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10924,6 +11713,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10938,6 +11728,8 @@ export interface operations {
             header: {
                 /** @description The record's `version`, quoted: `"3"`. Required (428 without it); stale or malformed: 412. */
                 "if-match": string;
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 id: number;
@@ -10953,6 +11745,7 @@ export interface operations {
             /** @description The updated record. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10962,6 +11755,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10971,6 +11765,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10980,6 +11775,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10989,6 +11785,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10998,6 +11795,7 @@ export interface operations {
             /** @description Precondition Failed */
             412: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11007,6 +11805,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11016,6 +11815,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11025,6 +11825,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11034,6 +11835,7 @@ export interface operations {
             /** @description Precondition Required */
             428: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11049,6 +11851,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11065,7 +11868,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11076,6 +11882,7 @@ export interface operations {
             /** @description A page of components. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11085,6 +11892,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11092,6 +11900,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11101,6 +11910,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11116,6 +11926,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11130,6 +11941,8 @@ export interface operations {
             header?: {
                 /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A key belongs to the user, the method and the path (the parent id included): the same key on another path is another key. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate, also when the first request was cut off after the record was made. The same key and path with another body (or query string) is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
                 "Idempotency-Key"?: string;
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 id: number;
@@ -11145,6 +11958,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11154,6 +11968,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11163,6 +11978,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11172,6 +11988,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11181,6 +11998,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11190,6 +12008,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11199,6 +12018,7 @@ export interface operations {
             /** @description Gone */
             410: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11208,6 +12028,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11217,6 +12038,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11226,6 +12048,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11241,6 +12064,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11250,6 +12074,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11261,7 +12086,10 @@ export interface operations {
     getComponent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11272,6 +12100,7 @@ export interface operations {
             /** @description The component. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11281,6 +12110,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11288,6 +12118,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11297,6 +12128,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11312,6 +12144,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11323,7 +12156,10 @@ export interface operations {
     deleteComponent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11334,6 +12170,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11341,6 +12178,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11350,6 +12188,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11359,6 +12198,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11368,6 +12208,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11377,6 +12218,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11392,6 +12234,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11406,6 +12249,8 @@ export interface operations {
             header: {
                 /** @description The record's `version`, quoted: `"3"`. Required (428 without it); stale or malformed: 412. */
                 "if-match": string;
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 id: number;
@@ -11421,6 +12266,7 @@ export interface operations {
             /** @description The updated record. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11430,6 +12276,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11439,6 +12286,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11448,6 +12296,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11457,6 +12306,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11466,6 +12316,7 @@ export interface operations {
             /** @description Precondition Failed */
             412: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11475,6 +12326,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11484,6 +12336,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11493,6 +12346,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11502,6 +12356,7 @@ export interface operations {
             /** @description Precondition Required */
             428: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11517,6 +12372,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11533,7 +12389,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11544,6 +12403,7 @@ export interface operations {
             /** @description A page of components. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11553,6 +12413,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11560,6 +12421,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11569,6 +12431,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11584,6 +12447,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11598,6 +12462,8 @@ export interface operations {
             header?: {
                 /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A key belongs to the user, the method and the path (the parent id included): the same key on another path is another key. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate, also when the first request was cut off after the record was made. The same key and path with another body (or query string) is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
                 "Idempotency-Key"?: string;
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 id: number;
@@ -11613,6 +12479,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11622,6 +12489,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11631,6 +12499,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11640,6 +12509,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11649,6 +12519,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11658,6 +12529,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11667,6 +12539,7 @@ export interface operations {
             /** @description Gone */
             410: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11676,6 +12549,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11685,6 +12559,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11694,6 +12569,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11709,6 +12585,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11718,6 +12595,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11732,7 +12610,10 @@ export interface operations {
                 /** @description Levels of components to nest, 1 to 10; default 1: the direct components, each with `components: []`. */
                 recursion_depth?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11743,6 +12624,7 @@ export interface operations {
             /** @description The top-level components, each with its components nested. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11752,6 +12634,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11759,6 +12642,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11768,6 +12652,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11777,6 +12662,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11792,6 +12678,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11806,7 +12693,10 @@ export interface operations {
                 /** @description Levels of components to nest, 1 to 10; default 1: the direct components, each with `components: []`. */
                 recursion_depth?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11817,6 +12707,7 @@ export interface operations {
             /** @description The top-level components, each with its components nested. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11826,6 +12717,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11833,6 +12725,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11842,6 +12735,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11851,6 +12745,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11866,6 +12761,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11877,7 +12773,10 @@ export interface operations {
     listProductMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11888,6 +12787,7 @@ export interface operations {
             /** @description The entries, by material name. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11897,6 +12797,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11904,6 +12805,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11913,6 +12815,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11928,6 +12831,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11939,7 +12843,10 @@ export interface operations {
     addProductMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11954,6 +12861,7 @@ export interface operations {
             /** @description Added; the whole bill of materials. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11963,6 +12871,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11972,6 +12881,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11981,6 +12891,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11990,6 +12901,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11999,6 +12911,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12008,6 +12921,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12017,6 +12931,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12026,6 +12941,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12041,6 +12957,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12052,7 +12969,10 @@ export interface operations {
     removeProductMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12067,6 +12987,7 @@ export interface operations {
             /** @description Removed. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12074,6 +12995,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12083,6 +13005,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12092,6 +13015,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12101,6 +13025,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12110,6 +13035,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12119,6 +13045,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12128,6 +13055,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12137,6 +13065,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12152,6 +13081,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12163,7 +13093,10 @@ export interface operations {
     getProductMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -12175,6 +13108,7 @@ export interface operations {
             /** @description The entry. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12184,6 +13118,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12191,6 +13126,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12200,6 +13136,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12215,6 +13152,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12226,7 +13164,10 @@ export interface operations {
     addProductMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -12242,6 +13183,7 @@ export interface operations {
             /** @description Added; `Location` names the entry. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12251,6 +13193,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12260,6 +13203,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12269,6 +13213,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12278,6 +13223,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12287,6 +13233,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12296,6 +13243,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12305,6 +13253,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12314,6 +13263,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12329,6 +13279,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12340,7 +13291,10 @@ export interface operations {
     removeProductMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -12352,6 +13306,7 @@ export interface operations {
             /** @description Removed. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12359,6 +13314,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12368,6 +13324,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12377,6 +13334,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12386,6 +13344,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12395,6 +13354,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12410,6 +13370,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12421,7 +13382,10 @@ export interface operations {
     updateProductMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -12437,6 +13401,7 @@ export interface operations {
             /** @description The entry as it now is. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12446,6 +13411,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12455,6 +13421,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12464,6 +13431,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12473,6 +13441,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12482,6 +13451,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12491,6 +13461,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12500,6 +13471,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12509,6 +13481,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12524,6 +13497,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12535,7 +13509,10 @@ export interface operations {
     listComponentMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12546,6 +13523,7 @@ export interface operations {
             /** @description The entries, by material name. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12555,6 +13533,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12562,6 +13541,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12571,6 +13551,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12586,6 +13567,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12597,7 +13579,10 @@ export interface operations {
     addComponentMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12612,6 +13597,7 @@ export interface operations {
             /** @description Added; the whole bill of materials. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12621,6 +13607,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12630,6 +13617,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12639,6 +13627,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12648,6 +13637,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12657,6 +13647,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12666,6 +13657,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12675,6 +13667,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12684,6 +13677,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12699,6 +13693,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12710,7 +13705,10 @@ export interface operations {
     removeComponentMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12725,6 +13723,7 @@ export interface operations {
             /** @description Removed. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12732,6 +13731,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12741,6 +13741,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12750,6 +13751,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12759,6 +13761,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12768,6 +13771,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12777,6 +13781,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12786,6 +13791,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12795,6 +13801,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12810,6 +13817,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12821,7 +13829,10 @@ export interface operations {
     getComponentMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -12833,6 +13844,7 @@ export interface operations {
             /** @description The entry. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12842,6 +13854,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12849,6 +13862,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12858,6 +13872,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12873,6 +13888,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12884,7 +13900,10 @@ export interface operations {
     addComponentMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -12900,6 +13919,7 @@ export interface operations {
             /** @description Added; `Location` names the entry. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12909,6 +13929,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12918,6 +13939,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12927,6 +13949,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12936,6 +13959,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12945,6 +13969,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12954,6 +13979,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12963,6 +13989,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12972,6 +13999,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12987,6 +14015,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12998,7 +14027,10 @@ export interface operations {
     removeComponentMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -13010,6 +14042,7 @@ export interface operations {
             /** @description Removed. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13017,6 +14050,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13026,6 +14060,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13035,6 +14070,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13044,6 +14080,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13053,6 +14090,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13068,6 +14106,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13079,7 +14118,10 @@ export interface operations {
     updateComponentMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -13095,6 +14137,7 @@ export interface operations {
             /** @description The entry as it now is. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13104,6 +14147,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13113,6 +14157,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13122,6 +14167,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13131,6 +14177,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13140,6 +14187,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13149,6 +14197,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13158,6 +14207,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13167,6 +14217,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13182,6 +14233,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13198,7 +14250,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -13209,6 +14264,7 @@ export interface operations {
             /** @description A page of images. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13218,6 +14274,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13225,6 +14282,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13234,6 +14292,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13249,6 +14308,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13260,7 +14320,10 @@ export interface operations {
     uploadProductImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -13285,6 +14348,7 @@ export interface operations {
             /** @description Stored and queued for the scan; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13294,6 +14358,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13303,6 +14368,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13312,6 +14378,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13321,6 +14388,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13330,6 +14398,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13339,6 +14408,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13348,6 +14418,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13357,6 +14428,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13372,6 +14444,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13381,6 +14454,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13392,7 +14466,10 @@ export interface operations {
     getProductImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 image_id: string;
@@ -13404,6 +14481,7 @@ export interface operations {
             /** @description The image. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13413,6 +14491,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13420,6 +14499,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13429,6 +14509,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13444,6 +14525,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13455,7 +14537,10 @@ export interface operations {
     deleteProductImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 image_id: string;
@@ -13467,6 +14552,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13474,6 +14560,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13483,6 +14570,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13492,6 +14580,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13501,6 +14590,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13510,6 +14600,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13525,6 +14616,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13541,7 +14633,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -13552,6 +14647,7 @@ export interface operations {
             /** @description A page of research files. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13561,6 +14657,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13568,6 +14665,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13577,6 +14675,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13592,6 +14691,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13603,7 +14703,10 @@ export interface operations {
     uploadProductFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -13626,6 +14729,7 @@ export interface operations {
             /** @description Stored and queued for the scan; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13635,6 +14739,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13644,6 +14749,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13653,6 +14759,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13662,6 +14769,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13671,6 +14779,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13680,6 +14789,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13689,6 +14799,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13698,6 +14809,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13713,6 +14825,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13722,6 +14835,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13733,7 +14847,10 @@ export interface operations {
     getProductFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 file_id: string;
@@ -13745,6 +14862,7 @@ export interface operations {
             /** @description The research file. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13754,6 +14872,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13761,6 +14880,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13770,6 +14890,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13785,6 +14906,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13796,7 +14918,10 @@ export interface operations {
     deleteProductFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 file_id: string;
@@ -13808,6 +14933,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13815,6 +14941,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13824,6 +14951,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13833,6 +14961,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13842,6 +14971,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13851,6 +14981,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13866,6 +14997,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13882,7 +15014,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -13893,6 +15028,7 @@ export interface operations {
             /** @description A page of images. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13902,6 +15038,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13909,6 +15046,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13918,6 +15056,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13933,6 +15072,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13944,7 +15084,10 @@ export interface operations {
     uploadComponentImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -13969,6 +15112,7 @@ export interface operations {
             /** @description Stored and queued for the scan; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13978,6 +15122,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13987,6 +15132,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13996,6 +15142,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14005,6 +15152,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14014,6 +15162,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14023,6 +15172,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14032,6 +15182,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14041,6 +15192,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14056,6 +15208,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14065,6 +15218,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14076,7 +15230,10 @@ export interface operations {
     getComponentImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 image_id: string;
@@ -14088,6 +15245,7 @@ export interface operations {
             /** @description The image. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14097,6 +15255,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14104,6 +15263,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14113,6 +15273,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14128,6 +15289,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14139,7 +15301,10 @@ export interface operations {
     deleteComponentImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 image_id: string;
@@ -14151,6 +15316,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14158,6 +15324,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14167,6 +15334,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14176,6 +15344,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14185,6 +15354,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14194,6 +15364,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14209,6 +15380,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14225,7 +15397,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14236,6 +15411,7 @@ export interface operations {
             /** @description A page of research files. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14245,6 +15421,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14252,6 +15429,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14261,6 +15439,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14276,6 +15455,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14287,7 +15467,10 @@ export interface operations {
     uploadComponentFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14310,6 +15493,7 @@ export interface operations {
             /** @description Stored and queued for the scan; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14319,6 +15503,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14328,6 +15513,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14337,6 +15523,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14346,6 +15533,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14355,6 +15543,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14364,6 +15553,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14373,6 +15563,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14382,6 +15573,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14397,6 +15589,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14406,6 +15599,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14417,7 +15611,10 @@ export interface operations {
     getComponentFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 file_id: string;
@@ -14429,6 +15626,7 @@ export interface operations {
             /** @description The research file. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14438,6 +15636,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14445,6 +15644,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14454,6 +15654,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14469,6 +15670,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14480,7 +15682,10 @@ export interface operations {
     deleteComponentFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 file_id: string;
@@ -14492,6 +15697,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14499,6 +15705,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14508,6 +15715,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14517,6 +15725,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14526,6 +15735,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14535,6 +15745,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14550,6 +15761,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14561,7 +15773,10 @@ export interface operations {
     listProductVideos: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14572,6 +15787,7 @@ export interface operations {
             /** @description The videos. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14581,6 +15797,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14588,6 +15805,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14597,6 +15815,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14612,6 +15831,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14623,7 +15843,10 @@ export interface operations {
     addProductVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14638,6 +15861,7 @@ export interface operations {
             /** @description Added; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14647,6 +15871,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14656,6 +15881,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14665,6 +15891,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14674,6 +15901,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14683,6 +15911,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14692,6 +15921,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14701,6 +15931,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14716,6 +15947,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14727,7 +15959,10 @@ export interface operations {
     getProductVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 video_id: number;
@@ -14739,6 +15974,7 @@ export interface operations {
             /** @description The video. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14748,6 +15984,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14755,6 +15992,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14764,6 +16002,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14779,6 +16018,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14790,7 +16030,10 @@ export interface operations {
     deleteProductVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 video_id: number;
@@ -14802,6 +16045,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14809,6 +16053,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14818,6 +16063,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14827,6 +16073,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14836,6 +16083,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14845,6 +16093,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14860,6 +16109,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14871,7 +16121,10 @@ export interface operations {
     updateProductVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 video_id: number;
@@ -14887,6 +16140,7 @@ export interface operations {
             /** @description The video as it is now. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14896,6 +16150,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14905,6 +16160,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14914,6 +16170,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14923,6 +16180,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14932,6 +16190,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14941,6 +16200,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14950,6 +16210,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14965,6 +16226,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14976,7 +16238,10 @@ export interface operations {
     addComponentVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14987,6 +16252,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14996,6 +16262,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15005,6 +16272,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15020,6 +16288,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15031,7 +16300,10 @@ export interface operations {
     claimCameraPairing: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15044,6 +16316,7 @@ export interface operations {
             /** @description The new camera; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15053,6 +16326,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15062,6 +16336,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15071,6 +16346,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15080,6 +16356,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15089,6 +16366,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15098,6 +16376,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15107,6 +16386,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15122,6 +16402,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15138,7 +16419,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15147,6 +16431,7 @@ export interface operations {
             /** @description One page of cameras. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15156,6 +16441,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15165,6 +16451,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15180,6 +16467,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15196,7 +16484,10 @@ export interface operations {
                 /** @description Add the device's `telemetry` (relays `GET /system/telemetry`; null when offline). */
                 include_telemetry?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -15207,6 +16498,7 @@ export interface operations {
             /** @description The camera. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15216,6 +16508,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15225,6 +16518,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15234,6 +16528,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15249,6 +16544,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15260,7 +16556,10 @@ export interface operations {
     deleteCamera: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -15271,6 +16570,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15278,6 +16578,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15287,6 +16588,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15296,6 +16598,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15305,6 +16608,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15314,6 +16618,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15329,6 +16634,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15340,7 +16646,10 @@ export interface operations {
     updateCamera: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -15355,6 +16664,7 @@ export interface operations {
             /** @description The camera. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15364,6 +16674,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15373,6 +16684,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15382,6 +16694,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15391,6 +16704,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15400,6 +16714,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15409,6 +16724,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15418,6 +16734,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15433,6 +16750,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15444,7 +16762,10 @@ export interface operations {
     getCameraStatus: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -15455,6 +16776,7 @@ export interface operations {
             /** @description The tunnel's state. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15464,6 +16786,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15473,6 +16796,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15482,6 +16806,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15497,6 +16822,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15508,7 +16834,10 @@ export interface operations {
     getCameraTelemetry: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -15519,6 +16848,7 @@ export interface operations {
             /** @description The telemetry. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15528,6 +16858,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15537,6 +16868,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15546,6 +16878,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15561,6 +16894,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15570,6 +16904,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15579,6 +16914,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15590,7 +16926,10 @@ export interface operations {
     getCameraLocalAccess: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -15601,6 +16940,7 @@ export interface operations {
             /** @description How to reach the device locally. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15610,6 +16950,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15619,6 +16960,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15628,6 +16970,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15643,6 +16986,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15652,6 +16996,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15661,6 +17006,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15672,7 +17018,10 @@ export interface operations {
     getCameraPreviewThumbnail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -15683,6 +17032,7 @@ export interface operations {
             /** @description The thumbnail. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15692,6 +17042,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15701,6 +17052,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15710,6 +17062,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15725,6 +17078,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15736,7 +17090,10 @@ export interface operations {
     captureCameraImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -15751,6 +17108,7 @@ export interface operations {
             /** @description The stored image. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15760,6 +17118,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15769,6 +17128,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15778,6 +17138,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15787,6 +17148,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15796,6 +17158,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15805,6 +17168,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15814,6 +17178,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15829,6 +17194,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15838,6 +17204,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15847,6 +17214,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15858,7 +17226,10 @@ export interface operations {
     sendCameraCommand: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -15873,6 +17244,7 @@ export interface operations {
             /** @description The device's answer. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15883,6 +17255,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15892,6 +17265,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15901,6 +17275,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15910,6 +17285,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15919,6 +17295,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15928,6 +17305,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15937,6 +17315,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15952,6 +17331,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15961,6 +17341,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15970,6 +17351,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15981,7 +17363,10 @@ export interface operations {
     getCameraHlsFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
                 path: string;
@@ -15993,6 +17378,7 @@ export interface operations {
             /** @description The file. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16003,6 +17389,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16012,6 +17399,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16021,6 +17409,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16030,6 +17419,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16045,6 +17435,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16054,6 +17445,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16063,6 +17455,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16074,7 +17467,10 @@ export interface operations {
     getCameraRecordingStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16085,6 +17481,7 @@ export interface operations {
             /** @description The stream. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16094,6 +17491,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16103,6 +17501,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16112,6 +17511,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16127,6 +17527,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16138,7 +17539,10 @@ export interface operations {
     startCameraRecordingStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16153,6 +17557,7 @@ export interface operations {
             /** @description Streaming. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16162,6 +17567,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16171,6 +17577,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16180,6 +17587,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16189,6 +17597,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16198,6 +17607,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16207,6 +17617,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16216,6 +17627,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16231,6 +17643,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16240,6 +17653,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16249,6 +17663,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16260,7 +17675,10 @@ export interface operations {
     stopCameraRecordingStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16271,6 +17689,7 @@ export interface operations {
             /** @description The saved video. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16280,6 +17699,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16289,6 +17709,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16298,6 +17719,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16307,6 +17729,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16316,6 +17739,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16331,6 +17755,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16340,6 +17765,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16349,6 +17775,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
