@@ -173,9 +173,11 @@ function addBookmarkHeaders(document: Document): void {
       const operation = item[method];
       if (!operation) continue;
       operation.parameters = [...(operation.parameters ?? []), { $ref: "#/components/parameters/D1Bookmark" }];
-      for (const response of Object.values(operation.responses ?? {})) {
+      const responses = operation.responses ?? {};
+      for (const [status, response] of Object.entries(responses)) {
         if (!response || "$ref" in response) continue;
-        response.headers = { ...response.headers, "X-D1-Bookmark": { $ref: "#/components/headers/X-D1-Bookmark" } };
+        // A copy: the shared responses (429, 403, ...) are the same object in every operation.
+        responses[status] = { ...response, headers: { ...response.headers, "X-D1-Bookmark": { $ref: "#/components/headers/X-D1-Bookmark" } } };
       }
     }
   }
