@@ -71,8 +71,13 @@ export function cachedRead(scope: ReadScope) {
     const carried = cacheable ? [validator] : [];
     if (claims) carried.unshift(accessCheckStatement(claims));
     if (carried.length > 0) {
+      // The token check fails closed as in `authenticate`: should its batch fail, the request is a
+      // 503, never an anonymous pass. The flag drops once the check has answered.
+      const wasAuthFlow = c.get("authFlow");
+      if (claims) c.set("authFlow", true);
       carryInNextBatch(svc.db, carried, (rows) => {
         if (claims) {
+          c.set("authFlow", wasAuthFlow);
           const user = userFromAccessCheck(rows[0] ?? [], claims);
           if (user) {
             c.set("user", user);
@@ -106,8 +111,10 @@ export function cachedRead(scope: ReadScope) {
     const headers = new Headers({ "Content-Type": c.res.headers.get("content-type")!, "Cache-Control": `max-age=${STORED_SECONDS}`, [GENERATION_HEADER]: stamped });
     const etag = c.res.headers.get("etag");
     if (etag) headers.set("ETag", etag);
-    const stored = new Response(await c.res.clone().arrayBuffer(), { headers });
-    c.executionCtx.waitUntil(cache.put(key, stored).catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));
+    // Stored after the answer is sent: the copy's bytes are read from a clone meanwhile.
+    const copy = c.res.clone();
+    const store = async () => cache.put(key, new Response(await copy.arrayBuffer(), { headers }));
+    c.executionCtx.waitUntil(store().catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));
   });
 }
 

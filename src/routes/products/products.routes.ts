@@ -63,7 +63,7 @@ export const getProduct = createRoute({
   responses: {
     200: { description: "The product.", content: { "application/json": { schema: ProductDetailSchema } } },
     304: { description: "Unchanged since the `If-None-Match` ETag." },
-    ...problemResponses(404, 422),
+    ...problemResponses(404, 422, 503),
   },
 });
 
@@ -92,7 +92,7 @@ export const getComponent = createRoute({
   responses: {
     200: { description: "The component.", content: { "application/json": { schema: ComponentDetailSchema } } },
     304: { description: "Unchanged since the `If-None-Match` ETag." },
-    ...problemResponses(404, 422),
+    ...problemResponses(404, 422, 503),
   },
 });
 
@@ -146,7 +146,7 @@ export const listProducts = createRoute({
   request: { query: ProductListQuerySchema },
   responses: {
     200: { description: "A page of products.", content: { "application/json": { schema: pagedSchema(ProductSummarySchema, "ProductPage") } } },
-    ...problemResponses(401, 422),
+    ...problemResponses(401, 422, 503),
   },
 });
 

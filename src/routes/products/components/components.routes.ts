@@ -65,7 +65,7 @@ function listRoute(parent: Parent) {
     responses: {
       200: { description: "A page of components.", content: { "application/json": { schema: ComponentPageSchema } } },
       304: { description: "Unchanged since the `If-None-Match` ETag." },
-      ...problemResponses(404, 422),
+      ...problemResponses(404, 422, 503),
     },
   });
 }
@@ -91,7 +91,7 @@ function treeRoute(parent: Parent) {
         content: { "application/json": { schema: z.array(ComponentTreeNodeSchema) } },
       },
       304: { description: "Unchanged since the `If-None-Match` ETag." },
-      ...problemResponses(400, 404, 422),
+      ...problemResponses(400, 404, 422, 503),
     },
   });
 }

@@ -38,7 +38,7 @@ export const getProductFacets = createRoute({
   request: { query: ProductFacetsQuerySchema },
   responses: {
     200: { description: "The facets, one member per requested field.", content: { "application/json": { schema: ProductFacetsSchema } } },
-    ...problemResponses(401, 422),
+    ...problemResponses(401, 422, 503),
   },
 });
 
