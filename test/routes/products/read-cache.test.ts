@@ -29,14 +29,24 @@ async function read(path: string, viewer: Viewer, extra: Record<string, string> 
   return response;
 }
 
+/** Reads `path` again until the copy a read before stored is served (it is stored after the answer is sent, in waitUntil). */
+async function readUntilHit(path: string, viewer: Viewer): Promise<Response> {
+  let again = await read(path, viewer);
+  for (let tries = 0; again.headers.get("x-cache") !== "hit" && tries < 5; tries++) {
+    await scheduler.wait(20);
+    again = await read(path, viewer);
+  }
+  expect(again.headers.get("x-cache"), `${viewer.name} ${path}`).toBe("hit");
+  return again;
+}
+
 /** Reads `path` as each viewer until it is cached, then proves a hit costs one round trip. */
 async function warm(paths: string[], viewers: Viewer[]): Promise<void> {
   for (const path of paths) {
     for (const viewer of viewers) {
       const first = await read(path, viewer);
       await first.arrayBuffer();
-      const again = await read(path, viewer);
-      expect(again.headers.get("x-cache"), `${viewer.name} ${path}`).toBe("hit");
+      const again = await readUntilHit(path, viewer);
       // The token check (if any) and the validator, in one batch.
       expect(roundTrips(again), `${viewer.name} ${path}`).toBe(1);
       expect(await again.json()).toEqual(await (await read(path, viewer)).json());
@@ -101,7 +111,8 @@ async function setUp() {
 
 const treeNames = (nodes: Body[]): string[] => nodes.flatMap((node) => [node.name, ...treeNames(node.components)]);
 
-describe("cached public reads", () => {
+// The moderator enrols TOTP once per file, which may wait out the end of a TOTP step (4 s).
+describe("cached public reads", { timeout: 20_000 }, () => {
   it("serve a repeated read from the cache in one round trip, for every viewer class, with ETag and 304", async () => {
     const s = await setUp();
     await warm(Object.values(s.paths), s.viewers);
@@ -115,8 +126,7 @@ describe("cached public reads", () => {
     // Suggestions are the same for every viewer: one copy, and no token check at all.
     const suggest = `/v1/products/suggestions/brands?search=${s.brand}`;
     await read(suggest, s.viewers[0]!);
-    const signedIn = await read(suggest, s.viewers[1]!);
-    expect(signedIn.headers.get("x-cache")).toBe("hit");
+    const signedIn = await readUntilHit(suggest, s.viewers[1]!);
     expect(roundTrips(signedIn)).toBe(1);
   });
 
