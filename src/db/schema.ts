@@ -477,7 +477,7 @@ export const idBlocks = sqliteTable("id_blocks", {
 
 /**
  * Validators of the cached public reads (docs/storage.md "Cached reads"): a generation per base
- * product, bumped by triggers (migration 0020) in the transaction of every write to the product's
+ * product, given a fresh random value by triggers (migration 0020) in the transaction of every write to the product's
  * tree, its bills of materials, media and videos, or its owner's name or visibility.
  */
 export const treeGenerations = sqliteTable("tree_generations", {
@@ -487,7 +487,7 @@ export const treeGenerations = sqliteTable("tree_generations", {
 
 /**
  * Generations of what many reads show (`catalogue`: every write a list, facet or suggestion can
- * show; `reference`: material and product-type names), bumped by the same triggers.
+ * show; `reference`: material and product-type names), renewed by the same triggers.
  */
 export const readGenerations = sqliteTable("read_generations", {
   name: text("name").primaryKey(),

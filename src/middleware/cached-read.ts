@@ -52,7 +52,7 @@ function fromEntry(c: Context<AppEnv>, entry: Response): Response {
  * The answer of a 200 is kept per viewer class (`ViewerClass`) with the generation its batch
  * read, and served only while the validator reads the same generation in this request's D1
  * session: never older than the database the request reads. Every write that changes what such
- * a read shows bumps the generation in its own transaction (migration 0020's triggers).
+ * a read shows renews the generation in its own transaction (migration 0020's triggers).
  */
 export function cachedRead(scope: ReadScope) {
   return createMiddleware<AppEnv>(async (c, next) => {
