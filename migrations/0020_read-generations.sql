@@ -9,13 +9,13 @@ CREATE TABLE `tree_generations` (
 );
 --> statement-breakpoint
 ALTER TABLE `products` ADD `root_id` integer;--> statement-breakpoint
+CREATE INDEX `products_root_idx` ON `products` (`root_id`);--> statement-breakpoint
 -- Validators of the cached public reads (docs/storage.md "Cached reads"). Every write that changes what a
 -- product or component read, a tree, a list, facets or suggestions show gives a generation a fresh random
 -- value in its own transaction, so a cached answer is served only while its generation is the one its read
 -- sees. Random, not counted: after a restore of the database (or a wiped test database) the values that
 -- follow are not ones a cached copy was stored with.
 INSERT INTO read_generations (name, generation) VALUES ('catalogue', random()), ('reference', random());--> statement-breakpoint
-CREATE INDEX `products_root_idx` ON `products` (`root_id`);--> statement-breakpoint
 -- Every record knows its base product (components never move between trees).
 WITH RECURSIVE tree(id, root_id) AS (
   SELECT id, id FROM products WHERE parent_id IS NULL

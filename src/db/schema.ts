@@ -145,6 +145,7 @@ export const products = sqliteTable(
   (t) => [
     index("products_owner_idx").on(t.ownerId),
     index("products_parent_idx").on(t.parentId),
+    index("products_root_idx").on(t.rootId),
     index("products_base_created_idx").on(t.createdAt).where(sql`${t.parentId} IS NULL`),
     index("products_base_brand_created_idx").on(t.brand, t.parentId, t.createdAt).where(sql`${t.parentId} IS NULL`),
     check("products_name_length", sql`length(${t.name}) BETWEEN 2 AND 100`),

@@ -31,6 +31,9 @@ async function openCache(c: Context<AppEnv>): Promise<Cache | null> {
   }
 }
 
+// Requests whose carried token check has not answered yet (`viewerBeforeRead` runs it early).
+const viewerPending = new WeakSet<Context<AppEnv>>();
+
 /** The answer of a cached entry: its body and tag, or 304 when the client holds that tag. */
 function fromEntry(c: Context<AppEnv>, entry: Response): Response {
   const etag = entry.headers.get("etag");
@@ -74,10 +77,14 @@ export function cachedRead(scope: ReadScope) {
       // The token check fails closed as in `authenticate`: should its batch fail, the request is a
       // 503, never an anonymous pass. The flag drops once the check has answered.
       const wasAuthFlow = c.get("authFlow");
-      if (claims) c.set("authFlow", true);
+      if (claims) {
+        c.set("authFlow", true);
+        viewerPending.add(c);
+      }
       carryInNextBatch(svc.db, carried, (rows) => {
         if (claims) {
           c.set("authFlow", wasAuthFlow);
+          viewerPending.delete(c);
           const user = userFromAccessCheck(rows[0] ?? [], claims);
           if (user) {
             c.set("user", user);
@@ -120,10 +127,10 @@ export function cachedRead(scope: ReadScope) {
 
 /**
  * The viewer of a `cachedRead` route before its handler reads anything: runs the carried token
- * check (and validator) now, in a round trip of their own. For reads whose statements depend on
- * who asks (`owner=me`).
+ * check (and validator) now, in a round trip of their own, unless it has answered already. For
+ * reads whose statements depend on who asks (`owner=me`).
  */
 export async function viewerBeforeRead(c: Context<AppEnv>) {
-  await flushCarried(c.get("services").db);
+  if (viewerPending.has(c)) await flushCarried(c.get("services").db);
   return c.get("user");
 }

@@ -265,7 +265,16 @@ describe("cached public reads", { timeout: 20_000 }, () => {
       expect(response.headers.get("x-cache"), path).toBe("miss");
       expect(roundTrips(response), path).toBe(1);
     }
-    // owner=me needs the viewer before the read: the token check first, then the read.
+    // owner=me needs the viewer before the read: the token check first, then the read; a stale
+    // copy costs no more (its validator check answered the token check too); anonymous, no trip.
     expect(roundTrips(await read("/v1/products?owner=me", s.viewers[2]!))).toBe(2);
+    await readUntilHit("/v1/products?owner=me", s.viewers[2]!);
+    expect((await postJson("/v1/products", { name: "Another kettle" }, bearer(s.owner.tokens.access_token))).status).toBe(201);
+    const stale = await read("/v1/products?owner=me", s.viewers[2]!);
+    expect([stale.headers.get("x-cache"), roundTrips(stale)]).toEqual(["miss", 2]);
+    expect(((await stale.json()) as Body).items).toHaveLength(2);
+    const anonymous = await api("/v1/products?owner=me");
+    await expectProblem(anonymous, 401, "AUTHENTICATION_REQUIRED");
+    expect(roundTrips(anonymous)).toBe(0);
   });
 });
