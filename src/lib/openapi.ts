@@ -67,7 +67,12 @@ Reads may be served by a database replica near you, which can lag the primary by
 Every \`/v1\` response that touched the database carries \`X-D1-Bookmark\`: the database state it
 saw. Send the latest bookmark you received back as the request header \`X-D1-Bookmark\` and the
 read sees a state at least that recent, your own writes included. Writes and signed-in requests
-always start on the primary; an unreadable bookmark is ignored.`;
+always start on the primary; an unreadable bookmark is ignored.
+
+Product and component details, component pages and trees, the product list, facets and
+suggestions may be answered from a cache at the edge (\`X-Cache: hit\`), only after checking in
+the database that nothing they show has changed since, and never across viewers: they are as
+current as a read of the database itself.`;
 
 /** `X-D1-Bookmark`, as request parameter and response header of every `/v1` operation. */
 const BOOKMARK_PARAMETER = {
