@@ -105,6 +105,7 @@ export function cachedRead(scope: ReadScope) {
       const current = generation !== null && viewerClass(scope, c.get("user")) === expected && entry.headers.get(GENERATION_HEADER) === generation;
       if (current) return fromEntry(c, entry);
       // Stale: the handler's batch reads the generation again, with the answer it stores.
+      generation = null;
       carryInNextBatch(svc.db, [validator], (rows) => {
         generation = generationFrom(rows[0] ?? []);
       });
