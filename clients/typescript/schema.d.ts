@@ -4551,9 +4551,15 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+        D1Bookmark: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The D1 session bookmark of the database state this request saw (or the one it was sent, if it read nothing); send it back to read your own writes. */
+        "X-D1-Bookmark": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -4561,7 +4567,10 @@ export interface operations {
     register: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4574,6 +4583,7 @@ export interface operations {
             /** @description Registered; a verification email is on its way. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4583,6 +4593,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4592,6 +4603,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4601,6 +4613,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4610,6 +4623,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4619,6 +4633,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4628,6 +4643,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4643,6 +4659,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4652,6 +4669,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4663,7 +4681,10 @@ export interface operations {
     verifyEmail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4676,6 +4697,7 @@ export interface operations {
             /** @description The account is verified. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4685,6 +4707,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4694,6 +4717,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4703,6 +4727,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4712,6 +4737,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4721,6 +4747,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4730,6 +4757,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4745,6 +4773,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4754,6 +4783,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4765,7 +4795,10 @@ export interface operations {
     requestVerifyToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4778,6 +4811,7 @@ export interface operations {
             /** @description Accepted. */
             202: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4787,6 +4821,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4796,6 +4831,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4805,6 +4841,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4814,6 +4851,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4823,6 +4861,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4838,6 +4877,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4847,6 +4887,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4858,7 +4899,10 @@ export interface operations {
     validateEmail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4871,6 +4915,7 @@ export interface operations {
             /** @description The verdict. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4880,6 +4925,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4889,6 +4935,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4898,6 +4945,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4907,6 +4955,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4916,6 +4965,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4931,6 +4981,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4942,7 +4993,10 @@ export interface operations {
     forgotPassword: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4955,6 +5009,7 @@ export interface operations {
             /** @description Accepted. */
             202: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4964,6 +5019,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4973,6 +5029,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4982,6 +5039,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4991,6 +5049,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5000,6 +5059,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5015,6 +5075,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5024,6 +5085,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5035,7 +5097,10 @@ export interface operations {
     resetPassword: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5048,6 +5113,7 @@ export interface operations {
             /** @description The password is changed. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5055,6 +5121,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5064,6 +5131,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5073,6 +5141,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5082,6 +5151,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5091,6 +5161,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5100,6 +5171,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5115,6 +5187,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5124,6 +5197,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5135,7 +5209,10 @@ export interface operations {
     bearerLogin: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5150,6 +5227,7 @@ export interface operations {
             /** @description Signed in. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5159,6 +5237,7 @@ export interface operations {
             /** @description Password accepted; the account has two-step verification: answer the challenge with POST /v1/auth/mfa/challenge. */
             202: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5168,6 +5247,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5177,6 +5257,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5186,6 +5267,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5195,6 +5277,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5204,6 +5287,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5213,6 +5297,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5228,6 +5313,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5237,6 +5323,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5248,7 +5335,10 @@ export interface operations {
     bearerRefresh: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5261,6 +5351,7 @@ export interface operations {
             /** @description A new token pair. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5270,6 +5361,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5279,6 +5371,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5288,6 +5381,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5297,6 +5391,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5306,6 +5401,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5315,6 +5411,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5330,6 +5427,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5339,6 +5437,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5350,7 +5449,10 @@ export interface operations {
     bearerLogout: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5363,6 +5465,7 @@ export interface operations {
             /** @description Signed out. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5370,6 +5473,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5379,6 +5483,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5388,6 +5493,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5397,6 +5503,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5406,6 +5513,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5421,6 +5529,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5430,6 +5539,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5441,7 +5551,10 @@ export interface operations {
     sessionLogin: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5456,6 +5569,7 @@ export interface operations {
             /** @description Password accepted; the account has two-step verification: answer the challenge with POST /v1/auth/mfa/challenge. */
             202: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5465,6 +5579,7 @@ export interface operations {
             /** @description Signed in; the cookies are set. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5472,6 +5587,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5481,6 +5597,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5490,6 +5607,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5499,6 +5617,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5508,6 +5627,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5517,6 +5637,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5532,6 +5653,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5541,6 +5663,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5552,7 +5675,10 @@ export interface operations {
     sessionRefresh: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5561,6 +5687,7 @@ export interface operations {
             /** @description New cookies are set. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5568,6 +5695,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5577,6 +5705,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5586,6 +5715,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5595,6 +5725,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5610,6 +5741,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5619,6 +5751,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5630,7 +5763,10 @@ export interface operations {
     sessionLogout: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5639,6 +5775,7 @@ export interface operations {
             /** @description Signed out. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5646,6 +5783,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5655,6 +5793,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5664,6 +5803,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5679,6 +5819,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5688,6 +5829,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5699,7 +5841,10 @@ export interface operations {
     revokeAllSessions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5708,6 +5853,7 @@ export interface operations {
             /** @description Every session ended. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5715,6 +5861,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5724,6 +5871,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5733,6 +5881,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5742,6 +5891,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5757,6 +5907,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5766,6 +5917,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5777,7 +5929,10 @@ export interface operations {
     totpSetup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5786,6 +5941,7 @@ export interface operations {
             /** @description The new seed. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5795,6 +5951,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5804,6 +5961,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5813,6 +5971,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5822,6 +5981,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5837,6 +5997,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5846,6 +6007,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5857,7 +6019,10 @@ export interface operations {
     totpConfirm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5870,6 +6035,7 @@ export interface operations {
             /** @description TOTP is on. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5879,6 +6045,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5888,6 +6055,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5897,6 +6065,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5906,6 +6075,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5915,6 +6085,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5924,6 +6095,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5933,6 +6105,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5948,6 +6121,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5957,6 +6131,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5968,7 +6143,10 @@ export interface operations {
     totpDisable: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5981,6 +6159,7 @@ export interface operations {
             /** @description TOTP is off. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5988,6 +6167,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5997,6 +6177,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6006,6 +6187,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6015,6 +6197,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6024,6 +6207,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6033,6 +6217,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6042,6 +6227,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6057,6 +6243,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6066,6 +6253,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6077,7 +6265,10 @@ export interface operations {
     regenerateRecoveryCodes: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6090,6 +6281,7 @@ export interface operations {
             /** @description The new codes. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6099,6 +6291,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6108,6 +6301,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6117,6 +6311,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6126,6 +6321,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6135,6 +6331,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6144,6 +6341,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6153,6 +6351,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6168,6 +6367,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6177,6 +6377,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6188,7 +6389,10 @@ export interface operations {
     mfaChallenge: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6201,6 +6405,7 @@ export interface operations {
             /** @description Signed in (bearer login). */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6210,6 +6415,7 @@ export interface operations {
             /** @description Signed in (session login); the cookies are set. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6217,6 +6423,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6226,6 +6433,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6235,6 +6443,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6244,6 +6453,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6253,6 +6463,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6262,6 +6473,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6271,6 +6483,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6286,6 +6499,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6295,6 +6509,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6309,7 +6524,10 @@ export interface operations {
                 /** @description Where the result goes: exactly an allow-listed target. */
                 redirect_uri: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github";
             };
@@ -6320,6 +6538,7 @@ export interface operations {
             /** @description The provider URL. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6329,6 +6548,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6338,6 +6558,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6347,6 +6568,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6362,6 +6584,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6379,7 +6602,10 @@ export interface operations {
                 error_description?: string;
                 scope?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github";
             };
@@ -6390,6 +6616,7 @@ export interface operations {
             /** @description To the redirect target, result in the fragment. */
             302: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6397,6 +6624,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6406,6 +6634,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6415,6 +6644,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6430,6 +6660,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6446,7 +6677,10 @@ export interface operations {
                 /** @description Required: the app's own PKCE challenge (S256). Only the app holding its verifier can claim the sign-in. */
                 code_challenge?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github";
             };
@@ -6457,6 +6691,7 @@ export interface operations {
             /** @description The provider URL. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6466,6 +6701,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6475,6 +6711,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6484,6 +6721,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6499,6 +6737,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6516,7 +6755,10 @@ export interface operations {
                 error_description?: string;
                 scope?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github";
             };
@@ -6527,6 +6769,7 @@ export interface operations {
             /** @description To the redirect target, result in the fragment. */
             302: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6534,6 +6777,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6543,6 +6787,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6552,6 +6797,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6567,6 +6813,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6578,7 +6825,10 @@ export interface operations {
     oauthClaimLogin: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6591,6 +6841,7 @@ export interface operations {
             /** @description The session. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6600,6 +6851,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6609,6 +6861,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6618,6 +6871,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6627,6 +6881,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6636,6 +6891,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6645,6 +6901,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6654,6 +6911,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6669,6 +6927,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6683,7 +6942,10 @@ export interface operations {
                 /** @description Where the result goes: exactly an allow-listed target. */
                 redirect_uri: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github" | "google-youtube";
             };
@@ -6698,6 +6960,7 @@ export interface operations {
             /** @description The provider URL. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6707,6 +6970,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6716,6 +6980,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6725,6 +6990,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6734,6 +7000,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6743,6 +7010,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6752,6 +7020,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6761,6 +7030,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6770,6 +7040,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6785,6 +7056,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6802,7 +7074,10 @@ export interface operations {
                 error_description?: string;
                 scope?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github" | "google-youtube";
             };
@@ -6813,6 +7088,7 @@ export interface operations {
             /** @description To the redirect target, result in the fragment. */
             302: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6820,6 +7096,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6829,6 +7106,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6838,6 +7116,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6853,6 +7132,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6864,7 +7144,10 @@ export interface operations {
     oauthUnlink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 provider: "google" | "github" | "google-youtube";
             };
@@ -6879,6 +7162,7 @@ export interface operations {
             /** @description Unlinked. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6886,6 +7170,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6895,6 +7180,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6904,6 +7190,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6913,6 +7200,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6922,6 +7210,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6931,6 +7220,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6940,6 +7230,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6949,6 +7240,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6964,6 +7256,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6975,7 +7268,10 @@ export interface operations {
     oauthListLinks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6984,6 +7280,7 @@ export interface operations {
             /** @description The links. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6993,6 +7290,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7008,6 +7306,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7019,7 +7318,10 @@ export interface operations {
     oauthClaimMfaHandoff: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7032,6 +7334,7 @@ export interface operations {
             /** @description The challenge. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7041,6 +7344,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7050,6 +7354,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7059,6 +7364,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7068,6 +7374,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7077,6 +7384,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7086,6 +7394,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7101,6 +7410,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7112,7 +7422,10 @@ export interface operations {
     getMe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7121,6 +7434,7 @@ export interface operations {
             /** @description Your account. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7130,6 +7444,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7145,6 +7460,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7154,6 +7470,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7165,7 +7482,10 @@ export interface operations {
     deleteMe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7178,6 +7498,7 @@ export interface operations {
             /** @description The account is deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7185,6 +7506,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7194,6 +7516,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7203,6 +7526,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7212,6 +7536,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7221,6 +7546,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7230,6 +7556,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7239,6 +7566,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7254,6 +7582,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7263,6 +7592,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7274,7 +7604,10 @@ export interface operations {
     updateMe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7287,6 +7620,7 @@ export interface operations {
             /** @description The updated account. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7296,6 +7630,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7305,6 +7640,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7314,6 +7650,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7323,6 +7660,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7332,6 +7670,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7341,6 +7680,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7350,6 +7690,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7365,6 +7706,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7374,6 +7716,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7385,7 +7728,10 @@ export interface operations {
     adminGetUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -7396,6 +7742,7 @@ export interface operations {
             /** @description The account. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7405,6 +7752,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7414,6 +7762,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7423,6 +7772,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7432,6 +7782,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7447,6 +7798,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7461,7 +7813,10 @@ export interface operations {
                 /** @description `anonymize` (default): the products move to an anonymous system account and stay public without the owner's name. `delete`: they are deleted. */
                 content?: "anonymize" | "delete";
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -7476,6 +7831,7 @@ export interface operations {
             /** @description The account is deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7483,6 +7839,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7492,6 +7849,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7501,6 +7859,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7510,6 +7869,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7519,6 +7879,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7528,6 +7889,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7537,6 +7899,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7546,6 +7909,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7561,6 +7925,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7570,6 +7935,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7581,7 +7947,10 @@ export interface operations {
     adminUpdateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -7596,6 +7965,7 @@ export interface operations {
             /** @description The updated account. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7605,6 +7975,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7614,6 +7985,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7623,6 +7995,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7632,6 +8005,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7641,6 +8015,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7650,6 +8025,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7659,6 +8035,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7674,6 +8051,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7685,7 +8063,10 @@ export interface operations {
     getContributorTerms: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7694,6 +8075,7 @@ export interface operations {
             /** @description The terms' version and your acceptance. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7703,6 +8085,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7718,6 +8101,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7727,6 +8111,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7738,7 +8123,10 @@ export interface operations {
     acceptContributorTerms: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7751,6 +8139,7 @@ export interface operations {
             /** @description Your account, with `terms_accepted_version` and `terms_accepted_at`. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7760,6 +8149,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7769,6 +8159,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7778,6 +8169,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7787,6 +8179,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7796,6 +8189,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7805,6 +8199,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7820,6 +8215,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7829,6 +8225,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7840,7 +8237,10 @@ export interface operations {
     withdrawContributorTerms: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7849,6 +8249,7 @@ export interface operations {
             /** @description Withdrawn. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7856,6 +8257,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7865,6 +8267,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7874,6 +8277,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7883,6 +8287,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7898,6 +8303,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7907,6 +8313,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7918,7 +8325,10 @@ export interface operations {
     getProfile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @description The username: 2 to 50 characters of `a-z`, `0-9` and `_`. */
                 username: string;
@@ -7930,6 +8340,7 @@ export interface operations {
             /** @description The profile. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7939,6 +8350,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7954,6 +8366,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7994,7 +8407,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -8005,6 +8421,7 @@ export interface operations {
             /** @description A page of the user's products. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8014,6 +8431,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8023,6 +8441,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8038,6 +8457,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8062,7 +8482,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8071,6 +8494,7 @@ export interface operations {
             /** @description A page of accounts. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8080,6 +8504,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8089,6 +8514,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8098,6 +8524,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8113,6 +8540,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8124,7 +8552,10 @@ export interface operations {
     adminSetUserRole: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -8139,6 +8570,7 @@ export interface operations {
             /** @description The account with its new role. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8148,6 +8580,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8157,6 +8590,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8166,6 +8600,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8175,6 +8610,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8184,6 +8620,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8193,6 +8630,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8202,6 +8640,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8211,6 +8650,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8226,6 +8666,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8237,7 +8678,10 @@ export interface operations {
     adminResetUserMfa: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 user_id: number;
             };
@@ -8248,6 +8692,7 @@ export interface operations {
             /** @description Reset. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8255,6 +8700,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8264,6 +8710,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8273,6 +8720,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8282,6 +8730,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8291,6 +8740,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8306,6 +8756,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8317,7 +8768,10 @@ export interface operations {
     adminClearCache: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @description One of `reference-data`, `stats`. */
                 namespace: string;
@@ -8329,6 +8783,7 @@ export interface operations {
             /** @description Cleared. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8338,6 +8793,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8347,6 +8803,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8356,6 +8813,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8365,6 +8823,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8374,6 +8833,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8389,6 +8849,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8400,7 +8861,10 @@ export interface operations {
     adminCreateRelease: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8415,6 +8879,7 @@ export interface operations {
                 headers: {
                     /** @description The release's URL. */
                     Location?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8424,6 +8889,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8433,6 +8899,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8442,6 +8909,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8451,6 +8919,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8460,6 +8929,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8469,6 +8939,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8484,6 +8955,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8493,6 +8965,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8504,7 +8977,10 @@ export interface operations {
     adminRetryRelease: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @description The release's version. */
                 version: string;
@@ -8516,6 +8992,7 @@ export interface operations {
             /** @description The release, building again. */
             202: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8525,6 +9002,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8534,6 +9012,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8543,6 +9022,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8552,6 +9032,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8561,6 +9042,7 @@ export interface operations {
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8576,6 +9058,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8585,6 +9068,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8596,7 +9080,10 @@ export interface operations {
     listUnits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8605,6 +9092,7 @@ export interface operations {
             /** @description Unit codes in display order. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8620,6 +9108,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8629,6 +9118,7 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8651,7 +9141,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8660,6 +9153,7 @@ export interface operations {
             /** @description A page of taxonomies. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8669,6 +9163,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8684,6 +9179,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8695,7 +9191,10 @@ export interface operations {
     getTaxonomy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8706,6 +9205,7 @@ export interface operations {
             /** @description The taxonomy. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8715,6 +9215,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8724,6 +9225,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8739,6 +9241,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8765,7 +9268,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8776,6 +9282,7 @@ export interface operations {
             /** @description A page of categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8785,6 +9292,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8794,6 +9302,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8809,6 +9318,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8827,7 +9337,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8838,6 +9351,7 @@ export interface operations {
             /** @description A page of top-level categories, each with its subcategories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8847,6 +9361,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8856,6 +9371,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8871,6 +9387,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8882,7 +9399,10 @@ export interface operations {
     adminCreateTaxonomy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8895,6 +9415,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8904,6 +9425,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8913,6 +9435,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8922,6 +9445,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8931,6 +9455,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8940,6 +9465,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8949,6 +9475,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8964,6 +9491,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8975,7 +9503,10 @@ export interface operations {
     adminDeleteTaxonomy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -8986,6 +9517,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8993,6 +9525,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9002,6 +9535,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9011,6 +9545,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9020,6 +9555,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9029,6 +9565,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9044,6 +9581,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9055,7 +9593,10 @@ export interface operations {
     adminUpdateTaxonomy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9070,6 +9611,7 @@ export interface operations {
             /** @description The updated taxonomy. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9079,6 +9621,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9088,6 +9631,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9097,6 +9641,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9106,6 +9651,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9115,6 +9661,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9124,6 +9671,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9133,6 +9681,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9148,6 +9697,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9176,7 +9726,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9185,6 +9738,7 @@ export interface operations {
             /** @description A page of categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9194,6 +9748,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9209,6 +9764,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9229,7 +9785,10 @@ export interface operations {
                 /** @description Only the tree of this taxonomy (an unknown id gives an empty page). */
                 taxonomy_id?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9238,6 +9797,7 @@ export interface operations {
             /** @description A page of top-level categories, each with its subcategories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9247,6 +9807,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9262,6 +9823,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9273,7 +9835,10 @@ export interface operations {
     getCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9284,6 +9849,7 @@ export interface operations {
             /** @description The category. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9293,6 +9859,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9302,6 +9869,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9317,6 +9885,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9339,7 +9908,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9350,6 +9922,7 @@ export interface operations {
             /** @description A page of subcategories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9359,6 +9932,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9368,6 +9942,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9383,6 +9958,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9401,7 +9977,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9412,6 +9991,7 @@ export interface operations {
             /** @description A page of subcategories, each with its own nested. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9421,6 +10001,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9430,6 +10011,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9445,6 +10027,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9456,7 +10039,10 @@ export interface operations {
     adminCreateCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9469,6 +10055,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9478,6 +10065,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9487,6 +10075,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9496,6 +10085,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9505,6 +10095,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9514,6 +10105,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9523,6 +10115,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9538,6 +10131,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9549,7 +10143,10 @@ export interface operations {
     adminDeleteCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9560,6 +10157,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9567,6 +10165,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9576,6 +10175,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9585,6 +10185,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9594,6 +10195,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9603,6 +10205,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9618,6 +10221,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9629,7 +10233,10 @@ export interface operations {
     adminUpdateCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9644,6 +10251,7 @@ export interface operations {
             /** @description The updated category. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9653,6 +10261,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9662,6 +10271,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9671,6 +10281,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9680,6 +10291,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9689,6 +10301,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9698,6 +10311,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9707,6 +10321,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9716,6 +10331,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9731,6 +10347,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9759,7 +10376,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9768,6 +10388,7 @@ export interface operations {
             /** @description A page of materials. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9777,6 +10398,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9792,6 +10414,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9803,7 +10426,10 @@ export interface operations {
     getMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9814,6 +10440,7 @@ export interface operations {
             /** @description The material. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9823,6 +10450,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9832,6 +10460,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9847,6 +10476,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9858,7 +10488,10 @@ export interface operations {
     adminCreateMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9871,6 +10504,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9880,6 +10514,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9889,6 +10524,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9898,6 +10534,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9907,6 +10544,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9916,6 +10554,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9925,6 +10564,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9940,6 +10580,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9951,7 +10592,10 @@ export interface operations {
     adminDeleteMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -9962,6 +10606,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9969,6 +10614,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9978,6 +10624,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9987,6 +10634,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9996,6 +10644,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10005,6 +10654,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10020,6 +10670,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10031,7 +10682,10 @@ export interface operations {
     adminUpdateMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -10046,6 +10700,7 @@ export interface operations {
             /** @description The updated material with its categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10055,6 +10710,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10064,6 +10720,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10073,6 +10730,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10082,6 +10740,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10091,6 +10750,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10100,6 +10760,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10109,6 +10770,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10124,6 +10786,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10135,7 +10798,10 @@ export interface operations {
     adminAddMaterialCategories: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -10150,6 +10816,7 @@ export interface operations {
             /** @description The material with all its categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10159,6 +10826,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10168,6 +10836,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10177,6 +10846,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10186,6 +10856,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10195,6 +10866,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10204,6 +10876,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10213,6 +10886,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10228,6 +10902,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10239,7 +10914,10 @@ export interface operations {
     adminRemoveMaterialCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 category_id: number;
@@ -10251,6 +10929,7 @@ export interface operations {
             /** @description Unlinked. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10258,6 +10937,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10267,6 +10947,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10276,6 +10957,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10285,6 +10967,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10294,6 +10977,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10309,6 +10993,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10331,7 +11016,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10340,6 +11028,7 @@ export interface operations {
             /** @description A page of product types. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10349,6 +11038,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10364,6 +11054,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10375,7 +11066,10 @@ export interface operations {
     getProductType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -10386,6 +11080,7 @@ export interface operations {
             /** @description The product type. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10395,6 +11090,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10404,6 +11100,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10419,6 +11116,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10430,7 +11128,10 @@ export interface operations {
     adminCreateProductType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10443,6 +11144,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10452,6 +11154,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10461,6 +11164,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10470,6 +11174,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10479,6 +11184,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10488,6 +11194,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10497,6 +11204,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10512,6 +11220,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10523,7 +11232,10 @@ export interface operations {
     adminDeleteProductType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -10534,6 +11246,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10541,6 +11254,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10550,6 +11264,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10559,6 +11274,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10568,6 +11284,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10577,6 +11294,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10592,6 +11310,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10603,7 +11322,10 @@ export interface operations {
     adminUpdateProductType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -10618,6 +11340,7 @@ export interface operations {
             /** @description The updated product type with its categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10627,6 +11350,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10636,6 +11360,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10645,6 +11370,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10654,6 +11380,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10663,6 +11390,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10672,6 +11400,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10681,6 +11410,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10696,6 +11426,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10707,7 +11438,10 @@ export interface operations {
     adminAddProductTypeCategories: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -10722,6 +11456,7 @@ export interface operations {
             /** @description The product type with all its categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10731,6 +11466,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10740,6 +11476,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10749,6 +11486,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10758,6 +11496,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10767,6 +11506,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10776,6 +11516,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10785,6 +11526,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10800,6 +11542,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10811,7 +11554,10 @@ export interface operations {
     adminRemoveProductTypeCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 category_id: number;
@@ -10823,6 +11569,7 @@ export interface operations {
             /** @description Unlinked. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10830,6 +11577,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10839,6 +11587,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10848,6 +11597,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10857,6 +11607,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10866,6 +11617,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10881,6 +11633,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10892,7 +11645,10 @@ export interface operations {
     getStatsTotals: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10901,6 +11657,7 @@ export interface operations {
             /** @description The totals. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10910,6 +11667,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10925,6 +11683,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10943,7 +11702,10 @@ export interface operations {
                 /** @description Last day of the range, included. Default: today (UTC). */
                 end?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10952,6 +11714,7 @@ export interface operations {
             /** @description The series. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10961,6 +11724,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10976,6 +11740,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10992,7 +11757,10 @@ export interface operations {
                 /** @description Records counted: base products, components, or both. */
                 scope?: "products" | "components" | "all";
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11001,6 +11769,7 @@ export interface operations {
             /** @description The categories. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11010,6 +11779,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11025,6 +11795,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11041,7 +11812,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11050,6 +11824,7 @@ export interface operations {
             /** @description A page of releases. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11059,6 +11834,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11074,6 +11850,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11085,7 +11862,10 @@ export interface operations {
     getLatestRelease: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11094,6 +11874,7 @@ export interface operations {
             /** @description The latest release. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11103,6 +11884,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11118,6 +11900,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11129,7 +11912,10 @@ export interface operations {
     getRelease: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @description The release's version. */
                 version: string;
@@ -11141,6 +11927,7 @@ export interface operations {
             /** @description The release. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11150,6 +11937,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11165,6 +11953,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11203,7 +11992,10 @@ export interface operations {
                 /** @description Fields to count values of; repeat the parameter: brand, model, product_type_name. */
                 fields: ("brand" | "model" | "product_type_name")[];
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11212,6 +12004,7 @@ export interface operations {
             /** @description The facets, one member per requested field. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11221,6 +12014,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11230,6 +12024,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11245,6 +12040,17 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11263,7 +12069,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11272,6 +12081,7 @@ export interface operations {
             /** @description A page of values. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11281,6 +12091,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11296,6 +12107,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11314,7 +12126,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11323,6 +12138,7 @@ export interface operations {
             /** @description A page of values. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11332,6 +12148,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11347,6 +12164,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11387,7 +12205,10 @@ export interface operations {
                 /** @description `csv` (default) or `json`. */
                 format?: "csv" | "json";
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11398,6 +12219,7 @@ export interface operations {
                 headers: {
                     /** @description `attachment; filename="…"`. */
                     "Content-Disposition"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11408,6 +12230,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11417,6 +12240,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11432,6 +12256,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11446,7 +12271,10 @@ export interface operations {
                 /** @description `csv` (default) or `json`. */
                 format?: "csv" | "json";
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11459,6 +12287,7 @@ export interface operations {
                 headers: {
                     /** @description `attachment; filename="…"`. */
                     "Content-Disposition"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11469,6 +12298,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11478,6 +12308,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11493,6 +12324,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11535,7 +12367,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11544,6 +12379,7 @@ export interface operations {
             /** @description A page of products. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11553,6 +12389,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11562,6 +12399,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11577,6 +12415,17 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11591,6 +12440,8 @@ export interface operations {
             header?: {
                 /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A key belongs to the user, the method and the path (the parent id included): the same key on another path is another key. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate, also when the first request was cut off after the record was made. The same key and path with another body (or query string) is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
                 "Idempotency-Key"?: string;
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -11604,6 +12455,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11613,6 +12465,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11622,6 +12475,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11631,6 +12485,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11640,6 +12495,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11649,6 +12505,7 @@ export interface operations {
             /** @description Gone */
             410: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11658,6 +12515,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11667,6 +12525,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11676,6 +12535,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11691,6 +12551,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11700,6 +12561,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11711,7 +12573,10 @@ export interface operations {
     getProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11722,6 +12587,7 @@ export interface operations {
             /** @description The product. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11731,6 +12597,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11738,6 +12605,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11747,6 +12615,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11762,6 +12631,17 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11773,7 +12653,10 @@ export interface operations {
     deleteProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11784,6 +12667,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11791,6 +12675,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11800,6 +12685,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11809,6 +12695,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11818,6 +12705,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11827,6 +12715,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11842,6 +12731,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11856,6 +12746,8 @@ export interface operations {
             header: {
                 /** @description The record's `version`, quoted: `"3"`. Required (428 without it); stale or malformed: 412. */
                 "if-match": string;
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 id: number;
@@ -11871,6 +12763,7 @@ export interface operations {
             /** @description The updated record. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11880,6 +12773,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11889,6 +12783,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11898,6 +12793,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11907,6 +12803,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11916,6 +12813,7 @@ export interface operations {
             /** @description Precondition Failed */
             412: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11925,6 +12823,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11934,6 +12833,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11943,6 +12843,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11952,6 +12853,7 @@ export interface operations {
             /** @description Precondition Required */
             428: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11967,6 +12869,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11983,7 +12886,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -11994,6 +12900,7 @@ export interface operations {
             /** @description A page of components. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12003,6 +12910,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12010,6 +12918,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12019,6 +12928,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12034,6 +12944,17 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12048,6 +12969,8 @@ export interface operations {
             header?: {
                 /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A key belongs to the user, the method and the path (the parent id included): the same key on another path is another key. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate, also when the first request was cut off after the record was made. The same key and path with another body (or query string) is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
                 "Idempotency-Key"?: string;
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 id: number;
@@ -12063,6 +12986,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12072,6 +12996,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12081,6 +13006,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12090,6 +13016,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12099,6 +13026,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12108,6 +13036,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12117,6 +13046,7 @@ export interface operations {
             /** @description Gone */
             410: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12126,6 +13056,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12135,6 +13066,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12144,6 +13076,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12159,6 +13092,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12168,6 +13102,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12179,7 +13114,10 @@ export interface operations {
     getComponent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12190,6 +13128,7 @@ export interface operations {
             /** @description The component. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12199,6 +13138,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12206,6 +13146,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12215,6 +13156,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12230,6 +13172,17 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12241,7 +13194,10 @@ export interface operations {
     deleteComponent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12252,6 +13208,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12259,6 +13216,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12268,6 +13226,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12277,6 +13236,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12286,6 +13246,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12295,6 +13256,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12310,6 +13272,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12324,6 +13287,8 @@ export interface operations {
             header: {
                 /** @description The record's `version`, quoted: `"3"`. Required (428 without it); stale or malformed: 412. */
                 "if-match": string;
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 id: number;
@@ -12339,6 +13304,7 @@ export interface operations {
             /** @description The updated record. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12348,6 +13314,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12357,6 +13324,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12366,6 +13334,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12375,6 +13344,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12384,6 +13354,7 @@ export interface operations {
             /** @description Precondition Failed */
             412: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12393,6 +13364,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12402,6 +13374,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12411,6 +13384,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12420,6 +13394,7 @@ export interface operations {
             /** @description Precondition Required */
             428: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12435,6 +13410,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12451,7 +13427,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12462,6 +13441,7 @@ export interface operations {
             /** @description A page of components. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12471,6 +13451,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12478,6 +13459,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12487,6 +13469,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12502,6 +13485,17 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12516,6 +13510,8 @@ export interface operations {
             header?: {
                 /** @description Makes the create safe to retry: 1 to 128 visible ASCII characters (no spaces), sent unquoted, for example a UUID. A key belongs to the user, the method and the path (the parent id included): the same key on another path is another key. A retry with the same key, path and body within one hour returns the first response again (with `Idempotent-Replayed: true`) instead of creating a duplicate, also when the first request was cut off after the record was made. The same key and path with another body (or query string) is refused with 422; a retry while the first request still runs gets 409 with `Retry-After`. */
                 "Idempotency-Key"?: string;
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 id: number;
@@ -12531,6 +13527,7 @@ export interface operations {
             /** @description Created; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12540,6 +13537,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12549,6 +13547,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12558,6 +13557,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12567,6 +13567,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12576,6 +13577,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12585,6 +13587,7 @@ export interface operations {
             /** @description Gone */
             410: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12594,6 +13597,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12603,6 +13607,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12612,6 +13617,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12627,6 +13633,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12636,6 +13643,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12650,7 +13658,10 @@ export interface operations {
                 /** @description Levels of components to nest, 1 to 10; default 1: the direct components, each with `components: []`. */
                 recursion_depth?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12661,6 +13672,7 @@ export interface operations {
             /** @description The top-level components, each with its components nested. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12670,6 +13682,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12677,6 +13690,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12686,6 +13700,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12695,6 +13710,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12710,6 +13726,17 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12724,7 +13751,10 @@ export interface operations {
                 /** @description Levels of components to nest, 1 to 10; default 1: the direct components, each with `components: []`. */
                 recursion_depth?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12735,6 +13765,7 @@ export interface operations {
             /** @description The top-level components, each with its components nested. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12744,6 +13775,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12751,6 +13783,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12760,6 +13793,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12769,6 +13803,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12784,6 +13819,17 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12795,7 +13841,10 @@ export interface operations {
     listProductMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12806,6 +13855,7 @@ export interface operations {
             /** @description The entries, by material name. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12815,6 +13865,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12822,6 +13873,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12831,6 +13883,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12846,6 +13899,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12857,7 +13911,10 @@ export interface operations {
     addProductMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12872,6 +13929,7 @@ export interface operations {
             /** @description Added; the whole bill of materials. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12881,6 +13939,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12890,6 +13949,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12899,6 +13959,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12908,6 +13969,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12917,6 +13979,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12926,6 +13989,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12935,6 +13999,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12944,6 +14009,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12959,6 +14025,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12970,7 +14037,10 @@ export interface operations {
     removeProductMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -12985,6 +14055,7 @@ export interface operations {
             /** @description Removed. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12992,6 +14063,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13001,6 +14073,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13010,6 +14083,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13019,6 +14093,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13028,6 +14103,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13037,6 +14113,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13046,6 +14123,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13055,6 +14133,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13070,6 +14149,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13081,7 +14161,10 @@ export interface operations {
     getProductMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -13093,6 +14176,7 @@ export interface operations {
             /** @description The entry. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13102,6 +14186,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13109,6 +14194,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13118,6 +14204,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13133,6 +14220,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13144,7 +14232,10 @@ export interface operations {
     addProductMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -13160,6 +14251,7 @@ export interface operations {
             /** @description Added; `Location` names the entry. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13169,6 +14261,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13178,6 +14271,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13187,6 +14281,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13196,6 +14291,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13205,6 +14301,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13214,6 +14311,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13223,6 +14321,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13232,6 +14331,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13247,6 +14347,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13258,7 +14359,10 @@ export interface operations {
     removeProductMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -13270,6 +14374,7 @@ export interface operations {
             /** @description Removed. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13277,6 +14382,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13286,6 +14392,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13295,6 +14402,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13304,6 +14412,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13313,6 +14422,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13328,6 +14438,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13339,7 +14450,10 @@ export interface operations {
     updateProductMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -13355,6 +14469,7 @@ export interface operations {
             /** @description The entry as it now is. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13364,6 +14479,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13373,6 +14489,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13382,6 +14499,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13391,6 +14509,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13400,6 +14519,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13409,6 +14529,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13418,6 +14539,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13427,6 +14549,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13442,6 +14565,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13453,7 +14577,10 @@ export interface operations {
     listComponentMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -13464,6 +14591,7 @@ export interface operations {
             /** @description The entries, by material name. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13473,6 +14601,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13480,6 +14609,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13489,6 +14619,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13504,6 +14635,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13515,7 +14647,10 @@ export interface operations {
     addComponentMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -13530,6 +14665,7 @@ export interface operations {
             /** @description Added; the whole bill of materials. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13539,6 +14675,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13548,6 +14685,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13557,6 +14695,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13566,6 +14705,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13575,6 +14715,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13584,6 +14725,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13593,6 +14735,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13602,6 +14745,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13617,6 +14761,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13628,7 +14773,10 @@ export interface operations {
     removeComponentMaterials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -13643,6 +14791,7 @@ export interface operations {
             /** @description Removed. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13650,6 +14799,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13659,6 +14809,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13668,6 +14819,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13677,6 +14829,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13686,6 +14839,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13695,6 +14849,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13704,6 +14859,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13713,6 +14869,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13728,6 +14885,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13739,7 +14897,10 @@ export interface operations {
     getComponentMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -13751,6 +14912,7 @@ export interface operations {
             /** @description The entry. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13760,6 +14922,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13767,6 +14930,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13776,6 +14940,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13791,6 +14956,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13802,7 +14968,10 @@ export interface operations {
     addComponentMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -13818,6 +14987,7 @@ export interface operations {
             /** @description Added; `Location` names the entry. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13827,6 +14997,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13836,6 +15007,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13845,6 +15017,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13854,6 +15027,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13863,6 +15037,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13872,6 +15047,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13881,6 +15057,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13890,6 +15067,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13905,6 +15083,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13916,7 +15095,10 @@ export interface operations {
     removeComponentMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -13928,6 +15110,7 @@ export interface operations {
             /** @description Removed. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -13935,6 +15118,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13944,6 +15128,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13953,6 +15138,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13962,6 +15148,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13971,6 +15158,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13986,6 +15174,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13997,7 +15186,10 @@ export interface operations {
     updateComponentMaterial: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 material_id: number;
@@ -14013,6 +15205,7 @@ export interface operations {
             /** @description The entry as it now is. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14022,6 +15215,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14031,6 +15225,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14040,6 +15235,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14049,6 +15245,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14058,6 +15255,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14067,6 +15265,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14076,6 +15275,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14085,6 +15285,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14100,6 +15301,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14116,7 +15318,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14127,6 +15332,7 @@ export interface operations {
             /** @description A page of images. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14136,6 +15342,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14143,6 +15350,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14152,6 +15360,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14167,6 +15376,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14178,7 +15388,10 @@ export interface operations {
     uploadProductImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14203,6 +15416,7 @@ export interface operations {
             /** @description Stored and queued for the scan; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14212,6 +15426,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14221,6 +15436,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14230,6 +15446,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14239,6 +15456,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14248,6 +15466,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14257,6 +15476,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14266,6 +15486,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14275,6 +15496,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14290,6 +15512,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14299,6 +15522,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14310,7 +15534,10 @@ export interface operations {
     getProductImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 image_id: string;
@@ -14322,6 +15549,7 @@ export interface operations {
             /** @description The image. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14331,6 +15559,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14338,6 +15567,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14347,6 +15577,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14362,6 +15593,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14373,7 +15605,10 @@ export interface operations {
     deleteProductImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 image_id: string;
@@ -14385,6 +15620,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14392,6 +15628,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14401,6 +15638,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14410,6 +15648,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14419,6 +15658,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14428,6 +15668,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14443,6 +15684,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14459,7 +15701,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14470,6 +15715,7 @@ export interface operations {
             /** @description A page of research files. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14479,6 +15725,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14486,6 +15733,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14495,6 +15743,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14510,6 +15759,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14521,7 +15771,10 @@ export interface operations {
     uploadProductFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14544,6 +15797,7 @@ export interface operations {
             /** @description Stored and queued for the scan; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14553,6 +15807,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14562,6 +15817,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14571,6 +15827,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14580,6 +15837,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14589,6 +15847,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14598,6 +15857,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14607,6 +15867,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14616,6 +15877,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14631,6 +15893,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14640,6 +15903,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14651,7 +15915,10 @@ export interface operations {
     getProductFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 file_id: string;
@@ -14663,6 +15930,7 @@ export interface operations {
             /** @description The research file. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14672,6 +15940,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14679,6 +15948,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14688,6 +15958,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14703,6 +15974,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14714,7 +15986,10 @@ export interface operations {
     deleteProductFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 file_id: string;
@@ -14726,6 +16001,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14733,6 +16009,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14742,6 +16019,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14751,6 +16029,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14760,6 +16039,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14769,6 +16049,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14784,6 +16065,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14800,7 +16082,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14811,6 +16096,7 @@ export interface operations {
             /** @description A page of images. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14820,6 +16106,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14827,6 +16114,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14836,6 +16124,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14851,6 +16140,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14862,7 +16152,10 @@ export interface operations {
     uploadComponentImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -14887,6 +16180,7 @@ export interface operations {
             /** @description Stored and queued for the scan; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14896,6 +16190,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14905,6 +16200,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14914,6 +16210,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14923,6 +16220,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14932,6 +16230,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14941,6 +16240,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14950,6 +16250,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14959,6 +16260,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14974,6 +16276,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14983,6 +16286,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14994,7 +16298,10 @@ export interface operations {
     getComponentImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 image_id: string;
@@ -15006,6 +16313,7 @@ export interface operations {
             /** @description The image. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15015,6 +16323,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15022,6 +16331,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15031,6 +16341,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15046,6 +16357,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15057,7 +16369,10 @@ export interface operations {
     deleteComponentImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 image_id: string;
@@ -15069,6 +16384,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15076,6 +16392,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15085,6 +16402,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15094,6 +16412,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15103,6 +16422,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15112,6 +16432,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15127,6 +16448,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15143,7 +16465,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -15154,6 +16479,7 @@ export interface operations {
             /** @description A page of research files. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15163,6 +16489,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15170,6 +16497,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15179,6 +16507,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15194,6 +16523,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15205,7 +16535,10 @@ export interface operations {
     uploadComponentFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -15228,6 +16561,7 @@ export interface operations {
             /** @description Stored and queued for the scan; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15237,6 +16571,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15246,6 +16581,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15255,6 +16591,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15264,6 +16601,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15273,6 +16611,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15282,6 +16621,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15291,6 +16631,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15300,6 +16641,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15315,6 +16657,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15324,6 +16667,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15335,7 +16679,10 @@ export interface operations {
     getComponentFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 file_id: string;
@@ -15347,6 +16694,7 @@ export interface operations {
             /** @description The research file. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15356,6 +16704,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15363,6 +16712,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15372,6 +16722,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15387,6 +16738,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15398,7 +16750,10 @@ export interface operations {
     deleteComponentFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 file_id: string;
@@ -15410,6 +16765,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15417,6 +16773,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15426,6 +16783,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15435,6 +16793,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15444,6 +16803,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15453,6 +16813,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15468,6 +16829,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15479,7 +16841,10 @@ export interface operations {
     listProductVideos: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -15490,6 +16855,7 @@ export interface operations {
             /** @description The videos. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15499,6 +16865,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15506,6 +16873,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15515,6 +16883,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15530,6 +16899,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15541,7 +16911,10 @@ export interface operations {
     addProductVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -15556,6 +16929,7 @@ export interface operations {
             /** @description Added; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15565,6 +16939,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15574,6 +16949,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15583,6 +16959,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15592,6 +16969,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15601,6 +16979,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15610,6 +16989,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15619,6 +16999,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15634,6 +17015,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15645,7 +17027,10 @@ export interface operations {
     getProductVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 video_id: number;
@@ -15657,6 +17042,7 @@ export interface operations {
             /** @description The video. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15666,6 +17052,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag. */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15673,6 +17060,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15682,6 +17070,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15697,6 +17086,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15708,7 +17098,10 @@ export interface operations {
     deleteProductVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 video_id: number;
@@ -15720,6 +17113,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15727,6 +17121,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15736,6 +17131,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15745,6 +17141,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15754,6 +17151,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15763,6 +17161,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15778,6 +17177,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15789,7 +17189,10 @@ export interface operations {
     updateProductVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
                 video_id: number;
@@ -15805,6 +17208,7 @@ export interface operations {
             /** @description The video as it is now. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15814,6 +17218,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15823,6 +17228,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15832,6 +17238,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15841,6 +17248,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15850,6 +17258,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15859,6 +17268,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15868,6 +17278,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15883,6 +17294,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15894,7 +17306,10 @@ export interface operations {
     addComponentVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 id: number;
             };
@@ -15905,6 +17320,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15914,6 +17330,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15923,6 +17340,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15938,6 +17356,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15949,7 +17368,10 @@ export interface operations {
     claimCameraPairing: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15962,6 +17384,7 @@ export interface operations {
             /** @description The new camera; `Location` names it. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15971,6 +17394,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15980,6 +17404,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15989,6 +17414,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15998,6 +17424,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16007,6 +17434,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16016,6 +17444,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16025,6 +17454,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16040,6 +17470,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16056,7 +17487,10 @@ export interface operations {
                 /** @description Items per page, 1 to 100. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16065,6 +17499,7 @@ export interface operations {
             /** @description One page of cameras. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16074,6 +17509,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16083,6 +17519,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16098,6 +17535,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16114,7 +17552,10 @@ export interface operations {
                 /** @description Add the device's `telemetry` (relays `GET /system/telemetry`; null when offline). */
                 include_telemetry?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16125,6 +17566,7 @@ export interface operations {
             /** @description The camera. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16134,6 +17576,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16143,6 +17586,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16152,6 +17596,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16167,6 +17612,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16178,7 +17624,10 @@ export interface operations {
     deleteCamera: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16189,6 +17638,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -16196,6 +17646,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16205,6 +17656,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16214,6 +17666,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16223,6 +17676,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16232,6 +17686,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16247,6 +17702,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16258,7 +17714,10 @@ export interface operations {
     updateCamera: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16273,6 +17732,7 @@ export interface operations {
             /** @description The camera. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16282,6 +17742,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16291,6 +17752,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16300,6 +17762,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16309,6 +17772,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16318,6 +17782,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16327,6 +17792,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16336,6 +17802,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16351,6 +17818,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16362,7 +17830,10 @@ export interface operations {
     getCameraStatus: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16373,6 +17844,7 @@ export interface operations {
             /** @description The tunnel's state. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16382,6 +17854,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16391,6 +17864,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16400,6 +17874,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16415,6 +17890,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16426,7 +17902,10 @@ export interface operations {
     getCameraTelemetry: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16437,6 +17916,7 @@ export interface operations {
             /** @description The telemetry. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16446,6 +17926,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16455,6 +17936,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16464,6 +17946,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16479,6 +17962,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16488,6 +17972,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16497,6 +17982,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16508,7 +17994,10 @@ export interface operations {
     getCameraLocalAccess: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16519,6 +18008,7 @@ export interface operations {
             /** @description How to reach the device locally. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16528,6 +18018,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16537,6 +18028,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16546,6 +18038,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16561,6 +18054,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16570,6 +18064,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16579,6 +18074,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16590,7 +18086,10 @@ export interface operations {
     getCameraPreviewThumbnail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16601,6 +18100,7 @@ export interface operations {
             /** @description The thumbnail. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16610,6 +18110,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16619,6 +18120,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16628,6 +18130,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16643,6 +18146,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16654,7 +18158,10 @@ export interface operations {
     captureCameraImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16669,6 +18176,7 @@ export interface operations {
             /** @description The stored image. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16678,6 +18186,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16687,6 +18196,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16696,6 +18206,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16705,6 +18216,7 @@ export interface operations {
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16714,6 +18226,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16723,6 +18236,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16732,6 +18246,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16747,6 +18262,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16756,6 +18272,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16765,6 +18282,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16776,7 +18294,10 @@ export interface operations {
     sendCameraCommand: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -16791,6 +18312,7 @@ export interface operations {
             /** @description The device's answer. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16801,6 +18323,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16810,6 +18333,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16819,6 +18343,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16828,6 +18353,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16837,6 +18363,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16846,6 +18373,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16855,6 +18383,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16870,6 +18399,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16879,6 +18409,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16888,6 +18419,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16899,7 +18431,10 @@ export interface operations {
     getCameraHlsFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
                 path: string;
@@ -16911,6 +18446,7 @@ export interface operations {
             /** @description The file. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16921,6 +18457,7 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16930,6 +18467,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16939,6 +18477,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16948,6 +18487,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16963,6 +18503,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16972,6 +18513,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16981,6 +18523,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16992,7 +18535,10 @@ export interface operations {
     getCameraRecordingStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -17003,6 +18549,7 @@ export interface operations {
             /** @description The stream. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17012,6 +18559,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17021,6 +18569,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17030,6 +18579,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17045,6 +18595,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17056,7 +18607,10 @@ export interface operations {
     startCameraRecordingStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -17071,6 +18625,7 @@ export interface operations {
             /** @description Streaming. */
             201: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17080,6 +18635,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17089,6 +18645,7 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17098,6 +18655,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17107,6 +18665,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17116,6 +18675,7 @@ export interface operations {
             /** @description Content Too Large */
             413: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17125,6 +18685,7 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17134,6 +18695,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17149,6 +18711,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17158,6 +18721,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17167,6 +18731,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17178,7 +18743,10 @@ export interface operations {
     stopCameraRecordingStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 camera_id: string;
             };
@@ -17189,6 +18757,7 @@ export interface operations {
             /** @description The saved video. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17198,6 +18767,7 @@ export interface operations {
             /** @description Unauthorized */
             401: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17207,6 +18777,7 @@ export interface operations {
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17216,6 +18787,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17225,6 +18797,7 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17234,6 +18807,7 @@ export interface operations {
             /** @description Unprocessable Content */
             422: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17249,6 +18823,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17258,6 +18833,7 @@ export interface operations {
             /** @description Bad Gateway */
             502: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17267,6 +18843,7 @@ export interface operations {
             /** @description Service Unavailable */
             503: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17450,7 +19027,10 @@ export interface operations {
     getReleaseFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @description The release's version. */
                 version: string;
@@ -17464,6 +19044,7 @@ export interface operations {
             /** @description The file. */
             200: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17480,6 +19061,7 @@ export interface operations {
             /** @description The requested range. */
             206: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17494,6 +19076,7 @@ export interface operations {
             /** @description Unchanged since the `If-None-Match` ETag (it never changes). */
             304: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -17501,6 +19084,7 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17510,6 +19094,7 @@ export interface operations {
             /** @description Range Not Satisfiable */
             416: {
                 headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17525,6 +19110,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {

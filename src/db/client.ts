@@ -19,67 +19,150 @@ interface MutableCounter {
  * statements it carries) counts one. In production D1 lives in one region while the Worker runs
  * at the edge, so this count is the number of network hops a request costs.
  */
-export function countRoundTrips(d1: D1Database): { d1: D1Database; counter: RoundTripCounter } {
+export function countRoundTrips(d1: D1Database | D1DatabaseSession): { d1: D1Database; counter: RoundTripCounter } {
   const counter: MutableCounter = { count: 0 };
   return { d1: new CountingDatabase(d1, counter) as unknown as D1Database, counter };
 }
 
-/** A drizzle client over a counting wrapper of `d1`, and its counter. One per request. */
-export function createDb(d1: D1Database): { db: Db; roundTrips: RoundTripCounter } {
-  const { d1: counted, counter } = countRoundTrips(d1);
+/**
+ * Where a D1 session starts (the Sessions API, docs/storage.md "Read replicas"): a bookmark a
+ * client sent back (a state at least that recent), `first-unconstrained` (any replica), or
+ * `first-primary`.
+ */
+export type SessionStart = D1SessionConstraint | D1SessionBookmark;
+
+/**
+ * A drizzle client over a counting wrapper of a D1 session that starts at `start`, and its
+ * counter. One per request (or queue batch, Durable Object call). All its queries run in that one
+ * session, so each read sees every write made before it through the same client.
+ */
+export function createDb(d1: D1Database, start: SessionStart = "first-primary"): { db: Db; roundTrips: RoundTripCounter } {
+  const { d1: counted, counter } = countRoundTrips(d1.withSession(start));
   return { db: drizzle(counted), roundTrips: counter };
+}
+
+/** The session's latest bookmark: the database state its queries have seen, or null before the first query. */
+export function bookmarkOf(db: Db): string | null {
+  const client = db.$client as unknown;
+  return client instanceof CountingDatabase ? client.bookmark() : null;
+}
+
+/**
+ * Has `queries` travel at the front of the next batch made through `db` (the request's next
+ * round trip), and hands their rows to `settle` before that batch's caller sees its own results;
+ * `settle` may throw, and the batch's caller then gets the error. This is how a request's token
+ * check and a cache validator cost no round trip of their own (docs/architecture.md). A query
+ * made outside a batch sends them first, on their own.
+ */
+export function carryInNextBatch(db: Db, queries: SQL[], settle: (rows: unknown[][]) => void): void {
+  const client = clientOf(db);
+  client.carry({
+    statements: queries.map((query) => {
+      const { sql: text, params } = dialect.sqlToQuery(query);
+      return client.innerPrepare(text).bind(...params);
+    }),
+    settle: (results) => settle(results.map((result) => result.results ?? [])),
+  });
+}
+
+/** Runs the carried queries now, in one round trip, if any wait (`carryInNextBatch`). */
+export async function flushCarried(db: Db): Promise<void> {
+  await clientOf(db).flush();
+}
+
+function clientOf(db: Db): CountingDatabase {
+  const client = db.$client as unknown;
+  if (!(client instanceof CountingDatabase)) throw new Error("carrying queries needs the counting client");
+  return client;
+}
+
+interface Carried {
+  statements: D1PreparedStatement[];
+  settle(results: D1Result[]): void;
 }
 
 class CountingStatement {
   constructor(
     readonly inner: D1PreparedStatement,
-    private readonly counter: MutableCounter,
+    private readonly database: CountingDatabase,
   ) {}
 
   bind(...values: unknown[]): CountingStatement {
-    return new CountingStatement(this.inner.bind(...values), this.counter);
+    return new CountingStatement(this.inner.bind(...values), this.database);
   }
 
-  first<T>(column?: string): Promise<T | null> {
-    this.counter.count++;
+  async first<T>(column?: string): Promise<T | null> {
+    await this.database.flush();
+    this.database.counter.count++;
     return column === undefined ? this.inner.first<T>() : this.inner.first<T>(column);
   }
 
-  run<T>(): Promise<D1Result<T>> {
-    this.counter.count++;
+  async run<T>(): Promise<D1Result<T>> {
+    await this.database.flush();
+    this.database.counter.count++;
     return this.inner.run<T>();
   }
 
-  all<T>(): Promise<D1Result<T>> {
-    this.counter.count++;
+  async all<T>(): Promise<D1Result<T>> {
+    await this.database.flush();
+    this.database.counter.count++;
     return this.inner.all<T>();
   }
 
-  raw<T extends unknown[]>(options?: { columnNames?: boolean }): Promise<T[]> {
-    this.counter.count++;
+  async raw<T extends unknown[]>(options?: { columnNames?: boolean }): Promise<T[]> {
+    await this.database.flush();
+    this.database.counter.count++;
     // The overloads of raw() differ only in whether a header row comes first.
     return this.inner.raw<T>(options as { columnNames?: false });
   }
 }
 
 class CountingDatabase {
+  private carried: Carried[] = [];
+
   constructor(
-    private readonly inner: D1Database,
-    private readonly counter: MutableCounter,
+    private readonly inner: D1Database | D1DatabaseSession,
+    readonly counter: MutableCounter,
   ) {}
 
   prepare(query: string): CountingStatement {
-    return new CountingStatement(this.inner.prepare(query), this.counter);
+    return new CountingStatement(this.inner.prepare(query), this);
   }
 
-  batch<T>(statements: (CountingStatement | D1PreparedStatement)[]): Promise<D1Result<T>[]> {
+  innerPrepare(query: string): D1PreparedStatement {
+    return this.inner.prepare(query);
+  }
+
+  carry(carried: Carried): void {
+    this.carried.push(carried);
+  }
+
+  async flush(): Promise<void> {
+    if (this.carried.length > 0) await this.batch([]);
+  }
+
+  async batch<T>(statements: (CountingStatement | D1PreparedStatement)[]): Promise<D1Result<T>[]> {
+    const carried = this.carried;
+    this.carried = [];
     this.counter.count++;
-    return this.inner.batch<T>(
-      statements.map((s) => (s instanceof CountingStatement ? s.inner : s)),
-    );
+    const results = await this.inner.batch<T>([
+      ...carried.flatMap((entry) => entry.statements),
+      ...statements.map((s) => (s instanceof CountingStatement ? s.inner : s)),
+    ]);
+    let offset = 0;
+    for (const entry of carried) {
+      entry.settle(results.slice(offset, offset + entry.statements.length) as D1Result[]);
+      offset += entry.statements.length;
+    }
+    return results.slice(offset);
+  }
+
+  bookmark(): string | null {
+    return "getBookmark" in this.inner ? this.inner.getBookmark() : null;
   }
 
   exec(query: string): Promise<D1ExecResult> {
+    if (!("exec" in this.inner)) throw new Error("D1 exec is not available in a session");
     this.counter.count++;
     return this.inner.exec(query);
   }

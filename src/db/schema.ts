@@ -144,11 +144,14 @@ export const products = sqliteTable(
     depth: integer("depth").notNull().default(0),
     /** Optimistic-concurrency counter: bumps when one of the record's own fields changes. */
     version: integer("version").notNull().default(1),
+    /** The base product the record belongs to (itself for a base product); set by a trigger on insert (migration 0020). */
+    rootId: integer("root_id"),
     ...timestamps,
   },
   (t) => [
     index("products_owner_idx").on(t.ownerId),
     index("products_parent_idx").on(t.parentId),
+    index("products_root_idx").on(t.rootId),
     index("products_base_created_idx").on(t.createdAt).where(sql`${t.parentId} IS NULL`),
     index("products_base_brand_created_idx").on(t.brand, t.parentId, t.createdAt).where(sql`${t.parentId} IS NULL`),
     check("products_name_length", sql`length(${t.name}) BETWEEN 2 AND 100`),
@@ -477,6 +480,25 @@ export const idempotencyKeys = sqliteTable(
 export const idBlocks = sqliteTable("id_blocks", {
   name: text("name").primaryKey(),
   nextId: integer("next_id").notNull(),
+});
+
+/**
+ * Validators of the cached public reads (docs/storage.md "Cached reads"): a generation per base
+ * product, given a fresh random value by triggers (migration 0020) in the transaction of every write to the product's
+ * tree, its bills of materials, media and videos, or its owner's name or visibility.
+ */
+export const treeGenerations = sqliteTable("tree_generations", {
+  rootId: integer("root_id").primaryKey(),
+  generation: integer("generation").notNull(),
+});
+
+/**
+ * Generations of what many reads show (`catalogue`: every write a list, facet or suggestion can
+ * show; `reference`: material and product-type names), renewed by the same triggers.
+ */
+export const readGenerations = sqliteTable("read_generations", {
+  name: text("name").primaryKey(),
+  generation: integer("generation").notNull(),
 });
 
 /** The identity providers and the video-platform association an account can link. */

@@ -63,7 +63,33 @@ password-reset routes have further per-IP limits, and failed logins are limited 
 email address and per username. Responses carry \`RateLimit-Policy\` (each
 policy's quota \`q\` and window \`w\` in seconds) and \`RateLimit\` (remaining \`r\` and seconds
 to reset \`t\`). A refused request is 429 \`RATE_LIMITED\` with \`Retry-After\` in seconds; wait
-that long before retrying.`;
+that long before retrying.
+
+## Reading your own writes
+
+Reads may be served by a database replica near you, which can lag the primary by a moment.
+Every \`/v1\` response that touched the database carries \`X-D1-Bookmark\`: the database state it
+saw. Send the latest bookmark you received back as the request header \`X-D1-Bookmark\` and the
+read sees a state at least that recent, your own writes included. Writes and signed-in requests
+always start on the primary; an unreadable bookmark is ignored.
+
+Product and component details, component pages and trees, the product list, facets and
+suggestions may be answered from a cache at the edge (\`X-Cache: hit\`), only after checking in
+the database that nothing they show has changed since, and never across viewers: they are as
+current as a read of the database itself.`;
+
+/** `X-D1-Bookmark`, as request parameter and response header of every `/v1` operation. */
+const BOOKMARK_PARAMETER = {
+  name: "X-D1-Bookmark",
+  in: "header" as const,
+  required: false,
+  description: "The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable.",
+  schema: { type: "string" as const, maxLength: 256 },
+};
+const BOOKMARK_RESPONSE_HEADER = {
+  description: "The D1 session bookmark of the database state this request saw (or the one it was sent, if it read nothing); send it back to read your own writes.",
+  schema: { type: "string" as const },
+};
 
 const RATE_LIMITED_RESPONSE = {
   description: "Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds.",
@@ -157,6 +183,27 @@ function plainPathParameters(document: Document): void {
   }
 }
 
+// Every /v1 request runs in a D1 session (docs/storage.md "Read replicas").
+function addBookmarkHeaders(document: Document): void {
+  document.components ??= {};
+  document.components.parameters = { ...document.components.parameters, D1Bookmark: BOOKMARK_PARAMETER };
+  document.components.headers = { ...document.components.headers, "X-D1-Bookmark": BOOKMARK_RESPONSE_HEADER };
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (!path.startsWith("/v1/") || !item) continue;
+    for (const method of ["get", "put", "post", "delete", "patch", "head"] as const) {
+      const operation = item[method];
+      if (!operation) continue;
+      operation.parameters = [...(operation.parameters ?? []), { $ref: "#/components/parameters/D1Bookmark" }];
+      const responses = operation.responses ?? {};
+      for (const [status, response] of Object.entries(responses)) {
+        if (!response || "$ref" in response) continue;
+        // A copy: the shared responses (429, 403, ...) are the same object in every operation.
+        responses[status] = { ...response, headers: { ...response.headers, "X-D1-Bookmark": { $ref: "#/components/headers/X-D1-Bookmark" } } };
+      }
+    }
+  }
+}
+
 const documents = new WeakMap<object, Document>();
 
 const extraTags = new WeakMap<object, OpenApiTag[]>();
@@ -182,6 +229,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string): Do
     addRateLimitedResponses(document);
     addCrossSiteResponses(document);
     addConstraintResponses(document);
+    addBookmarkHeaders(document);
     documents.set(app, document);
   }
   return { ...document, servers: [{ url: serverUrl, description: "This deployment" }] };

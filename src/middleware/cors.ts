@@ -5,9 +5,9 @@ import { ApiError } from "../lib/problem";
 
 const ALLOW_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
 const ALLOW_HEADERS =
-  "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-ID";
+  "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-ID, X-D1-Bookmark";
 const EXPOSE_HEADERS =
-  "X-Request-ID, ETag, Location, Retry-After, RateLimit, RateLimit-Policy, Content-Disposition, Idempotent-Replayed";
+  "X-Request-ID, ETag, Location, Retry-After, RateLimit, RateLimit-Policy, Content-Disposition, Idempotent-Replayed, X-D1-Bookmark";
 const PREFLIGHT_MAX_AGE_SECONDS = "600";
 
 /** Whether `origin` may call the API from a browser: a configured app, site or docs origin, or the API's own. */

@@ -1,6 +1,6 @@
 import { loadConfig } from "../config";
 import type { DomainEvent, Services } from "../container";
-import { createDb } from "../db/client";
+import { createDb, type SessionStart } from "../db/client";
 import { createLogger, type Logger } from "../lib/logger";
 import { safeFetch } from "../lib/outbound";
 import { enabledPlugins, type Plugin } from "../plugin";
@@ -14,6 +14,8 @@ export interface BuildOptions {
   defer?: (work: Promise<unknown>) => void;
   /** The plugins installed in this Worker; the enabled ones take part in `hooks`. */
   plugins?: readonly Plugin[];
+  /** Where the D1 session starts (docs/storage.md "Read replicas"); the primary unless told otherwise. */
+  dbSession?: SessionStart;
 }
 
 /**
@@ -25,7 +27,7 @@ export interface BuildOptions {
 export function buildServices(env: Env, options: BuildOptions = {}): Services {
   const config = loadConfig(env);
   const log = options.log ?? createLogger({});
-  const { db, roundTrips } = createDb(env.DB);
+  const { db, roundTrips } = createDb(env.DB, options.dbSession);
   const enabled = enabledPlugins(options.plugins ?? [], env);
   const defer = options.defer ?? ((work: Promise<unknown>) => void work.catch((error: unknown) => log.error("deferred work failed", { error })));
   const services: Services = {

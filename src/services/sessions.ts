@@ -258,26 +258,42 @@ export function toSessionUser(row: UserRow): SessionUser {
   };
 }
 
+/** What an access token claims, as its revocation check needs it. */
+export interface AccessCheckClaims {
+  userId: number;
+  sessionId: string;
+  issuedAtMs: number;
+}
+
 /**
- * The user an access token speaks for, in one round trip, or null when the token no longer
- * counts: the account is gone or inactive, the token predates the user's revocation epoch, or its
- * session was ended (logout) or expired.
+ * The statement of an access token's revocation check: the user with their revocation epoch,
+ * and their session's liveness and sign-in time (a number, 0 when not recorded; NULL when the
+ * session ended) in one row. Read it alone (`userForAccessToken`) or at the front of a read's
+ * batch (src/middleware/cached-read.ts), and judge its rows with `userFromAccessCheck`.
  */
-export async function userForAccessToken(
-  svc: Pick<Services, "db">,
-  claims: { userId: number; sessionId: string; issuedAtMs: number },
-): Promise<SessionUser | null> {
-  // The live token of the session, if any: its start as a number (0 when it was not recorded),
-  // NULL when the session ended, so that liveness and sign-in time come in one read.
-  const rows = await svc.db.all<UserRow & { session_started_at: number | null }>(sql`
+export function accessCheckStatement(claims: AccessCheckClaims): SQL {
+  return sql`
     SELECT ${USER_COLUMNS},
       (SELECT coalesce(r.session_started_at, 0) FROM refresh_tokens r
         WHERE r.family_id = ${claims.sessionId} AND r.user_id = users.id AND r.rotated_at IS NULL
           AND r.expires_at > unixepoch() AND r.session_expires_at > unixepoch()
         LIMIT 1) AS session_started_at
-    FROM users WHERE id = ${claims.userId}`);
-  const row = rows[0];
+    FROM users WHERE id = ${claims.userId}`;
+}
+
+/**
+ * The user of an access check's rows, or null when the token no longer counts: the account is
+ * gone or inactive, the token predates the user's revocation epoch, or its session was ended
+ * (logout) or expired.
+ */
+export function userFromAccessCheck(rows: readonly unknown[], claims: AccessCheckClaims): SessionUser | null {
+  const row = rows[0] as (UserRow & { session_started_at: number | null }) | undefined;
   if (!row || row.is_active !== 1 || row.session_started_at === null) return null;
   if (claims.issuedAtMs < row.tokens_valid_after) return null;
   return { ...toSessionUser(row), sessionStartedAt: row.session_started_at === 0 ? null : row.session_started_at };
+}
+
+/** The user an access token speaks for, in one round trip, or null when the token no longer counts (`userFromAccessCheck`). */
+export async function userForAccessToken(svc: Pick<Services, "db">, claims: AccessCheckClaims): Promise<SessionUser | null> {
+  return userFromAccessCheck(await svc.db.all(accessCheckStatement(claims)), claims);
 }

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { countRoundTrips, createDb } from "../../src/db/client";
+import { batchRows, bookmarkOf, carryInNextBatch, countRoundTrips, createDb, flushCarried } from "../../src/db/client";
 import { units } from "../../src/db/schema";
 
 describe("round-trip counting", () => {
@@ -34,5 +34,49 @@ describe("round-trip counting", () => {
     const { d1, counter } = countRoundTrips(env.DB);
     d1.prepare("SELECT 1").bind();
     expect(counter.count).toBe(0);
+  });
+});
+
+describe("sessions and carried queries", () => {
+  it("runs in a D1 session and reports its bookmark once it has read", async () => {
+    const { db, roundTrips } = createDb(env.DB, "first-unconstrained");
+    expect(bookmarkOf(db)).toBeNull();
+    await db.all(sql`SELECT 1`);
+    expect(bookmarkOf(db)).toMatch(/^[0-9a-f-]+$/);
+    expect(roundTrips.count).toBe(1);
+  });
+
+  it("carries queries at the front of the next batch, in the same round trip, settled before the batch's caller sees its rows", async () => {
+    const { db, roundTrips } = createDb(env.DB);
+    const seen: unknown[][][] = [];
+    carryInNextBatch(db, [sql`SELECT 1 AS carried`, sql`SELECT 2 AS also`], (rows) => seen.push(rows));
+    const [own] = await batchRows<[{ own: number }]>(db, [sql`SELECT 3 AS own`]);
+    expect(seen).toEqual([[[{ carried: 1 }], [{ also: 2 }]]]);
+    expect(own).toEqual([{ own: 3 }]);
+    expect(roundTrips.count).toBe(1);
+    // Carried once: the next batch goes alone.
+    await batchRows(db, [sql`SELECT 4`]);
+    expect(seen).toHaveLength(1);
+    expect(roundTrips.count).toBe(2);
+  });
+
+  it("sends carried queries on their own before a query made outside a batch, and on a flush", async () => {
+    const { db, roundTrips } = createDb(env.DB);
+    let settled = 0;
+    carryInNextBatch(db, [sql`SELECT 1`], () => settled++);
+    await db.all(sql`SELECT 2`);
+    expect([settled, roundTrips.count]).toEqual([1, 2]);
+    carryInNextBatch(db, [sql`SELECT 1`], () => settled++);
+    await flushCarried(db);
+    await flushCarried(db);
+    expect([settled, roundTrips.count]).toEqual([2, 3]);
+  });
+
+  it("hands the batch's caller the error a settle throws", async () => {
+    const { db } = createDb(env.DB);
+    carryInNextBatch(db, [sql`SELECT 1`], () => {
+      throw new Error("refused");
+    });
+    await expect(batchRows(db, [sql`SELECT 2`])).rejects.toThrow("refused");
   });
 });

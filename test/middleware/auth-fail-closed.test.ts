@@ -42,4 +42,14 @@ describe("auth flows fail closed without their token store", () => {
     });
     expect((await me(pair.access_token)).status).toBe(200);
   });
+
+  it("refuses a signed-in cached read whose token check rides in the read's batch with 503", async () => {
+    const user = await registerUser();
+    const pair = await bearerLogin(user);
+    await without("refresh_tokens", async () => {
+      await expectUnavailable(await api("/v1/products", { headers: bearer(pair.access_token) }));
+      await expectUnavailable(await api("/v1/products/1", { headers: bearer(pair.access_token) }));
+    });
+    expect((await api("/v1/products", { headers: bearer(pair.access_token) })).status).toBe(200);
+  });
 });

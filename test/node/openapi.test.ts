@@ -24,7 +24,7 @@ describe("the OpenAPI document", () => {
     for (const { path, method, operation } of operations) {
       const refused = (operation as { responses: Record<string, { headers?: Record<string, unknown> }> }).responses["429"];
       expect(refused, `${method} ${path}`).toBeDefined();
-      expect(Object.keys(refused!.headers ?? {}).sort()).toEqual(["RateLimit", "RateLimit-Policy", "Retry-After"]);
+      expect(Object.keys(refused!.headers ?? {}).sort()).toEqual(["RateLimit", "RateLimit-Policy", "Retry-After", "X-D1-Bookmark"]);
     }
   });
 });

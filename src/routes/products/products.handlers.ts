@@ -6,6 +6,7 @@ import { jsonWithEtag } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
 import { pageEnvelope } from "../../lib/pagination";
 import { notFound } from "../../lib/problem";
+import { viewerBeforeRead } from "../../middleware/cached-read";
 import { requireVerified } from "../../middleware/guards";
 import { auditModeration } from "../../services/moderation";
 import { createRecords, type CreatedRecords } from "../../services/product-create";
@@ -84,10 +85,12 @@ export const deleteProduct = deleteOf("product");
 export const deleteComponent = deleteOf("component");
 
 export const listProducts: RouteHandler<typeof routes.listProducts, AppEnv> = async (c) => {
-  const viewer = c.get("user");
   const { filter, page } = parseProductListQuery(c.req.valid("query"));
-  if (filter.ownerMe && !viewer) throw authenticationRequired();
-  const [rows, total] = await batchRows<[ProductListRow, CountRow]>(c.get("services").db, productListStatements(filter, viewer?.id ?? null, page));
+  // Only `owner=me` needs the viewer before the read; otherwise the token check rides in its batch.
+  const owner = filter.ownerMe ? await viewerBeforeRead(c) : null;
+  if (filter.ownerMe && !owner) throw authenticationRequired();
+  const [rows, total] = await batchRows<[ProductListRow, CountRow]>(c.get("services").db, productListStatements(filter, owner?.id ?? null, page));
+  const viewer = c.get("user");
   c.header("Cache-Control", "no-store");
   return c.json(pageEnvelope(rows.map((row) => toProductSummary(row, viewer)), total[0]?.total ?? 0, page), 200);
 };

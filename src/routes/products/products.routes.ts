@@ -3,6 +3,7 @@ import { SIGNED_IN } from "../../lib/openapi";
 import { pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
 import { authenticate } from "../../middleware/authenticate";
+import { cachedRead } from "../../middleware/cached-read";
 import { IdempotencyKeyHeaderSchema, idempotent } from "../../middleware/idempotency";
 import { ProductListQuerySchema } from "./products.query";
 import { recoverCreated } from "./products.recovery";
@@ -57,12 +58,12 @@ export const getProduct = createRoute({
   tags: ["Products"],
   summary: "Read a base product",
   description: `A base product with its type, bill of materials, direct components and videos (a component id: 404). ${VIEWER_DEPENDENT}`,
-  middleware: [authenticate("optional")] as const,
+  middleware: [cachedRead("record")] as const,
   request: { params: IdParamsSchema },
   responses: {
     200: { description: "The product.", content: { "application/json": { schema: ProductDetailSchema } } },
     304: { description: "Unchanged since the `If-None-Match` ETag." },
-    ...problemResponses(404, 422),
+    ...problemResponses(404, 422, 503),
   },
 });
 
@@ -86,12 +87,12 @@ export const getComponent = createRoute({
   tags: ["Products"],
   summary: "Read a component",
   description: `A component with its type, bill of materials and direct components (a base product id: 404). ${VIEWER_DEPENDENT}`,
-  middleware: [authenticate("optional")] as const,
+  middleware: [cachedRead("record")] as const,
   request: { params: IdParamsSchema },
   responses: {
     200: { description: "The component.", content: { "application/json": { schema: ComponentDetailSchema } } },
     304: { description: "Unchanged since the `If-None-Match` ETag." },
-    ...problemResponses(404, 422),
+    ...problemResponses(404, 422, 503),
   },
 });
 
@@ -141,11 +142,11 @@ export const listProducts = createRoute({
     "One page of base products (components are reached through their products), filtered, searched and ordered as the " +
     "parameters say (docs/product-list.md); `owner=me` needs a signed-in user (401 otherwise). The owner is shown as far as " +
     "each owner's profile visibility allows the viewer, hence `Cache-Control: no-store`.",
-  middleware: [authenticate("optional")] as const,
+  middleware: [cachedRead("catalogue")] as const,
   request: { query: ProductListQuerySchema },
   responses: {
     200: { description: "A page of products.", content: { "application/json": { schema: pagedSchema(ProductSummarySchema, "ProductPage") } } },
-    ...problemResponses(401, 422),
+    ...problemResponses(401, 422, 503),
   },
 });
 

@@ -84,8 +84,8 @@ describe("direct components", () => {
 
     const motor = ids[0]!;
     const subs = await api(`/v1/components/${motor}/components`, { headers: bearer(user.tokens.access_token) });
-    // The token check, then one batch.
-    expect(roundTrips(subs)).toBe(2);
+    // The token check travels in the read's batch.
+    expect(roundTrips(subs)).toBe(1);
     expect(((await subs.json()) as Page).items.map((c) => c.name)).toEqual(["Motor.1", "Motor.2", "Motor.3"]);
     const none = (await (await api(`/v1/components/${ids[1]}/components`)).json()) as Page;
     expect(none).toMatchObject({ items: [], total: 0, pages: 0 });
@@ -176,7 +176,8 @@ describe("the component tree", () => {
     await create(token, leaf("Module 12"), `/v1/products/${product.id}/components`);
     for (const depth of [2, 10]) {
       const refused = await tree(`${path}?recursion_depth=${depth}`);
-      expect(roundTrips(refused)).toBe(1);
+      // The depth-10 tree was cached before the last create: its validator says stale, then the read.
+      expect(roundTrips(refused)).toBe(depth === 10 ? 2 : 1);
       const problem = await expectProblem(refused, 400, "COMPONENT_TREE_TOO_LARGE");
       expect(problem.detail).toMatch(/1000 components/);
       expect(problem.detail).toMatch(/recursion_depth/);
@@ -204,7 +205,7 @@ describe("the component tree", () => {
     expect(hidden.map(({ node }) => [node.owner_id, node.owner_username])).toEqual(Array(3).fill([null, null]));
 
     const own = await tree(path, { headers: bearer(owner.tokens.access_token) });
-    expect(roundTrips(own)).toBe(2);
+    expect(roundTrips(own)).toBe(1);
     const shown = flatten((await own.json()) as Node[]);
     expect(shown.map(({ node }) => [node.owner_id, node.owner_username])).toEqual(Array(3).fill([owner.id, owner.username]));
 

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
-import { authenticate } from "../../../middleware/authenticate";
+import { cachedRead } from "../../../middleware/cached-read";
 import { DEFAULT_RECURSION_DEPTH, MAX_RECURSION_DEPTH, MAX_TREE_COMPONENTS } from "../../../services/component-tree";
 import { IdParamsSchema } from "../products.routes";
 import { ComponentSummarySchema } from "../products.schemas";
@@ -60,12 +60,12 @@ function listRoute(parent: Parent) {
     description:
       `One page of the components directly under the ${noun}, ordered by id (${other}: 404); deeper levels through ` +
       `\`/components/tree\` or the components' own routes. ${VIEWER_DEPENDENT}`,
-    middleware: [authenticate("optional")] as const,
+    middleware: [cachedRead("record")] as const,
     request: { params: IdParamsSchema, query: ComponentPageQuerySchema },
     responses: {
       200: { description: "A page of components.", content: { "application/json": { schema: ComponentPageSchema } } },
       304: { description: "Unchanged since the `If-None-Match` ETag." },
-      ...problemResponses(404, 422),
+      ...problemResponses(404, 422, 503),
     },
   });
 }
@@ -83,7 +83,7 @@ function treeRoute(parent: Parent) {
       `ordered by id (${other}: 404). At most ${MAX_TREE_COMPONENTS.toLocaleString("en")} components in all: a larger tree ` +
       "within the depth is a 400 `COMPONENT_TREE_TOO_LARGE`; lower `recursion_depth`, page through `/components`, or " +
       `export the product. ${VIEWER_DEPENDENT}`,
-    middleware: [authenticate("optional")] as const,
+    middleware: [cachedRead("record")] as const,
     request: { params: IdParamsSchema, query: ComponentTreeQuerySchema },
     responses: {
       200: {
@@ -91,7 +91,7 @@ function treeRoute(parent: Parent) {
         content: { "application/json": { schema: z.array(ComponentTreeNodeSchema) } },
       },
       304: { description: "Unchanged since the `If-None-Match` ETag." },
-      ...problemResponses(400, 404, 422),
+      ...problemResponses(400, 404, 422, 503),
     },
   });
 }

@@ -3,14 +3,16 @@ import { authenticationRequired } from "../../../auth/permissions";
 import { batchRows } from "../../../db/client";
 import type { AppEnv } from "../../../env";
 import { pageEnvelope } from "../../../lib/pagination";
+import { viewerBeforeRead } from "../../../middleware/cached-read";
 import { type CountRow, type FacetValue, facetStatements, facetsFromRows, suggestionStatements } from "../../../services/product-query";
 import { productFilterFromQuery } from "../products.query";
 import type * as routes from "./facets.routes";
 
 export const getProductFacets: RouteHandler<typeof routes.getProductFacets, AppEnv> = async (c) => {
-  const viewer = c.get("user");
   const { fields, ...query } = c.req.valid("query");
   const filter = productFilterFromQuery(query);
+  // Only `owner=me` needs the viewer before the read; otherwise the token check rides in its batch.
+  const viewer = filter.ownerMe ? await viewerBeforeRead(c) : null;
   if (filter.ownerMe && !viewer) throw authenticationRequired();
   // One statement per field, all in one round trip.
   const rows = await batchRows<FacetValue[]>(c.get("services").db, facetStatements(filter, fields, viewer?.id ?? null));

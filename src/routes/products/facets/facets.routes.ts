@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
-import { authenticate } from "../../../middleware/authenticate";
+import { cachedRead } from "../../../middleware/cached-read";
 import { PRODUCT_FACET_FIELDS, PRODUCT_QUERY_LIMITS } from "../../../services/product-query";
 import { ProductFacetsQuerySchema, ProductSuggestionsQuerySchema } from "../products.query";
 
@@ -34,11 +34,11 @@ export const getProductFacets = createRoute({
     `For each repeated \`fields\` (${PRODUCT_FACET_FIELDS.join(", ")}), the values among the base products matching the ` +
     "list's filters (every filter applies to every field, its own too), with their counts, empty values left out " +
     "(docs/product-list.md). `owner=me` needs a signed-in user (401 otherwise); `Cache-Control: no-store`.",
-  middleware: [authenticate("optional")] as const,
+  middleware: [cachedRead("catalogue")] as const,
   request: { query: ProductFacetsQuerySchema },
   responses: {
     200: { description: "The facets, one member per requested field.", content: { "application/json": { schema: ProductFacetsSchema } } },
-    ...problemResponses(401, 422),
+    ...problemResponses(401, 422, 503),
   },
 });
 
@@ -55,6 +55,7 @@ const suggestionRoute = (kind: "brands" | "models") =>
       `One page of the distinct ${kind === "brands" ? "brands" : "models"} that start with \`search\` (ASCII ` +
       "case-insensitive; `%` and `_` are plain characters; empty: every value), over base products and components, " +
       "most used first, then alphabetically. Public.",
+    middleware: [cachedRead("shared")] as const,
     request: { query: ProductSuggestionsQuerySchema },
     responses: {
       200: { description: "A page of values.", content: { "application/json": { schema: SuggestionPageSchema } } },
