@@ -119,8 +119,15 @@ describe("the upload request leaves the pixel work to the media job", () => {
     expect(tiffTags(jpegExifTiff(sent)!).ifd0).not.toContain(0x0112);
     expect(key).toBe(`${await contentHash(sent, 6)}.jpg`);
     expect(await usage(alice.token)).toEqual([before[0]! + 1, before[1]! + sent.length]);
+    // While the job has not run, the owner sees it in the product's detail as processing; nobody else does.
+    const detail = async (token: string | null) =>
+      ((await (await api(`/v1/products/${product}`, { headers: token ? bearer(token) : {} })).json()) as { images: MediaItem[] }).images;
+    expect((await detail(alice.token)).map((i) => [i.id, i.status])).toEqual([[item.id, "pending"]]);
+    expect(await detail(null)).toEqual([]);
+    expect(await detail(bob.token)).toEqual([]);
 
     await scan("images", item.id);
+    expect((await detail(null)).map((i) => [i.id, i.status])).toEqual([[item.id, "clean"]]);
     const image = await served(item);
     expect(imageDimensions(image, "jpeg")).toEqual({ width: 8, height: 16 });
     expect(await env.UPLOADS.head(`quarantine/images/${item.id}`)).toBeNull();
