@@ -24,10 +24,9 @@ export function countRoundTrips(d1: D1Database): { d1: D1Database; counter: Roun
   return { d1: new CountingDatabase(d1, counter) as unknown as D1Database, counter };
 }
 
-/** A drizzle client over a counting wrapper of `d1`, and its counter. One per request. */
-export function createDb(d1: D1Database): { db: Db; roundTrips: RoundTripCounter } {
-  const { d1: counted, counter } = countRoundTrips(d1);
-  return { db: drizzle(counted), roundTrips: counter };
+/** A drizzle client over a counting wrapper of `d1`, and its counter (`counter`, or a new one). One per request. */
+export function createDb(d1: D1Database, counter: RoundTripCounter = { count: 0 }): { db: Db; roundTrips: RoundTripCounter } {
+  return { db: drizzle(new CountingDatabase(d1, counter as MutableCounter) as unknown as D1Database), roundTrips: counter };
 }
 
 class CountingStatement {
