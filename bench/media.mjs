@@ -50,6 +50,7 @@ const median = (values) => {
 };
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (msg) => process.stderr.write(`${msg}\n`);
 
 // ---------------------------------------------------------------------------------------------
 // The library, bundled from src/ for Node (photon's `node` export, its Wasm inlined): the
@@ -274,7 +275,16 @@ async function call(url, method, p, { token, json, form, body: raw } = {}) {
     headers["content-type"] = "application/x-www-form-urlencoded";
     body = new URLSearchParams(form).toString();
   }
-  const response = await fetch(url + p, { method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  let response;
+  try {
+    response = await fetch(url + p, { method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  } catch (error) {
+    // A keep-alive connection workerd closed while idle (during a long queue job) fails the next
+    // request sent on it; a read is sent again once, on a new connection.
+    if (method !== "GET") throw error;
+    log(`media: GET ${p} failed (${error?.cause?.code ?? error?.cause?.message ?? error?.message}); sent again`);
+    response = await fetch(url + p, { method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  }
   const bytes = new Uint8Array(await response.arrayBuffer());
   return { status: response.status, headers: response.headers, bytes, text: () => Buffer.from(bytes).toString("utf8"), json: () => JSON.parse(Buffer.from(bytes).toString("utf8")) };
 }
@@ -345,8 +355,9 @@ async function uploadOnce(app, pid, queueLog, { token, productId, bytes, name })
   } finally {
     jobsPeak = stopJobs();
   }
-  // The broker logs a batch once its handler has returned, just after the row was marked ready.
-  for (let i = 0; queueLog.batches.length < batchesBefore + QUEUE_HOPS && i < 100; i++) await sleep(20);
+  // The broker logs a batch once its handler has returned, just after the row was marked ready
+  // (on a loaded machine, seconds later: up to 10 s is waited for).
+  for (let i = 0; queueLog.batches.length < batchesBefore + QUEUE_HOPS && i < 500; i++) await sleep(20);
   const batches = queueLog.batches.slice(batchesBefore);
   if (batches.length !== QUEUE_HOPS || batches.some((b) => b.acked !== b.total)) {
     throw new Error(`media: expected ${QUEUE_HOPS} acknowledged batch (the scan job) for ${name}, the broker logged ${JSON.stringify(batches)}`);

@@ -5,10 +5,17 @@
 // sent one at a time and prints the self time per function (and per bundled source file), the
 // share of idle time (waiting for D1, the counter store, ...), and the mean wall time per request.
 // The D1 database runs in another isolate of the same workerd process: its SQLite work shows as
-// the app's idle time, not in the table.
+// the app's idle time, not in the table. It also prints the CPU time (user + system) the whole
+// workerd process spent per request over the same requests, with the profiler off: on a shared
+// machine that figure moves much less than wall time (the app's isolate, D1, the counter store).
+//
+//   npm run bench:profile -- product-tree --requests 200        # the whole flow, building first
+//   node bench/profile.mjs live --requests 3000 --no-build      # reuse bench/.build
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { readFileSync } from "node:fs";
 import WebSocket from "ws";
+import { workerdPids } from "./memory.mjs";
 import { scenarios } from "./scenarios.mjs";
 import { applyMigrations, BOOTSTRAP, buildWorker, disposeAll, readWranglerConfig, startApp } from "./targets.mjs";
 
@@ -93,6 +100,18 @@ async function main() {
     };
     for (let i = 0; i < 20; i++) await send(i);
 
+    // CPU time of the workerd process over the same number of requests, before any profiling.
+    const pid = workerdPids()[0];
+    const ticks = () => {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks (1/100 s)
+    };
+    const cpuStart = ticks();
+    const cpuWall = performance.now();
+    for (let i = 0; i < requests; i++) await send(100_000 + i);
+    const cpuMs = ((ticks() - cpuStart) * 10) / requests;
+    const cpuWallMs = (performance.now() - cpuWall) / requests;
+
     const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
     const target = targets.find((t) => /core:user:/.test(t.title ?? t.id ?? "") && !/RateLimiter|CameraRelay/.test(t.title)) ?? targets[0];
     const cdp = await connect(target.webSocketDebuggerUrl);
@@ -108,6 +127,7 @@ async function main() {
     const { total, fns } = summarise(profile);
     const ms = (us) => (us / 1000 / requests).toFixed(3);
     const idle = fns.filter(([k]) => /^\(idle\)/.test(k)).reduce((a, [, us]) => a + us, 0);
+    console.log(`${name}: workerd CPU ${cpuMs.toFixed(3)} ms per request (user + system, ${requests} requests one at a time, ${cpuWallMs.toFixed(2)} ms wall each, no profiler)`);
     console.log(`${name}: ${requests} requests one at a time, ${(wall / requests).toFixed(2)} ms wall each; isolate ${target.title}`);
     console.log(`profile ${(total / 1000).toFixed(0)} ms: busy ${ms(total - idle)} ms per request, idle ${ms(idle)} ms per request (waiting: D1, counter store, I/O)`);
     console.log("self ms/req  share  function  file:line");
