@@ -8,8 +8,8 @@ import { parseArgs } from "node:util";
 import { compareHashes, formatHashCompare } from "./hash-compare.mjs";
 import { ADDRESS_POOL, MAX_STEADY_ADDRESSES, addressPool, applyRotation, createRotation, rotationAddresses, runLoad } from "./load.mjs";
 import {
-  checkClientAddresses, formatClientAddresses, formatLimiter, formatLogin, formatProducts, formatTable, summarize, summarizeLimiter, summarizeLogin,
-  summarizeProducts,
+  checkClientAddresses, formatAims, formatClientAddresses, formatLimiter, formatLogin, formatProducts, formatTable, summarize, summarizeAims, summarizeLimiter,
+  summarizeLogin, summarizeProducts,
 } from "./report.mjs";
 import { formatExport, runExportBench } from "./export.mjs";
 import { formatMedia, MEDIA_IMAGE, runMediaBench } from "./media.mjs";
@@ -312,6 +312,8 @@ async function main() {
     if (exportResult) console.log(`\n${formatExport(exportResult)}`);
     if (exportResult && !exportResult.aimMet) failed = true;
     if (mediaResult) console.log(`\n${formatMedia(mediaResult)}`);
+    const aims = summarizeAims(rows, mediaResult);
+    console.log(`\n${formatAims(aims)}`);
 
     const document = {
       timestamp: new Date().toISOString(),
@@ -350,6 +352,8 @@ async function main() {
       // Uploads of a 10 MP JPEG (orientation 6 and 1) and their thumbnail job through HTTP, and the
       // same calls in Node (null unless selected). See bench/README.md, Media.
       media: mediaResult,
+      // Issue 24's Aims table: each figure, its aim and whether this run meets it (null: not run). See bench/README.md, Issue 24.
+      aims,
       storeFailures,
       rounds,
     };
