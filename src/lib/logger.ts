@@ -81,7 +81,7 @@ const consoleSink: Sink = (level, line) => {
 };
 
 // Methods on a prototype rather than closures per logger: every request makes one (per-request
-// cost: bench/README.md, "/live and the per-request overhead").
+// cost: bench/README.md, Issue 24).
 class JsonLineLogger implements Logger {
   constructor(
     private readonly base: LogFields,

@@ -25,7 +25,7 @@ const FIXED_HEADERS: readonly (readonly [string, string])[] = [
  *
  * One middleware rather than hono/secure-headers twice (fixed headers, then the CSP without
  * overwriting) composed with `every`: the same headers, without composing three middleware on
- * every request (bench/README.md, "/live and the per-request overhead").
+ * every request (bench/README.md, Issue 24).
  */
 export const securityHeaders = createMiddleware<AppEnv>(async (c, next) => {
   await next();

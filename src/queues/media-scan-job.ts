@@ -31,8 +31,9 @@ async function readRow(svc: Pick<Services, "db">, kind: MediaKind, id: string): 
 /**
  * `media.scan`: settles an upload waiting in quarantine. It is scanned with the built-in
  * signatures and, when configured, the external scanner; an image is then turned upright (the
- * EXIF orientation its upload recorded), decoded in full and its thumbnails made from that decode. Clean (and decodable): the thumbnails and the bytes are
- * published under the content key, then the row turns `clean`. Infected, or an image that does
+ * EXIF orientation its upload recorded), decoded in full and its thumbnails made from that decode.
+ * Clean (and decodable): the thumbnails and the bytes are published under the content key the
+ * upload fixed (`contentHash`), then the row turns `clean`. Infected, or an image that does
  * not decode: the row turns `rejected` (quota released) and the bytes go. Every step can run
  * again: a redelivered or re-queued message (src/queues/media-requeue.ts) finds the row settled
  * and only clears what is left, and both settling writes apply only to a `pending` row. A scanner

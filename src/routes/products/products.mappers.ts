@@ -50,7 +50,7 @@ const json = (value: string | number | null) => (value === null ? "null" : JSON.
  * The JSON text of a component tree for `viewer`: byte for byte
  * `JSON.stringify(nestRows(rootId, rows, (row) => toComponentSummary(row, viewer)))`, written
  * member by member without building the objects (a tree of 1,000 spent most of its time building,
- * nesting and serialising them; bench/README.md, Products). Members in `toComponentSummary`'s order.
+ * nesting and serialising them; bench/README.md, Issue 24). Members in `toComponentSummary`'s order.
  */
 export function componentTreeJson(rootId: number, rows: readonly TreeSummaryRow[], viewer: SessionUser | null): string {
   // Records written together share their timestamps; each is formatted once.

@@ -6,7 +6,6 @@ import { notFound } from "../../../lib/problem";
 import { readComponentPage, readComponentTreeSummaries } from "../../../services/component-tree";
 import type { RecordKind } from "../../../services/product-records";
 import { componentTreeJson, toComponentSummary } from "../products.mappers";
-import type { ComponentTreeNode } from "./components.routes";
 import type * as routes from "./components.routes";
 
 const missing = (kind: RecordKind) => notFound(kind === "product" ? "No base product has this id." : "No component has this id.");
@@ -21,12 +20,12 @@ const listOf = (kind: RecordKind): RouteHandler<typeof routes.listProductCompone
 };
 
 // Written as JSON text member by member (componentTreeJson), not built as objects and serialised:
-// a tree of 1,000 spent most of its time there (bench/README.md, Products).
+// a tree of 1,000 spent most of its time there (bench/README.md, Issue 24).
 const treeOf = (kind: RecordKind): RouteHandler<typeof routes.getProductComponentTree, AppEnv> => async (c) => {
   const { id } = c.req.valid("param");
   const rows = await readComponentTreeSummaries(c.get("services"), id, kind, c.req.valid("query").recursion_depth);
   if (!rows) throw missing(kind);
-  return jsonTextWithEtag<ComponentTreeNode[]>(c, componentTreeJson(id, rows, c.get("user")));
+  return jsonTextWithEtag<routes.ComponentTreeNode[]>(c, componentTreeJson(id, rows, c.get("user")));
 };
 
 export const listProductComponents = listOf("product");
