@@ -141,6 +141,17 @@ describe("the upload request leaves the pixel work to the media job", () => {
     expect(await served(again)).toEqual(image);
   });
 
+  it("a PNG with an EXIF orientation is turned by the job too (decoded, turned, re-encoded)", async () => {
+    const { product } = await productWithComponent(alice.token);
+    const item = await uploaded(`/v1/products/${product}/images`, alice.token, { bytes: await pngWithMetadata(), name: "board.png", type: "image/png" });
+    const quarantined = await env.UPLOADS.get(`quarantine/images/${item.id}`);
+    expect(quarantined?.customMetadata).toEqual({ orientation: "6" });
+    const sent = imageDimensions(new Uint8Array(await quarantined!.arrayBuffer()), "png")!;
+    expect(sent.width).not.toBe(sent.height);
+    await scan("images", item.id);
+    expect(imageDimensions(await served(item), "png")).toEqual({ width: sent.height, height: sent.width });
+  });
+
   it("an upright JPEG keeps the SHA-256 of its bytes as its address and no orientation", async () => {
     const { product } = await productWithComponent(alice.token);
     const item = await uploaded(`/v1/products/${product}/images`, alice.token, jpeg(jpegWithMetadata(true, {}, 1)));
