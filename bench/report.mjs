@@ -385,7 +385,7 @@ export function formatLogin(login, hashCompare, { connections, budgetMs = 100 } 
  * one-query D1 baseline's req/s (the create is reported, not judged). Null when none ran.
  */
 export function summarizeProducts(rows, {
-  reads = ["product-detail", "product-list", "product-tree"], writes = ["product-create"], minRpsVsSelect1 = 0.5,
+  reads = ["product-detail", "product-detail-signed-in", "product-list", "product-list-search", "product-tree"], writes = ["product-create"], minRpsVsSelect1 = 0.5,
 } = {}) {
   const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
   const present = [...reads, ...writes].filter((n) => byName[n]);
@@ -412,8 +412,45 @@ export function formatProducts(products) {
   const out = [`Products (aim: ${products.aim}; select1 ${fmt(products.select1Rps, 0)} req/s):`];
   for (const [name, s] of Object.entries(products.scenarios)) {
     const aim = s.aimMet === undefined ? "reported, not judged" : s.aimMet ? "aim met" : "aim NOT met";
-    out.push(`  ${name.padEnd(15)} ${fmt(s.rps, 0).padStart(6)} req/s  p99 ${fmt(s.p99).padStart(8)} ms  ${s.d1RoundTrips ?? "?"} D1 rt  ÷ select1 ${fmtRatio(s.rpsVsSelect1)}  ${aim}${s.ok ? "" : " (FAILED)"}`);
+    out.push(`  ${name.padEnd(24)} ${fmt(s.rps, 0).padStart(6)} req/s  p99 ${fmt(s.p99).padStart(8)} ms  ${s.d1RoundTrips ?? "?"} D1 rt  ÷ select1 ${fmtRatio(s.rpsVsSelect1)}  ${aim}${s.ok ? "" : " (FAILED)"}`);
   }
   if (products.readsMet !== null) out.push(`  reads: ${products.readsMet ? "all meet the aim" : "NOT all meet the aim"}.`);
+  return out.join("\n");
+}
+
+/**
+ * The figures of issue 24's Aims table, each with its aim, from one run: the product reads ÷
+ * select1 (ratio per round, median), the tree's p99, `/live` ÷ trivial, the D1 round trips of an
+ * anonymous and of a signed-in product read (each scenario's probe: the second read of that
+ * record, its seed having read it once), and the upload request of the 10 MP orientation-6 JPEG
+ * (media section). A figure whose scenario or section did not run is null. bench/README.md's
+ * table is this one (`formatAims` prints it as Markdown).
+ */
+export function summarizeAims(rows, media) {
+  const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
+  const ok = (name) => byName[name]?.ok === true;
+  const ratio = (name, key) => (ok(name) ? byName[name].ratios[key] : null);
+  const o6 = media?.orientations?.find((o) => o.orientation === 6) ?? null;
+  const figure = (id, label, value, aim, met, unit = "") => ({ id, label, value, aim, met: value === null ? null : met(value), unit });
+  return [
+    figure("detail", "product detail anonymous, ÷ one-query D1 worker", ratio("product-detail", "rpsVsSelect1"), ">= 0.9", (v) => v >= 0.9),
+    figure("list", "product list, ÷ one-query D1 worker", ratio("product-list", "rpsVsSelect1"), ">= 0.8", (v) => v >= 0.8),
+    figure("search", "list with `search`, ÷ one-query D1 worker", ratio("product-list-search", "rpsVsSelect1"), ">= 0.6", (v) => v >= 0.6),
+    figure("tree", "tree of 1,000 components, ÷ one-query D1 worker", ratio("product-tree", "rpsVsSelect1"), ">= 0.8", (v) => v >= 0.8),
+    figure("treeP99", "tree of 1,000 components, p99", ok("product-tree") ? byName["product-tree"].p99 : null, "< 50 ms", (v) => v < 50, " ms"),
+    figure("live", "`/live`, ÷ trivial worker", ratio("live", "rpsVsTrivial"), ">= 0.6", (v) => v >= 0.6),
+    figure("anonymousRoundTrips", "D1 round trips of a cached anonymous read (product detail)", byName["product-detail"]?.d1RoundTrips ?? null, "<= 1", (v) => v <= 1),
+    figure("signedInRoundTrips", "D1 round trips of a signed-in product read", byName["product-detail-signed-in"]?.d1RoundTrips ?? null, "1", (v) => v <= 1),
+    figure("upload", "upload request of a 10 MP orientation-6 JPEG", o6 ? o6.upload.ms / 1000 : null, "<= 0.3 s", (v) => v <= 0.3, " s"),
+  ];
+}
+
+/** The aims as a Markdown table (paste into bench/README.md). */
+export function formatAims(aims) {
+  const out = ["Issue 24 aims (Markdown; n/a: its scenario or section did not run):", "", "| figure | measured | aim | met |", "|---|---|---|---|"];
+  for (const a of aims) {
+    const value = a.value === null ? "n/a" : a.unit === "" ? (Number.isInteger(a.value) ? String(a.value) : fmtRatio(a.value)) : `${fmt(a.value)}${a.unit}`;
+    out.push(`| ${a.label} | ${value} | ${a.aim} | ${a.met === null ? "-" : a.met ? "yes" : "no"} |`);
+  }
   return out.join("\n");
 }

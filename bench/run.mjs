@@ -8,8 +8,8 @@ import { parseArgs } from "node:util";
 import { compareHashes, formatHashCompare } from "./hash-compare.mjs";
 import { ADDRESS_POOL, MAX_STEADY_ADDRESSES, addressPool, applyRotation, createRotation, rotationAddresses, runLoad } from "./load.mjs";
 import {
-  checkClientAddresses, formatClientAddresses, formatLimiter, formatLogin, formatProducts, formatTable, summarize, summarizeLimiter, summarizeLogin,
-  summarizeProducts,
+  checkClientAddresses, formatAims, formatClientAddresses, formatLimiter, formatLogin, formatProducts, formatTable, summarize, summarizeAims, summarizeLimiter,
+  summarizeLogin, summarizeProducts,
 } from "./report.mjs";
 import { formatExport, runExportBench } from "./export.mjs";
 import { formatMedia, MEDIA_IMAGE, runMediaBench } from "./media.mjs";
@@ -327,6 +327,8 @@ async function main() {
     if (mediaResult) console.log(`\n${formatMedia(mediaResult)}`);
     if (releaseResult) console.log(`\n${formatRelease(releaseResult)}`);
     if (releaseResult && !releaseResult.aimMet) failed = true;
+    const aims = summarizeAims(rows, mediaResult);
+    console.log(`\n${formatAims(aims)}`);
 
     const document = {
       timestamp: new Date().toISOString(),
@@ -368,6 +370,8 @@ async function main() {
       // Dataset releases of the demo dataset through the queue against raw reads of the same rows,
       // and the build's memory in Node (null unless selected). See bench/README.md, Releases.
       release: releaseResult,
+      // Issue 24's Aims table: each figure, its aim and whether this run meets it (null: not run). See bench/README.md, Issue 24.
+      aims,
       storeFailures,
       rounds,
     };

@@ -295,8 +295,15 @@ const countTree = (nodes) => nodes.reduce((n, node) => n + 1 + countTree(node.co
 const treePath = (id) => `/v1/products/${id}/components/tree?recursion_depth=10`;
 const LIST_PATH = `/v1/products?brand[in]=${LIST_BRAND}&order_by=-created_at`;
 
-/** The four products scenarios, in this order in every round; their figures are summed up in the `Products` block of the output. */
-export const PRODUCT_SCENARIOS = { detail: "product-detail", list: "product-list", tree: "product-tree", create: "product-create" };
+/** `product-list-search`: words of the seeded names, the last a prefix (every word must appear): "product" and 12, 120–129, 1200–1299. */
+export const SEARCH_TEXT = "product 12";
+export const SEARCH_MATCHES = 111;
+const SEARCH_PATH = `/v1/products?search=${encodeURIComponent(SEARCH_TEXT)}&order_by=-created_at`;
+
+/** The products scenarios, in this order in every round; their figures are summed up in the `Products` block of the output. */
+export const PRODUCT_SCENARIOS = {
+  detail: "product-detail", detailSignedIn: "product-detail-signed-in", list: "product-list", search: "product-list-search", tree: "product-tree", create: "product-create",
+};
 
 const productScenarios = [
   // One base product with its embeds: type, bill of materials (3), 10 direct components, 1 video.
@@ -315,6 +322,27 @@ const productScenarios = [
       return { path };
     },
   },
+  // The same read signed in (a bearer token of one of PRODUCT_USERS accounts, round robin;
+  // read-user, 1,500/min each): the access token's session check travels with the read (issue 24:
+  // one D1 round trip for a signed-in read; two before).
+  {
+    name: PRODUCT_SCENARIOS.detailSignedIn,
+    method: "GET",
+    path: "/v1/products/:id",
+    users: PRODUCT_USERS,
+    seed: async (ctx) => {
+      const { detailId } = await seedProducts(ctx);
+      const { tokens } = await seedProductUsers(ctx);
+      const path = `/v1/products/${detailId}`;
+      const body = await json(await ctx.fetch(path, { headers: { ...SEED_HEADERS, authorization: `Bearer ${tokens[1]}` } }), `GET ${path} signed in`, 200);
+      if (body.id !== detailId || body.components?.length !== 10) throw new Error(`seed: GET ${path} signed in lacks its embeds: ${JSON.stringify(body).slice(0, 300)}`);
+      return {
+        path,
+        headers: { authorization: `Bearer ${tokens[0]}` },
+        vary: (i) => ({ headers: { authorization: `Bearer ${tokens[i % PRODUCT_USERS]}` } }),
+      };
+    },
+  },
   // A page (default size 50) of the 250 products of one brand, newest first, out of 2,000 base
   // products in 8 brands (and the detail and tree products). Anonymous.
   {
@@ -328,6 +356,22 @@ const productScenarios = [
       const times = (body.items ?? []).map((p) => Date.parse(p.created_at));
       if (body.total !== perBrand || body.items?.length !== 50 || body.items.some((p) => p.brand !== LIST_BRAND) || times.some((t, i) => i > 0 && t > times[i - 1])) {
         throw new Error(`seed: GET ${LIST_PATH} is not the first 50 of ${perBrand} ${LIST_BRAND} products, newest first: ${JSON.stringify(body).slice(0, 300)}`);
+      }
+    },
+  },
+  // Full-text search over the 2,000 base products (and the components of the detail and tree
+  // products, which the search leaves out): SEARCH_MATCHES match, the first page of 50, newest
+  // first. Anonymous.
+  {
+    name: PRODUCT_SCENARIOS.search,
+    method: "GET",
+    path: SEARCH_PATH,
+    seed: async (ctx) => {
+      await seedProducts(ctx);
+      const body = await json(await ctx.fetch(SEARCH_PATH, { headers: SEED_HEADERS }), `GET ${SEARCH_PATH}`, 200);
+      const words = (p) => p.name.split(" ");
+      if (body.total !== SEARCH_MATCHES || body.items?.length !== 50 || body.items.some((p) => !words(p).includes("product") || !words(p).some((w) => w.startsWith("12")))) {
+        throw new Error(`seed: GET ${SEARCH_PATH} is not the first 50 of ${SEARCH_MATCHES} matches: ${JSON.stringify(body).slice(0, 300)}`);
       }
     },
   },

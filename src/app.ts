@@ -114,8 +114,13 @@ export const app = createApp(INSTALLED_PLUGINS);
 
 const apps = new Map<string, AppOpenAPI>([[INSTALLED_PLUGINS.map((plugin) => plugin.name).join(","), app]]);
 
+// The runtime hands every request of an isolate the same `env`: its app is looked up once.
+const appsByEnv = new WeakMap<Env, AppOpenAPI>();
+
 /** The app of the plugins `env` enables, built once per set of plugins per isolate. */
 export function appFor(env: Env): AppOpenAPI {
+  const known = appsByEnv.get(env);
+  if (known) return known;
   let enabled: readonly Plugin[];
   try {
     enabled = enabledPlugins(INSTALLED_PLUGINS, env);
@@ -129,5 +134,6 @@ export function appFor(env: Env): AppOpenAPI {
     chosen = createApp(enabled);
     apps.set(key, chosen);
   }
+  appsByEnv.set(env, chosen);
   return chosen;
 }

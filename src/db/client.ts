@@ -33,11 +33,15 @@ export type SessionStart = D1SessionConstraint | D1SessionBookmark;
 
 /**
  * A drizzle client over a counting wrapper of a D1 session that starts at `start`, and its
- * counter. One per request (or queue batch, Durable Object call). All its queries run in that one
+ * counter (`counter`, or a new one). One per request (or queue batch, Durable Object call). All its queries run in that one
  * session, so each read sees every write made before it through the same client.
  */
-export function createDb(d1: D1Database, start: SessionStart = "first-primary"): { db: Db; roundTrips: RoundTripCounter } {
-  const { d1: counted, counter } = countRoundTrips(d1.withSession(start));
+export function createDb(
+  d1: D1Database,
+  start: SessionStart = "first-primary",
+  counter: RoundTripCounter = { count: 0 },
+): { db: Db; roundTrips: RoundTripCounter } {
+  const counted = new CountingDatabase(d1.withSession(start), counter as MutableCounter) as unknown as D1Database;
   return { db: drizzle(counted), roundTrips: counter };
 }
 

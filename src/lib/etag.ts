@@ -23,7 +23,11 @@ export type JsonWithEtag<T> = (Response & TypedResponse<JSONParsed<T>, 200, "jso
  * client's `If-None-Match` already names it. `Cache-Control: no-store` keeps shared caches out.
  */
 export async function jsonWithEtag<T>(c: Context, payload: T): Promise<JsonWithEtag<T>> {
-  const body = JSON.stringify(payload);
+  return jsonTextWithEtag<T>(c, JSON.stringify(payload));
+}
+
+/** `jsonWithEtag` for a body already written as JSON text (typed as the payload `T` it holds). */
+export async function jsonTextWithEtag<T>(c: Context, body: string): Promise<JsonWithEtag<T>> {
   const etag = await etagOf(body);
   const headers = { ETag: etag, "Cache-Control": "no-store" };
   // The body is serialised once, for the tag and the answer alike, so the answer is built as bytes

@@ -80,17 +80,41 @@ const consoleSink: Sink = (level, line) => {
   else console.log(line);
 };
 
+// Methods on a prototype rather than closures per logger: every request makes one (per-request
+// cost: bench/README.md, Issue 24).
+class JsonLineLogger implements Logger {
+  constructor(
+    private readonly base: LogFields,
+    private readonly sink: Sink,
+  ) {}
+
+  debug(msg: string, fields?: LogFields): void {
+    this.write("debug", msg, fields);
+  }
+
+  info(msg: string, fields?: LogFields): void {
+    this.write("info", msg, fields);
+  }
+
+  warn(msg: string, fields?: LogFields): void {
+    this.write("warn", msg, fields);
+  }
+
+  error(msg: string, fields?: LogFields): void {
+    this.write("error", msg, fields);
+  }
+
+  child(fields: LogFields): Logger {
+    return new JsonLineLogger({ ...this.base, ...fields }, this.sink);
+  }
+
+  private write(level: LogLevel, msg: string, fields?: LogFields): void {
+    const entry = scrub({ ...this.base, ...fields }) as LogFields;
+    this.sink(level, JSON.stringify({ ts: new Date().toISOString(), level, msg: scrubText(msg), ...entry }));
+  }
+}
+
 /** A structured logger writing one JSON object per line; every field passes through `scrub`. */
 export function createLogger(base: LogFields = {}, sink: Sink = consoleSink): Logger {
-  const write = (level: LogLevel, msg: string, fields?: LogFields) => {
-    const entry = scrub({ ...base, ...fields }) as LogFields;
-    sink(level, JSON.stringify({ ts: new Date().toISOString(), level, msg: scrubText(msg), ...entry }));
-  };
-  return {
-    debug: (msg, fields) => write("debug", msg, fields),
-    info: (msg, fields) => write("info", msg, fields),
-    warn: (msg, fields) => write("warn", msg, fields),
-    error: (msg, fields) => write("error", msg, fields),
-    child: (fields) => createLogger({ ...base, ...fields }, sink),
-  };
+  return new JsonLineLogger(base, sink);
 }

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import type { RowOf } from "../db/rows";
 import type { files, images } from "../db/schema";
 import { audit } from "../lib/audit";
@@ -9,8 +10,16 @@ import { makeThumbnails, type Thumbnail } from "../lib/images/thumbnails";
 import { rejectMedia } from "../services/media";
 import type { MediaMessage } from "../services/media-messages";
 import { THUMBNAIL_WIDTHS, thumbnailKey } from "../services/media-records";
+import { uprightBytes } from "../services/media-orient";
 import { builtInScan, externalScan, type ScanVerdict } from "../services/media-scan";
-import { deleteUnreferencedObjects, IMMUTABLE_CACHE, type MediaKind, quarantineKey, servedKey } from "../services/media-storage";
+import {
+  deleteUnreferencedObjects,
+  IMMUTABLE_CACHE,
+  type MediaKind,
+  ORIENTATION_METADATA,
+  quarantineKey,
+  servedKey,
+} from "../services/media-storage";
 
 type QueuedRow = RowOf<typeof images | typeof files, "storage_key" | "content_type" | "status">;
 
@@ -21,9 +30,10 @@ async function readRow(svc: Pick<Services, "db">, kind: MediaKind, id: string): 
 
 /**
  * `media.scan`: settles an upload waiting in quarantine. It is scanned with the built-in
- * signatures and, when configured, the external scanner; an image is then decoded in full and
- * its thumbnails made from that decode. Clean (and decodable): the thumbnails and the bytes are
- * published under the content key, then the row turns `clean`. Infected, or an image that does
+ * signatures and, when configured, the external scanner; an image is then turned upright (the
+ * EXIF orientation its upload recorded), decoded in full and its thumbnails made from that decode.
+ * Clean (and decodable): the thumbnails and the bytes are published under the content key the
+ * upload fixed (`contentHash`), then the row turns `clean`. Infected, or an image that does
  * not decode: the row turns `rejected` (quota released) and the bytes go. Every step can run
  * again: a redelivered or re-queued message (src/queues/media-requeue.ts) finds the row settled
  * and only clears what is left, and both settling writes apply only to a `pending` row. A scanner
@@ -62,15 +72,15 @@ export async function scanJob(svc: Services, message: Extract<MediaMessage, { ty
   let body: ReadableStream | Uint8Array = object.body;
   let thumbnails: Thumbnail[] = [];
   if (kind === "images") {
-    const bytes = new Uint8Array(await object.arrayBuffer());
-    const decoded = await decodeImage(bytes);
+    const upright = turnUpright(new Uint8Array(await object.arrayBuffer()), object.customMetadata?.[ORIENTATION_METADATA]);
+    const decoded = upright.ok ? { ...(await decodeImage(upright.bytes)), bytes: upright.bytes } : upright;
     if (!decoded.ok) {
       await rejectMedia(svc, kind, id, "undecodable", "pending");
       await bucket.delete(quarantineKey(kind, id));
       log.warn("image rejected: it cannot be decoded", { media_id: id, reason: decoded.reason });
       return;
     }
-    body = bytes;
+    body = decoded.bytes;
     thumbnails = decoded.thumbnails;
   }
 
@@ -81,10 +91,7 @@ export async function scanJob(svc: Services, message: Extract<MediaMessage, { ty
     });
   }
   await bucket.put(servedKey(kind, row.storage_key), body, { httpMetadata: { contentType: row.content_type, cacheControl: IMMUTABLE_CACHE } });
-  const ready = kind === "images" ? sql`, thumbnails_ready = ${thumbnails.length > 0 ? 1 : 0}` : sql``;
-  const published = await db.all<{ id: string }>(
-    sql`UPDATE ${sql.raw(kind)} SET status = 'clean', updated_at = unixepoch()${ready} WHERE id = ${id} AND status = 'pending' RETURNING id`,
-  );
+  const published = await publish(svc, kind, id, body instanceof Uint8Array ? body.length : quarantined.size, thumbnails.length > 0);
   await bucket.delete(quarantineKey(kind, id));
   if (published.length === 0) {
     // Deleted (or settled by another delivery) meanwhile: what was just published may belong to nobody.
@@ -92,6 +99,43 @@ export async function scanJob(svc: Services, message: Extract<MediaMessage, { ty
     return;
   }
   log.info("media scan passed", { media: kind, media_id: id, thumbnails: thumbnails.length });
+}
+
+/**
+ * Turns the row `clean`, only while it is `pending`, in one batch: an image turned upright by the
+ * job is charged to its owner's quota with the size it is served at (the request charged the
+ * size it received; turning a JPEG losslessly changes it by a few per cent). Returns the ids
+ * published (none when the row was settled or deleted meanwhile).
+ */
+async function publish(svc: Pick<Services, "db">, kind: MediaKind, id: string, sizeBytes: number, thumbnailsReady: boolean): Promise<{ id: string }[]> {
+  const table = sql.raw(kind);
+  const ready = kind === "images" ? sql`, thumbnails_ready = ${thumbnailsReady ? 1 : 0}` : sql``;
+  const charged = sql`SELECT size_bytes FROM ${table} WHERE id = ${id} AND status = 'pending'`;
+  const [, published] = await batchRows<[unknown, { id: string }]>(svc.db, [
+    sql`UPDATE users SET upload_total_bytes = max(upload_total_bytes + ${sizeBytes} - (${charged}), 0)
+        WHERE id = (SELECT p.owner_id FROM ${table} m JOIN products p ON p.id = m.product_id WHERE m.id = ${id})
+          AND EXISTS (${charged}) AND (${charged}) <> ${sizeBytes}`,
+    sql`UPDATE ${table} SET status = 'clean', size_bytes = ${sizeBytes}, updated_at = unixepoch()${ready}
+        WHERE id = ${id} AND status = 'pending' RETURNING id`,
+  ]);
+  return published;
+}
+
+/**
+ * The quarantined bytes of an image with the EXIF orientation its upload recorded applied
+ * (`uprightBytes`: the pixel work the upload request leaves to this job). The bytes are in
+ * memory, so a failure is the data's: the image is rejected as undecodable, never retried.
+ */
+export function turnUpright(bytes: Uint8Array, recorded: string | undefined): { ok: true; bytes: Uint8Array } | { ok: false; reason: string } {
+  const orientation = recorded === undefined ? 1 : Number(recorded);
+  const format = sniffImageFormat(bytes.subarray(0, 16));
+  try {
+    if (!Number.isInteger(orientation) || orientation < 1 || orientation > 8) throw new ImageStructureError(`orientation ${recorded} recorded`);
+    if (!format) throw new ImageStructureError("not in an image format");
+    return { ok: true, bytes: uprightBytes(bytes, format, orientation) };
+  } catch (error) {
+    return { ok: false, reason: error instanceof Error ? `orientation: ${error.name}: ${error.message}`.slice(0, 300) : String(error) };
+  }
 }
 
 /**

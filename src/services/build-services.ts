@@ -1,11 +1,13 @@
 import { loadConfig } from "../config";
-import type { DomainEvent, Services } from "../container";
-import { createDb, type SessionStart } from "../db/client";
+import type { Clock, DomainEvent, EmailSender, Limiter, Services } from "../container";
+import { createDb, type Db, type RoundTripCounter, type SessionStart } from "../db/client";
 import { createLogger, type Logger } from "../lib/logger";
 import { safeFetch } from "../lib/outbound";
 import { enabledPlugins, type Plugin } from "../plugin";
 import { createEmailSender } from "./email";
 import { createLimiter } from "./rate-limiter";
+
+const SYSTEM_CLOCK: Clock = { now: () => Date.now() };
 
 export interface BuildOptions {
   /** The request's or job's logger; a bare one otherwise. */
@@ -27,17 +29,29 @@ export interface BuildOptions {
 export function buildServices(env: Env, options: BuildOptions = {}): Services {
   const config = loadConfig(env);
   const log = options.log ?? createLogger({});
-  const { db, roundTrips } = createDb(env.DB, options.dbSession);
+  // The database client, the email sender and the counter store are made on first use: a request
+  // that needs none of them (`/live`, a refused preflight) does not pay for them.
+  const roundTrips: RoundTripCounter = { count: 0 };
+  // Read now: a bad plugin switch throws its ConfigError here, for the request to answer it.
   const enabled = enabledPlugins(options.plugins ?? [], env);
+  let db: Db | undefined;
+  let email: EmailSender | undefined;
+  let limiter: Limiter | undefined;
   const defer = options.defer ?? ((work: Promise<unknown>) => void work.catch((error: unknown) => log.error("deferred work failed", { error })));
   const services: Services = {
-    db,
+    get db() {
+      return (db ??= createDb(env.DB, options.dbSession, roundTrips).db);
+    },
     roundTrips,
     config,
-    clock: { now: () => Date.now() },
+    clock: SYSTEM_CLOCK,
     log,
-    email: createEmailSender(config, env.KV, log),
-    limiter: createLimiter(env.RATE_LIMITER, config.rateLimitStoreTimeoutMs),
+    get email() {
+      return (email ??= createEmailSender(config, env.KV, log));
+    },
+    get limiter() {
+      return (limiter ??= createLimiter(env.RATE_LIMITER, config.rateLimitStoreTimeoutMs));
+    },
     outbound: (target, init, outboundOptions) => safeFetch(config.outbound, target, init, outboundOptions),
     bindings: env,
     defer,

@@ -74,6 +74,18 @@ export async function readComponentPage(
   return root.length === 0 ? null : { rows, total: total[0]?.total ?? 0 };
 }
 
+/** `WITH RECURSIVE tree(id, level)`: the ids below record `id` down to `depth` levels (see `componentTreeStatements`). */
+function treeIds(id: number, kind: RecordKind, depth: number): SQL {
+  return sql`WITH RECURSIVE tree(id, level) AS (
+      SELECT c.id, 1 FROM products c
+      WHERE c.parent_id = ${id} AND EXISTS (SELECT 1 FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)})
+      UNION ALL
+      SELECT c.id, tree.level + 1 FROM products c JOIN tree ON c.parent_id = tree.id
+      WHERE tree.level < ${depth}
+      LIMIT ${MAX_TREE_COMPONENTS + 1}
+    )`;
+}
+
 /**
  * The statements of a tree read: `[root, rows]` for one batch. `rows` is ONE recursive CTE that
  * walks `products_parent_idx` from record `id` down to `depth` levels (level 1: the direct
@@ -85,14 +97,7 @@ export async function readComponentPage(
 export function componentTreeStatements(id: number, kind: RecordKind, depth: number): [root: SQL, rows: SQL] {
   return [
     rootStatement(id, kind),
-    sql`WITH RECURSIVE tree(id, level) AS (
-          SELECT c.id, 1 FROM products c
-          WHERE c.parent_id = ${id} AND EXISTS (SELECT 1 FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)})
-          UNION ALL
-          SELECT c.id, tree.level + 1 FROM products c JOIN tree ON c.parent_id = tree.id
-          WHERE tree.level < ${depth}
-          LIMIT ${MAX_TREE_COMPONENTS + 1}
-        )
+    sql`${treeIds(id, kind, depth)}
         SELECT ${RECORD_COLUMNS}, tree.level FROM tree CROSS JOIN products p ON p.id = tree.id ${RECORD_JOINS}
         ORDER BY p.id`,
   ];
@@ -100,14 +105,73 @@ export function componentTreeStatements(id: number, kind: RecordKind, depth: num
 
 /**
  * The components of record `id` down to `depth` levels, in one round trip, as rows ordered by
- * id; null when no record of `kind` has the id. More than `MAX_TREE_COMPONENTS`: 400
- * `COMPONENT_TREE_TOO_LARGE`.
+ * id (`RecordRow`s, for `nestRows` and the mappers; the tree route reads
+ * `readComponentTreeSummaries`, and its test compares the two answers); null when no record of
+ * `kind` has the id. More than `MAX_TREE_COMPONENTS`: 400 `COMPONENT_TREE_TOO_LARGE`.
  */
 export async function readComponentTree(svc: Pick<Services, "db">, id: number, kind: RecordKind, depth: number): Promise<TreeRow[] | null> {
   const [root, rows] = await batchRows<[IdRow, TreeRow]>(svc.db, componentTreeStatements(id, kind, depth));
   if (root.length === 0) return null;
   if (rows.length > MAX_TREE_COMPONENTS) throw componentTreeTooLarge(depth);
   return rows;
+}
+
+/** What the tree answer shows of a record (`ComponentSummary`): `RecordRow` without the columns it does not show. */
+export type TreeSummaryRow = Omit<RecordRow, "product_type_name" | "depth">;
+
+/**
+ * The tree read as `componentTreeStatements`, selecting only what the answer shows (no product
+ * type join, no depth or level): the rows are what crosses from D1, and a tree of 1,000 is most of
+ * the route's cost (bench/README.md, Issue 24).
+ */
+export function componentTreeSummaryStatements(id: number, kind: RecordKind, depth: number): [root: SQL, rows: SQL] {
+  return [
+    rootStatement(id, kind),
+    sql`${treeIds(id, kind, depth)}
+        SELECT p.id, p.parent_id, p.owner_id, u.username AS owner_username, u.profile_visibility AS owner_visibility,
+          p.name, p.description, p.brand, p.model, p.weight_g, p.height_cm, p.width_cm, p.depth_cm, p.volume_cm3,
+          p.circularity_properties, p.product_type_id, p.amount_in_parent, p.version, p.created_at, p.updated_at
+        FROM tree CROSS JOIN products p ON p.id = tree.id JOIN users u ON u.id = p.owner_id
+        ORDER BY p.id`,
+  ];
+}
+
+/** `readComponentTree` with only the columns the answer shows (`TreeSummaryRow`). */
+export async function readComponentTreeSummaries(svc: Pick<Services, "db">, id: number, kind: RecordKind, depth: number): Promise<TreeSummaryRow[] | null> {
+  const [root, rows] = await batchRows<[IdRow, TreeSummaryRow]>(svc.db, componentTreeSummaryStatements(id, kind, depth));
+  if (root.length === 0) return null;
+  if (rows.length > MAX_TREE_COMPONENTS) throw componentTreeTooLarge(depth);
+  return rows;
+}
+
+/**
+ * The JSON text of a nested answer: `rows` (each with a `parent_id`) under `rootId`, each written
+ * by `open(row)` (its object without the closing `,"components":[…]}`), children in the order of
+ * `rows`, as `nestRows` would nest them. Rows whose parent is neither the root nor another row are
+ * left out. Linear in the number of rows; recursion is bounded by the tree's depth.
+ */
+export function nestedJson<R extends { id: number; parent_id: number | null }>(rootId: number, rows: readonly R[], open: (row: R) => string): string {
+  const children = new Map<number, R[]>();
+  for (const row of rows) {
+    if (row.parent_id === null) continue;
+    const siblings = children.get(row.parent_id);
+    if (siblings) siblings.push(row);
+    else children.set(row.parent_id, [row]);
+  }
+  // Ids already written: rows whose parents loop (which no write makes) cannot recurse for ever.
+  const written = new Set<number>();
+  const write = (parentId: number): string => {
+    const below = children.get(parentId);
+    if (!below || written.has(parentId)) return "[]";
+    written.add(parentId);
+    let out = "[";
+    for (let i = 0; i < below.length; i++) {
+      const row = below[i]!;
+      out += `${i > 0 ? "," : ""}${open(row)},"components":${write(row.id)}}`;
+    }
+    return `${out}]`;
+  };
+  return write(rootId);
 }
 
 /** A node of a nested answer: the record as `N` and its children. */

@@ -3,12 +3,12 @@ import { randomHexId } from "../lib/ids";
 import { ApiError } from "../lib/problem";
 import { deleteMedia, insertMedia, type MediaParent, type MediaRow } from "./media";
 import type { MediaMessage } from "./media-messages";
-import { type MediaKind, quarantineKey } from "./media-storage";
+import { type MediaKind, ORIENTATION_METADATA, quarantineKey } from "./media-storage";
 import type { PreparedUpload } from "./media-upload";
 
 /**
  * Stores a prepared (validated, sanitised) upload: the bytes wait in quarantine, never served,
- * until the media job settles it; the row goes in `pending` and is charged to the record owner's
+ * with the EXIF orientation still to apply (`ORIENTATION_METADATA`), until the media job settles it; the row goes in `pending` and is charged to the record owner's
  * quota (`insertMedia`); then the scan is queued. A refused write removes the quarantined bytes,
  * and a scan that cannot be queued takes the whole upload back (503), so nothing is half-written.
  * Should the process die between the insert and the send, the Cron Trigger queues the scan again
@@ -24,7 +24,11 @@ export async function storeUpload<K extends MediaKind>(
 ): Promise<MediaRow<K>> {
   const mediaId = randomHexId();
   const key = quarantineKey(media, mediaId);
-  await svc.bindings.UPLOADS.put(key, prepared.bytes, { httpMetadata: { contentType: prepared.contentType } });
+  const orientation = prepared.image?.orientation ?? 1;
+  await svc.bindings.UPLOADS.put(key, prepared.bytes, {
+    httpMetadata: { contentType: prepared.contentType },
+    ...(orientation === 1 ? {} : { customMetadata: { [ORIENTATION_METADATA]: String(orientation) } }),
+  });
   let row: MediaRow<K>;
   try {
     row = await insertMedia(svc, parent, media, {

@@ -21,11 +21,32 @@ export const quarantineKey = (kind: MediaKind, id: string): string => `quarantin
 /** R2 key of a served object: `<kind>/<path>`, where `path` is what follows `/uploads/<kind>/`. */
 export const servedKey = (kind: MediaKind, path: string): string => `${kind}/${path}`;
 
-/** Hex SHA-256 of the bytes: the content address. */
+/** Hex SHA-256 of the bytes. */
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+/**
+ * The content address of an upload, fixed in its request (its URL is final from the 201 on): the
+ * hex SHA-256 of the served bytes when they are the bytes stored in quarantine (`orientation`
+ * 1, every research file), so equal bytes share one object. An image whose EXIF orientation the
+ * media job still has to apply is served as a deterministic function of its sanitised bytes and
+ * that orientation: its address is the SHA-256 of `orientation <n>\n` followed by those bytes,
+ * so equal keys still mean equal served bytes, and an upright upload never shares an address
+ * with one still to turn (docs/storage.md, "Orientation").
+ */
+export async function contentHash(bytes: Uint8Array, orientation: number): Promise<string> {
+  if (orientation === 1) return sha256Hex(bytes);
+  const prefix = new TextEncoder().encode(`orientation ${orientation}\n`);
+  const input = new Uint8Array(prefix.length + bytes.length);
+  input.set(prefix);
+  input.set(bytes, prefix.length);
+  return sha256Hex(input);
+}
+
+/** R2 custom metadata of a quarantined image: the EXIF orientation (2..8) the media job applies; absent for 1. */
+export const ORIENTATION_METADATA = "orientation";
 
 /** Every R2 key belonging to the object of `storageKey`: the object and, for images, its thumbnails. */
 export function objectKeys(kind: MediaKind, storageKey: string): string[] {

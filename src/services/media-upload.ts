@@ -6,8 +6,8 @@ import { sanitizeImage } from "../lib/images/sanitize";
 import { jsonBoundsViolation } from "../lib/json-bounds";
 import { ApiError } from "../lib/problem";
 import { textViolation } from "../lib/text";
-import { uprightImage } from "./media-orient";
-import { sha256Hex } from "./media-storage";
+import { assertOrientable, uprightSize } from "./media-orient";
+import { contentHash } from "./media-storage";
 import { MAX_RESEARCH_FILE_BYTES, ROLE_LIMITS } from "./quotas";
 
 /** Longest `description` of an upload, as for records. */
@@ -26,14 +26,18 @@ export interface UploadForm {
   metadata: Record<string, unknown> | null;
 }
 
-/** An upload ready to store: the bytes as they will be served and what the row records. */
+/**
+ * An upload ready to store: the bytes the media job will scan and what the row records. An image's
+ * `orientation` (EXIF, 1..8) is still to be applied by the media job; `width` and `height` are
+ * already the upright ones, and `storageKey` the final content address (`contentHash`).
+ */
 export interface PreparedUpload {
   bytes: Uint8Array;
   storageKey: string;
   contentType: string;
   filename: string;
   description: string | null;
-  image?: { width: number; height: number; metadata: string | null };
+  image?: { width: number; height: number; metadata: string | null; orientation: number };
 }
 
 const field = (name: string, detail: string) =>
@@ -109,9 +113,9 @@ function imageFormatOf(extension: string | null): ImageFormat | null {
 
 /**
  * Checks an image upload (extension, declared type and magic bytes must agree; size and pixel
- * caps of the uploader's role; a variant of the format the media job can decode) and sanitises
- * it: metadata reduced to the EXIF allow-list, pixels turned upright. Throws the refusal of
- * decisions.md for each failure.
+ * caps of the uploader's role; a variant of the format the media job can decode; an orientation it
+ * can apply) and sanitises it: metadata reduced to the EXIF allow-list. No pixel work: the media
+ * job turns the pixels upright (media-orient.ts). Throws the refusal of decisions.md for each failure.
  */
 export async function prepareImage(form: UploadForm, role: Role): Promise<PreparedUpload> {
   const extension = extensionOf(form.filename);
@@ -146,16 +150,17 @@ export async function prepareImage(form: UploadForm, role: Role): Promise<Prepar
     if (error instanceof ImageStructureError) throw unreadable(error.message);
     throw error;
   }
-  const upright = uprightImage(clean);
+  assertOrientable(format, clean.width, clean.height, clean.orientation);
+  const upright = uprightSize(clean.width, clean.height, clean.orientation);
   const exif = Object.keys(clean.metadata).length > 0 ? clean.metadata : null;
   const metadata = form.metadata || exif ? { ...form.metadata, ...(exif ? { exif } : {}) } : null;
   return {
-    bytes: upright.bytes,
-    storageKey: `${await sha256Hex(upright.bytes)}.${STORED_EXTENSION[format]}`,
+    bytes: clean.bytes,
+    storageKey: `${await contentHash(clean.bytes, clean.orientation)}.${STORED_EXTENSION[format]}`,
     contentType: IMAGE_TYPES[format].mime,
     filename: form.filename,
     description: form.description,
-    image: { width: upright.width, height: upright.height, metadata: metadata ? JSON.stringify(metadata) : null },
+    image: { ...upright, metadata: metadata ? JSON.stringify(metadata) : null, orientation: clean.orientation },
   };
 }
 
@@ -188,7 +193,7 @@ export async function prepareFile(form: UploadForm): Promise<PreparedUpload> {
   if (problem) throw mismatch(`This is not a valid .${extension} file: ${problem}.`);
   return {
     bytes,
-    storageKey: `${await sha256Hex(bytes)}.${extension}`,
+    storageKey: `${await contentHash(bytes, 1)}.${extension}`,
     contentType: format.contentType,
     filename: form.filename,
     description: form.description,

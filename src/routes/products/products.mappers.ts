@@ -4,6 +4,7 @@ import type { SessionUser } from "../../auth/session-user";
 import { storedJsonObject } from "../../lib/json-bounds";
 import { isoSeconds } from "../../lib/time";
 import { type FileRow, type ImageRow, thumbnailUrl, uploadUrl, visibleMedia } from "../../services/media-records";
+import { nestedJson, type TreeSummaryRow } from "../../services/component-tree";
 import { circularityOut } from "../../services/product-fields";
 import type { BomRow, RecordDetail, RecordRow, VideoRow } from "../../services/product-records";
 import type {
@@ -41,6 +42,37 @@ export function toProductSummary(row: RecordRow, viewer: SessionUser | null): Pr
 
 export function toComponentSummary(row: RecordRow, viewer: SessionUser | null): ComponentSummary {
   return { ...toProductSummary(row, viewer), parent_id: row.parent_id!, amount_in_parent: row.amount_in_parent! };
+}
+
+const json = (value: string | number | null) => (value === null ? "null" : JSON.stringify(value));
+
+/**
+ * The JSON text of a component tree for `viewer`: byte for byte
+ * `JSON.stringify(nestRows(rootId, rows, (row) => toComponentSummary(row, viewer)))`, written
+ * member by member without building the objects (a tree of 1,000 spent most of its time building,
+ * nesting and serialising them; bench/README.md, Issue 24). Members in `toComponentSummary`'s order.
+ */
+export function componentTreeJson(rootId: number, rows: readonly TreeSummaryRow[], viewer: SessionUser | null): string {
+  // Records written together share their timestamps; each is formatted once.
+  const times = new Map<number, string>();
+  const time = (seconds: number) => {
+    let text = times.get(seconds);
+    if (text === undefined) times.set(seconds, (text = JSON.stringify(isoSeconds(seconds * 1000))));
+    return text;
+  };
+  return nestedJson(rootId, rows, (row) => {
+    const visible = ownerVisibleTo(viewer, { ownerId: row.owner_id, ownerUsername: row.owner_username, ownerVisibility: row.owner_visibility });
+    const circularity = circularityOut(row.circularity_properties);
+    return (
+      `{"id":${row.id},"name":${json(row.name)},"description":${json(row.description)},"brand":${json(row.brand)},"model":${json(row.model)},` +
+      `"weight_g":${json(row.weight_g)},"height_cm":${json(row.height_cm)},"width_cm":${json(row.width_cm)},"depth_cm":${json(row.depth_cm)},` +
+      `"volume_cm3":${json(row.volume_cm3)},"circularity_properties":${circularity === null ? "null" : JSON.stringify(circularity)},` +
+      `"product_type_id":${json(row.product_type_id)},"version":${row.version},` +
+      `"owner_id":${visible ? row.owner_id : "null"},"owner_username":${visible ? json(row.owner_username) : "null"},` +
+      `"created_at":${time(row.created_at)},"updated_at":${time(row.updated_at)},"thumbnail_url":null,` +
+      `"parent_id":${json(row.parent_id)},"amount_in_parent":${json(row.amount_in_parent)}`
+    );
+  });
 }
 
 /** What a read shows depends on who asks (the owner's visibility) and where (uploads are absolute URLs on the request's origin). */

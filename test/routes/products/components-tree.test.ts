@@ -1,7 +1,10 @@
 import { env } from "cloudflare:workers";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
-import { componentTreeStatements } from "../../../src/services/component-tree";
+import type { SessionUser } from "../../../src/auth/session-user";
+import { createDb } from "../../../src/db/client";
+import { toComponentSummary } from "../../../src/routes/products/products.mappers";
+import { componentTreeSummaryStatements, componentTreeStatements, nestRows, readComponentTree } from "../../../src/services/component-tree";
 import { bearer, postJson, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
 
@@ -217,13 +220,66 @@ describe("the component tree", () => {
   });
 });
 
+describe("the tree answer written as JSON text", () => {
+  it("is byte for byte the mapper's answer, for every viewer, with escapes, unicode, exact REALs, circularity notes and types", async () => {
+    const owner = await verifiedUser("treejson");
+    const type = await env.DB.prepare("INSERT INTO product_types (name) VALUES ('Tree JSON type') RETURNING id").first<{ id: number }>();
+    const tricky = {
+      name: 'Quote " backslash \\ é 😀 \u2028 </script>',
+      description: "Tab\tnew\nline\rreturn",
+      brand: "Brand ü",
+      model: "M-1",
+      weight_g: 0.30000000000000004,
+      height_cm: 0.1,
+      width_cm: 0.2,
+      depth_cm: 123456789.12345679,
+      product_type_id: type!.id,
+      circularity_properties: { recyclability: "Clip-fit \"PP\"", disassemblability: null, remanufacturability: "Yes" },
+      amount_in_parent: 3,
+    };
+    const product = await create(owner.tokens.access_token, {
+      name: "Tree JSON",
+      components: [
+        { ...tricky, components: [{ ...leaf("Deep"), components: [leaf("Deeper"), { ...tricky, name: "Twin" }] }, leaf("Sibling")] },
+        { name: "Plain", amount_in_parent: 1, circularity_properties: { recyclability: "only one" } },
+      ],
+    });
+    // A column the service never writes like this still reads as the mapper reads it (not an object: null).
+    const plain = product.components[1]!.id;
+    await env.DB.prepare("UPDATE products SET circularity_properties = '[1]' WHERE id = ?").bind(plain).run();
+    const path = `/v1/products/${product.id}/components/tree?recursion_depth=10`;
+    const { db } = createDb(env.DB);
+    const self = { id: owner.id, isSuperuser: false, role: "contributor" } as SessionUser;
+    let mapped = "";
+    for (const visibility of ["public", "private"] as const) {
+      await env.DB.prepare("UPDATE users SET profile_visibility = ? WHERE id = ?").bind(visibility, owner.id).run();
+      // What the route answered before its rows came as JSON pieces: the rows, mapped and serialised.
+      const rows = (await readComponentTree({ db }, product.id, "product", 10))!;
+      expect(rows).toHaveLength(6);
+      const expected = (viewer: SessionUser | null) => JSON.stringify(nestRows(product.id, rows, (row) => toComponentSummary(row, viewer)));
+      const anonymous = await tree(path);
+      expect(anonymous.status).toBe(200);
+      expect(await anonymous.text()).toBe(expected(null));
+      const own = await tree(path, { headers: bearer(owner.tokens.access_token) });
+      expect(await own.text()).toBe(expected(self));
+      mapped = expected(null);
+    }
+    const body = JSON.parse(mapped) as (Node & Record<string, unknown>)[];
+    expect(body[0]).toMatchObject({ name: tricky.name, weight_g: 0.30000000000000004, depth_cm: 123456789.12345679, volume_cm3: 0.1 * 0.2 * 123456789.12345679 });
+    expect(body[0]!.circularity_properties).toEqual({ recyclability: 'Clip-fit "PP"', disassemblability: null, remanufacturability: "Yes" });
+    expect(body[1]!.circularity_properties).toBeNull();
+  });
+});
+
 describe("the tree statement", () => {
   it("walks the parent index from the record and never scans the products table", async () => {
-    const { sql, params } = new SQLiteAsyncDialect().sqlToQuery(componentTreeStatements(1, "product", 10)[1]);
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>();
-    const steps = plan.results.map((row) => row.detail);
-    expect(steps.filter((step) => step.includes("products_parent_idx"))).toHaveLength(2);
-    expect(steps.filter((step) => /^SCAN (p|c|products)\b/.test(step))).toEqual([]);
-    expect(params).toContain(1001);
+    for (const statements of [componentTreeStatements, componentTreeSummaryStatements]) {
+      const { sql, params } = new SQLiteAsyncDialect().sqlToQuery(statements(1, "product", 10)[1]);
+      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>();
+      const steps = plan.results.map((row) => row.detail);
+      expect(steps.filter((step) => step.includes("products_parent_idx"))).toHaveLength(2);
+      expect(steps.filter((step) => /^SCAN (p|c|products)\b/.test(step))).toEqual([]);
+      expect(params).toContain(1001);
+    }
   });
 });

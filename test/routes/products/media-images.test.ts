@@ -1,6 +1,8 @@
 import { PhotonImage } from "@cf-wasm/photon";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { imageDimensions } from "../../../src/lib/images/formats";
+import { contentHash } from "../../../src/services/media-storage";
 import { bearer, me, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
 import { captureLogs } from "../../support/logs";
@@ -99,6 +101,66 @@ describe("uploading a JPEG with GPS, maker notes and orientation 6", () => {
     } finally {
       decoded.free();
     }
+  });
+});
+
+describe("the upload request leaves the pixel work to the media job", () => {
+  it("quarantines the sanitised bytes as sent, with their orientation recorded; the job serves them upright under the address the 201 named", async () => {
+    const { product } = await productWithComponent(alice.token);
+    const before = await usage(alice.token);
+    const item = await uploaded(`/v1/products/${product}/images`, alice.token, jpeg(jpegWithMetadata(true)));
+    const key = pathOf(item.image_url!).split("/").pop()!;
+
+    // The request stored the 16x8 source unturned (no decode, no re-encode) and the orientation beside it.
+    const quarantined = await env.UPLOADS.get(`quarantine/images/${item.id}`);
+    expect(quarantined?.customMetadata).toEqual({ orientation: "6" });
+    const sent = new Uint8Array(await quarantined!.arrayBuffer());
+    expect(imageDimensions(sent, "jpeg")).toEqual({ width: 16, height: 8 });
+    expect(tiffTags(jpegExifTiff(sent)!).ifd0).not.toContain(0x0112);
+    expect(key).toBe(`${await contentHash(sent, 6)}.jpg`);
+    expect(await usage(alice.token)).toEqual([before[0]! + 1, before[1]! + sent.length]);
+    // While the job has not run, the owner sees it in the product's detail as processing; nobody else does.
+    const detail = async (token: string | null) =>
+      ((await (await api(`/v1/products/${product}`, { headers: token ? bearer(token) : {} })).json()) as { images: MediaItem[] }).images;
+    expect((await detail(alice.token)).map((i) => [i.id, i.status])).toEqual([[item.id, "pending"]]);
+    expect(await detail(null)).toEqual([]);
+    expect(await detail(bob.token)).toEqual([]);
+
+    await scan("images", item.id);
+    expect((await detail(null)).map((i) => [i.id, i.status])).toEqual([[item.id, "clean"]]);
+    const image = await served(item);
+    expect(imageDimensions(image, "jpeg")).toEqual({ width: 8, height: 16 });
+    expect(await env.UPLOADS.head(`quarantine/images/${item.id}`)).toBeNull();
+    // The quota follows the size served (a lossless turn changes it a little).
+    expect(await usage(alice.token)).toEqual([before[0]! + 1, before[1]! + image.length]);
+
+    // Equal bytes with the same orientation share the address (and the object); nothing is turned twice wrong.
+    const again = await uploaded(`/v1/products/${product}/images`, alice.token, jpeg(jpegWithMetadata(true)));
+    expect(again.image_url).toBe(item.image_url);
+    await scan("images", again.id);
+    expect(await served(again)).toEqual(image);
+  });
+
+  it("a PNG with an EXIF orientation is turned by the job too (decoded, turned, re-encoded)", async () => {
+    const { product } = await productWithComponent(alice.token);
+    const item = await uploaded(`/v1/products/${product}/images`, alice.token, { bytes: await pngWithMetadata(), name: "board.png", type: "image/png" });
+    const quarantined = await env.UPLOADS.get(`quarantine/images/${item.id}`);
+    expect(quarantined?.customMetadata).toEqual({ orientation: "6" });
+    const sent = imageDimensions(new Uint8Array(await quarantined!.arrayBuffer()), "png")!;
+    expect(sent.width).not.toBe(sent.height);
+    await scan("images", item.id);
+    expect(imageDimensions(await served(item), "png")).toEqual({ width: sent.height, height: sent.width });
+  });
+
+  it("an upright JPEG keeps the SHA-256 of its bytes as its address and no orientation", async () => {
+    const { product } = await productWithComponent(alice.token);
+    const item = await uploaded(`/v1/products/${product}/images`, alice.token, jpeg(jpegWithMetadata(true, {}, 1)));
+    const quarantined = await env.UPLOADS.get(`quarantine/images/${item.id}`);
+    expect(quarantined?.customMetadata).toEqual({});
+    const sent = new Uint8Array(await quarantined!.arrayBuffer());
+    expect(pathOf(item.image_url!).split("/").pop()).toBe(`${await contentHash(sent, 1)}.jpg`);
+    await scan("images", item.id);
+    expect(await served(item)).toEqual(sent);
   });
 });
 

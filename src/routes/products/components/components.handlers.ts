@@ -1,11 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { jsonWithEtag } from "../../../lib/etag";
+import { jsonTextWithEtag, jsonWithEtag } from "../../../lib/etag";
 import { pageEnvelope } from "../../../lib/pagination";
 import { notFound } from "../../../lib/problem";
-import { nestRows, readComponentPage, readComponentTree } from "../../../services/component-tree";
+import { readComponentPage, readComponentTreeSummaries } from "../../../services/component-tree";
 import type { RecordKind } from "../../../services/product-records";
-import { toComponentSummary } from "../products.mappers";
+import { componentTreeJson, toComponentSummary } from "../products.mappers";
 import type * as routes from "./components.routes";
 
 const missing = (kind: RecordKind) => notFound(kind === "product" ? "No base product has this id." : "No component has this id.");
@@ -19,12 +19,13 @@ const listOf = (kind: RecordKind): RouteHandler<typeof routes.listProductCompone
   return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toComponentSummary(row, viewer)), found.total, { page, size }));
 };
 
+// Written as JSON text member by member (componentTreeJson), not built as objects and serialised:
+// a tree of 1,000 spent most of its time there (bench/README.md, Issue 24).
 const treeOf = (kind: RecordKind): RouteHandler<typeof routes.getProductComponentTree, AppEnv> => async (c) => {
   const { id } = c.req.valid("param");
-  const rows = await readComponentTree(c.get("services"), id, kind, c.req.valid("query").recursion_depth);
+  const rows = await readComponentTreeSummaries(c.get("services"), id, kind, c.req.valid("query").recursion_depth);
   if (!rows) throw missing(kind);
-  const viewer = c.get("user");
-  return jsonWithEtag(c, nestRows(id, rows, (row) => toComponentSummary(row, viewer)));
+  return jsonTextWithEtag<routes.ComponentTreeNode[]>(c, componentTreeJson(id, rows, c.get("user")));
 };
 
 export const listProductComponents = listOf("product");
