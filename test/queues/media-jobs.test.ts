@@ -5,7 +5,7 @@ import { bearer, me, verifiedUser } from "../support/accounts";
 import { EXTERNAL_SCANNER_VARS } from "../support/fake-upstream-config";
 import { api, expectProblem } from "../support/http";
 import { encodeJpeg } from "../support/image-fixtures";
-import { type MediaItem, pathOf, pendingFileWithoutJob, productWithComponent, runMediaJob, scan, setRole, uploaded } from "../support/media";
+import { type MediaItem, pathOf, pendingWithoutJob, productWithComponent, runMediaJob, scan, setRole, uploaded } from "../support/media";
 
 let owner: { id: number; token: string };
 
@@ -106,11 +106,11 @@ describe("the external scanner", () => {
     const { product } = await productWithComponent(owner.token);
     for (const marker of ["EXTERNAL-SCANNER-SLOW", "EXTERNAL-SCANNER-BROKEN"]) {
       // No queue message: the real consumer, without the external scanner, would publish it meanwhile.
-      const item = await pendingFileWithoutJob(product, owner.id, `${marker}\n`);
+      const item = await pendingWithoutJob("files", product, owner.id, text(`${marker}\n`));
       expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, EXTERNAL_SCANNER_VARS)).toEqual({ acked: false, retried: true });
       const pending = (await (await api(`/v1/products/${product}/files/${item.id}`, { headers: bearer(owner.token) })).json()) as MediaItem;
       expect(pending.status).toBe("pending");
-      await expectProblem(await api(pathOf(item.file_url!)), 404, "NOT_FOUND");
+      await expectProblem(await api(pathOf(item.url)), 404, "NOT_FOUND");
     }
   });
 });

@@ -71,21 +71,30 @@ export async function setRole(userId: number, role: "contributor" | "lab"): Prom
 /** The path of a served URL (`http://localhost/uploads/...` -> `/uploads/...`). */
 export const pathOf = (url: string) => new URL(url).pathname;
 
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+
 /**
- * A file upload waiting for its scan, written straight to D1 and R2 with no queue message: the
- * real queue consumer (which runs beside the tests, with the default configuration) can then
- * never settle it while a test runs its own scan job with other variables.
+ * An upload waiting for its scan, written straight to D1 and R2 with no queue message: the real
+ * queue consumer (which runs beside the tests, with the default configuration) can then never
+ * settle it while a test looks at it pending, or runs its own scan job with other variables.
+ * `record` is the id of the base product or component it belongs to.
  */
-export async function pendingFileWithoutJob(product: number, uploadedBy: number, text: string): Promise<{ id: string; file_url: string }> {
-  const bytes = new TextEncoder().encode(text);
-  const id = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  const storageKey = `${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}.txt`;
-  await env.UPLOADS.put(`quarantine/files/${id}`, bytes, { httpMetadata: { contentType: "text/plain" } });
-  await env.DB.prepare(
-    "INSERT INTO files (id, product_id, storage_key, filename, content_type, size_bytes, status, uploaded_by) VALUES (?, ?, ?, 'notes.txt', 'text/plain', ?, 'pending', ?)",
-  )
-    .bind(id, product, storageKey, bytes.length, uploadedBy)
-    .run();
-  return { id, file_url: `http://localhost/uploads/files/${storageKey}` };
+export async function pendingWithoutJob(
+  kind: "images" | "files",
+  record: number,
+  uploadedBy: number,
+  part: Part & { width?: number; height?: number },
+): Promise<{ id: string; url: string }> {
+  const id = hex(crypto.getRandomValues(new Uint8Array(16)));
+  const extension = part.name.split(".").pop()!;
+  const storageKey = `${hex(new Uint8Array(await crypto.subtle.digest("SHA-256", part.bytes)))}.${extension}`;
+  await env.UPLOADS.put(`quarantine/${kind}/${id}`, part.bytes, { httpMetadata: { contentType: part.type } });
+  const columns = "id, product_id, storage_key, filename, content_type, size_bytes, status, uploaded_by";
+  const values = [id, record, storageKey, part.name, part.type, part.bytes.length, "pending", uploadedBy];
+  const statement =
+    kind === "images"
+      ? env.DB.prepare(`INSERT INTO images (${columns}, width, height) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).bind(...values, part.width ?? 1, part.height ?? 1)
+      : env.DB.prepare(`INSERT INTO files (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).bind(...values);
+  await statement.run();
+  return { id, url: `http://localhost/uploads/${kind}/${storageKey}` };
 }

@@ -2,8 +2,10 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, patchMe, postJson, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
-import { pendingFileWithoutJob, scan } from "../../support/media";
+import { pendingWithoutJob, scan } from "../../support/media";
 import { bootstrapAdmin } from "../../support/mfa";
+
+const notes = (text: string) => ({ bytes: new TextEncoder().encode(text), name: "notes.txt", type: "text/plain" });
 
 // Validated caching of public reads (docs/storage.md "Cached reads"): every viewer class gets its
 // own copy, a copy is served only while the generations its read saw are current, and every kind
@@ -133,7 +135,7 @@ describe("cached public reads", { timeout: 20_000 }, () => {
   it("keep viewer classes apart: private owners, pending media and moderation powers never leak", async () => {
     const s = await setUp();
     expect((await patchMe(s.owner.tokens.access_token, { preferences: { profile_visibility: "private" } })).status).toBe(200);
-    await pendingFileWithoutJob(s.id, s.owner.id, "pending notes");
+    await pendingWithoutJob("files", s.id, s.owner.id, notes("pending notes"));
     // The owner and the moderator read first, so their copies are cached before anyone else reads.
     for (const viewer of [s.viewers[2]!, s.viewers[3]!, s.viewers[2]!, s.viewers[3]!]) {
       const body = (await (await read(s.paths.product, viewer)).json()) as Body;
@@ -202,7 +204,7 @@ describe("cached public reads", { timeout: 20_000 }, () => {
 
   it("are invalidated by media becoming clean (the media job) or deleted", async () => {
     const s = await setUp();
-    const file = await pendingFileWithoutJob(s.id, s.owner.id, "lab notes");
+    const file = await pendingWithoutJob("files", s.id, s.owner.id, notes("lab notes"));
     await warm([s.paths.product], s.viewers);
     await scan("files", file.id);
     await expectFresh(s.paths.product, s.viewers, (body) => expect(body.files).toMatchObject([{ id: file.id, status: "clean" }]));
