@@ -48,7 +48,7 @@ import { usersRouter } from "./routes/users/users.index";
  * 404 and is absent from the schema.
  */
 export function createApp(plugins: readonly Plugin[]): AppOpenAPI {
-  const app = createRouter();
+  const app = createRouter({ dispatches: true });
 
   // Outermost first. requestContext and securityHeaders cannot fail, so even an error raised by
   // a later middleware gets the request id and the security headers.

@@ -109,9 +109,80 @@ class JsonLineLogger implements Logger {
   }
 
   private write(level: LogLevel, msg: string, fields?: LogFields): void {
+    const ts = new Date().toISOString();
+    const members = membersJson(this.base, fields);
+    if (members !== null) {
+      this.sink(level, `{"ts":"${ts}","level":"${level}","msg":${JSON.stringify(scrubText(msg))}${members}}`);
+      return;
+    }
     const entry = scrub({ ...this.base, ...fields }) as LogFields;
-    this.sink(level, JSON.stringify({ ts: new Date().toISOString(), level, msg: scrubText(msg), ...entry }));
+    this.sink(level, JSON.stringify({ ts, level, msg: scrubText(msg), ...entry }));
   }
+}
+
+// Every request writes a line (the access log): its members are written straight into the JSON
+// text, without the merged, scrubbed and spread copies of the general path (bench/README.md,
+// Issue 24). The text is the same as JSON.stringify of that copy would give.
+
+/** `,"name":` per member name, or null for a secret's name. Names come from the code: few. */
+const memberPrefixes = new Map<string, string | null>();
+const MAX_MEMBER_PREFIXES = 512;
+const REDACTED_JSON = JSON.stringify("[redacted]");
+const RESERVED_MEMBERS = new Set(["ts", "level", "msg"]);
+
+function memberPrefix(key: string): string | null {
+  let prefix = memberPrefixes.get(key);
+  if (prefix === undefined) {
+    prefix = SECRET_KEY.test(key) ? null : `,${JSON.stringify(key)}:`;
+    if (memberPrefixes.size < MAX_MEMBER_PREFIXES) memberPrefixes.set(key, prefix);
+  }
+  return prefix;
+}
+
+/** One member's JSON text (`,"name":value`), empty where JSON.stringify would leave it out. */
+function memberJson(key: string, value: unknown): string {
+  const prefix = memberPrefix(key);
+  if (prefix === null) return `,${JSON.stringify(key)}:${REDACTED_JSON}`;
+  switch (typeof value) {
+    case "string":
+      return prefix + JSON.stringify(scrubText(value));
+    case "number":
+    case "boolean":
+      return prefix + JSON.stringify(value);
+    case "undefined":
+    case "function":
+    case "symbol":
+      return "";
+    default: {
+      const text = JSON.stringify(scrub(value, 1));
+      return text === undefined ? "" : prefix + text;
+    }
+  }
+}
+
+/**
+ * The members of `{ ...base, ...fields }` as JSON text after `msg`, or null where that text would
+ * not follow the copy's member order (a name in both, a name the line itself uses, an
+ * integer-like name, which objects put first): the general path writes those.
+ */
+function membersJson(base: LogFields, fields: LogFields | undefined): string | null {
+  let out = "";
+  for (const key in base) {
+    if (!Object.hasOwn(base, key) || RESERVED_MEMBERS.has(key) || isIndexLike(key)) return null;
+    if (fields !== undefined && Object.hasOwn(fields, key)) return null;
+    out += memberJson(key, base[key]);
+  }
+  if (fields === undefined) return out;
+  for (const key in fields) {
+    if (!Object.hasOwn(fields, key) || RESERVED_MEMBERS.has(key) || isIndexLike(key)) return null;
+    out += memberJson(key, fields[key]);
+  }
+  return out;
+}
+
+function isIndexLike(key: string): boolean {
+  const first = key.charCodeAt(0);
+  return first >= 48 && first <= 57;
 }
 
 /** A structured logger writing one JSON object per line; every field passes through `scrub`. */

@@ -32,13 +32,17 @@ export function sessionStart(method: string, signedIn: boolean, bookmark: string
 export function requestServices(plugins: readonly Plugin[]) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const sent = c.req.header(BOOKMARK_HEADER)?.trim();
-    const signedIn = presentedAccessToken(c.req.header("authorization"), c.req.header("cookie")) !== null;
-    const dbSession = sessionStart(c.req.method, signedIn, sent);
+    // Decided when the request first reaches for D1: one that makes no query (`/live`) neither
+    // reads its credentials nor makes a database client (bench/README.md, Issue 24).
+    const dbSession = () =>
+      sessionStart(c.req.method, presentedAccessToken(c.req.header("authorization"), c.req.header("cookie")) !== null, sent);
     const services = buildServices(c.env, { log: c.get("log"), defer: (work) => c.executionCtx.waitUntil(work), plugins, dbSession });
     c.set("services", services);
     c.set("authFlow", false);
     await next();
-    const bookmark = bookmarkOf(services.db) ?? (sent !== undefined && BOOKMARK.test(sent) ? sent : null);
+    // Every query through the client counts a round trip: without one, its session has seen nothing.
+    const read = services.roundTrips.count > 0 ? bookmarkOf(services.db) : null;
+    const bookmark = read ?? (sent !== undefined && BOOKMARK.test(sent) ? sent : null);
     if (bookmark !== null) writableHeaders(c).set(BOOKMARK_HEADER, bookmark);
   });
 }
