@@ -5,6 +5,8 @@ import { buildServices } from "../services/build-services";
 
 // One run per database binding per isolate; a failed run is forgotten so the next request retries.
 const runs = new WeakMap<object, Promise<unknown>>();
+// Bindings whose run succeeded: their requests go straight on, without waiting on the run again.
+const done = new WeakSet<object>();
 
 /**
  * Makes sure the configured bootstrap superuser exists before the request is answered. Its D1
@@ -14,12 +16,17 @@ const runs = new WeakMap<object, Promise<unknown>>();
  */
 export function ensureBootstrap({ bestEffort = false } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
+    if (done.has(c.env.DB)) return next();
     let run = runs.get(c.env.DB);
     if (!run) {
       // Its own container: the run outlives this request and is shared with those that arrive meanwhile.
+      const database = c.env.DB;
       run = ensureBootstrapSuperuser(buildServices(c.env, { log: c.get("log") }));
-      runs.set(c.env.DB, run);
-      run.catch(() => runs.delete(c.env.DB));
+      runs.set(database, run);
+      run.then(
+        () => done.add(database),
+        () => runs.delete(database),
+      );
     }
     try {
       await run;

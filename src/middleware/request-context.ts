@@ -4,6 +4,7 @@ import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import { createLogger } from "../lib/logger";
 import { resolveRequestId } from "../lib/request-id";
+import { limiterCalls } from "../services/build-services";
 
 // Not hono/request-id: its filter (`[\w\-=]`, up to a length) echoes `=` and a leading `-` or `_`
 // and replaces ids with `.` or `:`, against the rule of docs/conventions.md "Request ids"; bent to
@@ -32,10 +33,9 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   headers.set("X-Request-ID", requestId);
   const services = c.get("services") as Services | undefined;
   const roundTrips = services?.roundTrips.count ?? 0;
-  const limiterCalls = services?.limiter.calls ?? 0;
+  const limiterCallCount = services ? limiterCalls(services) : 0;
   if (services?.config.isDevelopment) {
-    headers.append("Server-Timing", `d1;desc="${roundTrips} round trips"`);
-    headers.append("Server-Timing", `limiter;desc="${limiterCalls} calls"`);
+    headers.append("Server-Timing", `d1;desc="${roundTrips} round trips", limiter;desc="${limiterCallCount} calls"`);
   }
   log.info("request", {
     method: c.req.method,
@@ -43,7 +43,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     status: c.res.status,
     duration_ms: Date.now() - started,
     d1_round_trips: roundTrips,
-    limiter_calls: limiterCalls,
+    limiter_calls: limiterCallCount,
     client_ip: c.get("clientIp"),
   });
 });

@@ -1,5 +1,5 @@
-import { loadConfig } from "../config";
 import type { AppConfig } from "../config";
+import { loadConfig } from "../config";
 import type { Clock, CoreHooks, DomainEvent, EmailSender, EventBus, Limiter, OutboundFetch, Services } from "../container";
 import { createDb, type Db, type RoundTripCounter, type SessionStart } from "../db/client";
 import { createLogger, type Logger } from "../lib/logger";
@@ -41,6 +41,11 @@ export function buildServices(env: Env, options: BuildOptions = {}): Services {
 /** The same container with another logger (one queue message's, say): everything else is shared. */
 export function withLog(services: Services, log: Logger): Services {
   return services instanceof Container ? new Container(services.shared, log) : { ...services, log };
+}
+
+/** Counter-store calls `services` made so far, without making its counter store when it has none yet. */
+export function limiterCalls(services: Services): number {
+  return services instanceof Container ? (services.shared.limiter?.calls ?? 0) : services.limiter.calls;
 }
 
 /**

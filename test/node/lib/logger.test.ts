@@ -48,9 +48,13 @@ describe("scrub", () => {
   });
 
   it("redacts key, credential and one-time-code members but not error codes", () => {
-    expect(
-      scrub({ data_encryption_key: "k", credential: "c", code: "123456", error_code: "NOT_FOUND", keyboard: "ok" }),
-    ).toEqual({ data_encryption_key: "[redacted]", credential: "[redacted]", code: "[redacted]", error_code: "NOT_FOUND", keyboard: "ok" });
+    expect(scrub({ data_encryption_key: "k", credential: "c", code: "123456", error_code: "NOT_FOUND", keyboard: "ok" })).toEqual({
+      data_encryption_key: "[redacted]",
+      credential: "[redacted]",
+      code: "[redacted]",
+      error_code: "NOT_FOUND",
+      keyboard: "ok",
+    });
   });
 
   it("renders dates, URLs and headers instead of flattening them to {}", () => {
@@ -98,11 +102,32 @@ describe("createLogger", () => {
   // The line is written member by member (the access log's cost, bench/README.md Issue 24): it
   // must be the text JSON.stringify gives for the scrubbed copy, member order included.
   it.each<[string, Record<string, unknown>, Record<string, unknown> | undefined]>([
-    ["an access log line", { request_id: "r1" }, { method: "GET", path: "/live", status: 200, duration_ms: 0, d1_round_trips: 0, limiter_calls: 0, client_ip: null }],
+    [
+      "an access log line",
+      { request_id: "r1" },
+      { method: "GET", path: "/live", status: 200, duration_ms: 0, d1_round_trips: 0, limiter_calls: 0, client_ip: null },
+    ],
     ["no fields", { request_id: "r1" }, undefined],
-    ["secrets, addresses and links", { request_id: "r1" }, { token: "t", password: undefined, note: "to x.y@example.org via https://a.example/r?token=1" }],
-    ["nested values", {}, { error: new Error("boom for a@b.org", { cause: "c" }), at: new Date(0), list: [1, { apiKey: "k" }], headers: new Headers({ cookie: "c" }) }],
-    ["members JSON.stringify leaves out or rewrites", { request_id: "r1" }, { nothing: undefined, fn: () => 1, sym: Symbol("s"), nan: Number.NaN, inf: Infinity, negZero: -0, yes: true }],
+    [
+      "secrets, addresses and links",
+      { request_id: "r1" },
+      { token: "t", password: undefined, note: "to x.y@example.org via https://a.example/r?token=1" },
+    ],
+    [
+      "nested values",
+      {},
+      {
+        error: new Error("boom for a@b.org", { cause: "c" }),
+        at: new Date(0),
+        list: [1, { apiKey: "k" }],
+        headers: new Headers({ cookie: "c" }),
+      },
+    ],
+    [
+      "members JSON.stringify leaves out or rewrites",
+      { request_id: "r1" },
+      { nothing: undefined, fn: () => 1, sym: Symbol("s"), nan: Number.NaN, inf: Infinity, negZero: -0, yes: true },
+    ],
     ["a member in both base and fields", { request_id: "r1", user_id: 1 }, { user_id: 2, status: 200 }],
     ["members named like the line's own", { request_id: "r1" }, { msg: "other", level: "x", ts: 0 }],
     ["integer-like member names", { request_id: "r1" }, { b: 1, 2: "two", a: 3 }],
@@ -111,7 +136,9 @@ describe("createLogger", () => {
     const lines: string[] = [];
     createLogger(base, (_level, line) => lines.push(line)).error("message for z@example.org", fields);
     const { ts } = JSON.parse(lines[0]!) as { ts: string };
-    expect(lines[0]).toBe(JSON.stringify({ ts, level: "error", msg: scrubText("message for z@example.org"), ...(scrub({ ...base, ...fields }) as object) }));
+    expect(lines[0]).toBe(
+      JSON.stringify({ ts, level: "error", msg: scrubText("message for z@example.org"), ...(scrub({ ...base, ...fields }) as object) }),
+    );
   });
 
   it("maskEmail keeps the first character and the domain", () => {

@@ -1,6 +1,6 @@
-import { TrieRouter } from "hono/router/trie-router";
-import { RegExpRouter } from "hono/router/reg-exp-router";
 import { UnsupportedPathError } from "hono/router";
+import { RegExpRouter } from "hono/router/reg-exp-router";
+import { TrieRouter } from "hono/router/trie-router";
 import { describe, expect, it } from "vitest";
 import { RememberingRouter } from "../../../src/lib/router";
 
