@@ -62,6 +62,12 @@ const OWN_ISOLATE = [
   "test/routes/products/export.test.ts",
 ];
 
+/**
+ * Options of the fuzz test (test/fuzz/openapi-fuzz.test.ts) that `npm run fuzz` passes in FUZZ_OPTIONS
+ * (JSON); `npm test` runs it with the defaults in that file.
+ */
+const fuzzOptions = () => (process.env.FUZZ_OPTIONS ? JSON.parse(process.env.FUZZ_OPTIONS) : undefined);
+
 const SHARED_RUNTIME_SETUP = ["./test/setup/fresh-storage.ts", "./test/setup/bootstrap-superuser.ts"];
 
 export default defineConfig(async (): Promise<ViteUserConfig> => {
@@ -95,6 +101,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             exclude: ["test/node/**", SLOW, ...OWN_ISOLATE],
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
+            provide: { fuzz: fuzzOptions() },
           },
         },
         {
