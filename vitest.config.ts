@@ -11,8 +11,18 @@ import { OAUTH_TEST_VARS, VIDEO_TEST_VARS } from "./test/support/fake-upstream-c
 // Its warnings and errors still show.
 process.env.WRANGLER_LOG ??= "warn";
 
+/**
+ * `PLUGIN_RPI_CAM=false npx vitest run` runs the suite with the camera plugin switched off, its own
+ * tests left out: what a deployment without cameras serves must pass on its own.
+ */
+const cameraPluginOff = process.env.PLUGIN_RPI_CAM === "false";
+const CAMERA_TESTS_WHEN_OFF = cameraPluginOff ? ["test/routes/plugins/rpi-cam/**", "test/durable-objects/camera-relay.test.ts"] : [];
+// The camera cases of the hardening files go with them.
+const CAMERA_CASES_WHEN_OFF = cameraPluginOff ? { testNamePattern: /^(?!.*(cameras and their commands|a camera command's body))/ } : {};
+
 /** Bindings the tests run with, on top of wrangler.toml's development values. */
 export const TEST_VARS = {
+  ...(cameraPluginOff ? { PLUGIN_RPI_CAM: "false" } : {}),
   // Cheap Argon2id so suites that create many accounts stay fast; production parameters are
   // the default and have a test of their own.
   ARGON2_MEMORY_KIB: "64",
@@ -98,7 +108,8 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           test: {
             name: "workers",
             include: ["test/**/*.test.ts"],
-            exclude: ["test/node/**", SLOW, ...OWN_ISOLATE],
+            exclude: ["test/node/**", SLOW, ...OWN_ISOLATE, ...CAMERA_TESTS_WHEN_OFF],
+            ...CAMERA_CASES_WHEN_OFF,
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
             provide: { fuzz: fuzzOptions() },
@@ -118,7 +129,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           test: {
             name: "slow",
             include: [SLOW],
-            exclude: ["test/node/**"],
+            exclude: ["test/node/**", ...CAMERA_TESTS_WHEN_OFF],
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
           },

@@ -158,7 +158,7 @@ export async function startApp(config, scriptPath, port, viaEntry, { name = "app
       d1Databases: { DB: "bench-relab" },
       kvNamespaces: ["KV"],
       r2Buckets: ["UPLOADS"],
-      queueProducers: { MEDIA_QUEUE: "relab-media" },
+      queueProducers: { MEDIA_QUEUE: "relab-media", EVENTS_QUEUE: "relab-events" },
       // RATE_LIMITER (one counter object per subject) and CAMERA_RELAY, from wrangler.toml.
       durableObjects: durableObjectsFrom(config),
       ...persist.options,

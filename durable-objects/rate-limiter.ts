@@ -1,5 +1,4 @@
 import { DurableObject } from "cloudflare:workers";
-import type { AppBindings } from "../src/env";
 
 /** One counter to take a unit from: its name, how many units a window holds, and the window's length. */
 export interface CounterSpec {
@@ -70,7 +69,7 @@ interface Window {
  * its minute once; an object that never holds a durable counter never touches storage, which
  * keeps the first request of each new client cheap.
  */
-export class RateLimiter extends DurableObject<AppBindings> {
+export class RateLimiter extends DurableObject<Env> {
   private readonly memory = new Map<string, Window>();
   private tableReady = false;
   /** The pending alarm; undefined until read from storage. */

@@ -1,9 +1,7 @@
-import type { AppBindings } from "./env";
-import { DEFAULT_RELAY_TIMEOUT_MS } from "./lib/camera-protocol";
-import { LIMITER_TIMEOUT_MS } from "./lib/rate-limits";
 import { type OAuthConfig, oauthOutboundEntries, parseOAuthConfig } from "./auth/oauth-config";
 import { parseDataKey } from "./lib/data-encryption";
 import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
+import { LIMITER_TIMEOUT_MS } from "./lib/rate-limits";
 import { BUILT_IN_SIGNATURES, parseSignatures, type Signature } from "./lib/signature-scan";
 
 /** OWASP's minimum Argon2id parameters; every environment but development refuses anything weaker. */
@@ -43,8 +41,6 @@ export interface AppConfig {
   oauth: OAuthConfig;
   /** The video platform's API (YouTube Data API v3) for live streams: `YOUTUBE_API_URL`, `VIDEO_PLATFORM_TIMEOUT_MS`. */
   videoPlatform: { apiUrl: string; timeoutMs: number };
-  /** `CAMERA_RELAY_TIMEOUT_MS`: how long a relayed camera command waits for the device (default 30 s). */
-  cameraRelayTimeoutMs: number;
   /** `RATE_LIMITS_ENABLED`: the request-rate limiters. The per-account guards (failure budgets, reset mail) are always on. */
   rateLimitsEnabled: boolean;
   /**
@@ -74,7 +70,7 @@ const cache = new WeakMap<object, AppConfig>();
  * requests of an isolate). A bad value throws `ConfigError`, which the error handler turns into a
  * 500 and a log line naming the variable.
  */
-export function loadConfig(env: AppBindings): AppConfig {
+export function loadConfig(env: Env): AppConfig {
   let config = cache.get(env);
   if (!config) {
     config = parseConfig(env);
@@ -83,7 +79,7 @@ export function loadConfig(env: AppBindings): AppConfig {
   return config;
 }
 
-function parseConfig(env: AppBindings): AppConfig {
+function parseConfig(env: Env): AppConfig {
   // No default: a deployment that forgot ENVIRONMENT must not get development behaviour
   // (the email outbox, relaxed hashing).
   const environment = env.ENVIRONMENT?.trim();
@@ -159,7 +155,6 @@ function parseConfig(env: AppBindings): AppConfig {
     malwareScan,
     oauth,
     videoPlatform: { apiUrl: videoApiUrl, timeoutMs: positiveInt(env.VIDEO_PLATFORM_TIMEOUT_MS, "VIDEO_PLATFORM_TIMEOUT_MS", 10_000) },
-    cameraRelayTimeoutMs: positiveInt(env.CAMERA_RELAY_TIMEOUT_MS, "CAMERA_RELAY_TIMEOUT_MS", DEFAULT_RELAY_TIMEOUT_MS),
     rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
     rateLimitStoreTimeoutMs: positiveInt(env.RATE_LIMIT_STORE_TIMEOUT_MS, "RATE_LIMIT_STORE_TIMEOUT_MS", LIMITER_TIMEOUT_MS.failOpen, 30_000),
   };
@@ -173,7 +168,7 @@ function outboundPolicy(isDevelopment: boolean, entries: string[]): OutboundPoli
   }
 }
 
-function parseMalwareScan(env: AppBindings): MalwareScanConfig {
+function parseMalwareScan(env: Env): MalwareScanConfig {
   let extra: Signature[];
   try {
     extra = parseSignatures(env.MALWARE_SIGNATURES);
@@ -206,7 +201,8 @@ function httpUrl(value: string | undefined, name: string): string {
   return url.href.replace(/\/+$/, "");
 }
 
-function flag(value: string | undefined, name: string, fallback: boolean): boolean {
+/** A `true`/`false` variable (case-insensitive); unset or blank is `fallback`. For plugins' own settings too. */
+export function flag(value: string | undefined, name: string, fallback: boolean): boolean {
   const trimmed = value?.trim().toLowerCase();
   if (!trimmed) return fallback;
   if (trimmed === "true") return true;
@@ -219,7 +215,8 @@ function optional(value: string | undefined): string | null {
   return trimmed ? trimmed : null;
 }
 
-function positiveInt(value: string | undefined, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+/** A positive integer variable, at most `max`; unset or blank is `fallback`. For plugins' own settings too. */
+export function positiveInt(value: string | undefined, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value.trim() === "") return fallback;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 1) {

@@ -1,10 +1,7 @@
-import type { Db, RoundTripCounter } from "./db/client";
-import type { AppConfig } from "./config";
+import type { SessionUser } from "./auth/session-user";
+import type { Services } from "./container";
+import type { HeldKey } from "./lib/idempotency-key";
 import type { Logger } from "./lib/logger";
-import type { EmailSender } from "./services/email";
-import type { HeldKey } from "./services/idempotency";
-import type { Limiter } from "./services/rate-limiter";
-import type { SessionUser } from "./services/sessions";
 
 /** How the signed-in caller presented its access token. */
 export interface SessionInfo {
@@ -12,24 +9,13 @@ export interface SessionInfo {
   sessionId: string;
 }
 
-/**
- * Every binding, variable and secret the Worker reads (`worker-configuration.d.ts`, generated
- * from wrangler.toml and .dev.vars.example). A secret typed `string` may still be unset in a
- * deployment; `loadConfig` is the only reader of raw values and treats unset as empty.
- */
-export type AppBindings = Env;
-
 /** Per-request values set by the middleware in `app.ts`, read with `c.get(name)` (a map lookup; `c.var` copies every variable on each access). */
 export interface AppVariables {
   requestId: string;
   log: Logger;
   clientIp: string | null;
-  config: AppConfig;
-  db: Db;
-  roundTrips: RoundTripCounter;
-  email: EmailSender;
-  /** The counter store (`RATE_LIMITER`) behind its time-out. */
-  limiter: Limiter;
+  /** The request's service container (src/container.ts), built by `requestServices`. */
+  services: Services;
   /** Set by `authenticate`: the signed-in user, or null for an anonymous request. */
   user: SessionUser | null;
   session: SessionInfo | null;
@@ -39,7 +25,11 @@ export interface AppVariables {
   idempotencyKey?: HeldKey;
 }
 
+/**
+ * Hono's environment: the Worker's bindings (the global `Env` of `worker-configuration.d.ts`,
+ * generated from wrangler.toml and .dev.vars.example) and the request's variables.
+ */
 export interface AppEnv {
-  Bindings: AppBindings;
+  Bindings: Env;
   Variables: AppVariables;
 }

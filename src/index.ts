@@ -1,13 +1,50 @@
-import { app } from "./app";
-import type { AppBindings } from "./env";
+import { appFor } from "./app";
+import { createLogger } from "./lib/logger";
+import { enabledPlugins } from "./plugin";
+import { INSTALLED_PLUGINS } from "./plugins/installed";
+import { EVENTS_QUEUE, handleEventBatch } from "./queues/events";
 import { handleMediaBatch } from "./queues/media";
-import { handleScheduled } from "./queues/media-requeue";
+import { requeueStrandedMedia } from "./queues/media-requeue";
+import { buildServices } from "./services/build-services";
 
-export { CameraRelay } from "../durable-objects/camera-relay";
+// Every Durable Object class wrangler.toml binds is exported, whether or not its plugin is on.
 export { RateLimiter } from "../durable-objects/rate-limiter";
+export { CameraRelay } from "./plugins/rpi-cam/durable-objects/camera-relay";
+
+/** `waitUntil` of the execution context, when there is one (tests may call a handler without). */
+const deferTo = (ctx: ExecutionContext | undefined) => (ctx ? (work: Promise<unknown>) => ctx.waitUntil(work) : undefined);
 
 export default {
-  fetch: app.fetch,
-  queue: handleMediaBatch,
-  scheduled: handleScheduled,
-} satisfies ExportedHandler<AppBindings>;
+  /** The app of the plugins this deployment enables (src/app.ts). */
+  fetch: (request: Request, env: Env, ctx: ExecutionContext) => appFor(env).fetch(request, env, ctx),
+
+  /** One container per batch: domain events go to the enabled plugins; media jobs and their dead letters to the media consumer. */
+  async queue(batch: MessageBatch, env: Env, ctx?: ExecutionContext) {
+    const svc = buildServices(env, { log: createLogger({ queue: batch.queue }), defer: deferTo(ctx), plugins: INSTALLED_PLUGINS });
+    if (batch.queue === EVENTS_QUEUE) await handleEventBatch(batch, svc, enabledPlugins(INSTALLED_PLUGINS, env));
+    else await handleMediaBatch(batch, svc);
+  },
+
+  /**
+   * The Cron Trigger (wrangler.toml, every five minutes), as of the scheduled time: stranded uploads
+   * are queued again, and each enabled plugin reconciles (clean-up an event missed). Each part runs
+   * whatever the others do; the run fails with the first error.
+   */
+  async scheduled(controller: ScheduledController, env: Env, ctx?: ExecutionContext) {
+    const log = createLogger({ cron: controller.cron, scheduled_time: new Date(controller.scheduledTime).toISOString() });
+    const svc = buildServices(env, { log, defer: deferTo(ctx), plugins: INSTALLED_PLUGINS });
+    const parts = [
+      requeueStrandedMedia(svc, Math.floor(controller.scheduledTime / 1000)),
+      ...enabledPlugins(INSTALLED_PLUGINS, env).map(async (plugin) => {
+        try {
+          await plugin.scheduled?.(svc, controller.scheduledTime);
+        } catch (error) {
+          log.error("plugin scheduled work failed", { plugin: plugin.name, error });
+          throw error;
+        }
+      }),
+    ];
+    const failure = (await Promise.allSettled(parts)).find((outcome) => outcome.status === "rejected");
+    if (failure) throw failure.reason;
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,4 +1,3 @@
-import type { AppBindings } from "../env";
 
 /** A sign-in provider (Google, GitHub) or the video-platform association (`google-youtube`). */
 export type OAuthProvider = "google" | "github" | "google-youtube";
@@ -56,7 +55,7 @@ const value = (text: string | undefined) => text?.trim() || null;
  * endpoints default to the providers' own and can point elsewhere (the tests' fake provider).
  * `google-youtube` uses the Google client with the video scope.
  */
-export function parseOAuthConfig(env: AppBindings, appUrl: string): OAuthConfig {
+export function parseOAuthConfig(env: Env, appUrl: string): OAuthConfig {
   const providers: OAuthConfig["providers"] = {};
   const googleId = value(env.OAUTH_GOOGLE_CLIENT_ID);
   const googleSecret = value(env.OAUTH_GOOGLE_CLIENT_SECRET);

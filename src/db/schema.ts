@@ -12,7 +12,7 @@ import {
 } from "drizzle-orm/sqlite-core";
 
 /** Unix seconds: the API's timestamps have seconds precision, and SQLite date functions read them directly. */
-const timestamps = {
+export const timestamps = {
   createdAt: integer("created_at", { mode: "timestamp" }).notNull().default(sql`(unixepoch())`),
   updatedAt: integer("updated_at", { mode: "timestamp" }).notNull().default(sql`(unixepoch())`),
 };
@@ -473,66 +473,6 @@ export const idBlocks = sqliteTable("id_blocks", {
   nextId: integer("next_id").notNull(),
 });
 
-/**
- * Paired camera devices (the rpi-cam plugin). The backend keeps the device's public key only
- * (an ES256 JWK): devices prove who they are with short-lived assertions signed by the private
- * key they never hand over. Gone with their owner's account (ON DELETE CASCADE).
- */
-export const cameras = sqliteTable(
-  "cameras",
-  {
-    /** A UUID (decisions.md: cameras have string ids). */
-    id: text("id").primaryKey(),
-    ownerId: integer("owner_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
-    name: text("name").notNull(),
-    description: text("description"),
-    /** The `kid` every assertion of this camera must name. */
-    keyId: text("key_id").notNull(),
-    /** `{kty, crv, x, y}` of the device's P-256 public key, as JSON. */
-    publicKeyJwk: text("public_key_jwk").notNull(),
-    /** Unix seconds of the last heartbeat the camera's relay object saw (written at most once a minute). */
-    lastSeenAt: integer("last_seen_at"),
-    ...timestamps,
-  },
-  (t) => [index("cameras_owner_idx").on(t.ownerId, t.createdAt)],
-);
-
-/**
- * Pairing codes a device registered and is polling, for ten minutes. `camera_id` is set by the
- * owner's claim; the device's one `paired` poll deletes the row.
- */
-export const cameraPairings = sqliteTable(
-  "camera_pairings",
-  {
-    code: text("code").primaryKey(),
-    /** SHA-256 (hex) of the device's fingerprint: the poll compares digests in constant time. */
-    fingerprintHash: text("fingerprint_hash").notNull(),
-    keyId: text("key_id").notNull(),
-    publicKeyJwk: text("public_key_jwk").notNull(),
-    cameraId: text("camera_id").references(() => cameras.id, { onDelete: "cascade" }),
-    /** Unix seconds. */
-    expiresAt: integer("expires_at").notNull(),
-    createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
-  },
-  (t) => [index("camera_pairings_expires_idx").on(t.expiresAt)],
-);
-
-/** `jti`s of device assertions already used, kept until the assertion would have expired anyway. */
-export const cameraAssertionJtis = sqliteTable(
-  "camera_assertion_jtis",
-  {
-    cameraId: text("camera_id")
-      .notNull()
-      .references(() => cameras.id, { onDelete: "cascade" }),
-    jti: text("jti").notNull(),
-    /** Unix seconds: the assertion's `exp`. */
-    expiresAt: integer("expires_at").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.cameraId, t.jti] }), index("camera_assertion_jtis_expires_idx").on(t.cameraId, t.expiresAt)],
-);
-
 /** The identity providers and the video-platform association an account can link. */
 export const OAUTH_PROVIDERS = ["google", "github", "google-youtube"] as const;
 
@@ -593,32 +533,4 @@ export const oauthHandoffs = sqliteTable("oauth_handoffs", {
 export const oauthStateUses = sqliteTable("oauth_state_uses", {
   nonce: text("nonce").primaryKey(),
   expiresAt: integer("expires_at").notNull(),
-});
-
-/**
- * A camera's live stream to the video platform, while it runs (at most one per camera). The
- * stream key is sealed (AES-256-GCM, context `stream-key:<camera_id>`): it is a credential to
- * broadcast on the owner's channel. Gone when the stream ends, or with its camera, owner or product.
- */
-export const cameraStreams = sqliteTable("camera_streams", {
-  cameraId: text("camera_id")
-    .primaryKey()
-    .references(() => cameras.id, { onDelete: "cascade" }),
-  userId: integer("user_id")
-    .notNull()
-    .references(() => users.id, { onDelete: "cascade" }),
-  productId: integer("product_id")
-    .notNull()
-    .references(() => products.id, { onDelete: "cascade" }),
-  broadcastId: text("broadcast_id").notNull(),
-  streamId: text("stream_id").notNull(),
-  streamKeySealed: text("stream_key_sealed").notNull(),
-  title: text("title").notNull(),
-  description: text("description"),
-  privacyStatus: text("privacy_status", { enum: ["public", "private", "unlisted"] }).notNull(),
-  startedAt: integer("started_at").notNull(),
-  /** The broadcast's life-cycle status as last read from the platform, reused for a while (API quota). */
-  platformStatus: text("platform_status"),
-  /** Unix seconds of that read; null before the first. */
-  platformCheckedAt: integer("platform_checked_at"),
 });

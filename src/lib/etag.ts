@@ -1,4 +1,5 @@
-import type { Context } from "hono";
+import type { Context, TypedResponse } from "hono";
+import type { JSONParsed } from "hono/utils/types";
 import { toBase64Url } from "./encoding";
 
 /** A strong ETag over a JSON body: the first 128 bits of its SHA-256, base64url, quoted. */
@@ -14,14 +15,19 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
   return header.split(",").some((candidate) => candidate.trim().replace(/^W\//, "") === etag);
 }
 
+/** The two answers of an ETag'd JSON read, typed as a route's 200 (the payload) and 304 (no body) responses. */
+export type JsonWithEtag<T> = (Response & TypedResponse<JSONParsed<T>, 200, "json">) | (Response & TypedResponse<{}, 304, string>);
+
 /**
  * Answers a viewer-dependent JSON read with an `ETag` over the whole body, or 304 when the
  * client's `If-None-Match` already names it. `Cache-Control: no-store` keeps shared caches out.
  */
-export async function jsonWithEtag(c: Context, payload: unknown): Promise<Response> {
+export async function jsonWithEtag<T>(c: Context, payload: T): Promise<JsonWithEtag<T>> {
   const body = JSON.stringify(payload);
   const etag = await etagOf(body);
   const headers = { ETag: etag, "Cache-Control": "no-store" };
-  if (matchesIfNoneMatch(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
-  return c.body(body, 200, { ...headers, "Content-Type": "application/json" });
+  // The body is serialised once, for the tag and the answer alike, so the answer is built as bytes
+  // and typed here as what `c.json(payload, 200)` and a bodiless 304 would have been.
+  if (matchesIfNoneMatch(c.req.header("if-none-match"), etag)) return c.newResponse(null, 304, headers) as JsonWithEtag<T>;
+  return c.newResponse(body, 200, { ...headers, "Content-Type": "application/json" }) as JsonWithEtag<T>;
 }

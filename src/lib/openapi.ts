@@ -10,7 +10,13 @@ export const SECURITY = { bearer: "bearerAuth", cookie: "cookieAuth" } as const;
 /** `security` of a route that needs a signed-in user: a bearer token or the session cookie. */
 export const SIGNED_IN: Record<string, string[]>[] = [{ [SECURITY.bearer]: [] }, { [SECURITY.cookie]: [] }];
 
-const TAGS = [
+/** A tag of the document, with its description. */
+export interface OpenApiTag {
+  name: string;
+  description: string;
+}
+
+const TAGS: OpenApiTag[] = [
   { name: "Auth", description: "Registration, sign-in over bearer tokens or cookie sessions, and account recovery." },
   { name: "Users", description: "Your own account: profile, preferences, email and password changes." },
   { name: "Products", description: "Base products and their components, nested to any depth, with bills of materials and videos." },
@@ -18,11 +24,6 @@ const TAGS = [
     name: "Media",
     description:
       "Images and research files of base products and components (sanitised, malware-scanned, thumbnailed), videos of base products, and the downloads under `/uploads`.",
-  },
-  {
-    name: "Cameras",
-    description:
-      "The Raspberry Pi camera plugin: pair a camera, see whether it is online, take pictures onto your products, and relay its controls. The device's own side (pairing, callbacks, tunnel) is a private contract outside this schema.",
   },
   { name: "Reference data", description: "Public lookups: taxonomies, categories, materials, product types, units." },
   { name: "Statistics", description: "Public aggregate counts over the dataset, cached for a few minutes." },
@@ -142,6 +143,13 @@ function addConstraintResponses(document: Document): void {
 
 const documents = new WeakMap<object, Document>();
 
+const extraTags = new WeakMap<object, OpenApiTag[]>();
+
+/** Adds tags to the document of `app` (a plugin's, when its routes are mounted). */
+export function registerTags(app: OpenAPIHono<AppEnv>, tags: readonly OpenApiTag[]): void {
+  extraTags.set(app, [...(extraTags.get(app) ?? []), ...tags]);
+}
+
 /**
  * The OpenAPI 3.1 document of `app`, generated once per isolate; `serverUrl` (the request's
  * origin) is filled in per call.
@@ -152,7 +160,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string): Do
     document = app.getOpenAPI31Document({
       openapi: "3.1.0",
       info: { title: "relab research-data API", version: API_VERSION, description: DESCRIPTION },
-      tags: TAGS,
+      tags: [...TAGS, ...(extraTags.get(app) ?? [])],
     });
     addRateLimitedResponses(document);
     addCrossSiteResponses(document);

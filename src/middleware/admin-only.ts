@@ -1,9 +1,9 @@
 import { createMiddleware } from "hono/factory";
-import { authenticate } from "../auth/authenticate";
-import { requireAdmin } from "../auth/permissions";
 import type { AppEnv } from "../env";
 import { audit } from "../lib/audit";
 import { ApiError } from "../lib/problem";
+import { authenticate } from "./authenticate";
+import { requireAdmin } from "./guards";
 
 const signedIn = authenticate("required");
 

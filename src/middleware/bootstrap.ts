@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
-import { createDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { ensureBootstrapSuperuser } from "../services/bootstrap";
+import { buildServices } from "../services/build-services";
 
 // One run per database binding per isolate; a failed run is forgotten so the next request retries.
 const runs = new WeakMap<object, Promise<unknown>>();
@@ -16,7 +16,8 @@ export function ensureBootstrap({ bestEffort = false } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     let run = runs.get(c.env.DB);
     if (!run) {
-      run = ensureBootstrapSuperuser(createDb(c.env.DB).db, c.get("config"), c.get("log"));
+      // Its own container: the run outlives this request and is shared with those that arrive meanwhile.
+      run = ensureBootstrapSuperuser(buildServices(c.env, { log: c.get("log") }));
       runs.set(c.env.DB, run);
       run.catch(() => runs.delete(c.env.DB));
     }

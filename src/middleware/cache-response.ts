@@ -62,7 +62,7 @@ export function cacheResponse(namespace: CacheNamespace) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const url = new URL(c.req.url);
     const key = cacheKey(namespace, requestKey(url));
-    const kv = c.env.KV;
+    const kv = c.get("services").bindings.KV;
     const startedAt = Date.now();
     let stored: { value: string | null; metadata: CachedMeta | null } = { value: null, metadata: null };
     let clearedAt = 0;

@@ -25,7 +25,7 @@ export function isAllowedOrigin(origin: string, allowed: ReadonlySet<string>, re
 export const cors = createMiddleware<AppEnv>(async (c, next) => {
   const origin = c.req.header("origin");
   const allowed =
-    origin !== undefined && isAllowedOrigin(origin, c.get("config").corsOrigins, c.req.url);
+    origin !== undefined && isAllowedOrigin(origin, c.get("services").config.corsOrigins, c.req.url);
   const isPreflight =
     c.req.method === "OPTIONS" && origin !== undefined && c.req.header("access-control-request-method");
 

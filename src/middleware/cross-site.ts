@@ -22,7 +22,7 @@ export const crossSiteProtection = createMiddleware<AppEnv>(async (c, next) => {
     if (isSessionLogin || hasSessionCookie(c.req.header("cookie"))) {
       const origin = c.req.header("origin");
       const crossSite = c.req.header("sec-fetch-site")?.toLowerCase() === "cross-site";
-      if (crossSite || (origin !== undefined && !isAllowedOrigin(origin, c.get("config").corsOrigins, c.req.url))) {
+      if (crossSite || (origin !== undefined && !isAllowedOrigin(origin, c.get("services").config.corsOrigins, c.req.url))) {
         throw new ApiError(403, {
           code: "CROSS_SITE_REQUEST_REFUSED",
           detail: "Cross-site requests that use the session cookies are refused; call from an allowed origin or use a bearer token.",

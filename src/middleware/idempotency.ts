@@ -1,19 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { requireUser } from "../auth/permissions";
+import type { Services } from "../container";
 import type { AppEnv } from "../env";
+import type { HeldKey } from "../lib/idempotency-key";
 import { ApiError } from "../lib/problem";
-import {
-  claimKey,
-  type ClaimResult,
-  type HeldKey,
-  releaseKey,
-  requestInProgress,
-  sha256Hex,
-  storeResponse,
-  type StoredResponse,
-} from "../services/idempotency";
+import { claimKey, type ClaimResult, releaseKey, requestInProgress, sha256Hex, storeResponse, type StoredResponse } from "../services/idempotency";
+import { requireUser } from "./guards";
 
 /** The request header that names a create request for safe retries. */
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
@@ -84,7 +77,7 @@ function storeUnavailable(): ApiError {
   });
 }
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
+const nowSeconds = ({ clock }: Pick<Services, "clock">) => Math.floor(clock.now() / 1000);
 
 /**
  * Runs the route for a held key, then keeps its answer: a 2xx response is stored for replay,
@@ -94,11 +87,11 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  * it sees the outcome. Their failures are logged, not raised: the request has run.
  */
 async function runClaimed(c: Context<AppEnv>, held: HeldKey, next: () => Promise<void>): Promise<void> {
-  const db = c.get("db");
-  const log = c.get("log");
+  const services = c.get("services");
+  const log = services.log;
   const release = async () => {
     try {
-      if (!(await releaseKey(db, held))) log.warn("idempotency key not released: committed, or taken over");
+      if (!(await releaseKey(services, held))) log.warn("idempotency key not released: committed, or taken over");
     } catch (error) {
       // The marker stays until its lease ends; retries meanwhile get 409.
       log.error("idempotency key release failed", { error });
@@ -125,7 +118,7 @@ async function runClaimed(c: Context<AppEnv>, held: HeldKey, next: () => Promise
   }
   const stored: StoredResponse = { status: response.status, body: await response.clone().text(), headers };
   try {
-    if (!(await storeResponse(db, held, stored, nowSeconds()))) {
+    if (!(await storeResponse(services, held, stored, nowSeconds(services)))) {
       log.warn("idempotency marker was taken over before the response was stored");
     }
   } catch (error) {
@@ -177,11 +170,11 @@ export function idempotent(options: IdempotencyOptions = {}) {
     // Hono caches the body it read here, so the route's validator reads the same bytes again.
     const bodyHash = await sha256Hex(await c.req.arrayBuffer());
     const scope = `${c.req.method} ${url.pathname}`;
-    const input = { userId: user.id, key, scope, target: `${scope}${url.search}`, bodyHash, now: nowSeconds() };
+    const input = { userId: user.id, key, scope, target: `${scope}${url.search}`, bodyHash, now: nowSeconds(c.get("services")) };
 
     let result: ClaimResult;
     try {
-      result = await claimKey(c.get("db"), input);
+      result = await claimKey(c.get("services"), input);
     } catch (error) {
       c.get("log").error("idempotency store unavailable", { error });
       throw storeUnavailable();

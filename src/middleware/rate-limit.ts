@@ -1,10 +1,10 @@
 import { createMiddleware } from "hono/factory";
-import { presentedAccessToken } from "../auth/authenticate";
 import { readAccessToken } from "../auth/tokens";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import { planRequestLimits } from "../lib/rate-limits";
 import { enforceLimits, rateLimited, rateLimitHeaders, subjects } from "../services/rate-limiter";
+import { presentedAccessToken } from "./authenticate";
 
 /**
  * The request-rate limiters of `/v1`: counts the request in its general bucket (and an
@@ -14,15 +14,14 @@ import { enforceLimits, rateLimited, rateLimitHeaders, subjects } from "../servi
  * identity. Off when `RATE_LIMITS_ENABLED=false`.
  */
 export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
-  const config = c.get("config");
+  const services = c.get("services");
+  const { config, limiter } = services;
   if (!config.rateLimitsEnabled) return next();
 
   const presented = presentedAccessToken(c.req.header("authorization"), c.req.header("cookie"));
-  const claims = presented?.token ? await readAccessToken(config.tokenSecret, presented.token, Date.now() / 1000) : null;
+  const claims = presented?.token ? await readAccessToken(config.tokenSecret, presented.token, services.clock.now() / 1000) : null;
   const userId = claims?.userId ?? null;
   const plan = planRequestLimits(c.req.method, c.req.path, userId);
-  const limiter = c.get("limiter");
-  const deps = { limiter, log: c.get("log") };
   const calls = [
     ...(plan.ip.length > 0 ? [{ subject: subjects.ip(c.get("clientIp")), names: plan.ip }] : []),
     ...(plan.user.length > 0 && userId !== null ? [{ subject: subjects.user(userId), names: plan.user }] : []),
@@ -36,7 +35,7 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
   }
   const remember = calls.length === 1;
   const settled = await Promise.allSettled(
-    calls.map((call) => enforceLimits(deps, call.subject, call.names, { userId, remember })),
+    calls.map((call) => enforceLimits(services, call.subject, call.names, { userId, remember })),
   );
   const refusal = settled.find((outcome) => outcome.status === "rejected");
   if (refusal) {
@@ -48,7 +47,7 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
         try {
           await limiter.refund(calls[i]!.subject, outcome.value.counters);
         } catch (error) {
-          deps.log.warn("rate limit refund failed", { limits: calls[i]!.names.join(","), error });
+          services.log.warn("rate limit refund failed", { limits: calls[i]!.names.join(","), error });
         }
       }),
     );

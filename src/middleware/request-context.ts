@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import type { Services } from "../container";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import { createLogger } from "../lib/logger";
@@ -29,10 +30,12 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 
   const headers = writableHeaders(c);
   headers.set("X-Request-ID", requestId);
-  const roundTrips = c.get("roundTrips")?.count ?? 0;
-  if (c.get("config")?.isDevelopment) {
+  const services = c.get("services") as Services | undefined;
+  const roundTrips = services?.roundTrips.count ?? 0;
+  const limiterCalls = services?.limiter.calls ?? 0;
+  if (services?.config.isDevelopment) {
     headers.append("Server-Timing", `d1;desc="${roundTrips} round trips"`);
-    headers.append("Server-Timing", `limiter;desc="${c.get("limiter")?.calls ?? 0} calls"`);
+    headers.append("Server-Timing", `limiter;desc="${limiterCalls} calls"`);
   }
   log.info("request", {
     method: c.req.method,
@@ -40,7 +43,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     status: c.res.status,
     duration_ms: Date.now() - started,
     d1_round_trips: roundTrips,
-    limiter_calls: c.get("limiter")?.calls ?? 0,
+    limiter_calls: limiterCalls,
     client_ip: c.get("clientIp"),
   });
 });

@@ -1,6 +1,7 @@
 import { every } from "hono/combine";
 import { createMiddleware } from "hono/factory";
 import { secureHeaders } from "hono/secure-headers";
+import type { Services } from "../container";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 
@@ -57,7 +58,7 @@ const afterHandler = createMiddleware<AppEnv>(async (c, next) => {
   const headers = writableHeaders(c);
   if (c.res.status >= 400 || !headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
   // Without a loaded configuration the environment is unknown: send HSTS rather than risk omitting it.
-  if (c.get("config")?.isProduction ?? true) {
+  if ((c.get("services") as Services | undefined)?.config.isProduction ?? true) {
     headers.set("Strict-Transport-Security", "max-age=63072000; includeSubDomains");
   }
 });

@@ -1,9 +1,7 @@
-import { createDb } from "../db/client";
-import type { AppBindings } from "../env";
-import type { Logger } from "../lib/logger";
+import type { Services } from "../container";
 import { rejectMedia } from "../services/media";
+import type { MediaMessage } from "../services/media-messages";
 import { quarantineKey } from "../services/media-storage";
-import type { MediaMessage } from "./media-messages";
 
 /** The queue failed messages end in, after `max_retries` (wrangler.toml). */
 export const DEAD_LETTER_QUEUE = "relab-media-dlq";
@@ -15,12 +13,12 @@ export const DEAD_LETTER_QUEUE = "relab-media-dlq";
  * reported: the image stays served with its own URL as thumbnail, and unreferenced objects stay
  * until an operator removes them.
  */
-export async function handleDeadLetter(body: unknown, env: AppBindings, log: Logger): Promise<void> {
+export async function handleDeadLetter(svc: Services, body: unknown): Promise<void> {
+  const { log } = svc;
   const message = body as Partial<MediaMessage> | null;
   log.error("media message dead-lettered", { type: typeof message?.type === "string" ? message.type : null });
   if (message?.type !== "media.scan" || typeof message.id !== "string" || (message.kind !== "images" && message.kind !== "files")) return;
-  const { db } = createDb(env.DB);
-  const rejected = await rejectMedia(db, message.kind, message.id, "unscanned", "pending");
-  await env.UPLOADS.delete(quarantineKey(message.kind, message.id));
+  const rejected = await rejectMedia(svc, message.kind, message.id, "unscanned", "pending");
+  await svc.bindings.UPLOADS.delete(quarantineKey(message.kind, message.id));
   log.error("unscanned upload rejected", { media: message.kind, media_id: message.id, row_rejected: rejected !== null });
 }

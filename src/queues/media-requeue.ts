@@ -1,9 +1,8 @@
 import { sql } from "drizzle-orm";
-import { batchRows, createDb, type Db } from "../db/client";
-import type { AppBindings } from "../env";
-import { createLogger, type Logger } from "../lib/logger";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { MediaMessage } from "../services/media-messages";
 import type { MediaKind } from "../services/media-storage";
-import type { MediaMessage } from "./media-messages";
 
 /**
  * An upload still `pending` this long after its scan was last queued has lost its message (a
@@ -32,7 +31,8 @@ export type Requeued = Record<MediaKind, string[]>;
  * search to the pending rows. The scan job is idempotent, so a message that was only late does no
  * harm. Should the queue refuse, the claimed rows come round again after another interval.
  */
-export async function requeueStrandedMedia(db: Db, queue: Queue, now: number, log: Logger, limit = REQUEUE_BATCH): Promise<Requeued> {
+export async function requeueStrandedMedia(svc: Pick<Services, "db" | "bindings" | "log">, now: number, limit = REQUEUE_BATCH): Promise<Requeued> {
+  const { log } = svc;
   const cutoff = now - REQUEUE_AFTER_SECONDS;
   const claim = (kind: MediaKind) => {
     const table = sql.raw(kind);
@@ -41,14 +41,14 @@ export async function requeueStrandedMedia(db: Db, queue: Queue, now: number, lo
         AND status = 'pending'
       RETURNING id`;
   };
-  const [images, files] = await batchRows<[{ id: string }, { id: string }]>(db, [claim("images"), claim("files")]);
+  const [images, files] = await batchRows<[{ id: string }, { id: string }]>(svc.db, [claim("images"), claim("files")]);
   const requeued: Requeued = { images: images.map((row) => row.id), files: files.map((row) => row.id) };
   const messages = (["images", "files"] as const).flatMap((kind) =>
     requeued[kind].map((id) => ({ body: { type: "media.scan", kind, id } satisfies MediaMessage })),
   );
   for (let i = 0; i < messages.length; i += 100) {
     try {
-      await queue.sendBatch(messages.slice(i, i + 100));
+      await svc.bindings.MEDIA_QUEUE.sendBatch(messages.slice(i, i + 100));
     } catch (error) {
       log.error("stranded uploads could not be queued again", { error, messages: messages.length });
       throw error;
@@ -56,14 +56,4 @@ export async function requeueStrandedMedia(db: Db, queue: Queue, now: number, lo
   }
   if (messages.length > 0) log.warn("stranded uploads queued again", { images: requeued.images.length, files: requeued.files.length });
   return requeued;
-}
-
-/**
- * The Worker's `scheduled` handler, run by the Cron Trigger of wrangler.toml (every five minutes):
- * re-queues stranded uploads, as of the scheduled time.
- */
-export async function handleScheduled(controller: ScheduledController, env: AppBindings): Promise<void> {
-  const log = createLogger({ cron: controller.cron, scheduled_time: new Date(controller.scheduledTime).toISOString() });
-  const { db } = createDb(env.DB);
-  await requeueStrandedMedia(db, env.MEDIA_QUEUE, Math.floor(controller.scheduledTime / 1000), log);
 }

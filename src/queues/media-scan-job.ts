@@ -1,26 +1,21 @@
 import { sql } from "drizzle-orm";
-import { loadConfig } from "../config";
-import { createDb, type Db } from "../db/client";
-import type { AppBindings } from "../env";
+import type { Services } from "../container";
+import type { RowOf } from "../db/rows";
+import type { files, images } from "../db/schema";
 import { audit } from "../lib/audit";
 import { ImageStructureError } from "../lib/images/exif";
 import { sniffImageFormat } from "../lib/images/formats";
 import { makeThumbnails, type Thumbnail } from "../lib/images/thumbnails";
-import type { Logger } from "../lib/logger";
 import { rejectMedia } from "../services/media";
+import type { MediaMessage } from "../services/media-messages";
 import { THUMBNAIL_WIDTHS, thumbnailKey } from "../services/media-records";
 import { builtInScan, externalScan, type ScanVerdict } from "../services/media-scan";
 import { deleteUnreferencedObjects, IMMUTABLE_CACHE, type MediaKind, quarantineKey, servedKey } from "../services/media-storage";
-import type { MediaMessage } from "./media-messages";
 
-interface QueuedRow {
-  storage_key: string;
-  content_type: string;
-  status: "pending" | "clean" | "rejected";
-}
+type QueuedRow = RowOf<typeof images | typeof files, "storage_key" | "content_type" | "status">;
 
-async function readRow(db: Db, kind: MediaKind, id: string): Promise<QueuedRow | undefined> {
-  const rows = await db.all<QueuedRow>(sql`SELECT storage_key, content_type, status FROM ${sql.raw(kind)} WHERE id = ${id}`);
+async function readRow(svc: Pick<Services, "db">, kind: MediaKind, id: string): Promise<QueuedRow | undefined> {
+  const rows = await svc.db.all<QueuedRow>(sql`SELECT storage_key, content_type, status FROM ${sql.raw(kind)} WHERE id = ${id}`);
   return rows[0];
 }
 
@@ -35,11 +30,11 @@ async function readRow(db: Db, kind: MediaKind, id: string): Promise<QueuedRow |
  * failure throws, so the message is retried and, in the end, dead-lettered, which rejects the
  * upload as `unscanned` (fail closed).
  */
-export async function scanJob(message: Extract<MediaMessage, { type: "media.scan" }>, env: AppBindings, log: Logger): Promise<void> {
+export async function scanJob(svc: Services, message: Extract<MediaMessage, { type: "media.scan" }>): Promise<void> {
   const { kind, id } = message;
-  const { db } = createDb(env.DB);
-  const bucket = env.UPLOADS;
-  const row = await readRow(db, kind, id);
+  const { db, log } = svc;
+  const bucket = svc.bindings.UPLOADS;
+  const row = await readRow(svc, kind, id);
   if (row?.status !== "pending") {
     await bucket.delete(quarantineKey(kind, id));
     if (!row) log.info("media scan skipped: the upload was deleted", { media: kind, media_id: id });
@@ -49,14 +44,14 @@ export async function scanJob(message: Extract<MediaMessage, { type: "media.scan
   if (!quarantined) {
     // The bytes are stored before the row, and removed only after the row is settled: a row still
     // pending here lost them (or another delivery settled it meanwhile, and this changes nothing).
-    await rejectMedia(db, kind, id, "unscanned", "pending");
+    await rejectMedia(svc, kind, id, "unscanned", "pending");
     log.error("pending upload without its quarantined bytes rejected", { media: kind, media_id: id });
     return;
   }
 
-  const verdict = await scan(env, kind, id, quarantined.size);
+  const verdict = await scan(svc, kind, id, quarantined.size);
   if (verdict.infected) {
-    await rejectMedia(db, kind, id, "malware", "pending");
+    await rejectMedia(svc, kind, id, "malware", "pending");
     await bucket.delete(quarantineKey(kind, id));
     audit(log, "media.scan.infected", { media: kind, media_id: id, threat: verdict.signature, scanner: verdict.scanner });
     return;
@@ -70,7 +65,7 @@ export async function scanJob(message: Extract<MediaMessage, { type: "media.scan
     const bytes = new Uint8Array(await object.arrayBuffer());
     const decoded = await decodeImage(bytes);
     if (!decoded.ok) {
-      await rejectMedia(db, kind, id, "undecodable", "pending");
+      await rejectMedia(svc, kind, id, "undecodable", "pending");
       await bucket.delete(quarantineKey(kind, id));
       log.warn("image rejected: it cannot be decoded", { media_id: id, reason: decoded.reason });
       return;
@@ -93,7 +88,7 @@ export async function scanJob(message: Extract<MediaMessage, { type: "media.scan
   await bucket.delete(quarantineKey(kind, id));
   if (published.length === 0) {
     // Deleted (or settled by another delivery) meanwhile: what was just published may belong to nobody.
-    await deleteUnreferencedObjects(db, bucket, kind, [row.storage_key]);
+    await deleteUnreferencedObjects(svc, kind, [row.storage_key]);
     return;
   }
   log.info("media scan passed", { media: kind, media_id: id, thumbnails: thumbnails.length });
@@ -115,21 +110,20 @@ export async function decodeImage(bytes: Uint8Array): Promise<{ ok: true; thumbn
 }
 
 /** The built-in scan, then the external one when configured; each reads the quarantined bytes as a stream. */
-async function scan(env: AppBindings, kind: MediaKind, id: string, size: number): Promise<ScanVerdict> {
-  const config = loadConfig(env);
+async function scan(svc: Services, kind: MediaKind, id: string, size: number): Promise<ScanVerdict> {
+  const { config } = svc;
   const read = async () => {
-    const object = await env.UPLOADS.get(quarantineKey(kind, id));
+    const object = await svc.bindings.UPLOADS.get(quarantineKey(kind, id));
     if (!object) throw new Error("the quarantined bytes vanished during the scan");
     return object.body;
   };
   const builtIn = await builtInScan(await read(), config.malwareScan);
   if (builtIn.infected || !config.malwareScan.external) return builtIn;
-  return externalScan(await read(), size, config.malwareScan.external, config.outbound);
+  return externalScan(svc, await read(), size, config.malwareScan.external);
 }
 
 /** `media.purge`: removes the objects of storage keys no row names any more (after records were deleted). */
-export async function purgeJob(message: Extract<MediaMessage, { type: "media.purge" }>, env: AppBindings, log: Logger): Promise<void> {
-  const { db } = createDb(env.DB);
-  const removed = await deleteUnreferencedObjects(db, env.UPLOADS, message.kind, message.keys);
-  log.info("media purged", { media: message.kind, keys: message.keys.length, objects_deleted: removed });
+export async function purgeJob(svc: Services, message: Extract<MediaMessage, { type: "media.purge" }>): Promise<void> {
+  const removed = await deleteUnreferencedObjects(svc, message.kind, message.keys);
+  svc.log.info("media purged", { media: message.kind, keys: message.keys.length, objects_deleted: removed });
 }

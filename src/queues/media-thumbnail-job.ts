@@ -1,11 +1,9 @@
 import { sql } from "drizzle-orm";
-import { createDb } from "../db/client";
-import type { AppBindings } from "../env";
-import type { Logger } from "../lib/logger";
+import type { Services } from "../container";
 import { rejectMedia } from "../services/media";
+import type { MediaMessage } from "../services/media-messages";
 import { thumbnailKey } from "../services/media-records";
 import { deleteUnreferencedObjects, IMMUTABLE_CACHE, servedKey } from "../services/media-storage";
-import type { MediaMessage } from "./media-messages";
 import { decodeImage } from "./media-scan-job";
 
 /**
@@ -16,24 +14,25 @@ import { decodeImage } from "./media-scan-job";
  * retried. A redelivered message finds the thumbnails ready, or the row settled, and stops; a
  * missing object throws, so the message is retried and dead-lettered.
  */
-export async function thumbnailJob(message: Extract<MediaMessage, { type: "media.thumbnails" }>, env: AppBindings, log: Logger): Promise<void> {
-  const { db } = createDb(env.DB);
+export async function thumbnailJob(svc: Services, message: Extract<MediaMessage, { type: "media.thumbnails" }>): Promise<void> {
+  const { db, log } = svc;
+  const bucket = svc.bindings.UPLOADS;
   const rows = await db.all<{ storage_key: string; status: string; thumbnails_ready: number }>(
     sql`SELECT storage_key, status, thumbnails_ready FROM images WHERE id = ${message.id}`,
   );
   const row = rows[0];
   if (!row || row.status !== "clean" || row.thumbnails_ready) return;
-  const object = await env.UPLOADS.get(servedKey("images", row.storage_key));
+  const object = await bucket.get(servedKey("images", row.storage_key));
   if (!object) throw new Error("the published image is missing from storage");
   const decoded = await decodeImage(new Uint8Array(await object.arrayBuffer()));
   if (!decoded.ok) {
-    const key = await rejectMedia(db, "images", message.id, "undecodable", "clean");
-    if (key) await deleteUnreferencedObjects(db, env.UPLOADS, "images", [key]);
+    const key = await rejectMedia(svc, "images", message.id, "undecodable", "clean");
+    if (key) await deleteUnreferencedObjects(svc, "images", [key]);
     log.warn("published image rejected: it cannot be decoded", { media_id: message.id, reason: decoded.reason });
     return;
   }
   for (const thumbnail of decoded.thumbnails) {
-    await env.UPLOADS.put(servedKey("images", thumbnailKey(row.storage_key, thumbnail.width)), thumbnail.bytes, {
+    await bucket.put(servedKey("images", thumbnailKey(row.storage_key, thumbnail.width)), thumbnail.bytes, {
       httpMetadata: { contentType: thumbnail.contentType, cacheControl: IMMUTABLE_CACHE },
     });
   }

@@ -1,11 +1,11 @@
-import type { AppBindings } from "../env";
-import { createLogger, type Logger } from "../lib/logger";
+import type { Services } from "../container";
+import { withLog } from "../services/build-services";
+import type { MediaMessage } from "../services/media-messages";
 import { DEAD_LETTER_QUEUE, handleDeadLetter } from "./media-dead-letters";
-import type { MediaMessage } from "./media-messages";
 import { purgeJob, scanJob } from "./media-scan-job";
 import { thumbnailJob } from "./media-thumbnail-job";
 
-type MediaJob<T extends MediaMessage["type"]> = (message: Extract<MediaMessage, { type: T }>, env: AppBindings, log: Logger) => Promise<void>;
+type MediaJob<T extends MediaMessage["type"]> = (svc: Services, message: Extract<MediaMessage, { type: T }>) => Promise<void>;
 
 /** Jobs by message type. */
 const JOBS: { [T in MediaMessage["type"]]: MediaJob<T> } = {
@@ -18,14 +18,15 @@ const JOBS: { [T in MediaMessage["type"]]: MediaJob<T> } = {
  * Consumer of `MEDIA_QUEUE`. A message is acknowledged when its job succeeds and retried when
  * it fails or names no known job; after `max_retries` the queue moves it to the dead-letter
  * queue (`relab-media-dlq`), whose messages this consumer also receives and settles
- * (`handleDeadLetter`).
+ * (`handleDeadLetter`). `batchServices` is the batch's container; each message gets its own log.
  */
-export async function handleMediaBatch(batch: MessageBatch<unknown>, env: AppBindings): Promise<void> {
+export async function handleMediaBatch(batch: MessageBatch<unknown>, batchServices: Services): Promise<void> {
   for (const message of batch.messages) {
-    const log = createLogger({ queue: batch.queue, message_id: message.id, attempt: message.attempts });
+    const log = batchServices.log.child({ queue: batch.queue, message_id: message.id, attempt: message.attempts });
+    const svc = withLog(batchServices, log);
     if (batch.queue === DEAD_LETTER_QUEUE) {
       try {
-        await handleDeadLetter(message.body, env, log);
+        await handleDeadLetter(svc, message.body);
         message.ack();
       } catch (error) {
         log.error("dead letter handling failed", { error });
@@ -42,7 +43,7 @@ export async function handleMediaBatch(batch: MessageBatch<unknown>, env: AppBin
       continue;
     }
     try {
-      await job(body as MediaMessage, env, log);
+      await job(svc, body as MediaMessage);
       message.ack();
     } catch (error) {
       log.error("media job failed", { type, error });

@@ -1,12 +1,15 @@
 import { sql } from "drizzle-orm";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
+import type { RowOf } from "../db/rows";
+import type { oauthAccounts } from "../db/schema";
 import { audit } from "../lib/audit";
 import { ApiError, notFound } from "../lib/problem";
 import { accountDeletedEmail } from "./account-emails";
-import type { RemovedMediaKeys } from "./product-records";
-import { type ServiceDeps, sendQuietly } from "./deps";
-import type { OAuthProvider } from "../auth/oauth-config";
+import { sendQuietly } from "./email";
+import { queuePurge } from "./media-messages";
 import { revokeLink } from "./oauth-revocation";
+import type { RemovedMediaKeys } from "./product-records";
 
 /** What happens to a deleted account's products: moved to the anonymous system account, or deleted with it. */
 export const DELETION_CONTENT = ["anonymize", "delete"] as const;
@@ -38,26 +41,15 @@ export function notLastSuperuser(userId: number) {
  * spend the caller's code: 404 for an unknown id or the system account, 409 for the last active
  * superuser. The deletion batch checks again (the guard is in every statement).
  */
-export async function assertDeletable(deps: Pick<ServiceDeps, "db">, userId: number): Promise<void> {
-  const rows = await deps.db.all<{ allowed: number }>(
+export async function assertDeletable(svc: Pick<Services, "db">, userId: number): Promise<void> {
+  const rows = await svc.db.all<{ allowed: number }>(
     sql`SELECT ${notLastSuperuser(userId)} AS allowed FROM users WHERE id = ${userId} AND is_system = 0`,
   );
   if (!rows[0]) throw userNotFound();
   if (rows[0].allowed !== 1) throw lastSuperuser();
 }
 
-interface LinkRow {
-  provider: OAuthProvider;
-  account_id: string;
-  access_token_sealed: string | null;
-  refresh_token_sealed: string | null;
-}
-
-/** What a deletion leaves for the caller: media objects to purge and camera tunnels to close. */
-export interface DeletedAccount {
-  media: RemovedMediaKeys;
-  cameraIds: string[];
-}
+type LinkRow = RowOf<typeof oauthAccounts, "provider" | "account_id" | "access_token_sealed" | "refresh_token_sealed">;
 
 export interface AccountDeletion {
   userId: number;
@@ -67,17 +59,21 @@ export interface AccountDeletion {
 }
 
 /**
- * Deletes an account in one batch: its products move to the inactive system account (their text
- * and file names stay; the upload usage moves with them) or, with `content: "delete"`, are
- * deleted with their components, bills of materials and videos; then the user row goes, and with
- * it (foreign keys, ON DELETE CASCADE) every refresh token, recovery code, login challenge and
- * idempotency record, so every session ends at once. The email address and username are free
- * again afterwards. 404 for an unknown id or the system account; 409 for the last active superuser.
- * A notice goes to the former address. Returns the storage keys of deleted media, whose objects
- * the caller purges, and the ids of the deleted cameras, whose tunnels the caller closes.
+ * Deletes an account, for both routes (self-deletion and an administrator's), after their checks.
+ * First the enabled plugins finish what needs the account (`hooks.accountDeleting`: the camera
+ * plugin ends its live streams while the video link still works). Then one batch: its products
+ * move to the inactive system account (their text and file names stay; the upload usage moves
+ * with them) or, with `content: "delete"`, are deleted with their components, bills of materials
+ * and videos; then the user row goes, and with it (foreign keys, ON DELETE CASCADE) every refresh
+ * token, recovery code, login challenge, idempotency record and linked sign-in, so every session
+ * ends at once. The email address and username are free again afterwards. 404 for an unknown id
+ * or the system account; 409 for the last active superuser. After the commit: a notice to the
+ * former address, the linked grants revoked at their providers, the deleted media's objects
+ * queued for purging, and `account.deleted` published (plugins clean up what they keep).
  */
-export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion): Promise<DeletedAccount> {
+export async function deleteAccount(svc: Services, deletion: AccountDeletion): Promise<void> {
   const { userId, content } = deletion;
+  await svc.hooks.accountDeleting(userId);
   const guard = notLastSuperuser(userId);
   const owned = sql`owner_id = ${userId} AND ${guard}`;
   const products =
@@ -95,12 +91,10 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
               UNION SELECT 'files', f.storage_key FROM files f JOIN products p ON p.id = f.product_id WHERE p.owner_id = ${userId} AND ${guard}`,
           sql`DELETE FROM products WHERE ${owned}`,
         ];
-  const [found, links, cameras, ...rest] = await batchRows<[{ email: string }, LinkRow, { id: string }, ...unknown[]]>(deps.db, [
+  const [found, links, ...rest] = await batchRows<[{ email: string }, LinkRow, ...unknown[]]>(svc.db, [
     sql`SELECT email FROM users WHERE id = ${userId} AND is_system = 0`,
     // Linked sign-ins go with the user row too; their grants are revoked at the provider after.
     sql`SELECT provider, account_id, access_token_sealed, refresh_token_sealed FROM oauth_accounts WHERE user_id = ${userId}`,
-    // Cameras go with the user row (ON DELETE CASCADE); their tunnels are the caller's to close.
-    sql`SELECT id FROM cameras WHERE owner_id = ${userId}`,
     ...products,
     sql`DELETE FROM users WHERE id = ${userId} AND is_system = 0 AND ${guard} RETURNING id`,
   ]);
@@ -108,20 +102,21 @@ export async function deleteAccount(deps: ServiceDeps, deletion: AccountDeletion
   if (!former) throw userNotFound();
   if ((rest[rest.length - 1] as unknown[]).length === 0) throw lastSuperuser();
 
-  audit(deps.log, "account.deleted", {
+  audit(svc.log, "account.deleted", {
     user_id: userId,
     actor_id: deletion.actorId ?? userId,
     by: deletion.actorId === undefined ? "self" : "admin",
     content,
   });
-  audit(deps.log, "auth.sessions.revoked", { user_id: userId, reason: "account_deleted" });
-  await sendQuietly(deps, accountDeletedEmail(former.email, deletion.actorId !== undefined));
+  audit(svc.log, "auth.sessions.revoked", { user_id: userId, reason: "account_deleted" });
+  await sendQuietly(svc, accountDeletedEmail(former.email, deletion.actorId !== undefined));
   const removed: RemovedMediaKeys = { images: [], files: [] };
   if (content === "delete") for (const row of rest[0] as { kind: "images" | "files"; storage_key: string }[]) removed[row.kind].push(row.storage_key);
   await Promise.all(
     links.map((link) =>
-      revokeLink(deps, { provider: link.provider, accountId: link.account_id, accessTokenSealed: link.access_token_sealed, refreshTokenSealed: link.refresh_token_sealed }),
+      revokeLink(svc, { provider: link.provider, accountId: link.account_id, accessTokenSealed: link.access_token_sealed, refreshTokenSealed: link.refresh_token_sealed }),
     ),
   );
-  return { media: removed, cameraIds: cameras.map((camera) => camera.id) };
+  await queuePurge(svc, removed);
+  await svc.events.publish({ type: "account.deleted", userId });
 }

@@ -1,4 +1,4 @@
-import type { EmailMessage } from "./email";
+import type { EmailMessage } from "../container";
 
 // The texts of the account emails the spec's Events section lists. Tokens travel only in the
 // URL fragment of a link, which browsers never send to a server or put in a Referer.

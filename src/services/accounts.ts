@@ -2,13 +2,15 @@ import { type SQL, sql } from "drizzle-orm";
 import { isDisposableEmail, usernameViolation } from "../auth/account-names";
 import { hashPassword } from "../auth/password";
 import { assertAcceptablePassword } from "../auth/password-policy";
+import type { SessionUser } from "../auth/session-user";
 import { checkLinkToken, parseLinkToken, signLinkToken, VERIFY_TOKEN_TTL_SECONDS } from "../auth/tokens";
+import type { Services } from "../container";
 import { audit } from "../lib/audit";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
 import { ApiError } from "../lib/problem";
 import { verificationEmail } from "./account-emails";
-import { type ServiceDeps, sendQuietly } from "./deps";
-import { type SessionUser, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
+import { sendQuietly } from "./email";
+import { toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 
 export interface NewAccount {
   email: string;
@@ -62,7 +64,7 @@ export function uniqueViolation(error: unknown): ApiError | null {
  * before the step-up; the unique indexes remain the final word under races.
  */
 export async function assertAvailable(
-  deps: Pick<ServiceDeps, "db">,
+  svc: Pick<Services, "db">,
   { email, username }: { email?: string | undefined; username?: string | undefined },
   exceptUserId?: number,
 ): Promise<void> {
@@ -71,7 +73,7 @@ export async function assertAvailable(
   if (username !== undefined) conditions.push(sql`username = ${username}`);
   if (conditions.length === 0) return;
   const others = exceptUserId === undefined ? sql`1` : sql`id <> ${exceptUserId}`;
-  const rows = await deps.db.all<{ email: string; email_canonical: string; username: string }>(
+  const rows = await svc.db.all<{ email: string; email_canonical: string; username: string }>(
     sql`SELECT email, email_canonical, username FROM users WHERE (${sql.join(conditions, sql` OR `)}) AND ${others}`,
   );
   if (email !== undefined && rows.some((r) => r.email === email || r.email_canonical === canonicalEmail(email))) {
@@ -81,33 +83,33 @@ export async function assertAvailable(
 }
 
 /** Sends a fresh verification link for the account's current address. */
-export async function sendVerification(deps: ServiceDeps, user: { id: number; email: string }): Promise<void> {
-  const expiresAt = Math.floor(Date.now() / 1000) + VERIFY_TOKEN_TTL_SECONDS;
-  const token = signLinkToken(deps.config.tokenSecret, "verify", user.id, expiresAt, user.email);
-  await sendQuietly(deps, verificationEmail(user.email, deps.config.appUrl, token));
+export async function sendVerification(svc: Services, user: { id: number; email: string }): Promise<void> {
+  const expiresAt = Math.floor(svc.clock.now() / 1000) + VERIFY_TOKEN_TTL_SECONDS;
+  const token = signLinkToken(svc.config.tokenSecret, "verify", user.id, expiresAt, user.email);
+  await sendQuietly(svc, verificationEmail(user.email, svc.config.appUrl, token));
 }
 
 /**
  * Registers an unverified contributor and emails a verification link. Cheap rules run first; the
  * breach check and the hash run only for a request that can otherwise succeed.
  */
-export async function register(deps: ServiceDeps, input: NewAccount): Promise<SessionUser> {
+export async function register(svc: Services, input: NewAccount): Promise<SessionUser> {
   const email = normalizeEmail(input.email);
   assertUsableUsername(input.username);
   assertNotDisposable(email);
-  await assertAvailable(deps, { email, username: input.username });
-  await assertAcceptablePassword(deps.config, deps.log, input.password, { username: input.username, email });
-  const hashed = hashPassword(input.password, deps.config.argon2);
+  await assertAvailable(svc, { email, username: input.username });
+  await assertAcceptablePassword(svc.config, svc.log, input.password, { username: input.username, email });
+  const hashed = hashPassword(input.password, svc.config.argon2);
   let rows: UserRow[];
   try {
-    rows = await deps.db.all(sql`INSERT INTO users (email, email_canonical, username, hashed_password)
+    rows = await svc.db.all(sql`INSERT INTO users (email, email_canonical, username, hashed_password)
       VALUES (${email}, ${canonicalEmail(email)}, ${input.username}, ${hashed}) RETURNING ${USER_COLUMNS}`);
   } catch (error) {
     // Two registrations racing past the availability check: the unique indexes decide.
     throw uniqueViolation(error) ?? error;
   }
   const user = toSessionUser(rows[0]!);
-  await sendVerification(deps, user);
+  await sendVerification(svc, user);
   return user;
 }
 
@@ -122,23 +124,23 @@ function invalidVerifyToken(): ApiError {
  * Marks the account verified when the token was made for its current address (a token sent to
  * an earlier address stops working when the address changes). Verifying twice is harmless.
  */
-export async function verifyEmail(deps: ServiceDeps, token: string): Promise<SessionUser> {
+export async function verifyEmail(svc: Services, token: string): Promise<SessionUser> {
   const parsed = parseLinkToken(token);
   if (!parsed) throw invalidVerifyToken();
-  const rows = await deps.db.all<UserRow>(
+  const rows = await svc.db.all<UserRow>(
     sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${parsed.userId}`,
   );
   const found = rows[0] ? toSessionUser(rows[0]) : null;
-  const nowSeconds = Math.floor(Date.now() / 1000);
-  if (!found || !found.isActive || !checkLinkToken(deps.config.tokenSecret, "verify", token, found.email, nowSeconds)) {
+  const nowSeconds = Math.floor(svc.clock.now() / 1000);
+  if (!found || !found.isActive || !checkLinkToken(svc.config.tokenSecret, "verify", token, found.email, nowSeconds)) {
     throw invalidVerifyToken();
   }
   if (found.isVerified) return found;
-  const updated = await deps.db.all<UserRow>(sql`UPDATE users
+  const updated = await svc.db.all<UserRow>(sql`UPDATE users
     SET is_verified = 1, updated_at = unixepoch() WHERE id = ${found.id} AND email = ${found.email}
     RETURNING ${USER_COLUMNS}`);
   if (!updated[0]) throw invalidVerifyToken();
-  audit(deps.log, "auth.email.verified", { user_id: found.id });
+  audit(svc.log, "auth.email.verified", { user_id: found.id });
   return toSessionUser(updated[0]);
 }
 
@@ -146,10 +148,10 @@ export async function verifyEmail(deps: ServiceDeps, token: string): Promise<Ses
  * Sends a new verification link when the address belongs to an active, unverified account; the
  * caller answers the same whatever happened, so the route does not reveal which addresses exist.
  */
-export async function requestVerification(deps: ServiceDeps, address: string): Promise<void> {
-  const rows = await deps.db.all<{ id: number; email: string; is_active: number; is_verified: number }>(
+export async function requestVerification(svc: Services, address: string): Promise<void> {
+  const rows = await svc.db.all<{ id: number; email: string; is_active: number; is_verified: number }>(
     sql`SELECT id, email, is_active, is_verified FROM users WHERE email_canonical = ${canonicalEmail(address)}`,
   );
   const user = rows[0];
-  if (user && user.is_active === 1 && user.is_verified === 0) deps.defer(sendVerification(deps, user));
+  if (user && user.is_active === 1 && user.is_verified === 0) svc.defer(sendVerification(svc, user));
 }

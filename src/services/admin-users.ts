@@ -1,17 +1,16 @@
 import { type SQL, sql } from "drizzle-orm";
 import { usernameViolation } from "../auth/account-names";
-import { batchRows, type Db } from "../db/client";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
-import type { Logger } from "../lib/logger";
-import { ApiError } from "../lib/problem";
 import { type PageQuery, pageWindow } from "../lib/pagination";
+import { ApiError } from "../lib/problem";
 import { lastSuperuser, notLastSuperuser, userNotFound } from "./account-deletion";
 import { assertUsableUsername, uniqueViolation } from "./accounts";
 import { containsText } from "./product-query";
-import { revocationStatements, type SessionUser, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
+import { revocationStatements, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 import { totpRemovalStatements } from "./totp-enrolment";
-
-type AdminDeps = { db: Db; log: Logger };
 
 /** The filters of the admin user list; all optional, combined with AND. */
 export interface AdminUserFilter {
@@ -27,7 +26,7 @@ export interface AdminUserFilter {
 const ADMINISTERED = sql`is_system = 0`;
 
 /** One page of accounts, ordered by id, and how many match; one round trip. */
-export async function listUsers(db: Db, filter: AdminUserFilter, page: PageQuery): Promise<{ users: SessionUser[]; total: number }> {
+export async function listUsers(svc: Pick<Services, "db">, filter: AdminUserFilter, page: PageQuery): Promise<{ users: SessionUser[]; total: number }> {
   const where: SQL[] = [ADMINISTERED];
   if (filter.search !== undefined) {
     where.push(sql`(${containsText(sql.raw("username"), filter.search)} OR ${containsText(sql.raw("email"), filter.search)})`);
@@ -37,7 +36,7 @@ export async function listUsers(db: Db, filter: AdminUserFilter, page: PageQuery
   if (filter.isSuperuser !== undefined) where.push(sql`is_superuser = ${filter.isSuperuser ? 1 : 0}`);
   const condition = sql.join(where, sql` AND `);
   const { limit, offset } = pageWindow(page);
-  const [rows, counted] = await batchRows<[UserRow, { total: number }]>(db, [
+  const [rows, counted] = await batchRows<[UserRow, { total: number }]>(svc.db, [
     sql`SELECT ${USER_COLUMNS} FROM users WHERE ${condition} ORDER BY id LIMIT ${limit} OFFSET ${offset}`,
     sql`SELECT count(*) AS total FROM users WHERE ${condition}`,
   ]);
@@ -45,8 +44,8 @@ export async function listUsers(db: Db, filter: AdminUserFilter, page: PageQuery
 }
 
 /** One account; 404 `USER_NOT_FOUND` for an unknown id or the system account. */
-export async function readUser(db: Db, userId: number): Promise<SessionUser> {
-  const rows = await db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${userId} AND ${ADMINISTERED}`);
+export async function readUser(svc: Pick<Services, "db">, userId: number): Promise<SessionUser> {
+  const rows = await svc.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${userId} AND ${ADMINISTERED}`);
   if (!rows[0]) throw userNotFound();
   return toSessionUser(rows[0]);
 }
@@ -65,10 +64,10 @@ const CHANGE_COLUMNS = ["is_active", "is_verified", "username"] as const;
  * refused name costs a read: the bootstrap superuser's `admin` is reserved, yet sending it back
  * unchanged must not fail.
  */
-async function withUsableUsername(db: Db, userId: number, changes: AdminUserChanges): Promise<AdminUserChanges> {
+async function withUsableUsername(svc: Pick<Services, "db">, userId: number, changes: AdminUserChanges): Promise<AdminUserChanges> {
   const { username } = changes;
   if (username === undefined || usernameViolation(username) === null) return changes;
-  const rows = await db.all<{ username: string }>(sql`SELECT username FROM users WHERE id = ${userId} AND ${ADMINISTERED}`);
+  const rows = await svc.db.all<{ username: string }>(sql`SELECT username FROM users WHERE id = ${userId} AND ${ADMINISTERED}`);
   if (!rows[0]) throw userNotFound();
   if (rows[0].username !== username) assertUsableUsername(username);
   return { ...changes, username: undefined };
@@ -80,8 +79,8 @@ async function withUsableUsername(db: Db, userId: number, changes: AdminUserChan
  * active superuser, decided inside the UPDATE so two concurrent deactivations of the last two
  * cannot both pass. A taken username is 409.
  */
-export async function updateUser(deps: AdminDeps, actor: SessionUser, userId: number, requested: AdminUserChanges): Promise<SessionUser> {
-  const changes = await withUsableUsername(deps.db, userId, requested);
+export async function updateUser(svc: Pick<Services, "db" | "log">, actor: SessionUser, userId: number, requested: AdminUserChanges): Promise<SessionUser> {
+  const changes = await withUsableUsername(svc, userId, requested);
   const values = CHANGE_COLUMNS.flatMap((column) => {
     const value = changes[column];
     if (value === undefined) return [];
@@ -89,8 +88,8 @@ export async function updateUser(deps: AdminDeps, actor: SessionUser, userId: nu
   });
   const before = sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${userId} AND ${ADMINISTERED}`;
   if (values.length === 0) {
-    const user = await readUser(deps.db, userId);
-    audit(deps.log, "admin.user.updated", { actor_id: actor.id, user_id: userId, fields: [] });
+    const user = await readUser(svc, userId);
+    audit(svc.log, "admin.user.updated", { actor_id: actor.id, user_id: userId, fields: [] });
     return user;
   }
 
@@ -103,7 +102,7 @@ export async function updateUser(deps: AdminDeps, actor: SessionUser, userId: nu
   let found: UserRow[];
   let updated: UserRow[];
   try {
-    [found, updated] = await batchRows<[UserRow, UserRow, ...unknown[]]>(deps.db, [
+    [found, updated] = await batchRows<[UserRow, UserRow, ...unknown[]]>(svc.db, [
       before,
       sql`UPDATE users SET ${sets}, updated_at = CASE WHEN ${differs} THEN unixepoch() ELSE updated_at END
         WHERE id = ${userId} AND ${ADMINISTERED} ${guard} RETURNING ${USER_COLUMNS}`,
@@ -119,8 +118,8 @@ export async function updateUser(deps: AdminDeps, actor: SessionUser, userId: nu
   const old = found[0];
   const now = updated[0];
   const fields = CHANGE_COLUMNS.filter((column) => old[column] !== now[column]);
-  audit(deps.log, "admin.user.updated", { actor_id: actor.id, user_id: userId, fields });
-  if (deactivating) audit(deps.log, "auth.sessions.revoked", { user_id: userId, reason: "deactivated" });
+  audit(svc.log, "admin.user.updated", { actor_id: actor.id, user_id: userId, fields });
+  if (deactivating) audit(svc.log, "auth.sessions.revoked", { user_id: userId, reason: "deactivated" });
   return toSessionUser(now);
 }
 
@@ -132,17 +131,17 @@ function superuserRoleFixed(): ApiError {
 }
 
 /** Sets an account's role in one batch; a superuser keeps `lab` (400 for `contributor`). */
-export async function setRole(deps: AdminDeps, actor: SessionUser, userId: number, role: SessionUser["role"]): Promise<SessionUser> {
+export async function setRole(svc: Pick<Services, "db" | "log">, actor: SessionUser, userId: number, role: SessionUser["role"]): Promise<SessionUser> {
   // In the UPDATE itself, so a concurrent promotion to superuser cannot slip between check and write.
   const keepsLab = role === "contributor" ? sql`AND is_superuser = 0` : sql``;
-  const [found, updated] = await batchRows<[{ role: SessionUser["role"] }, UserRow]>(deps.db, [
+  const [found, updated] = await batchRows<[{ role: SessionUser["role"] }, UserRow]>(svc.db, [
     sql`SELECT role FROM users WHERE id = ${userId} AND ${ADMINISTERED}`,
     sql`UPDATE users SET role = ${role}, updated_at = CASE WHEN role IS NOT ${role} THEN unixepoch() ELSE updated_at END
       WHERE id = ${userId} AND ${ADMINISTERED} ${keepsLab} RETURNING ${USER_COLUMNS}`,
   ]);
   if (!found[0]) throw userNotFound();
   if (!updated[0]) throw superuserRoleFixed();
-  audit(deps.log, "admin.user.role_changed", { actor_id: actor.id, user_id: userId, from: found[0].role, to: role });
+  audit(svc.log, "admin.user.role_changed", { actor_id: actor.id, user_id: userId, from: found[0].role, to: role });
   return toSessionUser(updated[0]);
 }
 
@@ -151,14 +150,14 @@ export async function setRole(deps: AdminDeps, actor: SessionUser, userId: numbe
  * session, in one batch, so whoever holds the password signs in again without a second step and
  * enrols anew. Idempotent: an account without TOTP still has its sessions revoked.
  */
-export async function resetMfa(deps: AdminDeps, actor: SessionUser, userId: number): Promise<void> {
+export async function resetMfa(svc: Pick<Services, "db" | "log">, actor: SessionUser, userId: number): Promise<void> {
   const exists = sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND ${ADMINISTERED})`;
-  const [found] = await batchRows<[{ totp_enabled: number }, ...unknown[]]>(deps.db, [
+  const [found] = await batchRows<[{ totp_enabled: number }, ...unknown[]]>(svc.db, [
     sql`SELECT (totp_enabled_at IS NOT NULL) AS totp_enabled FROM users WHERE id = ${userId} AND ${ADMINISTERED}`,
     ...totpRemovalStatements(userId),
     ...revocationStatements(userId, exists),
   ]);
   if (!found[0]) throw userNotFound();
-  audit(deps.log, "admin.user.mfa_reset", { actor_id: actor.id, user_id: userId, was_enrolled: found[0].totp_enabled === 1 });
-  audit(deps.log, "auth.sessions.revoked", { user_id: userId, reason: "admin_mfa_reset" });
+  audit(svc.log, "admin.user.mfa_reset", { actor_id: actor.id, user_id: userId, was_enrolled: found[0].totp_enabled === 1 });
+  audit(svc.log, "auth.sessions.revoked", { user_id: userId, reason: "admin_mfa_reset" });
 }

@@ -1,10 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
 import { assertMayModify, isModeration, type OwnedRecord } from "../auth/permissions";
-import { batchRows, type Db } from "../db/client";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { ApiError, type FieldError, notFound } from "../lib/problem";
-import type { UNIT_CODES } from "../routes/products/products.schemas";
+import type { UnitCode } from "./product-fields";
 import { type BomRow, existingIdStatements, kindCondition, type RecordKind, readOwnership } from "./product-records";
-import type { SessionUser } from "./sessions";
 
 // Bills of materials are edited apart from their record: no write here touches the `products`
 // row, so a record's `version` and `updated_at` stay as they are (spec: bill-of-materials edits
@@ -13,7 +14,6 @@ import type { SessionUser } from "./sessions";
 /** Most entries one record's bill of materials holds (and one request may add or remove). */
 export const MAX_BOM_ENTRIES = 100;
 
-export type UnitCode = (typeof UNIT_CODES)[number];
 
 /** One entry as a client adds it. */
 export interface BomEntryValues {
@@ -47,15 +47,15 @@ function entriesStatement(productId: number, materialId?: number): SQL {
 }
 
 /** The bill of materials of a record, in one round trip; the record's 404 when no record of this kind has the id. */
-export async function readBom(db: Db, record: BomRecord): Promise<BomRow[]> {
-  const [rows, entries] = await batchRows<[{ owner_id: number }, BomRow]>(db, [recordStatement(record), entriesStatement(record.id)]);
+export async function readBom(svc: Pick<Services, "db">, record: BomRecord): Promise<BomRow[]> {
+  const [rows, entries] = await batchRows<[{ owner_id: number }, BomRow]>(svc.db, [recordStatement(record), entriesStatement(record.id)]);
   if (!rows[0]) throw record.missing();
   return entries;
 }
 
 /** One entry of a record's bill of materials, in one round trip; 404 for the record, then for the entry. */
-export async function readBomEntry(db: Db, record: BomRecord, materialId: number): Promise<BomRow> {
-  const [rows, entries] = await batchRows<[{ owner_id: number }, BomRow]>(db, [
+export async function readBomEntry(svc: Pick<Services, "db">, record: BomRecord, materialId: number): Promise<BomRow> {
+  const [rows, entries] = await batchRows<[{ owner_id: number }, BomRow]>(svc.db, [
     recordStatement(record),
     entriesStatement(record.id, materialId),
   ]);
@@ -93,7 +93,7 @@ function bomFull(current: number): ApiError {
  * concurrent adds cannot pass it). Duplicates within `entries` are the caller's to refuse.
  */
 export async function addBomEntries(
-  db: Db,
+  svc: Pick<Services, "db">,
   user: SessionUser,
   record: BomRecord,
   entries: readonly BomEntryValues[],
@@ -102,7 +102,7 @@ export async function addBomEntries(
   const ids = entries.map((entry) => entry.material_id);
   const lookups = existingIdStatements("materials", ids);
   const [owners, present, ...found] = await batchRows<[{ owner_id: number }, { material_id: number; material_name: string }, ...{ id: number; name: string }[]]>(
-    db,
+    svc.db,
     [recordStatement(record), entriesStatement(record.id), ...lookups] as [SQL, SQL, ...SQL[]],
   );
   // Adding is never moderation: only the owner adds materials.
@@ -134,7 +134,7 @@ export async function addBomEntries(
         ${entry.unit}`,
   );
   try {
-    const results = await batchRows<unknown[]>(db, [...inserts, entriesStatement(record.id)]);
+    const results = await batchRows<unknown[]>(svc.db, [...inserts, entriesStatement(record.id)]);
     return results[results.length - 1] as BomRow[];
   } catch (error) {
     throw raceProblem(error, record) ?? error;
@@ -142,8 +142,8 @@ export async function addBomEntries(
 }
 
 /** Checks that `user` may correct the record (its owner, or a moderator): one round trip; otherwise its 404. */
-async function assertOwner(db: Db, user: SessionUser, record: BomRecord): Promise<void> {
-  const owned = await readOwnership(db, record.id, record.kind);
+async function assertOwner(svc: Pick<Services, "db">, user: SessionUser, record: BomRecord): Promise<void> {
+  const owned = await readOwnership(svc, record.id, record.kind);
   assertMayModify(user, owned, record.missing, "correct");
   if (isModeration(user, owned)) record.onModeration?.(owned);
 }
@@ -153,29 +153,29 @@ async function assertOwner(db: Db, user: SessionUser, record: BomRecord): Promis
  * round trips (ownership, then update and read back). 404 when the entry does not exist.
  */
 export async function updateBomEntry(
-  db: Db,
+  svc: Pick<Services, "db">,
   user: SessionUser,
   record: BomRecord,
   materialId: number,
   changes: { quantity?: number | undefined; unit?: UnitCode | undefined },
 ): Promise<BomRow> {
-  await assertOwner(db, user, record);
+  await assertOwner(svc, user, record);
   const statements: SQL[] = [];
   if (changes.quantity !== undefined || changes.unit !== undefined) {
     statements.push(sql`UPDATE bill_of_materials
       SET quantity = coalesce(${changes.quantity ?? null}, quantity), unit = coalesce(${changes.unit ?? null}, unit), updated_at = unixepoch()
       WHERE product_id = ${record.id} AND material_id = ${materialId}`);
   }
-  const results = await batchRows<unknown[]>(db, [...statements, entriesStatement(record.id, materialId)]);
+  const results = await batchRows<unknown[]>(svc.db, [...statements, entriesStatement(record.id, materialId)]);
   const entry = (results[results.length - 1] as BomRow[])[0];
   if (!entry) throw entryMissing(materialId);
   return entry;
 }
 
 /** Removes one entry in two round trips (ownership, then delete); 404 when it is not there. */
-export async function removeBomEntry(db: Db, user: SessionUser, record: BomRecord, materialId: number): Promise<void> {
-  await assertOwner(db, user, record);
-  const [deleted] = await batchRows<[{ material_id: number }]>(db, [
+export async function removeBomEntry(svc: Pick<Services, "db">, user: SessionUser, record: BomRecord, materialId: number): Promise<void> {
+  await assertOwner(svc, user, record);
+  const [deleted] = await batchRows<[{ material_id: number }]>(svc.db, [
     sql`DELETE FROM bill_of_materials WHERE product_id = ${record.id} AND material_id = ${materialId} RETURNING material_id`,
   ]);
   if (deleted.length === 0) throw entryMissing(materialId);
@@ -185,13 +185,13 @@ export async function removeBomEntry(db: Db, user: SessionUser, record: BomRecor
  * Removes the entries of the listed materials in two round trips (ownership, then one batch);
  * materials not in the bill are ignored, so the call can be retried.
  */
-export async function removeBomEntries(db: Db, user: SessionUser, record: BomRecord, materialIds: readonly number[]): Promise<void> {
-  await assertOwner(db, user, record);
+export async function removeBomEntries(svc: Pick<Services, "db">, user: SessionUser, record: BomRecord, materialIds: readonly number[]): Promise<void> {
+  await assertOwner(svc, user, record);
   const statements: SQL[] = [];
   // D1 binds at most 100 parameters per statement.
   for (let i = 0; i < materialIds.length; i += 90) {
     const chunk = materialIds.slice(i, i + 90).map((id) => sql`${id}`);
     statements.push(sql`DELETE FROM bill_of_materials WHERE product_id = ${record.id} AND material_id IN (${sql.join(chunk, sql`, `)})`);
   }
-  await batchRows<unknown[]>(db, statements);
+  await batchRows<unknown[]>(svc.db, statements);
 }

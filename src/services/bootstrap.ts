@@ -1,10 +1,8 @@
 import { eq } from "drizzle-orm";
 import { hashPassword } from "../auth/password";
-import type { AppConfig } from "../config";
-import type { Db } from "../db/client";
+import type { Services } from "../container";
 import { users } from "../db/schema";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
-import type { Logger } from "../lib/logger";
 
 export const BOOTSTRAP_USERNAME = "admin";
 
@@ -15,16 +13,13 @@ export type BootstrapOutcome = "disabled" | "exists" | "created" | "conflict";
  * or username that already belongs to an ordinary account is never promoted: that would hand
  * superuser powers to whoever registered it first.
  */
-export async function ensureBootstrapSuperuser(
-  db: Db,
-  config: AppConfig,
-  log: Logger,
-): Promise<BootstrapOutcome> {
+export async function ensureBootstrapSuperuser(svc: Pick<Services, "db" | "config" | "log">): Promise<BootstrapOutcome> {
+  const { config, log } = svc;
   if (!config.bootstrap) return "disabled";
-  if (await superuserExists(db)) return "exists";
+  if (await superuserExists(svc)) return "exists";
 
   const email = normalizeEmail(config.bootstrap.email);
-  const inserted = await db
+  const inserted = await svc.db
     .insert(users)
     .values({
       email,
@@ -40,7 +35,7 @@ export async function ensureBootstrapSuperuser(
 
   if (inserted.length === 0) {
     // Another isolate may have created the superuser between our check and our insert.
-    if (await superuserExists(db)) return "exists";
+    if (await superuserExists(svc)) return "exists";
     log.error("bootstrap superuser not created: email or username already taken by an ordinary account", {
       email,
       username: BOOTSTRAP_USERNAME,
@@ -51,7 +46,7 @@ export async function ensureBootstrapSuperuser(
   return "created";
 }
 
-async function superuserExists(db: Db): Promise<boolean> {
-  const rows = await db.select({ id: users.id }).from(users).where(eq(users.isSuperuser, true)).limit(1);
+async function superuserExists(svc: Pick<Services, "db">): Promise<boolean> {
+  const rows = await svc.db.select({ id: users.id }).from(users).where(eq(users.isSuperuser, true)).limit(1);
   return rows.length > 0;
 }

@@ -1,7 +1,7 @@
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { audit } from "../lib/audit";
-import type { Logger } from "../lib/logger";
 import { ApiError } from "../lib/problem";
-import type { SessionUser } from "./sessions";
 
 /** The caches an administrator can clear; every cached value lives under one of them in KV. */
 export const CACHE_NAMESPACES = ["reference-data", "stats"] as const;
@@ -48,10 +48,10 @@ function unknownNamespace(): ApiError {
  * to 1,000 keys) at a time. KV listings are eventually consistent: a value cached moments ago
  * elsewhere may survive one clear, which is fine for caches that also expire.
  */
-export async function clearCache(deps: { kv: KVNamespace; log: Logger }, actor: SessionUser, namespace: string): Promise<number> {
+export async function clearCache(svc: Pick<Services, "bindings" | "log">, actor: SessionUser, namespace: string): Promise<number> {
   if (!isCacheNamespace(namespace)) throw unknownNamespace();
-  const deleted = await dropNamespace(deps.kv, namespace);
-  audit(deps.log, "admin.cache.cleared", { actor_id: actor.id, namespace, keys_deleted: deleted });
+  const deleted = await dropNamespace(svc.bindings.KV, namespace);
+  audit(svc.log, "admin.cache.cleared", { actor_id: actor.id, namespace, keys_deleted: deleted });
   return deleted;
 }
 
@@ -87,10 +87,10 @@ export async function dropNamespace(kv: KVNamespace, namespace: CacheNamespace):
  * sees the change. The write has happened either way: a KV failure is logged, not turned into an
  * error (the namespace's TTL bounds how long a stale answer can live).
  */
-export async function clearAfterWrite(deps: { kv: KVNamespace; log: Logger }, namespace: CacheNamespace): Promise<void> {
+export async function clearAfterWrite(svc: Pick<Services, "bindings" | "log">, namespace: CacheNamespace): Promise<void> {
   try {
-    await dropNamespace(deps.kv, namespace);
+    await dropNamespace(svc.bindings.KV, namespace);
   } catch (error) {
-    deps.log.error("cache not cleared after a write", { namespace, error });
+    svc.log.error("cache not cleared after a write", { namespace, error });
   }
 }

@@ -1,7 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
-import { ApiError, notFound } from "../lib/problem";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { Row } from "../db/rows";
+import type { categories } from "../db/schema";
 import { type PageQuery, pageWindow } from "../lib/pagination";
+import { ApiError, notFound } from "../lib/problem";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./reference-order";
 import {
   assignments,
@@ -10,12 +14,11 @@ import {
   deleteRow,
   nameContains,
   recordTable,
-  type ReferenceDeps,
+  type ReferenceServices,
   refusingDuplicates,
   rowStatement,
   updateStatement,
 } from "./reference-records";
-import type { SessionUser } from "./sessions";
 
 /**
  * Categories: the paged lists, the detail, and the administrator's writes (docs/reference-data.md).
@@ -27,16 +30,7 @@ import type { SessionUser } from "./sessions";
 const ORDER: ListOrder<ReferenceOrderField> = { columns: referenceOrderColumns("c"), ties: "as-last-term" };
 
 /** A category as stored. */
-export interface CategoryRow {
-  id: number;
-  name: string;
-  description: string | null;
-  external_id: string | null;
-  taxonomy_id: number;
-  supercategory_id: number | null;
-  created_at: number;
-  updated_at: number;
-}
+export type CategoryRow = Row<typeof categories>;
 
 const CATEGORIES = recordTable("categories", "c", [
   "id",
@@ -96,13 +90,13 @@ export interface CategoryPage {
  * One page of categories matching `filter` (within `parent` when given) and how many match, in
  * one round trip; null when the parent does not exist.
  */
-export async function listCategories(db: Db, filter: CategoryFilter, page: PageQuery): Promise<CategoryPage>;
-export async function listCategories(db: Db, filter: CategoryFilter, page: PageQuery, parent: CategoryParent): Promise<CategoryPage | null>;
-export async function listCategories(db: Db, filter: CategoryFilter, page: PageQuery, parent?: CategoryParent): Promise<CategoryPage | null> {
+export async function listCategories(svc: Pick<Services, "db">, filter: CategoryFilter, page: PageQuery): Promise<CategoryPage>;
+export async function listCategories(svc: Pick<Services, "db">, filter: CategoryFilter, page: PageQuery, parent: CategoryParent): Promise<CategoryPage | null>;
+export async function listCategories(svc: Pick<Services, "db">, filter: CategoryFilter, page: PageQuery, parent?: CategoryParent): Promise<CategoryPage | null> {
   const where = conditions(filter, parent);
   const { limit, offset } = pageWindow(page);
   const found = parent ? parentExists(parent) : sql`1`;
-  const [rows, counted] = await batchRows<[CategoryRow, { total: number; found: number }]>(db, [
+  const [rows, counted] = await batchRows<[CategoryRow, { total: number; found: number }]>(svc.db, [
     sql`SELECT ${CATEGORIES.columns} FROM categories c WHERE ${where} ${orderClause(filter.orderBy, ORDER)} LIMIT ${limit} OFFSET ${offset}`,
     sql`SELECT (SELECT count(*) FROM categories c WHERE ${where}) AS total, ${found} AS found`,
   ]);
@@ -118,8 +112,8 @@ export interface CategoryDetail {
 }
 
 /** One category with what its detail embeds, in one round trip; null when there is none. */
-export async function readCategory(db: Db, id: number): Promise<CategoryDetail | null> {
-  const [rows, subcategories] = await batchRows<[CategoryDetail["row"], { id: number; name: string }]>(db, [
+export async function readCategory(svc: Pick<Services, "db">, id: number): Promise<CategoryDetail | null> {
+  const [rows, subcategories] = await batchRows<[CategoryDetail["row"], { id: number; name: string }]>(svc.db, [
     sql`SELECT ${CATEGORIES.columns}, t.name AS taxonomy_name, s.name AS supercategory_name
       FROM categories c JOIN taxonomies t ON t.id = c.taxonomy_id LEFT JOIN categories s ON s.id = c.supercategory_id
       WHERE c.id = ${id}`,
@@ -174,14 +168,14 @@ const writing = <T>(write: () => Promise<T>) => refusingDuplicates("categories.t
  * supercategory it names, so an unknown one inserts nothing (422) and a subcategory always takes
  * its supercategory's taxonomy.
  */
-export async function createCategory(deps: ReferenceDeps, actor: SessionUser, input: CategoryCreate): Promise<CategoryRow> {
+export async function createCategory(svc: ReferenceServices, actor: SessionUser, input: CategoryCreate): Promise<CategoryRow> {
   const own = sql`${input.name}, ${input.description ?? null}, ${input.external_id ?? null}`;
   const source =
     input.supercategory_id !== undefined
       ? sql`SELECT ${own}, s.taxonomy_id, s.id FROM categories s WHERE s.id = ${input.supercategory_id}`
       : sql`SELECT ${own}, t.id, NULL FROM taxonomies t WHERE t.id = ${input.taxonomy_id ?? 0}`;
   const [rows] = await writing(() =>
-    batchRows<[CategoryRow]>(deps.db, [
+    batchRows<[CategoryRow]>(svc.db, [
       sql`INSERT INTO categories (name, description, external_id, taxonomy_id, supercategory_id) ${source} RETURNING ${CATEGORIES.returned}`,
     ]),
   );
@@ -191,7 +185,7 @@ export async function createCategory(deps: ReferenceDeps, actor: SessionUser, in
       ? unknownReference("/supercategory_id", "category")
       : unknownReference("/taxonomy_id", "taxonomy");
   }
-  auditReferenceWrite(deps, actor, "admin.reference.created", "category", row.id);
+  auditReferenceWrite(svc, actor, "admin.reference.created", "category", row.id);
   return row;
 }
 
@@ -219,13 +213,13 @@ const CHANGE_COLUMNS = ["name", "description", "external_id", "supercategory_id"
  * it), so two concurrent moves cannot build a cycle between them. When the UPDATE refuses, the
  * diagnosis read just before it in the same transaction says why.
  */
-export async function updateCategory(deps: ReferenceDeps, actor: SessionUser, id: number, changes: CategoryChanges): Promise<CategoryRow> {
+export async function updateCategory(svc: ReferenceServices, actor: SessionUser, id: number, changes: CategoryChanges): Promise<CategoryRow> {
   const set = assignments(CHANGE_COLUMNS, changes);
   const current = rowStatement(CATEGORIES, id);
   if (set.length === 0) {
-    const [rows] = await batchRows<[CategoryRow]>(deps.db, [current]);
+    const [rows] = await batchRows<[CategoryRow]>(svc.db, [current]);
     if (!rows[0]) throw categoryNotFound();
-    auditReferenceWrite(deps, actor, "admin.reference.updated", "category", id, { fields: [] });
+    auditReferenceWrite(svc, actor, "admin.reference.updated", "category", id, { fields: [] });
     return rows[0];
   }
 
@@ -240,7 +234,7 @@ export async function updateCategory(deps: ReferenceDeps, actor: SessionUser, id
       ? sql`SELECT NULL AS taxonomy_id, 0 AS cyclic WHERE 0`
       : sql`SELECT s.taxonomy_id, ${closesCycle(id, target)} AS cyclic FROM categories s WHERE s.id = ${target}`;
   const [before, found, updated] = await writing(() =>
-    batchRows<[CategoryRow, { taxonomy_id: number; cyclic: number }, CategoryRow]>(deps.db, [
+    batchRows<[CategoryRow, { taxonomy_id: number; cyclic: number }, CategoryRow]>(svc.db, [
       current,
       diagnosis,
       updateStatement(CATEGORIES, id, set, guard),
@@ -255,12 +249,12 @@ export async function updateCategory(deps: ReferenceDeps, actor: SessionUser, id
     if (reason.cyclic) throw cycle();
     throw taxonomyMismatch();
   }
-  auditReferenceWrite(deps, actor, "admin.reference.updated", "category", id, { fields: changedFields(CHANGE_COLUMNS, old, now) });
+  auditReferenceWrite(svc, actor, "admin.reference.updated", "category", id, { fields: changedFields(CHANGE_COLUMNS, old, now) });
   return now;
 }
 
 /** Deletes a category; its subtree and its links to materials and product types go with it (ON DELETE CASCADE). */
-export async function deleteCategory(deps: ReferenceDeps, actor: SessionUser, id: number): Promise<void> {
-  if (!(await deleteRow(deps.db, CATEGORIES, id))) throw categoryNotFound();
-  auditReferenceWrite(deps, actor, "admin.reference.deleted", "category", id);
+export async function deleteCategory(svc: ReferenceServices, actor: SessionUser, id: number): Promise<void> {
+  if (!(await deleteRow(svc, CATEGORIES, id))) throw categoryNotFound();
+  auditReferenceWrite(svc, actor, "admin.reference.deleted", "category", id);
 }

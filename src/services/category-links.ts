@@ -1,18 +1,21 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { RowOf } from "../db/rows";
+import type { categories } from "../db/schema";
 import { ApiError, type FieldError, notFound } from "../lib/problem";
 import {
   type Assignment,
   changedFields,
   insertStatement,
   type RecordTable,
-  type ReferenceDeps,
+  type ReferenceServices,
   referenceWritten,
   refusingDuplicates,
   rowStatement,
   updateStatement,
 } from "./reference-records";
-import type { SessionUser } from "./sessions";
 
 /**
  * What materials and product types share: links to categories (`material_categories`,
@@ -21,11 +24,7 @@ import type { SessionUser } from "./sessions";
  */
 
 /** A category as a linked record embeds it. */
-export interface LinkedCategoryRow {
-  id: number;
-  name: string;
-  taxonomy_id: number;
-}
+export type LinkedCategoryRow = RowOf<typeof categories, "id" | "name" | "taxonomy_id">;
 
 /** A record kind that links to categories: its table, its link table, and what its writes refuse. */
 export interface LinkedKind<Row> extends RecordTable {
@@ -62,8 +61,8 @@ export function linkedToCategory<Row>(kind: LinkedKind<Row>, categoryId: number)
 }
 
 /** A record and its categories in one round trip; the kind's 404 when there is no such record. */
-export async function readLinkedRecord<Row>(db: Db, kind: LinkedKind<Row>, id: number): Promise<LinkedRecord<Row>> {
-  const [rows, categories] = await batchRows<[Row, LinkedCategoryRow]>(db, [rowStatement(kind, id), linkedCategoriesStatement(kind, id)]);
+export async function readLinkedRecord<Row>(svc: Pick<Services, "db">, kind: LinkedKind<Row>, id: number): Promise<LinkedRecord<Row>> {
+  const [rows, categories] = await batchRows<[Row, LinkedCategoryRow]>(svc.db, [rowStatement(kind, id), linkedCategoriesStatement(kind, id)]);
   if (!rows[0]) throw kind.missing();
   return { row: rows[0], categories };
 }
@@ -72,14 +71,14 @@ const takenName = <Row>(kind: LinkedKind<Row>) => `${kind.table}.name`;
 
 /** Creates a record from its column values (no categories yet); the kind's 409 for a name in use. */
 export async function createLinkedRecord<Row extends { id: number }>(
-  deps: ReferenceDeps,
+  svc: ReferenceServices,
   actor: SessionUser,
   kind: LinkedKind<Row>,
   values: Record<string, unknown>,
 ): Promise<LinkedRecord<Row>> {
-  const [rows] = await refusingDuplicates(takenName(kind), kind.nameTaken, () => batchRows<[Row]>(deps.db, [insertStatement(kind, values)]));
+  const [rows] = await refusingDuplicates(takenName(kind), kind.nameTaken, () => batchRows<[Row]>(svc.db, [insertStatement(kind, values)]));
   const row = rows[0]!;
-  await referenceWritten(deps, actor, "admin.reference.created", kind.kind, row.id);
+  await referenceWritten(svc, actor, "admin.reference.created", kind.kind, row.id);
   return { row, categories: [] };
 }
 
@@ -88,24 +87,24 @@ export async function createLinkedRecord<Row extends { id: number }>(
  * value really changes. The kind's 404 for an unknown id, its 409 for a name in use.
  */
 export async function updateLinkedRecord<Row>(
-  deps: ReferenceDeps,
+  svc: ReferenceServices,
   actor: SessionUser,
   kind: LinkedKind<Row>,
   id: number,
   set: readonly Assignment[],
 ): Promise<LinkedRecord<Row>> {
   if (set.length === 0) {
-    const detail = await readLinkedRecord(deps.db, kind, id);
-    await referenceWritten(deps, actor, "admin.reference.updated", kind.kind, id, { fields: [] });
+    const detail = await readLinkedRecord(svc, kind, id);
+    await referenceWritten(svc, actor, "admin.reference.updated", kind.kind, id, { fields: [] });
     return detail;
   }
   // The row before the change comes in the same batch, so the audit names what really changed.
   const [before, rows, categories] = await refusingDuplicates(takenName(kind), kind.nameTaken, () =>
-    batchRows<[Row, Row, LinkedCategoryRow]>(deps.db, [rowStatement(kind, id), updateStatement(kind, id, set), linkedCategoriesStatement(kind, id)]),
+    batchRows<[Row, Row, LinkedCategoryRow]>(svc.db, [rowStatement(kind, id), updateStatement(kind, id, set), linkedCategoriesStatement(kind, id)]),
   );
   const [old, now] = [before[0], rows[0]];
   if (!old || !now) throw kind.missing();
-  await referenceWritten(deps, actor, "admin.reference.updated", kind.kind, id, { fields: changedFields(kind.changeColumns, old, now) });
+  await referenceWritten(svc, actor, "admin.reference.updated", kind.kind, id, { fields: changedFields(kind.changeColumns, old, now) });
   return { row: now, categories };
 }
 
@@ -115,7 +114,7 @@ export async function updateLinkedRecord<Row>(
  * nothing. Unknown categories are 422, each pointed at (`/category_ids/<i>`).
  */
 export async function addCategoryLinks<Row>(
-  deps: ReferenceDeps,
+  svc: ReferenceServices,
   actor: SessionUser,
   kind: LinkedKind<Row>,
   id: number,
@@ -124,7 +123,7 @@ export async function addCategoryLinks<Row>(
   const list = JSON.stringify(categoryIds);
   const unknown = sql`SELECT j.key AS position FROM json_each(${list}) j WHERE NOT EXISTS (SELECT 1 FROM categories c WHERE c.id = j.value)`;
   const [missingCategories, added, rows, categories] = await batchRows<[{ position: number }, { category_id: number }, Row, LinkedCategoryRow]>(
-    deps.db,
+    svc.db,
     [
       unknown,
       sql`INSERT OR IGNORE INTO ${sql.raw(kind.linkTable)} (${sql.raw(kind.ownerColumn)}, category_id)
@@ -141,23 +140,23 @@ export async function addCategoryLinks<Row>(
     throw new ApiError(422, { code: "VALIDATION_FAILED", detail: "The request names records that do not exist.", errors });
   }
   const addedIds = [...new Set(added.map((row) => row.category_id))];
-  await referenceWritten(deps, actor, "admin.reference.updated", kind.kind, id, { categories_added: addedIds });
+  await referenceWritten(svc, actor, "admin.reference.updated", kind.kind, id, { categories_added: addedIds });
   return { row: rows[0], categories };
 }
 
 /** Removes one link; the kind's 404 for an unknown record, 404 `CATEGORY_LINK_NOT_FOUND` when the two are not linked. */
 export async function removeCategoryLink<Row>(
-  deps: ReferenceDeps,
+  svc: ReferenceServices,
   actor: SessionUser,
   kind: LinkedKind<Row>,
   id: number,
   categoryId: number,
 ): Promise<void> {
-  const [rows, removed] = await batchRows<[{ id: number }, { category_id: number }]>(deps.db, [
+  const [rows, removed] = await batchRows<[{ id: number }, { category_id: number }]>(svc.db, [
     sql`SELECT id FROM ${sql.raw(kind.table)} WHERE id = ${id}`,
     sql`DELETE FROM ${sql.raw(kind.linkTable)} WHERE ${sql.raw(kind.ownerColumn)} = ${id} AND category_id = ${categoryId} RETURNING category_id`,
   ]);
   if (!rows[0]) throw kind.missing();
   if (!removed[0]) throw notFound(`This record is not linked to category ${categoryId}.`, "CATEGORY_LINK_NOT_FOUND");
-  await referenceWritten(deps, actor, "admin.reference.updated", kind.kind, id, { categories_removed: [categoryId] });
+  await referenceWritten(svc, actor, "admin.reference.updated", kind.kind, id, { categories_removed: [categoryId] });
 }

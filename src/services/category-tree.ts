@@ -1,5 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { RowOf } from "../db/rows";
+import type { categories } from "../db/schema";
 import { type PageQuery, pageWindow } from "../lib/pagination";
 import { type CategoryParent, parentExists } from "./categories";
 
@@ -21,15 +24,9 @@ export const DEFAULT_CATEGORY_DEPTH = 1;
 export type TreeScope = { kind: "all"; taxonomyId?: number } | CategoryParent;
 
 /** A node of the tree as read: its own fields, its parent, and how far below the top level it sits (0: top). */
-export interface CategoryTreeRow {
-  id: number;
-  name: string;
-  description: string | null;
-  external_id: string | null;
-  taxonomy_id: number;
-  supercategory_id: number | null;
+export type CategoryTreeRow = RowOf<typeof categories, "id" | "name" | "description" | "external_id" | "taxonomy_id" | "supercategory_id"> & {
   level: number;
-}
+};
 
 function topCondition(scope: TreeScope): SQL {
   switch (scope.kind) {
@@ -78,11 +75,11 @@ export interface CategoryTreePage {
 }
 
 /** A page of the tree as rows, and the number of top-level nodes; null when the scope's parent does not exist. */
-export async function readCategoryTree(db: Db, scope: { kind: "all"; taxonomyId?: number }, depth: number, page: PageQuery): Promise<CategoryTreePage>;
-export async function readCategoryTree(db: Db, scope: CategoryParent, depth: number, page: PageQuery): Promise<CategoryTreePage | null>;
-export async function readCategoryTree(db: Db, scope: TreeScope, depth: number, page: PageQuery): Promise<CategoryTreePage | null> {
+export async function readCategoryTree(svc: Pick<Services, "db">, scope: { kind: "all"; taxonomyId?: number }, depth: number, page: PageQuery): Promise<CategoryTreePage>;
+export async function readCategoryTree(svc: Pick<Services, "db">, scope: CategoryParent, depth: number, page: PageQuery): Promise<CategoryTreePage | null>;
+export async function readCategoryTree(svc: Pick<Services, "db">, scope: TreeScope, depth: number, page: PageQuery): Promise<CategoryTreePage | null> {
   const [rows, summary] = await batchRows<[CategoryTreeRow, { total: number; found: number }]>(
-    db,
+    svc.db,
     categoryTreeStatements(scope, depth, page),
   );
   if (!summary[0]?.found) return null;

@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { type PageQuery, pageWindow } from "../lib/pagination";
 import { ApiError } from "../lib/problem";
 import { kindCondition, RECORD_COLUMNS, type RecordKind, type RecordRow } from "./product-records";
@@ -64,12 +65,12 @@ export function componentPageStatements(id: number, kind: RecordKind, page: Page
 
 /** One page of the direct components of a record of `kind`, and their total; null when there is no such record. */
 export async function readComponentPage(
-  db: Db,
+  svc: Pick<Services, "db">,
   id: number,
   kind: RecordKind,
   page: PageQuery,
 ): Promise<{ rows: RecordRow[]; total: number } | null> {
-  const [root, rows, total] = await batchRows<[IdRow, RecordRow, CountRow]>(db, componentPageStatements(id, kind, page));
+  const [root, rows, total] = await batchRows<[IdRow, RecordRow, CountRow]>(svc.db, componentPageStatements(id, kind, page));
   return root.length === 0 ? null : { rows, total: total[0]?.total ?? 0 };
 }
 
@@ -102,8 +103,8 @@ export function componentTreeStatements(id: number, kind: RecordKind, depth: num
  * id; null when no record of `kind` has the id. More than `MAX_TREE_COMPONENTS`: 400
  * `COMPONENT_TREE_TOO_LARGE`.
  */
-export async function readComponentTree(db: Db, id: number, kind: RecordKind, depth: number): Promise<TreeRow[] | null> {
-  const [root, rows] = await batchRows<[IdRow, TreeRow]>(db, componentTreeStatements(id, kind, depth));
+export async function readComponentTree(svc: Pick<Services, "db">, id: number, kind: RecordKind, depth: number): Promise<TreeRow[] | null> {
+  const [root, rows] = await batchRows<[IdRow, TreeRow]>(svc.db, componentTreeStatements(id, kind, depth));
   if (root.length === 0) return null;
   if (rows.length > MAX_TREE_COMPONENTS) throw componentTreeTooLarge(depth);
   return rows;

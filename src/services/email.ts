@@ -1,18 +1,8 @@
 import type { AppConfig } from "../config";
+import type { EmailMessage, EmailSender, Services } from "../container";
 import { type Logger } from "../lib/logger";
 import { safeFetch } from "../lib/outbound";
 import { storeInOutbox } from "./dev-outbox";
-
-export interface EmailMessage {
-  to: string;
-  subject: string;
-  text: string;
-}
-
-/** The one interface through which the service sends email. */
-export interface EmailSender {
-  send(message: EmailMessage): Promise<void>;
-}
 
 export class EmailDeliveryError extends Error {
   override name = "EmailDeliveryError";
@@ -59,4 +49,13 @@ function providerSender(config: AppConfig, log: Logger): EmailSender {
       log.info("email sent", { to: message.to, subject: message.subject });
     },
   };
+}
+
+/** Sends an email, logging instead of failing when delivery does not work: the change it reports has already happened. */
+export async function sendQuietly(svc: Pick<Services, "email" | "log">, message: EmailMessage): Promise<void> {
+  try {
+    await svc.email.send(message);
+  } catch (error) {
+    svc.log.error("email delivery failed", { subject: message.subject, error });
+  }
 }

@@ -1,6 +1,6 @@
+import type { Services } from "../container";
 import { loginIdentifier } from "../lib/email-address";
 import { type LimitName, WRONG_SECRET_BUDGET } from "../lib/rate-limits";
-import type { ServiceDeps } from "./deps";
 import { enforceLimits, subjects } from "./rate-limiter";
 
 /** One unit taken from a failure budget for an attempt whose secret is about to be checked. */
@@ -9,7 +9,7 @@ export interface FailureReservation {
   refund(): Promise<void>;
 }
 
-type BudgetDeps = Pick<ServiceDeps, "limiter" | "log" | "config">;
+type BudgetServices = Pick<Services, "limiter" | "log" | "config">;
 
 /**
  * Reserves the failure before the secret is checked and refunds it on success, rather than
@@ -17,16 +17,16 @@ type BudgetDeps = Pick<ServiceDeps, "limiter" | "log" | "config">;
  * A spent budget is 429 and the secret is not checked; the store being unreachable is 503 (these
  * budgets fail closed).
  */
-async function reserve(deps: BudgetDeps, subject: string, names: readonly LimitName[], userId: number | null): Promise<FailureReservation> {
-  const decision = await enforceLimits(deps, subject, names, { userId });
+async function reserve(svc: BudgetServices, subject: string, names: readonly LimitName[], userId: number | null): Promise<FailureReservation> {
+  const decision = await enforceLimits(svc, subject, names, { userId });
   return {
     async refund() {
       if (!decision) return;
       try {
-        await deps.limiter.refund(subject, decision.counters);
+        await svc.limiter.refund(subject, decision.counters);
       } catch (error) {
         // The sign-in itself succeeded; the cost is one unit of budget until the window ends.
-        deps.log.warn("failure budget refund failed", { limits: names.join(","), error });
+        svc.log.warn("failure budget refund failed", { limits: names.join(","), error });
       }
     },
   };
@@ -39,12 +39,12 @@ async function reserve(deps: BudgetDeps, subject: string, names: readonly LimitN
  * would tell that the two belong together. The cost is a second budget per account (3 a minute by
  * address, 3 by username). Unknown accounts are limited exactly like known ones.
  */
-export function reserveLoginFailure(deps: BudgetDeps, identifier: string): Promise<FailureReservation> {
+export function reserveLoginFailure(svc: BudgetServices, identifier: string): Promise<FailureReservation> {
   const { kind, key } = loginIdentifier(identifier);
-  return reserve(deps, subjects.email(deps.config.tokenSecret, kind === "email" ? key : `username:${key}`), ["failed-login"], null);
+  return reserve(svc, subjects.email(svc.config.tokenSecret, kind === "email" ? key : `username:${key}`), ["failed-login"], null);
 }
 
 /** Wrong passwords or codes of one account at any step-up or challenge route: one shared budget, per minute and per day. */
-export function reserveWrongSecret(deps: BudgetDeps, userId: number): Promise<FailureReservation> {
-  return reserve(deps, subjects.user(userId), WRONG_SECRET_BUDGET, userId);
+export function reserveWrongSecret(svc: BudgetServices, userId: number): Promise<FailureReservation> {
+  return reserve(svc, subjects.user(userId), WRONG_SECRET_BUDGET, userId);
 }

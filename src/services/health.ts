@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { Services } from "../container";
 import type { Logger } from "../lib/logger";
 
 export type CheckStatus = "ok" | "fail";
@@ -32,17 +32,12 @@ async function probe(name: string, run: () => Promise<unknown>, log: Logger): Pr
  * never write). The D1 probe reads the users table, so a database without the schema counts as
  * failed. Each failure is logged with its error; the report itself carries only ok/fail.
  */
-export async function checkHealth(deps: {
-  db: Db;
-  kv: KVNamespace;
-  r2: R2Bucket;
-  log: Logger;
-}): Promise<HealthReport> {
-  const { log } = deps;
+export async function checkHealth(svc: Pick<Services, "db" | "bindings" | "log">): Promise<HealthReport> {
+  const { log } = svc;
   const [d1, kv, r2] = await Promise.all([
-    probe("d1", () => deps.db.run(sql`SELECT 1 FROM users LIMIT 1`), log),
-    probe("kv", () => deps.kv.get("health:probe"), log),
-    probe("r2", () => deps.r2.head("health/probe"), log),
+    probe("d1", () => svc.db.run(sql`SELECT 1 FROM users LIMIT 1`), log),
+    probe("kv", () => svc.bindings.KV.get("health:probe"), log),
+    probe("r2", () => svc.bindings.UPLOADS.head("health/probe"), log),
   ]);
   const healthy = d1 === "ok" && kv === "ok" && r2 === "ok";
   return { status: healthy ? "healthy" : "unhealthy", checks: { d1, kv, r2 } };

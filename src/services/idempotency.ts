@@ -1,6 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { RowOf } from "../db/rows";
+import type { idempotencyKeys } from "../db/schema";
 import { toHex } from "../lib/encoding";
+import type { HeldKey } from "../lib/idempotency-key";
 import { ApiError } from "../lib/problem";
 
 // The idempotency store (docs/idempotency.md): one row of `idempotency_keys` per user, scope
@@ -39,17 +43,6 @@ export interface ClaimInput {
   now: number;
 }
 
-/**
- * A key this request holds. `claim` (random, one per claim) fences it: once the lease ran out and
- * another request took the key over, a late write of this one matches nothing.
- */
-export interface HeldKey {
-  userId: number;
-  scope: string;
-  key: string;
-  claim: string;
-}
-
 /** A response kept for replay: only 2xx responses are stored. */
 export interface StoredResponse {
   status: number;
@@ -70,14 +63,7 @@ export type ClaimResult =
   /** The key was used on this path for another request (query string or body) within the retention time. */
   | { kind: "mismatch" };
 
-interface KeyRow {
-  target: string;
-  body_hash: string;
-  resource_id: number | null;
-  response_status: number | null;
-  response_body: string | null;
-  response_headers: string | null;
-}
+type KeyRow = RowOf<typeof idempotencyKeys, "target" | "body_hash" | "resource_id" | "response_status" | "response_body" | "response_headers">;
 
 /** 409 while the request that holds a key runs (or took it over from this one). */
 export function requestInProgress(): ApiError {
@@ -104,10 +90,10 @@ const keyIs = (held: Pick<HeldKey, "userId" | "scope" | "key">) =>
  * transaction, one batch at a time. Its `RETURNING` yields a row only when this statement wrote
  * it; otherwise the following `SELECT` reads the live row that stood in the way.
  */
-export async function claimKey(db: Db, input: ClaimInput): Promise<ClaimResult> {
+export async function claimKey(svc: Pick<Services, "db">, input: ClaimInput): Promise<ClaimResult> {
   const { userId, key, scope, target, bodyHash, now } = input;
   const claim = crypto.randomUUID();
-  const [, claimed, existing] = await batchRows<[never, { claim: string }, KeyRow]>(db, [
+  const [, claimed, existing] = await batchRows<[never, { claim: string }, KeyRow]>(svc.db, [
     // Housekeeping on the expiry index; bounded, so no request pays for a backlog at once.
     sql`DELETE FROM idempotency_keys WHERE rowid IN (
       SELECT rowid FROM idempotency_keys WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${SWEEP_LIMIT})`,
@@ -172,8 +158,8 @@ export function isKeyLost(error: unknown): boolean {
  * trip. Works on a running or a committed key. Returns false when the key is no longer this
  * request's (its lease ran out and another request took it over), in which case nothing is written.
  */
-export async function storeResponse(db: Db, held: HeldKey, response: StoredResponse, now: number): Promise<boolean> {
-  const rows = await db.all<{ user_id: number }>(sql`UPDATE idempotency_keys SET
+export async function storeResponse(svc: Pick<Services, "db">, held: HeldKey, response: StoredResponse, now: number): Promise<boolean> {
+  const rows = await svc.db.all<{ user_id: number }>(sql`UPDATE idempotency_keys SET
       response_status = ${response.status}, response_body = ${response.body},
       response_headers = ${JSON.stringify(response.headers)}, expires_at = ${now + IDEMPOTENCY_TTL_SECONDS}
     WHERE ${keyIs(held)} AND claim = ${held.claim} AND response_status IS NULL
@@ -186,8 +172,8 @@ export async function storeResponse(db: Db, held: HeldKey, response: StoredRespo
  * round trip. Returns false when the key is no longer this request's, or when its create committed
  * (a failure after the commit must not let a retry create the record again); nothing is deleted then.
  */
-export async function releaseKey(db: Db, held: HeldKey): Promise<boolean> {
-  const rows = await db.all<{ user_id: number }>(sql`DELETE FROM idempotency_keys
+export async function releaseKey(svc: Pick<Services, "db">, held: HeldKey): Promise<boolean> {
+  const rows = await svc.db.all<{ user_id: number }>(sql`DELETE FROM idempotency_keys
     WHERE ${keyIs(held)} AND claim = ${held.claim} AND resource_id IS NULL AND response_status IS NULL
     RETURNING user_id`);
   return rows.length > 0;

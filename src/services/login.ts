@@ -1,22 +1,14 @@
 import { sql } from "drizzle-orm";
 import { dummyPasswordHash, verifyPassword } from "../auth/password";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { audit } from "../lib/audit";
 import { loginIdentifier } from "../lib/email-address";
 import { maskEmail } from "../lib/logger";
 import { ApiError } from "../lib/problem";
-import type { ServiceDeps } from "./deps";
-import { startChallenge } from "./mfa-challenge";
 import { reserveLoginFailure } from "./failure-budgets";
-import {
-  type RefreshRefusal,
-  rotateSession,
-  type SessionGrant,
-  type SessionUser,
-  startSession,
-  toSessionUser,
-  USER_COLUMNS,
-  type UserRow,
-} from "./sessions";
+import { startChallenge } from "./mfa-challenge";
+import { type RefreshRefusal, rotateSession, type SessionGrant, startSession, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 
 export type LoginTransport = "bearer" | "cookie";
 
@@ -34,10 +26,10 @@ export function badCredentials(): ApiError {
 }
 
 /** Looks an account up by email (any alias of its mailbox) or by username. */
-export async function findUserByIdentifier(deps: Pick<ServiceDeps, "db">, identifier: string): Promise<SessionUser | null> {
+export async function findUserByIdentifier(svc: Pick<Services, "db">, identifier: string): Promise<SessionUser | null> {
   const { kind, key } = loginIdentifier(identifier);
   const condition = kind === "email" ? sql`email_canonical = ${key}` : sql`username = ${key}`;
-  const rows = await deps.db.all<UserRow>(
+  const rows = await svc.db.all<UserRow>(
     sql`SELECT ${USER_COLUMNS} FROM users WHERE ${condition}`,
   );
   return rows[0] ? toSessionUser(rows[0]) : null;
@@ -49,13 +41,13 @@ export async function findUserByIdentifier(deps: Pick<ServiceDeps, "db">, identi
  * Each attempt first takes a unit of the account's failed-login budget, given back on success.
  */
 export async function passwordLogin(
-  deps: ServiceDeps,
+  svc: Services,
   identifier: string,
   password: string,
   transport: LoginTransport,
 ): Promise<LoginOutcome> {
   // The budget does not depend on the account, so it is taken while the account is looked up.
-  const [found, reserved] = await Promise.allSettled([findUserByIdentifier(deps, identifier), reserveLoginFailure(deps, identifier)]);
+  const [found, reserved] = await Promise.allSettled([findUserByIdentifier(svc, identifier), reserveLoginFailure(svc, identifier)]);
   if (reserved.status === "rejected") throw reserved.reason;
   const reservation = reserved.value;
   if (found.status === "rejected") {
@@ -64,9 +56,9 @@ export async function passwordLogin(
     throw found.reason;
   }
   const user = found.value;
-  const matches = verifyPassword(password, user?.hashedPassword ?? dummyPasswordHash(deps.config.argon2));
+  const matches = verifyPassword(password, user?.hashedPassword ?? dummyPasswordHash(svc.config.argon2));
   if (!user || !matches || !user.isActive) {
-    audit(deps.log, "auth.login.failed", {
+    audit(svc.log, "auth.login.failed", {
       transport,
       user_id: user?.id ?? null,
       // A typed identifier may be a password pasted into the wrong field: only masked emails are kept.
@@ -76,29 +68,29 @@ export async function passwordLogin(
     throw badCredentials();
   }
   await reservation.refund();
-  return completeLogin(deps, user, transport);
+  return completeLogin(svc, user, transport);
 }
 
 /**
  * Everything that happens once a user has proven who they are. The single place where a TOTP
  * account is diverted to a challenge (POST /v1/auth/mfa/challenge) instead of receiving a session.
  */
-export async function completeLogin(deps: ServiceDeps, user: SessionUser, transport: LoginTransport): Promise<LoginOutcome> {
+export async function completeLogin(svc: Services, user: SessionUser, transport: LoginTransport): Promise<LoginOutcome> {
   if (user.totpEnabled) {
-    const mfaToken = await startChallenge(deps, user, transport);
+    const mfaToken = await startChallenge(svc, user, transport);
     if (!mfaToken) {
-      audit(deps.log, "auth.login.failed", { transport, user_id: user.id, account: null, reason: "changed_during_login" });
+      audit(svc.log, "auth.login.failed", { transport, user_id: user.id, account: null, reason: "changed_during_login" });
       throw badCredentials();
     }
     return { kind: "challenge", user, mfaToken };
   }
-  const grant = await startSession(deps.db, deps.config.tokenSecret, user.id, user, { recordLogin: true });
+  const grant = await startSession(svc, svc.config.tokenSecret, user.id, user, { recordLogin: true });
   if (!grant) {
     // The account changed while the password was being checked: the check no longer stands.
-    audit(deps.log, "auth.login.failed", { transport, user_id: user.id, account: null, reason: "changed_during_login" });
+    audit(svc.log, "auth.login.failed", { transport, user_id: user.id, account: null, reason: "changed_during_login" });
     throw badCredentials();
   }
-  audit(deps.log, "auth.login.succeeded", { transport, user_id: user.id });
+  audit(svc.log, "auth.login.succeeded", { transport, user_id: user.id });
   return { kind: "session", user, grant };
 }
 
@@ -113,12 +105,12 @@ export function refreshTokenInvalid(headers?: Record<string, string[]>): ApiErro
 
 /** Rotates a refresh token; a replay that ended its session is audited. */
 export async function refreshSession(
-  deps: Pick<ServiceDeps, "db" | "config" | "log">,
+  svc: Pick<Services, "db" | "config" | "log">,
   presented: string,
 ): Promise<{ grant: SessionGrant } | { refused: RefreshRefusal }> {
-  const result = await rotateSession(deps.db, deps.config.tokenSecret, presented);
+  const result = await rotateSession(svc, svc.config.tokenSecret, presented);
   if ("refused" in result && result.refused === "replayed") {
-    audit(deps.log, "auth.refresh.replayed", { user_id: result.userId });
+    audit(svc.log, "auth.refresh.replayed", { user_id: result.userId });
   }
   return result;
 }

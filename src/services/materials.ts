@@ -1,7 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
-import { ApiError, notFound } from "../lib/problem";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { Row } from "../db/rows";
+import type { materials } from "../db/schema";
 import type { PageQuery } from "../lib/pagination";
+import { ApiError, notFound } from "../lib/problem";
 import {
   addCategoryLinks,
   createLinkedRecord,
@@ -13,18 +17,9 @@ import {
   updateLinkedRecord,
 } from "./category-links";
 import { type ListOrder, type OrderTerm, orderClause, referenceOrderColumns } from "./reference-order";
-import { assignments, listPage, nameContains, recordTable, type ReferenceDeps, referenceWritten } from "./reference-records";
-import type { SessionUser } from "./sessions";
+import { assignments, listPage, nameContains, recordTable, type ReferenceServices, referenceWritten } from "./reference-records";
 
-export interface MaterialRow {
-  id: number;
-  name: string;
-  description: string | null;
-  density_kg_m3: number | null;
-  is_crm: number;
-  created_at: number;
-  updated_at: number;
-}
+export type MaterialRow = Row<typeof materials>;
 
 export type MaterialDetail = LinkedRecord<MaterialRow>;
 
@@ -69,13 +64,13 @@ function conditions(filter: MaterialFilter): SQL {
 }
 
 /** One page of materials and how many match, in one round trip. */
-export function listMaterials(db: Db, filter: MaterialFilter, page: PageQuery): Promise<{ rows: MaterialRow[]; total: number }> {
-  return listPage<MaterialRow>(db, MATERIAL, conditions(filter), orderClause(filter.orderBy, ORDER), page);
+export function listMaterials(svc: Pick<Services, "db">, filter: MaterialFilter, page: PageQuery): Promise<{ rows: MaterialRow[]; total: number }> {
+  return listPage<MaterialRow>(svc, MATERIAL, conditions(filter), orderClause(filter.orderBy, ORDER), page);
 }
 
 /** A material with its categories, in one round trip; 404 `MATERIAL_NOT_FOUND`. */
-export function readMaterial(db: Db, id: number): Promise<MaterialDetail> {
-  return readLinkedRecord(db, MATERIAL, id);
+export function readMaterial(svc: Pick<Services, "db">, id: number): Promise<MaterialDetail> {
+  return readLinkedRecord(svc, MATERIAL, id);
 }
 
 export interface MaterialValues {
@@ -88,8 +83,8 @@ export interface MaterialValues {
 export type MaterialChanges = Partial<MaterialValues>;
 
 /** Creates a material (no categories yet); 409 `MATERIAL_NAME_TAKEN` for a name in use. */
-export function createMaterial(deps: ReferenceDeps, actor: SessionUser, values: MaterialValues): Promise<MaterialDetail> {
-  return createLinkedRecord(deps, actor, MATERIAL, {
+export function createMaterial(svc: ReferenceServices, actor: SessionUser, values: MaterialValues): Promise<MaterialDetail> {
+  return createLinkedRecord(svc, actor, MATERIAL, {
     name: values.name,
     description: values.description ?? null,
     density_kg_m3: values.density_kg_m3 ?? null,
@@ -101,10 +96,10 @@ export function createMaterial(deps: ReferenceDeps, actor: SessionUser, values: 
  * Applies the given members in one round trip with the material's categories; `updated_at`
  * moves only when a value really changes. 404 for an unknown id, 409 for a name in use.
  */
-export function updateMaterial(deps: ReferenceDeps, actor: SessionUser, id: number, changes: MaterialChanges): Promise<MaterialDetail> {
+export function updateMaterial(svc: ReferenceServices, actor: SessionUser, id: number, changes: MaterialChanges): Promise<MaterialDetail> {
   // SQLite has no booleans: `is_crm` is stored as 0 or 1.
   const set = assignments(MATERIAL.changeColumns, changes, (_, value) => (typeof value === "boolean" ? (value ? 1 : 0) : value));
-  return updateLinkedRecord(deps, actor, MATERIAL, id, set);
+  return updateLinkedRecord(svc, actor, MATERIAL, id, set);
 }
 
 function inUse(uses?: number): ApiError {
@@ -117,12 +112,12 @@ function inUse(uses?: number): ApiError {
  * (409 `MATERIAL_IN_USE`): the DELETE itself checks, so an entry added meanwhile cannot slip
  * through, and the foreign key would refuse it anyway.
  */
-export async function deleteMaterial(deps: ReferenceDeps, actor: SessionUser, id: number): Promise<void> {
+export async function deleteMaterial(svc: ReferenceServices, actor: SessionUser, id: number): Promise<void> {
   const uses = sql`SELECT count(*) FROM bill_of_materials b WHERE b.material_id = ${id}`;
   let found: { uses: number }[];
   let deleted: { id: number }[];
   try {
-    [found, deleted] = await batchRows<[{ uses: number }, { id: number }]>(deps.db, [
+    [found, deleted] = await batchRows<[{ uses: number }, { id: number }]>(svc.db, [
       sql`SELECT (${uses}) AS uses FROM materials WHERE id = ${id}`,
       sql`DELETE FROM materials WHERE id = ${id} AND NOT EXISTS (SELECT 1 FROM bill_of_materials b WHERE b.material_id = ${id}) RETURNING id`,
     ]);
@@ -132,13 +127,13 @@ export async function deleteMaterial(deps: ReferenceDeps, actor: SessionUser, id
   }
   if (!found[0]) throw MATERIAL.missing();
   if (!deleted[0]) throw inUse(found[0].uses);
-  await referenceWritten(deps, actor, "admin.reference.deleted", MATERIAL.kind, id);
+  await referenceWritten(svc, actor, "admin.reference.deleted", MATERIAL.kind, id);
 }
 
-export function linkMaterialCategories(deps: ReferenceDeps, actor: SessionUser, id: number, categoryIds: readonly number[]): Promise<MaterialDetail> {
-  return addCategoryLinks(deps, actor, MATERIAL, id, categoryIds);
+export function linkMaterialCategories(svc: ReferenceServices, actor: SessionUser, id: number, categoryIds: readonly number[]): Promise<MaterialDetail> {
+  return addCategoryLinks(svc, actor, MATERIAL, id, categoryIds);
 }
 
-export function unlinkMaterialCategory(deps: ReferenceDeps, actor: SessionUser, id: number, categoryId: number): Promise<void> {
-  return removeCategoryLink(deps, actor, MATERIAL, id, categoryId);
+export function unlinkMaterialCategory(svc: ReferenceServices, actor: SessionUser, id: number, categoryId: number): Promise<void> {
+  return removeCategoryLink(svc, actor, MATERIAL, id, categoryId);
 }

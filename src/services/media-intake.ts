@@ -1,19 +1,10 @@
-import type { Db } from "../db/client";
+import type { Services } from "../container";
 import { randomHexId } from "../lib/ids";
-import type { Logger } from "../lib/logger";
 import { ApiError } from "../lib/problem";
-import type { MediaMessage } from "../queues/media-messages";
 import { deleteMedia, insertMedia, type MediaParent, type MediaRow } from "./media";
+import type { MediaMessage } from "./media-messages";
 import { type MediaKind, quarantineKey } from "./media-storage";
 import type { PreparedUpload } from "./media-upload";
-
-/** What storing an upload needs. */
-export interface IntakeDeps {
-  db: Db;
-  bucket: R2Bucket;
-  queue: Queue;
-  log: Logger;
-}
 
 /**
  * Stores a prepared (validated, sanitised) upload: the bytes wait in quarantine, never served,
@@ -25,7 +16,7 @@ export interface IntakeDeps {
  * Shared by the upload routes and the camera's device upload.
  */
 export async function storeUpload<K extends MediaKind>(
-  deps: IntakeDeps,
+  svc: Pick<Services, "db" | "bindings" | "log">,
   parent: MediaParent,
   media: K,
   prepared: PreparedUpload,
@@ -33,10 +24,10 @@ export async function storeUpload<K extends MediaKind>(
 ): Promise<MediaRow<K>> {
   const mediaId = randomHexId();
   const key = quarantineKey(media, mediaId);
-  await deps.bucket.put(key, prepared.bytes, { httpMetadata: { contentType: prepared.contentType } });
+  await svc.bindings.UPLOADS.put(key, prepared.bytes, { httpMetadata: { contentType: prepared.contentType } });
   let row: MediaRow<K>;
   try {
-    row = await insertMedia(deps.db, parent, media, {
+    row = await insertMedia(svc, parent, media, {
       id: mediaId,
       storageKey: prepared.storageKey,
       filename: prepared.filename,
@@ -47,18 +38,18 @@ export async function storeUpload<K extends MediaKind>(
       image: prepared.image,
     });
   } catch (error) {
-    await deps.bucket.delete(key);
+    await svc.bindings.UPLOADS.delete(key);
     throw error;
   }
   try {
-    await deps.queue.send({ type: "media.scan", kind: media, id: mediaId } satisfies MediaMessage);
+    await svc.bindings.MEDIA_QUEUE.send({ type: "media.scan", kind: media, id: mediaId } satisfies MediaMessage);
   } catch (error) {
     // Without its scan the upload would stay pending for ever: take it back.
-    deps.log.error("media scan could not be queued", { error, media_id: mediaId });
-    await deleteMedia(deps.db, parent, media, mediaId);
-    await deps.bucket.delete(key);
+    svc.log.error("media scan could not be queued", { error, media_id: mediaId });
+    await deleteMedia(svc, parent, media, mediaId);
+    await svc.bindings.UPLOADS.delete(key);
     throw new ApiError(503, { code: "MEDIA_QUEUE_UNAVAILABLE", detail: "The upload could not be queued for its malware scan; try again." });
   }
-  deps.log.info("media uploaded", { media, media_id: mediaId, record_id: parent.id, size_bytes: prepared.bytes.length });
+  svc.log.info("media uploaded", { media, media_id: mediaId, record_id: parent.id, size_bytes: prepared.bytes.length });
   return row;
 }

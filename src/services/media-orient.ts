@@ -2,7 +2,7 @@ import { decodeWithPhoton, encodeRaster, PHOTON_MAX_PIXELS } from "../lib/images
 import { ImageStructureError } from "../lib/images/exif";
 import { type Orientation, orientJpeg } from "../lib/images/jpeg-orient";
 import { orientRaster } from "../lib/images/resize";
-import type { SanitizedImage } from "../lib/images/sanitize";
+import type { SanitizedImage } from "../lib/images/sanitized-image";
 import { ApiError } from "../lib/problem";
 
 /** An image with its pixels upright, as it will be stored and served. */

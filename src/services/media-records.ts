@@ -1,45 +1,25 @@
 import { type SQL, sql } from "drizzle-orm";
-import { hasAdminPowers } from "../auth/permissions";
-import type { SessionUser } from "./sessions";
+import { maySeeUnsettled } from "../auth/permissions";
+import type { SessionUser } from "../auth/session-user";
+import type { Row, RowOf } from "../db/rows";
+import type { files, images, MEDIA_REJECTIONS, MEDIA_STATUSES } from "../db/schema";
 
 /**
  * What the reads of products and components, and the export, need of their images and research
  * files: the rows, which of them are shown, and where they are served.
  */
 
-/** `pending` until the media job settles it, then `clean` or `rejected` (schema.ts, MEDIA_STATUSES). */
-export type MediaStatus = "pending" | "clean" | "rejected";
+/** `pending` until the media job settles it, then `clean` or `rejected`. */
+export type MediaStatus = (typeof MEDIA_STATUSES)[number];
 
-/** Why a `rejected` upload was (schema.ts, MEDIA_REJECTIONS); null otherwise. */
-export type MediaRejection = "malware" | "undecodable" | "unscanned";
+/** Why a `rejected` upload was; null otherwise. */
+export type MediaRejection = (typeof MEDIA_REJECTIONS)[number];
 
-/** An image as the reads select it. */
-export interface ImageRow {
-  /** 32 lowercase hex characters. */
-  id: string;
-  product_id: number;
-  storage_key: string;
-  filename: string;
-  description: string | null;
-  image_metadata: string | null;
-  thumbnails_ready: number;
-  status: MediaStatus;
-  rejected_reason: MediaRejection | null;
-  created_at: number;
-}
+/** A research file as the reads select it (`FILE_FIELDS`). */
+export type FileRow = RowOf<typeof files, (typeof FILE_FIELDS)[number]>;
 
-/** A research file as the reads select it. */
-export interface FileRow {
-  /** 32 lowercase hex characters. */
-  id: string;
-  product_id: number;
-  storage_key: string;
-  filename: string;
-  description: string | null;
-  status: MediaStatus;
-  rejected_reason: MediaRejection | null;
-  created_at: number;
-}
+/** An image as the reads select it (`IMAGE_FIELDS`). */
+export type ImageRow = RowOf<typeof images, (typeof IMAGE_FIELDS)[number]>;
 
 /** Width of the thumbnail a record's or an image's `thumbnail_url` names; 800 and 1600 exist too. */
 export const THUMBNAIL_WIDTHS = [200, 800, 1600] as const;
@@ -48,19 +28,19 @@ export const LISTED_THUMBNAIL_WIDTH = 200;
 /**
  * Media shown to everyone, and the only media exports, statistics and profiles count: `clean`.
  * Pending and rejected media is never served; only the record's owner and a moderator see it
- * listed (`mayViewUnsettledMedia`).
+ * listed (`maySeeUnsettled`, src/auth/permissions.ts).
  */
 export const SHOWN_MEDIA_CONDITION = "status = 'clean'";
 
-/** Columns of `ImageRow`, named as in `images`. */
+/** Columns of `ImageRow`, as the reads select them from `images`. */
 export const IMAGE_FIELDS = [
   "id", "product_id", "storage_key", "filename", "description", "image_metadata", "thumbnails_ready", "status", "rejected_reason", "created_at",
-] as const satisfies readonly (keyof ImageRow)[];
+] as const satisfies readonly (keyof Row<typeof images>)[];
 
-/** Columns of `FileRow`, named as in `files`. */
+/** Columns of `FileRow`, as the reads select them from `files`. */
 export const FILE_FIELDS = [
   "id", "product_id", "storage_key", "filename", "description", "status", "rejected_reason", "created_at",
-] as const satisfies readonly (keyof FileRow)[];
+] as const satisfies readonly (keyof Row<typeof files>)[];
 
 const IMAGE_COLUMNS = sql.raw(IMAGE_FIELDS.join(", "));
 const FILE_COLUMNS = sql.raw(FILE_FIELDS.join(", "));
@@ -81,14 +61,9 @@ export function filesOfRecord(id: number): SQL {
   return sql`SELECT ${FILE_COLUMNS} FROM files WHERE product_id = ${id} ORDER BY ${sql.raw(MEDIA_ORDER)}`;
 }
 
-/** Who sees a record's pending and rejected media: its owner, and a superuser with TOTP (a moderator). */
-export function mayViewUnsettledMedia(viewer: SessionUser | null, ownerId: number): boolean {
-  return viewer !== null && (viewer.id === ownerId || hasAdminPowers(viewer));
-}
-
 /** The media rows `viewer` may see of a record owned by `ownerId`: all of them, or the clean ones. */
 export function visibleMedia<T extends { status: MediaStatus }>(rows: T[], viewer: SessionUser | null, ownerId: number): T[] {
-  return mayViewUnsettledMedia(viewer, ownerId) ? rows : rows.filter((row) => row.status === "clean");
+  return maySeeUnsettled(viewer, ownerId) ? rows : rows.filter((row) => row.status === "clean");
 }
 
 /** Absolute URL of an upload: `<origin>/uploads/images|files/<storage key>`. */

@@ -1,5 +1,5 @@
 import type { MalwareScanConfig } from "../config";
-import { type OutboundPolicy, safeFetch } from "../lib/outbound";
+import type { Services } from "../container";
 import { SignatureScanner } from "../lib/signature-scan";
 
 /** What a scan found: nothing, or the name of what it found. */
@@ -32,14 +32,14 @@ export async function builtInScan(body: ReadableStream<Uint8Array>, config: Malw
  * `{"infected": boolean}` throws, so the upload stays unpublished and the scan is retried.
  */
 export async function externalScan(
+  svc: Pick<Services, "outbound">,
   body: ReadableStream<Uint8Array>,
   size: number,
   external: NonNullable<MalwareScanConfig["external"]>,
-  policy: OutboundPolicy,
 ): Promise<ScanVerdict> {
   const headers: Record<string, string> = { "Content-Type": "application/octet-stream", "Content-Length": String(size) };
   if (external.token) headers.Authorization = `Bearer ${external.token}`;
-  const response = await safeFetch(policy, external.url, { method: "POST", headers, body }, { timeoutMs: external.timeoutMs });
+  const response = await svc.outbound(external.url, { method: "POST", headers, body }, { timeoutMs: external.timeoutMs });
   if (response.status !== 200) {
     await response.body?.cancel();
     throw new ScannerError(`external scanner answered ${response.status}`);

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { Services } from "../container";
 import { THUMBNAIL_WIDTHS, thumbnailKey } from "./media-records";
 
 /**
@@ -39,7 +39,7 @@ export function objectKeys(kind: MediaKind, storageKey: string): string[] {
  * bytes). Run after the rows are gone or rejected; a key still named by a pending or clean row is
  * kept (a rejected row never needs its object).
  */
-export async function deleteUnreferencedObjects(db: Db, bucket: R2Bucket, kind: MediaKind, storageKeys: readonly string[]): Promise<number> {
+export async function deleteUnreferencedObjects(svc: Pick<Services, "db" | "bindings">, kind: MediaKind, storageKeys: readonly string[]): Promise<number> {
   const unique = [...new Set(storageKeys)];
   if (unique.length === 0) return 0;
   const table = sql.raw(kind);
@@ -47,13 +47,13 @@ export async function deleteUnreferencedObjects(db: Db, bucket: R2Bucket, kind: 
   // D1 binds at most 100 parameters per statement.
   for (let i = 0; i < unique.length; i += 90) {
     const chunk = unique.slice(i, i + 90);
-    const rows = await db.all<{ storage_key: string }>(
+    const rows = await svc.db.all<{ storage_key: string }>(
       sql`SELECT DISTINCT storage_key FROM ${table}
           WHERE storage_key IN (${sql.join(chunk.map((key) => sql`${key}`), sql`, `)}) AND status <> 'rejected'`,
     );
     for (const row of rows) referenced.add(row.storage_key);
   }
   const orphans = unique.filter((key) => !referenced.has(key)).flatMap((key) => objectKeys(kind, key));
-  for (let i = 0; i < orphans.length; i += 1000) await bucket.delete(orphans.slice(i, i + 1000));
+  for (let i = 0; i < orphans.length; i += 1000) await svc.bindings.UPLOADS.delete(orphans.slice(i, i + 1000));
   return orphans.length;
 }

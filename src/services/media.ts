@@ -1,9 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
-import { hasAdminPowers } from "../auth/permissions";
-import { batchRows, type Db } from "../db/client";
-import { ApiError, notFound } from "../lib/problem";
+import { mayModifySql, maySeeUnsettled } from "../auth/permissions";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import type { PageQuery } from "../lib/pagination";
 import { pageWindow } from "../lib/pagination";
+import { ApiError, notFound } from "../lib/problem";
 import {
   FILE_FIELDS,
   type FileRow,
@@ -11,13 +13,11 @@ import {
   type ImageRow,
   MEDIA_ORDER,
   type MediaRejection,
-  mayViewUnsettledMedia,
   SHOWN_MEDIA_CONDITION,
 } from "./media-records";
 import type { MediaKind } from "./media-storage";
 import { kindCondition, type RecordKind } from "./product-records";
 import { ROLE_LIMITS } from "./quotas";
-import type { SessionUser } from "./sessions";
 
 // Media rows are written apart from their record: nothing here touches the `products` row, so a
 // record's `version` stays (spec); the detail read's ETag changes because it covers the media.
@@ -49,25 +49,24 @@ const parentStatement = (parent: MediaParent): SQL =>
   sql`SELECT p.owner_id FROM products p WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}`;
 
 /**
- * The media of the record `viewer` sees, as SQL over `m`: every item for the record's owner and a
- * superuser with TOTP (`mayViewUnsettledMedia`), the clean ones for everyone else.
+ * The media of the record `viewer` sees, as SQL over `m`: every item for whoever may see unsettled
+ * media (`maySeeUnsettled`: the owner and a superuser with TOTP), the clean ones for everyone else.
  */
 function visibleCondition(parent: MediaParent, viewer: SessionUser | null): SQL {
   const clean = sql.raw(`m.${SHOWN_MEDIA_CONDITION}`);
   if (viewer === null) return clean;
-  if (hasAdminPowers(viewer)) return sql`1`;
-  return sql`(${clean} OR (SELECT owner_id FROM products WHERE id = ${parent.id}) = ${viewer.id})`;
+  return sql`(${clean} OR ${mayModifySql(viewer, sql`(SELECT owner_id FROM products WHERE id = ${parent.id})`)})`;
 }
 
 /**
  * One page of the record's media that `viewer` sees (`visibleCondition`), oldest first, and
  * their count: one round trip.
  */
-export async function readMediaPage<K extends MediaKind>(db: Db, parent: MediaParent, kind: K, page: PageQuery, viewer: SessionUser | null) {
+export async function readMediaPage<K extends MediaKind>(svc: Pick<Services, "db">, parent: MediaParent, kind: K, page: PageQuery, viewer: SessionUser | null) {
   const table = sql.raw(kind);
   const visible = visibleCondition(parent, viewer);
   const { limit, offset } = pageWindow(page);
-  const [owners, rows, counts] = await batchRows<[{ owner_id: number }, MediaRow<K>, { total: number }]>(db, [
+  const [owners, rows, counts] = await batchRows<[{ owner_id: number }, MediaRow<K>, { total: number }]>(svc.db, [
     parentStatement(parent),
     sql`SELECT ${columns(kind, "m")} FROM ${table} m WHERE m.product_id = ${parent.id} AND ${visible}
         ORDER BY ${sql.raw(MEDIA_ORDER.split(", ").map((field) => `m.${field}`).join(", "))} LIMIT ${limit} OFFSET ${offset}`,
@@ -81,8 +80,8 @@ export async function readMediaPage<K extends MediaKind>(db: Db, parent: MediaPa
  * One media item of the record. Pending and rejected media is shown to the record's owner (and a
  * superuser with TOTP) only; anyone else gets the same 404 as for an unknown id.
  */
-export async function readMediaItem<K extends MediaKind>(db: Db, parent: MediaParent, kind: K, mediaId: string, viewer: SessionUser | null) {
-  const [owners, rows] = await batchRows<[{ owner_id: number }, MediaRow<K>]>(db, [
+export async function readMediaItem<K extends MediaKind>(svc: Pick<Services, "db">, parent: MediaParent, kind: K, mediaId: string, viewer: SessionUser | null) {
+  const [owners, rows] = await batchRows<[{ owner_id: number }, MediaRow<K>]>(svc.db, [
     parentStatement(parent),
     sql`SELECT ${columns(kind, "m")} FROM ${sql.raw(kind)} m WHERE m.id = ${mediaId} AND m.product_id = ${parent.id}`,
   ]);
@@ -90,13 +89,13 @@ export async function readMediaItem<K extends MediaKind>(db: Db, parent: MediaPa
   if (!owner) throw parent.missing();
   const row = rows[0];
   if (!row) throw mediaMissing(kind);
-  if (row.status !== "clean" && !mayViewUnsettledMedia(viewer, owner.owner_id)) throw mediaMissing(kind);
+  if (row.status !== "clean" && !maySeeUnsettled(viewer, owner.owner_id)) throw mediaMissing(kind);
   return row;
 }
 
 /** The record an upload goes to, with its owner's role and usage; null when there is no record of this kind. */
-export async function readUploadTarget(db: Db, parent: MediaParent): Promise<UploadTarget | null> {
-  const rows = await db.all<{ owner_id: number; role: "contributor" | "lab"; upload_file_count: number; upload_total_bytes: number }>(
+export async function readUploadTarget(svc: Pick<Services, "db">, parent: MediaParent): Promise<UploadTarget | null> {
+  const rows = await svc.db.all<{ owner_id: number; role: "contributor" | "lab"; upload_file_count: number; upload_total_bytes: number }>(
     sql`SELECT p.owner_id, u.role, u.upload_file_count, u.upload_total_bytes
         FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}`,
   );
@@ -146,7 +145,7 @@ export interface NewMedia {
  * insert happens only while the owner is within quota, and the charge only if the row went in.
  * Returns the row; 404 when the record went away meanwhile, 403 when the quota ran out meanwhile.
  */
-export async function insertMedia<K extends MediaKind>(db: Db, parent: MediaParent, kind: K, media: NewMedia): Promise<MediaRow<K>> {
+export async function insertMedia<K extends MediaKind>(svc: Pick<Services, "db">, parent: MediaParent, kind: K, media: NewMedia): Promise<MediaRow<K>> {
   const now = Math.floor(Date.now() / 1000);
   const common = sql`${media.id}, p.id, ${media.storageKey}, ${media.filename}, ${media.contentType}, ${media.sizeBytes}, ${media.description}, 'pending', ${media.uploadedBy}, ${now}, ${now}`;
   const insert =
@@ -155,7 +154,7 @@ export async function insertMedia<K extends MediaKind>(db: Db, parent: MediaPare
           SELECT ${common}, ${media.image!.width}, ${media.image!.height}, ${media.image!.metadata}, 0`
       : sql`INSERT INTO files (id, product_id, storage_key, filename, content_type, size_bytes, description, status, uploaded_by, created_at, updated_at)
           SELECT ${common}`;
-  const [inserted, , targets] = await batchRows<[MediaRow<K>, unknown, { role: "contributor" | "lab" }]>(db, [
+  const [inserted, , targets] = await batchRows<[MediaRow<K>, unknown, { role: "contributor" | "lab" }]>(svc.db, [
     sql`${insert} FROM products p JOIN users u ON u.id = p.owner_id
         WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)} AND ${quotaCondition(media.sizeBytes)}
         RETURNING ${sql.raw(FIELDS[kind].join(", "))}`,
@@ -183,11 +182,11 @@ export interface DeletedMedia {
  * that released it already), in one batch that also tells whether other rows share the object.
  * Only an item of `parent` (else the media 404).
  */
-export async function deleteMedia(db: Db, parent: MediaParent, kind: MediaKind, mediaId: string): Promise<DeletedMedia> {
+export async function deleteMedia(svc: Pick<Services, "db">, parent: MediaParent, kind: MediaKind, mediaId: string): Promise<DeletedMedia> {
   const table = sql.raw(kind);
   const ofParent = sql` AND product_id = ${parent.id}`;
   const item = sql`SELECT size_bytes FROM ${table} WHERE id = ${mediaId}${ofParent} AND status <> 'rejected'`;
-  const [sharing, , deleted] = await batchRows<[{ sharing: number }, unknown, { storage_key: string; status: string }]>(db, [
+  const [sharing, , deleted] = await batchRows<[{ sharing: number }, unknown, { storage_key: string; status: string }]>(svc.db, [
     sql`SELECT count(*) AS sharing FROM ${table}
         WHERE storage_key = (SELECT storage_key FROM ${table} WHERE id = ${mediaId}) AND id <> ${mediaId} AND status <> 'rejected'`,
     sql`UPDATE users SET upload_file_count = max(upload_file_count - 1, 0), upload_total_bytes = max(upload_total_bytes - (${item}), 0)
@@ -206,10 +205,10 @@ export async function deleteMedia(db: Db, parent: MediaParent, kind: MediaKind, 
  * time. Returns the storage key, or null when the row was not in that state (or is gone). The
  * caller removes the bytes (`deleteUnreferencedObjects` spares those other rows still use).
  */
-export async function rejectMedia(db: Db, kind: MediaKind, mediaId: string, reason: MediaRejection, from: "pending" | "clean"): Promise<string | null> {
+export async function rejectMedia(svc: Pick<Services, "db">, kind: MediaKind, mediaId: string, reason: MediaRejection, from: "pending" | "clean"): Promise<string | null> {
   const table = sql.raw(kind);
   const item = sql`SELECT size_bytes FROM ${table} WHERE id = ${mediaId} AND status = ${from}`;
-  const [, rejected] = await batchRows<[unknown, { storage_key: string }]>(db, [
+  const [, rejected] = await batchRows<[unknown, { storage_key: string }]>(svc.db, [
     sql`UPDATE users SET upload_file_count = max(upload_file_count - 1, 0), upload_total_bytes = max(upload_total_bytes - (${item}), 0)
         WHERE id = (SELECT p.owner_id FROM ${table} m JOIN products p ON p.id = m.product_id WHERE m.id = ${mediaId}) AND EXISTS (${item})`,
     sql`UPDATE ${table} SET status = 'rejected', rejected_reason = ${reason}, updated_at = unixepoch()${kind === "images" ? sql`, thumbnails_ready = 0` : sql``}

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { isTotpShaped, matchTotp, normalizeRecoveryCode, recoveryCodeHash } from "../auth/totp";
-import { batchRows, type Db } from "../db/client";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { openField } from "../lib/data-encryption";
 
 /** The AAD of a user's sealed TOTP seed: a seed copied to another account's row does not open. */
@@ -54,11 +55,11 @@ export function spendableCondition(userId: number, code: NonNullable<MfaCode>) {
  * Checks and spends a signed-in user's authenticator or recovery code, in two round trips (read
  * the sealed seed, then spend). False for a wrong, replayed or already-used code.
  */
-export async function spendMfaCode(db: Db, dataKey: Uint8Array, userId: number, code: string): Promise<boolean> {
-  const rows = await db.all<TotpState>(sql`SELECT totp_secret, totp_last_step FROM users WHERE id = ${userId}`);
+export async function spendMfaCode(svc: Pick<Services, "db">, dataKey: Uint8Array, userId: number, code: string): Promise<boolean> {
+  const rows = await svc.db.all<TotpState>(sql`SELECT totp_secret, totp_last_step FROM users WHERE id = ${userId}`);
   if (!rows[0]) return false;
   const resolved = await resolveMfaCode(dataKey, userId, rows[0], code);
   if (!resolved) return false;
-  const [spent] = await batchRows<[{ id: number }]>(db, [spendStatement(userId, resolved)]);
+  const [spent] = await batchRows<[{ id: number }]>(svc.db, [spendStatement(userId, resolved)]);
   return spent.length === 1;
 }

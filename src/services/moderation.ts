@@ -1,7 +1,7 @@
 import { isModeration, type OwnedRecord } from "../auth/permissions";
+import type { SessionUser } from "../auth/session-user";
 import { audit } from "../lib/audit";
 import type { Logger } from "../lib/logger";
-import type { SessionUser } from "./sessions";
 
 export type ModerationAction =
   | "moderation.record.updated"

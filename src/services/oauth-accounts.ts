@@ -1,19 +1,20 @@
 import { type SQL, sql } from "drizzle-orm";
 import { usernameViolation } from "../auth/account-names";
 import type { OAuthProvider } from "../auth/oauth-config";
-import { batchRows, type Db } from "../db/client";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import { audit } from "../lib/audit";
 import { sealField } from "../lib/data-encryption";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
-import { audit } from "../lib/audit";
-import type { ServiceDeps } from "./deps";
 import { OAuthFailure, type ProviderProfile, type ProviderTokens } from "./oauth-client";
-import { type SessionUser, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
+import { toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 
 /** The sealing context of a link's provider tokens: they open only for this provider account. */
 export const tokenContext = (provider: OAuthProvider, accountId: string) => `oauth:${provider}:${accountId}`;
 
-async function sealed(deps: Pick<ServiceDeps, "config">, provider: OAuthProvider, accountId: string, tokens: ProviderTokens) {
-  const key = deps.config.dataKey;
+async function sealed(svc: Pick<Services, "config">, provider: OAuthProvider, accountId: string, tokens: ProviderTokens) {
+  const key = svc.config.dataKey;
   const context = tokenContext(provider, accountId);
   return {
     access: await sealField(key, tokens.accessToken, context),
@@ -23,14 +24,14 @@ async function sealed(deps: Pick<ServiceDeps, "config">, provider: OAuthProvider
 
 /** The statement that writes (or refreshes) the link of the account `userId` selects to the provider account, with its sealed tokens. */
 async function linkStatement(
-  deps: Pick<ServiceDeps, "config">,
+  svc: Pick<Services, "config">,
   userId: SQL,
   provider: OAuthProvider,
   profile: ProviderProfile,
   tokens: ProviderTokens,
   guard: SQL = sql`true`,
 ): Promise<SQL> {
-  const seal = await sealed(deps, provider, profile.accountId, tokens);
+  const seal = await sealed(svc, provider, profile.accountId, tokens);
   return sql`INSERT INTO oauth_accounts (user_id, provider, account_id, account_email, access_token_sealed, refresh_token_sealed, access_token_expires_at)
         SELECT ${userId}, ${provider}, ${profile.accountId}, ${profile.email}, ${seal.access}, ${seal.refresh}, ${tokens.expiresAt}
         WHERE ${guard}
@@ -46,20 +47,20 @@ async function linkStatement(
  * Writes or refreshes a link. An account already linked to ANOTHER account of this provider keeps
  * that link (`link_exists`): replacing it silently would strand the old grant; unlink first.
  */
-async function upsertLink(deps: Pick<ServiceDeps, "db" | "config">, userId: number, provider: OAuthProvider, profile: ProviderProfile, tokens: ProviderTokens): Promise<void> {
-  const rows = await deps.db.all(await linkStatement(deps, sql`${userId}`, provider, profile, tokens));
+async function upsertLink(svc: Pick<Services, "db" | "config">, userId: number, provider: OAuthProvider, profile: ProviderProfile, tokens: ProviderTokens): Promise<void> {
+  const rows = await svc.db.all(await linkStatement(svc, sql`${userId}`, provider, profile, tokens));
   if (rows.length === 0) throw new OAuthFailure("link_exists", "the account already has another account of this provider linked");
 }
 
 const linkedElsewhere = (error: unknown) => error instanceof Error && /UNIQUE constraint failed: oauth_accounts\.provider/.test(`${error.message} ${(error.cause as Error | undefined)?.message ?? ""}`);
 
 /** A free username from the provider's login or the address: lower-case, `[a-z0-9_]`, with a random suffix when taken. */
-async function freeUsername(db: Db, hint: string): Promise<string> {
+async function freeUsername(svc: Pick<Services, "db">, hint: string): Promise<string> {
   let base = hint.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 40);
   if (base.length < 2 || usernameViolation(base)) base = `user_${base}`.slice(0, 40);
   for (let attempt = 0; attempt < 5; attempt++) {
     const candidate = attempt === 0 ? base : `${base}_${crypto.getRandomValues(new Uint32Array(1))[0]! % 100_000}`;
-    const taken = await db.all(sql`SELECT 1 FROM users WHERE username = ${candidate}`);
+    const taken = await svc.db.all(sql`SELECT 1 FROM users WHERE username = ${candidate}`);
     if (taken.length === 0 && !usernameViolation(candidate)) return candidate;
   }
   return `user_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
@@ -74,21 +75,21 @@ async function freeUsername(db: Db, hint: string): Promise<string> {
  * GitHub never links by address: an account holding it must sign in and link GitHub explicitly
  * (`account_exists`). The link's tokens are sealed and stored.
  */
-export async function signInAccount(deps: ServiceDeps, provider: "google" | "github", profile: ProviderProfile, tokens: ProviderTokens, username: string | null): Promise<SessionUser> {
-  const linked = await deps.db.all<UserRow>(
+export async function signInAccount(svc: Services, provider: "google" | "github", profile: ProviderProfile, tokens: ProviderTokens, username: string | null): Promise<SessionUser> {
+  const linked = await svc.db.all<UserRow>(
     sql`SELECT ${USER_COLUMNS} FROM users WHERE id = (SELECT user_id FROM oauth_accounts WHERE provider = ${provider} AND account_id = ${profile.accountId})`,
   );
   if (linked[0]) {
     const user = toSessionUser(linked[0]);
     if (!user.isActive) throw new OAuthFailure("account_inactive", "the linked account is inactive");
-    await upsertLink(deps, user.id, provider, profile, tokens);
+    await upsertLink(svc, user.id, provider, profile, tokens);
     return user;
   }
   if (!profile.email) throw new OAuthFailure("email_unavailable", "the provider gave no email address");
   const email = normalizeEmail(profile.email);
   // Linking by address needs the very address: a `+tag` or dotted variant shares the canonical
   // mailbox (one account per mailbox) but is not proof of owning the account's address.
-  const existing = await deps.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE email_canonical = ${canonicalEmail(email)}`);
+  const existing = await svc.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE email_canonical = ${canonicalEmail(email)}`);
   if (existing[0]) {
     const user = toSessionUser(existing[0]);
     if (provider !== "google" || user.email !== email) {
@@ -100,24 +101,24 @@ export async function signInAccount(deps: ServiceDeps, provider: "google" | "git
     if (!user.isVerified) throw new OAuthFailure("account_exists", "the account holding this address is not verified; sign in to it and link Google");
     if (!user.isActive) throw new OAuthFailure("account_inactive", "the account is inactive");
     try {
-      await upsertLink(deps, user.id, provider, profile, tokens);
+      await upsertLink(svc, user.id, provider, profile, tokens);
     } catch (error) {
       if (linkedElsewhere(error)) throw new OAuthFailure("already_linked", "this Google account is linked to another account");
       throw error;
     }
-    audit(deps.log, "auth.oauth.linked", { user_id: user.id, provider, by: "verified_email" });
+    audit(svc.log, "auth.oauth.linked", { user_id: user.id, provider, by: "verified_email" });
     return user;
   }
 
-  const name = await freeUsername(deps.db, username ?? email.split("@")[0]!);
+  const name = await freeUsername(svc, username ?? email.split("@")[0]!);
   // The account and its link in one batch: never an account without a way to sign in.
-  const [created] = await batchRows<[UserRow, unknown]>(deps.db, [
+  const [created] = await batchRows<[UserRow, unknown]>(svc.db, [
     sql`INSERT INTO users (email, email_canonical, username, hashed_password, is_verified)
         VALUES (${email}, ${canonicalEmail(email)}, ${name}, NULL, ${profile.emailVerified ? 1 : 0}) RETURNING ${USER_COLUMNS}`,
-    await linkStatement(deps, sql`(SELECT id FROM users WHERE email = ${email})`, provider, profile, tokens),
+    await linkStatement(svc, sql`(SELECT id FROM users WHERE email = ${email})`, provider, profile, tokens),
   ]);
   const user = toSessionUser(created[0]!);
-  audit(deps.log, "auth.oauth.account_created", { user_id: user.id, provider, verified: profile.emailVerified });
+  audit(svc.log, "auth.oauth.account_created", { user_id: user.id, provider, verified: profile.emailVerified });
   return user;
 }
 
@@ -129,7 +130,7 @@ export async function signInAccount(deps: ServiceDeps, provider: "google" | "git
  * why: `account_inactive`, `session_revoked` or `link_exists`.
  */
 export async function associateAccount(
-  deps: ServiceDeps,
+  svc: Services,
   linking: { userId: number; tokensValidAfter: number | null },
   provider: OAuthProvider,
   profile: ProviderProfile,
@@ -139,19 +140,19 @@ export async function associateAccount(
   const guard = sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND is_active = 1 AND tokens_valid_after = ${tokensValidAfter})`;
   let rows: unknown[];
   try {
-    rows = await deps.db.all(await linkStatement(deps, sql`${userId}`, provider, profile, tokens, guard));
+    rows = await svc.db.all(await linkStatement(svc, sql`${userId}`, provider, profile, tokens, guard));
   } catch (error) {
     if (linkedElsewhere(error)) throw new OAuthFailure("already_linked", "this provider account is linked to another account");
     throw error;
   }
   if (rows.length === 0) {
-    const users = await deps.db.all<{ is_active: number; tokens_valid_after: number }>(sql`SELECT is_active, tokens_valid_after FROM users WHERE id = ${userId}`);
+    const users = await svc.db.all<{ is_active: number; tokens_valid_after: number }>(sql`SELECT is_active, tokens_valid_after FROM users WHERE id = ${userId}`);
     const user = users[0];
     if (!user || user.is_active !== 1) throw new OAuthFailure("account_inactive", "the account to link is gone or inactive");
     if (user.tokens_valid_after !== tokensValidAfter) throw new OAuthFailure("session_revoked", "the account's sessions were revoked since the link began");
     throw new OAuthFailure("link_exists", "the account already has another account of this provider linked");
   }
-  audit(deps.log, "auth.oauth.linked", { user_id: userId, provider, by: "association" });
+  audit(svc.log, "auth.oauth.linked", { user_id: userId, provider, by: "association" });
 }
 
 /** A removed link's sealed tokens, for revoking the grant. */
@@ -167,8 +168,8 @@ export interface RemovedLink {
  * last way to sign in: no password and no other sign-in provider (the video association is not a
  * sign-in). The check is part of the DELETE, so two unlinks racing cannot strand the account.
  */
-export async function unlinkAccount(deps: Pick<ServiceDeps, "db">, userId: number, provider: OAuthProvider): Promise<RemovedLink | "not_linked" | "last_method"> {
-  const [removed, remaining] = await batchRows<[{ account_id: string; access_token_sealed: string | null; refresh_token_sealed: string | null }, { n: number }]>(deps.db, [
+export async function unlinkAccount(svc: Pick<Services, "db">, userId: number, provider: OAuthProvider): Promise<RemovedLink | "not_linked" | "last_method"> {
+  const [removed, remaining] = await batchRows<[{ account_id: string; access_token_sealed: string | null; refresh_token_sealed: string | null }, { n: number }]>(svc.db, [
     sql`DELETE FROM oauth_accounts WHERE user_id = ${userId} AND provider = ${provider}
           AND (provider = 'google-youtube'
             OR EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND hashed_password IS NOT NULL)
@@ -183,15 +184,15 @@ export async function unlinkAccount(deps: Pick<ServiceDeps, "db">, userId: numbe
 }
 
 /** The account's links, for the account page. */
-export async function listLinks(db: Db, userId: number) {
-  return db.all<{ provider: OAuthProvider; account_email: string | null; created_at: number }>(
+export async function listLinks(svc: Pick<Services, "db">, userId: number) {
+  return svc.db.all<{ provider: OAuthProvider; account_email: string | null; created_at: number }>(
     sql`SELECT provider, account_email, created_at FROM oauth_accounts WHERE user_id = ${userId} ORDER BY provider`,
   );
 }
 
 /** Marks a state's nonce used; false when it was used before (a replayed callback). */
-export async function spendStateNonce(db: Db, nonce: string, expiresAt: number): Promise<boolean> {
-  const [, inserted] = await batchRows<[unknown, { nonce: string }]>(db, [
+export async function spendStateNonce(svc: Pick<Services, "db">, nonce: string, expiresAt: number): Promise<boolean> {
+  const [, inserted] = await batchRows<[unknown, { nonce: string }]>(svc.db, [
     sql`DELETE FROM oauth_state_uses WHERE expires_at <= unixepoch()`,
     sql`INSERT INTO oauth_state_uses (nonce, expires_at) VALUES (${nonce}, ${expiresAt}) ON CONFLICT DO NOTHING RETURNING nonce`,
   ]);

@@ -1,5 +1,5 @@
 import type { OAuthProvider, OAuthProviderConfig } from "../auth/oauth-config";
-import { type OutboundPolicy, safeFetch } from "../lib/outbound";
+import type { Services } from "../container";
 
 /**
  * The error codes a callback reports in its fragment (`#status=error&error=<code>`), documented in
@@ -66,10 +66,10 @@ export function authorizationUrl(provider: OAuthProvider, config: OAuthProviderC
   return url.toString();
 }
 
-async function call(outbound: OutboundPolicy, url: string, init: RequestInit): Promise<Response> {
+async function call(svc: Pick<Services, "outbound">, url: string, init: RequestInit): Promise<Response> {
   let response: Response;
   try {
-    response = await safeFetch(outbound, url, { ...init, headers: { "User-Agent": USER_AGENT, Accept: "application/json", ...init.headers } });
+    response = await svc.outbound(url, { ...init, headers: { "User-Agent": USER_AGENT, Accept: "application/json", ...init.headers } });
   } catch (error) {
     throw new OAuthFailure("provider_unavailable", `provider request failed: ${(error as Error).message}`);
   }
@@ -91,13 +91,13 @@ async function json(response: Response): Promise<Record<string, unknown>> {
 
 /** Exchanges the authorization code (with the PKCE verifier) for the provider's tokens. */
 export async function exchangeCode(
-  outbound: OutboundPolicy,
+  svc: Pick<Services, "outbound" | "clock">,
   config: OAuthProviderConfig,
   code: string,
   verifier: string,
   callbackUrl: string,
 ): Promise<ProviderTokens> {
-  const response = await call(outbound, config.tokenUrl, {
+  const response = await call(svc, config.tokenUrl, {
     method: "POST",
     headers: { "Content-Type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({
@@ -118,19 +118,19 @@ export async function exchangeCode(
   return {
     accessToken: body.access_token,
     refreshToken: typeof body.refresh_token === "string" ? body.refresh_token : null,
-    expiresAt: expiresIn === null ? null : Math.floor(Date.now() / 1000) + expiresIn,
+    expiresAt: expiresIn === null ? null : Math.floor(svc.clock.now() / 1000) + expiresIn,
   };
 }
 
 /** The account the tokens belong to: Google's userinfo, or GitHub's user and its verified primary address. */
 export async function fetchProfile(
-  outbound: OutboundPolicy,
+  svc: Pick<Services, "outbound">,
   provider: OAuthProvider,
   config: OAuthProviderConfig,
   accessToken: string,
 ): Promise<ProviderProfile> {
   const auth = { Authorization: `Bearer ${accessToken}` };
-  const response = await call(outbound, config.profileUrl, { headers: auth });
+  const response = await call(svc, config.profileUrl, { headers: auth });
   if (!response.ok) throw new OAuthFailure("provider_error", `profile refused: ${response.status}`);
   const body = await json(response);
   if (provider !== "github") {
@@ -138,7 +138,7 @@ export async function fetchProfile(
     return { accountId: body.sub, email: typeof body.email === "string" ? body.email : null, emailVerified: body.email_verified === true };
   }
   if (typeof body.id !== "number" && typeof body.id !== "string") throw new OAuthFailure("provider_error", "GitHub user has no id");
-  const emails = await call(outbound, config.emailsUrl!, { headers: auth });
+  const emails = await call(svc, config.emailsUrl!, { headers: auth });
   const list = emails.ok ? ((await emails.json().catch(() => [])) as Array<{ email?: unknown; primary?: unknown; verified?: unknown }>) : [];
   const primary = Array.isArray(list) ? list.find((entry) => entry.primary === true && typeof entry.email === "string") : undefined;
   return {
@@ -154,7 +154,7 @@ export async function fetchProfile(
  * the client's credentials. Returns whether the provider confirmed.
  */
 export async function revokeGrant(
-  outbound: OutboundPolicy,
+  svc: Pick<Services, "outbound">,
   provider: OAuthProvider,
   config: OAuthProviderConfig,
   tokens: { accessToken: string | null; refreshToken: string | null },
@@ -163,12 +163,12 @@ export async function revokeGrant(
   if (!token) return false;
   const response =
     provider === "github"
-      ? await call(outbound, config.revokeUrl, {
+      ? await call(svc, config.revokeUrl, {
           method: "DELETE",
           headers: { Authorization: `Basic ${btoa(`${config.clientId}:${config.clientSecret}`)}`, "Content-Type": "application/json" },
           body: JSON.stringify({ access_token: token }),
         })
-      : await call(outbound, config.revokeUrl, {
+      : await call(svc, config.revokeUrl, {
           method: "POST",
           headers: { "Content-Type": "application/x-www-form-urlencoded" },
           body: new URLSearchParams({ token }),

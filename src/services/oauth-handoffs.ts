@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
-import { fingerprint, randomToken } from "../auth/tokens";
-import { openFieldText, sealField } from "../lib/data-encryption";
 import { pkceChallenge } from "../auth/oauth-state";
+import type { SessionUser } from "../auth/session-user";
+import { fingerprint, randomToken } from "../auth/tokens";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
+import { openFieldText, sealField } from "../lib/data-encryption";
 import { ApiError } from "../lib/problem";
-import type { ServiceDeps } from "./deps";
-import type { SessionUser } from "./sessions";
 
 /** How long a callback's hand-off can be claimed (decisions.md: OAuth MFA handoff 2 minutes). */
 export const HANDOFF_TTL_SECONDS = 120;
@@ -20,7 +20,7 @@ const context = (handoffFingerprint: string) => `oauth-handoff:${handoffFingerpr
  * starts. Stored as a fingerprint; voided by any revocation of the account before the claim.
  */
 export async function createHandoff(
-  deps: Pick<ServiceDeps, "db" | "config">,
+  svc: Pick<Services, "db" | "config">,
   kind: HandoffKind,
   user: SessionUser,
   secret: string | null,
@@ -28,8 +28,8 @@ export async function createHandoff(
 ): Promise<string> {
   const handoff = randomToken();
   const id = fingerprint(handoff);
-  const sealedSecret = secret === null ? null : await sealField(deps.config.dataKey, secret, context(id));
-  await batchRows(deps.db, [
+  const sealedSecret = secret === null ? null : await sealField(svc.config.dataKey, secret, context(id));
+  await batchRows(svc.db, [
     sql`DELETE FROM oauth_handoffs WHERE expires_at <= unixepoch()`,
     sql`INSERT INTO oauth_handoffs (fingerprint, kind, user_id, secret_sealed, tokens_valid_after, expires_at, app_challenge)
       VALUES (${id}, ${kind}, ${user.id}, ${sealedSecret}, ${user.tokensValidAfter}, unixepoch() + ${HANDOFF_TTL_SECONDS}, ${appChallenge})`,
@@ -51,14 +51,14 @@ export function handoffInvalid(): ApiError {
  * the hand-off to its app.
  */
 export async function claimHandoff(
-  deps: Pick<ServiceDeps, "db" | "config">,
+  svc: Pick<Services, "db" | "config">,
   kind: HandoffKind,
   handoff: string,
   verifier: string | undefined,
 ): Promise<{ userId: number; secret: string | null }> {
   const id = fingerprint(handoff);
   const presented = verifier === undefined ? null : await pkceChallenge(verifier);
-  const rows = await deps.db.all<{ user_id: number; secret_sealed: string | null }>(
+  const rows = await svc.db.all<{ user_id: number; secret_sealed: string | null }>(
     sql`DELETE FROM oauth_handoffs WHERE fingerprint = ${id} AND kind = ${kind} AND expires_at > unixepoch()
           AND (app_challenge IS NULL OR app_challenge = ${presented})
           AND tokens_valid_after = (SELECT tokens_valid_after FROM users WHERE id = oauth_handoffs.user_id AND is_active = 1)
@@ -66,5 +66,5 @@ export async function claimHandoff(
   );
   const row = rows[0];
   if (!row) throw handoffInvalid();
-  return { userId: row.user_id, secret: row.secret_sealed === null ? null : await openFieldText(deps.config.dataKey, row.secret_sealed, context(id)) };
+  return { userId: row.user_id, secret: row.secret_sealed === null ? null : await openFieldText(svc.config.dataKey, row.secret_sealed, context(id)) };
 }

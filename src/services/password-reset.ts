@@ -1,13 +1,14 @@
 import { sql } from "drizzle-orm";
 import { hashPassword } from "../auth/password";
-import { batchRows } from "../db/client";
 import { assertAcceptablePassword } from "../auth/password-policy";
 import { checkLinkToken, parseLinkToken, RESET_TOKEN_TTL_SECONDS, signLinkToken } from "../auth/tokens";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
 import { canonicalEmail } from "../lib/email-address";
 import { ApiError } from "../lib/problem";
 import { passwordResetDoneEmail, passwordResetEmail } from "./account-emails";
-import { type ServiceDeps, sendQuietly } from "./deps";
+import { sendQuietly } from "./email";
 import { enforceLimits, subjects } from "./rate-limiter";
 import { revocationStatements } from "./sessions";
 
@@ -25,18 +26,18 @@ const resetBinding = (user: { hashed_password: string | null; email: string }) =
  * accepted response in every case; the email goes out after the response (`defer`) so that its
  * delivery time cannot tell known addresses from unknown ones.
  */
-export async function requestPasswordReset(deps: ServiceDeps, address: string): Promise<void> {
+export async function requestPasswordReset(svc: Services, address: string): Promise<void> {
   // Per mailbox, whatever the client IP, and whether or not an account uses it.
   const mailbox = canonicalEmail(address);
-  await enforceLimits(deps, subjects.email(deps.config.tokenSecret, mailbox), ["forgot-password-email"]);
-  const rows = await deps.db.all<{ id: number; email: string; hashed_password: string | null; is_active: number }>(
+  await enforceLimits(svc, subjects.email(svc.config.tokenSecret, mailbox), ["forgot-password-email"]);
+  const rows = await svc.db.all<{ id: number; email: string; hashed_password: string | null; is_active: number }>(
     sql`SELECT id, email, hashed_password, is_active FROM users WHERE email_canonical = ${mailbox}`,
   );
   const user = rows[0];
   if (!user || user.is_active !== 1) return;
-  const expiresAt = Math.floor(Date.now() / 1000) + RESET_TOKEN_TTL_SECONDS;
-  const token = signLinkToken(deps.config.tokenSecret, "reset", user.id, expiresAt, resetBinding(user));
-  deps.defer(sendQuietly(deps, passwordResetEmail(user.email, deps.config.appUrl, token)));
+  const expiresAt = Math.floor(svc.clock.now() / 1000) + RESET_TOKEN_TTL_SECONDS;
+  const token = signLinkToken(svc.config.tokenSecret, "reset", user.id, expiresAt, resetBinding(user));
+  svc.defer(sendQuietly(svc, passwordResetEmail(user.email, svc.config.appUrl, token)));
 }
 
 function invalidResetToken(): ApiError {
@@ -51,26 +52,26 @@ function invalidResetToken(): ApiError {
  * confirmation without any link or credential. The update is conditional on the hash the token
  * was bound to, so of two concurrent resets with one token exactly one succeeds.
  */
-export async function resetPassword(deps: ServiceDeps, token: string, password: string): Promise<void> {
+export async function resetPassword(svc: Services, token: string, password: string): Promise<void> {
   const parsed = parseLinkToken(token);
   if (!parsed) throw invalidResetToken();
-  const rows = await deps.db.all<{ id: number; email: string; username: string; hashed_password: string | null; is_active: number }>(
+  const rows = await svc.db.all<{ id: number; email: string; username: string; hashed_password: string | null; is_active: number }>(
     sql`SELECT id, email, username, hashed_password, is_active FROM users WHERE id = ${parsed.userId}`,
   );
   const user = rows[0];
-  const nowSeconds = Math.floor(Date.now() / 1000);
-  if (!user || user.is_active !== 1 || !checkLinkToken(deps.config.tokenSecret, "reset", token, resetBinding(user), nowSeconds)) {
+  const nowSeconds = Math.floor(svc.clock.now() / 1000);
+  if (!user || user.is_active !== 1 || !checkLinkToken(svc.config.tokenSecret, "reset", token, resetBinding(user), nowSeconds)) {
     throw invalidResetToken();
   }
-  await assertAcceptablePassword(deps.config, deps.log, password, { username: user.username, email: user.email });
-  const hashed = hashPassword(password, deps.config.argon2);
-  const [changed] = await batchRows<[{ id: number }, never, never]>(deps.db, [
+  await assertAcceptablePassword(svc.config, svc.log, password, { username: user.username, email: user.email });
+  const hashed = hashPassword(password, svc.config.argon2);
+  const [changed] = await batchRows<[{ id: number }, never, never]>(svc.db, [
     sql`UPDATE users SET hashed_password = ${hashed}, updated_at = unixepoch()
       WHERE id = ${user.id} AND hashed_password IS ${user.hashed_password} RETURNING id`,
     // A reset that lost a race revokes nothing: the winner's sessions are not its to end.
     ...revocationStatements(user.id, sql`EXISTS (SELECT 1 FROM users WHERE id = ${user.id} AND hashed_password = ${hashed})`),
   ]);
   if (changed.length === 0) throw invalidResetToken();
-  audit(deps.log, "auth.password.reset", { user_id: user.id });
-  await sendQuietly(deps, passwordResetDoneEmail(user.email));
+  audit(svc.log, "auth.password.reset", { user_id: user.id });
+  await sendQuietly(svc, passwordResetDoneEmail(user.email));
 }

@@ -1,15 +1,36 @@
 import { type SQL, sql } from "drizzle-orm";
-import { assertMayModify } from "../auth/permissions";
-import { batchRows, type Db } from "../db/client";
+import { assertMayModify, mayModifySql } from "../auth/permissions";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { HeldKey } from "../lib/idempotency-key";
 import { ApiError, type FieldError } from "../lib/problem";
-import { commitStatements, type HeldKey, isKeyLost, requestInProgress } from "./idempotency";
-import { type ComponentCreate, MAX_COMPONENT_DEPTH, type ProductCreate } from "../routes/products/products.schemas";
-import { normalizeBrand, normalizeCircularity } from "./product-fields";
+import type { BomEntryValues } from "./bill-of-materials";
+import { commitStatements, isKeyLost, requestInProgress } from "./idempotency";
+import { normalizeBrand, normalizeCircularity, type RecordFields } from "./product-fields";
 import { existingIdStatements, kindCondition, type RecordKind, type RecordRow, reserveIdsStatement } from "./product-records";
-import type { SessionUser } from "./sessions";
+import type { VideoValues } from "./videos";
 
 /** At most this many components in one create body (the same bound as a tree read). */
 export const MAX_COMPONENTS_PER_CREATE = 1000;
+
+/** Most direct components one create body may carry at each level, and the deepest nesting below a base product. */
+export const MAX_COMPONENTS_PER_LEVEL = 100;
+export const MAX_COMPONENT_DEPTH = 10;
+
+/** A component as a create body gives it: nested components of its own, to any depth the limit allows. */
+export interface ComponentCreate extends RecordFields {
+  amount_in_parent: number;
+  components?: ComponentCreate[];
+  bill_of_materials?: BomEntryValues[];
+}
+
+/** A base product as a create body gives it (the route's schema parses to this). */
+export interface ProductCreate extends RecordFields {
+  components?: ComponentCreate[];
+  bill_of_materials?: BomEntryValues[];
+  videos?: VideoValues[];
+}
 
 /** Where components are being created: under a record of this kind, which the caller must own. */
 export interface CreateParent {
@@ -68,7 +89,7 @@ const tooDeep = (pointer: string, level: number) =>
  * (409, nothing created) when the key is no longer held: exactly once, crash or not.
  */
 export async function createRecords(
-  db: Db,
+  svc: Pick<Services, "db" | "clock">,
   owner: SessionUser,
   input: ProductCreate | ComponentCreate,
   parent: CreateParent | null,
@@ -85,7 +106,7 @@ export async function createRecords(
   const materialIds = [...new Set(planned.flatMap((p) => (p.input.bill_of_materials ?? []).map((e) => e.material_id)))];
 
   const n = planned.length;
-  const now = Math.floor(Date.now() / 1000);
+  const now = Math.floor(svc.clock.now() / 1000);
   const idOf = (index: number) => sql`(SELECT next_id - ${n - index} FROM id_blocks WHERE name = 'products')`;
   // Depths below a parent: the parent's depth plus one plus the level in the body. The top
   // record of a component create reads the parent through the ownership condition below.
@@ -101,11 +122,11 @@ export async function createRecords(
     const columns = sql.raw(`id, parent_id, amount_in_parent, depth, owner_id, name, description, brand, model, weight_g, height_cm,
       width_cm, depth_cm, circularity_properties, product_type_id, created_at, updated_at`);
     if (index === 0 && parent) {
-      // The same rule as assertMayModify, in SQL: a parent of the right kind that the caller owns.
-      // Anything else inserts nothing, and the rows that name this one then fail their foreign key.
+      // A parent of the right kind that the write rule lets the caller add to. Anything else
+      // inserts nothing, and the rows that name this one then fail their foreign key.
       statements.push(sql`INSERT INTO products (${columns})
         SELECT ${idOf(0)}, q.id, ${amount}, q.depth + 1, ${values} FROM products q
-        WHERE q.id = ${parent.id} AND q.owner_id = ${owner.id} AND ${kindCondition(parent.kind, "q")} RETURNING id, depth`);
+        WHERE q.id = ${parent.id} AND ${mayModifySql(owner, sql.raw("q.owner_id"), "add")} AND ${kindCondition(parent.kind, "q")} RETURNING id, depth`);
     } else {
       const parentId = p.parent === null ? null : idOf(p.parent);
       statements.push(sql`INSERT INTO products (${columns})
@@ -132,18 +153,18 @@ export async function createRecords(
 
   let results: unknown[][];
   try {
-    results = (await batchRows<unknown[]>(db, statements)).slice(0, statements.length - commit.length);
+    results = (await batchRows<unknown[]>(svc.db, statements)).slice(0, statements.length - commit.length);
   } catch (error) {
     if (isKeyLost(error)) throw requestInProgress();
     if (!/FOREIGN KEY constraint failed|CHECK constraint failed|NOT NULL constraint failed/i.test(String((error as Error)?.message ?? error))) throw error;
-    throw await diagnose(db, owner, planned, parent, notFound, typeIds, materialIds, error);
+    throw await diagnose(svc, owner, planned, parent, notFound, typeIds, materialIds, error);
   }
   const reserved = results[0] as { first_id: number }[];
   const firstId = reserved[0]!.first_id;
   // The top record of a component create inserts nothing when the parent is not the caller's;
   // with no rows naming it, nothing failed, so this is found here.
   const topRows = results[1] as { id: number; depth: number }[];
-  if (topRows.length === 0) throw await diagnose(db, owner, planned, parent, notFound, typeIds, materialIds, null);
+  if (topRows.length === 0) throw await diagnose(svc, owner, planned, parent, notFound, typeIds, materialIds, null);
 
   const lookups = results.slice(results.length - typeStatements.length - materialStatements.length) as { id: number; name: string }[][];
   const typeNames = new Map(lookups.slice(0, typeStatements.length).flat().map((row) => [row.id, row.name]));
@@ -207,7 +228,7 @@ export async function createRecords(
  * on the error path. Returns the original error if it finds nothing wrong.
  */
 async function diagnose(
-  db: Db,
+  svc: Pick<Services, "db">,
   owner: SessionUser,
   planned: Planned[],
   parent: CreateParent | null,
@@ -217,7 +238,7 @@ async function diagnose(
   original: unknown,
 ): Promise<unknown> {
   const typeStatements = existingIdStatements("product_types", typeIds);
-  const [parentRows, ...lookups] = await batchRows<[{ owner_id: number; depth: number }, ...{ id: number; name: string }[]]>(db, [
+  const [parentRows, ...lookups] = await batchRows<[{ owner_id: number; depth: number }, ...{ id: number; name: string }[]]>(svc.db, [
     parent ? sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}` : sql`SELECT 1 WHERE 0`,
     ...typeStatements,
     ...existingIdStatements("materials", materialIds),

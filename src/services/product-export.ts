@@ -1,6 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { RECORD_COLUMNS, type RecordRow } from "./product-records";
+import type { Services } from "../container";
 import { FILE_FIELDS, IMAGE_FIELDS, MEDIA_ORDER, SHOWN_MEDIA_CONDITION } from "./media-records";
 import {
   type ProductExportCursor,
@@ -9,6 +8,7 @@ import {
   productExportRootOrder,
   productExportRoots,
 } from "./product-query";
+import { RECORD_COLUMNS, type RecordRow } from "./product-records";
 
 /**
  * Reads for `GET /v1/products/export` and `GET /v1/products/{id}/export` (decisions.md,
@@ -112,13 +112,13 @@ function splitTrees(rows: ExportRow[]): ExportTree[] {
  * iteration (`return()`, as a cancelled stream does) stops the reads.
  */
 export async function* exportChunks(
-  db: Db,
+  svc: Pick<Services, "db">,
   scope: ExportScope,
   format: ExportFormat,
   chunkSize = EXPORT_CHUNK_PRODUCTS,
 ): AsyncGenerator<ExportTree[], void, undefined> {
   if ("productId" in scope) {
-    const rows = await db.all<ExportRow>(exportChunkStatement(productExportRoot(scope.productId), sql.raw("c.id"), format));
+    const rows = await svc.db.all<ExportRow>(exportChunkStatement(productExportRoot(scope.productId), sql.raw("c.id"), format));
     yield splitTrees(rows);
     return;
   }
@@ -126,7 +126,7 @@ export async function* exportChunks(
   const rootOrder = productExportRootOrder(scope.filter);
   for (;;) {
     const roots = productExportRoots(scope.filter, scope.viewerId, after, chunkSize);
-    const trees = splitTrees(await db.all<ExportRow>(exportChunkStatement(roots, rootOrder, format)));
+    const trees = splitTrees(await svc.db.all<ExportRow>(exportChunkStatement(roots, rootOrder, format)));
     if (trees.length > 0) yield trees;
     if (trees.length < chunkSize) return;
     after = trees[trees.length - 1]![0]!;

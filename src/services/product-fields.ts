@@ -1,5 +1,9 @@
 import { storedJsonObject } from "../lib/json-bounds";
 
+/** The units a bill-of-materials quantity may be given in (the `units` table holds the same codes). */
+export const UNIT_CODES = ["kg", "g", "m", "cm"] as const;
+export type UnitCode = (typeof UNIT_CODES)[number];
+
 const CIRCULARITY_KEYS = ["recyclability", "disassemblability", "remanufacturability"] as const;
 
 type Circularity = Partial<Record<(typeof CIRCULARITY_KEYS)[number], string | null>> | null | undefined;

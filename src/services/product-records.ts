@@ -1,53 +1,50 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
-import { STREAM_COLUMNS, type StreamRow } from "./camera-streams";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { Row, RowOf } from "../db/rows";
+import type { billOfMaterials, materials, products, productTypes, users, videos } from "../db/schema";
+import { queuePurge } from "./media-messages";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "./media-records";
+import type { UnitCode } from "./product-fields";
 
 /** Which of the two resources a record is: a base product (no parent) or a component. */
 export type RecordKind = "product" | "component";
 
-/** A record as the read statements select it, with its owner's name and visibility and its type's name. */
-export interface RecordRow {
-  id: number;
-  parent_id: number | null;
-  owner_id: number;
-  owner_username: string;
-  owner_visibility: "public" | "community" | "private";
-  name: string;
-  description: string | null;
-  brand: string | null;
-  model: string | null;
-  weight_g: number | null;
-  height_cm: number | null;
-  width_cm: number | null;
-  depth_cm: number | null;
-  volume_cm3: number | null;
-  circularity_properties: string | null;
-  product_type_id: number | null;
-  product_type_name: string | null;
-  amount_in_parent: number | null;
-  depth: number;
-  version: number;
-  created_at: number;
-  updated_at: number;
-}
+/** A record as the read statements select it (`RECORD_COLUMNS`), with its owner's name and visibility and its type's name. */
+export type RecordRow = RowOf<
+  typeof products,
+  | "id"
+  | "parent_id"
+  | "owner_id"
+  | "name"
+  | "description"
+  | "brand"
+  | "model"
+  | "weight_g"
+  | "height_cm"
+  | "width_cm"
+  | "depth_cm"
+  | "volume_cm3"
+  | "circularity_properties"
+  | "product_type_id"
+  | "amount_in_parent"
+  | "depth"
+  | "version"
+  | "created_at"
+  | "updated_at"
+> & {
+  owner_username: Row<typeof users>["username"];
+  owner_visibility: Row<typeof users>["profile_visibility"];
+  product_type_name: Row<typeof productTypes>["name"] | null;
+};
 
-export interface BomRow {
-  product_id: number;
-  material_id: number;
-  material_name: string;
-  quantity: number;
-  unit: "kg" | "g" | "m" | "cm";
-}
+/** A bill-of-materials entry with its material's name; `unit` is one of the codes a write accepts. */
+export type BomRow = Omit<RowOf<typeof billOfMaterials, "product_id" | "material_id" | "quantity" | "unit">, "unit"> & {
+  material_name: Row<typeof materials>["name"];
+  unit: UnitCode;
+};
 
-export interface VideoRow {
-  id: number;
-  url: string;
-  title: string | null;
-  description: string | null;
-  video_metadata: string | null;
-  created_at: number;
-}
+export type VideoRow = RowOf<typeof videos, "id" | "url" | "title" | "description" | "video_metadata" | "created_at">;
 
 /** Columns of `RecordRow`, for `FROM products p JOIN users u ... LEFT JOIN product_types t`. */
 export const RECORD_COLUMNS = sql.raw(
@@ -112,9 +109,9 @@ export interface RecordDetail {
 }
 
 /** Reads a record and its embeds in one round trip; null when no record of this kind has the id. */
-export async function readDetail(db: Db, id: number, kind: RecordKind): Promise<RecordDetail | null> {
+export async function readDetail(svc: Pick<Services, "db">, id: number, kind: RecordKind): Promise<RecordDetail | null> {
   const [rows, bom, components, videos, images, files] = await batchRows<[RecordRow, BomRow, RecordRow, VideoRow, ImageRow, FileRow]>(
-    db,
+    svc.db,
     detailStatements(id, kind) as [SQL, SQL, SQL, SQL, SQL, SQL],
   );
   const row = rows[0];
@@ -122,8 +119,8 @@ export async function readDetail(db: Db, id: number, kind: RecordKind): Promise<
 }
 
 /** Who owns a record of this kind and how deep it sits; null when there is none. */
-export async function readOwnership(db: Db, id: number, kind: RecordKind): Promise<{ ownerId: number; depth: number } | null> {
-  const rows = await db.all<{ owner_id: number; depth: number }>(
+export async function readOwnership(svc: Pick<Services, "db">, id: number, kind: RecordKind): Promise<{ ownerId: number; depth: number } | null> {
+  const rows = await svc.db.all<{ owner_id: number; depth: number }>(
     sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
   );
   return rows[0] ? { ownerId: rows[0].owner_id, depth: rows[0].depth } : null;
@@ -132,27 +129,20 @@ export async function readOwnership(db: Db, id: number, kind: RecordKind): Promi
 /** Storage keys of the media a deletion removed, by kind, for the objects to be purged. */
 export type RemovedMediaKeys = Record<"images" | "files", string[]>;
 
-/** What a deletion took along that lives on outside D1: media objects, and live streams to end. */
-export interface DeletedRecord {
-  removed: RemovedMediaKeys;
-  /** Streams that were being saved to the product (their rows went with it by cascade). */
-  streams: StreamRow[];
-}
-
 /**
  * Deletes a record with everything under it (components, bills of materials, videos and media
  * rows follow by foreign-key cascade) and releases the media's size from the owner's quota (not
- * for rejected media, which released it when rejected), in one batch. Returns the storage keys of the media removed (their objects are purged afterwards,
- * unless other rows share them) and the camera streams that were recording into it, read in the
- * same batch, for the caller to end.
+ * for rejected media, which released it when rejected), in one batch. Then the objects of the
+ * media removed are queued for purging (unless other rows share them) and `records.deleted` is
+ * published, for the plugins to clean up what they keep about the record (a camera streaming into
+ * it, say).
  */
-export async function deleteRecord(db: Db, id: number): Promise<DeletedRecord> {
+export async function deleteRecord(svc: Pick<Services, "db" | "bindings" | "log" | "events">, id: number): Promise<void> {
   const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
     tree_media(kind, storage_key, size_bytes, charged) AS (
       SELECT 'images', storage_key, size_bytes, status <> 'rejected' FROM images WHERE product_id IN (SELECT id FROM tree)
       UNION ALL SELECT 'files', storage_key, size_bytes, status <> 'rejected' FROM files WHERE product_id IN (SELECT id FROM tree))`;
-  const [streams, media] = await batchRows<[StreamRow, { kind: "images" | "files"; storage_key: string }, unknown, unknown]>(db, [
-    sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE product_id = ${id}`,
+  const [media] = await batchRows<[{ kind: "images" | "files"; storage_key: string }, unknown, unknown]>(svc.db, [
     sql`${tree} SELECT DISTINCT kind, storage_key FROM tree_media`,
     sql`${tree} UPDATE users SET
           upload_file_count = max(upload_file_count - (SELECT count(*) FROM tree_media WHERE charged), 0),
@@ -162,5 +152,6 @@ export async function deleteRecord(db: Db, id: number): Promise<DeletedRecord> {
   ]);
   const removed: RemovedMediaKeys = { images: [], files: [] };
   for (const row of media) removed[row.kind].push(row.storage_key);
-  return { removed, streams };
+  await queuePurge(svc, removed);
+  await svc.events.publish({ type: "records.deleted", ids: [id] });
 }

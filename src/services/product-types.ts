@@ -1,7 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { ApiError, notFound } from "../lib/problem";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import type { Row } from "../db/rows";
+import type { productTypes } from "../db/schema";
 import type { PageQuery } from "../lib/pagination";
+import { ApiError, notFound } from "../lib/problem";
 import {
   addCategoryLinks,
   createLinkedRecord,
@@ -13,16 +16,9 @@ import {
   updateLinkedRecord,
 } from "./category-links";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./reference-order";
-import { assignments, deleteRow, listPage, nameContains, recordTable, type ReferenceDeps, referenceWritten } from "./reference-records";
-import type { SessionUser } from "./sessions";
+import { assignments, deleteRow, listPage, nameContains, recordTable, type ReferenceServices, referenceWritten } from "./reference-records";
 
-export interface ProductTypeRow {
-  id: number;
-  name: string;
-  description: string | null;
-  created_at: number;
-  updated_at: number;
-}
+export type ProductTypeRow = Row<typeof productTypes>;
 
 export type ProductTypeDetail = LinkedRecord<ProductTypeRow>;
 
@@ -55,13 +51,13 @@ function conditions(filter: ProductTypeFilter): SQL {
 }
 
 /** One page of product types and how many match, in one round trip. */
-export function listProductTypes(db: Db, filter: ProductTypeFilter, page: PageQuery): Promise<{ rows: ProductTypeRow[]; total: number }> {
-  return listPage<ProductTypeRow>(db, PRODUCT_TYPE, conditions(filter), orderClause(filter.orderBy, ORDER), page);
+export function listProductTypes(svc: Pick<Services, "db">, filter: ProductTypeFilter, page: PageQuery): Promise<{ rows: ProductTypeRow[]; total: number }> {
+  return listPage<ProductTypeRow>(svc, PRODUCT_TYPE, conditions(filter), orderClause(filter.orderBy, ORDER), page);
 }
 
 /** A product type with its categories, in one round trip; 404 `PRODUCT_TYPE_NOT_FOUND`. */
-export function readProductType(db: Db, id: number): Promise<ProductTypeDetail> {
-  return readLinkedRecord(db, PRODUCT_TYPE, id);
+export function readProductType(svc: Pick<Services, "db">, id: number): Promise<ProductTypeDetail> {
+  return readLinkedRecord(svc, PRODUCT_TYPE, id);
 }
 
 export interface ProductTypeValues {
@@ -72,33 +68,33 @@ export interface ProductTypeValues {
 export type ProductTypeChanges = Partial<ProductTypeValues>;
 
 /** Creates a product type (no categories yet); 409 `PRODUCT_TYPE_NAME_TAKEN` for a name in use. */
-export function createProductType(deps: ReferenceDeps, actor: SessionUser, values: ProductTypeValues): Promise<ProductTypeDetail> {
-  return createLinkedRecord(deps, actor, PRODUCT_TYPE, { name: values.name, description: values.description ?? null });
+export function createProductType(svc: ReferenceServices, actor: SessionUser, values: ProductTypeValues): Promise<ProductTypeDetail> {
+  return createLinkedRecord(svc, actor, PRODUCT_TYPE, { name: values.name, description: values.description ?? null });
 }
 
 /**
  * Applies the given members in one round trip with the type's categories; `updated_at` moves
  * only when a value really changes. 404 for an unknown id, 409 for a name in use.
  */
-export function updateProductType(deps: ReferenceDeps, actor: SessionUser, id: number, changes: ProductTypeChanges): Promise<ProductTypeDetail> {
-  return updateLinkedRecord(deps, actor, PRODUCT_TYPE, id, assignments(PRODUCT_TYPE.changeColumns, changes));
+export function updateProductType(svc: ReferenceServices, actor: SessionUser, id: number, changes: ProductTypeChanges): Promise<ProductTypeDetail> {
+  return updateLinkedRecord(svc, actor, PRODUCT_TYPE, id, assignments(PRODUCT_TYPE.changeColumns, changes));
 }
 
 /** Deletes a product type with its category links; its products keep existing without a type (the foreign key sets it to null). */
-export async function deleteProductType(deps: ReferenceDeps, actor: SessionUser, id: number): Promise<void> {
-  if (!(await deleteRow(deps.db, PRODUCT_TYPE, id))) throw PRODUCT_TYPE.missing();
-  await referenceWritten(deps, actor, "admin.reference.deleted", PRODUCT_TYPE.kind, id);
+export async function deleteProductType(svc: ReferenceServices, actor: SessionUser, id: number): Promise<void> {
+  if (!(await deleteRow(svc, PRODUCT_TYPE, id))) throw PRODUCT_TYPE.missing();
+  await referenceWritten(svc, actor, "admin.reference.deleted", PRODUCT_TYPE.kind, id);
 }
 
 export function linkProductTypeCategories(
-  deps: ReferenceDeps,
+  svc: ReferenceServices,
   actor: SessionUser,
   id: number,
   categoryIds: readonly number[],
 ): Promise<ProductTypeDetail> {
-  return addCategoryLinks(deps, actor, PRODUCT_TYPE, id, categoryIds);
+  return addCategoryLinks(svc, actor, PRODUCT_TYPE, id, categoryIds);
 }
 
-export function unlinkProductTypeCategory(deps: ReferenceDeps, actor: SessionUser, id: number, categoryId: number): Promise<void> {
-  return removeCategoryLink(deps, actor, PRODUCT_TYPE, id, categoryId);
+export function unlinkProductTypeCategory(svc: ReferenceServices, actor: SessionUser, id: number, categoryId: number): Promise<void> {
+  return removeCategoryLink(svc, actor, PRODUCT_TYPE, id, categoryId);
 }

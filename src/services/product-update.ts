@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { ApiError } from "../lib/problem";
 import { normalizeBrand, normalizeCircularity, type RecordFields } from "./product-fields";
 import type { RecordDetail, RecordRow } from "./product-records";
@@ -50,7 +51,7 @@ function storedValues(changes: RecordChanges): Partial<Record<Column, string | n
  * the same version one wins and the other gets 412. A PATCH that changes nothing succeeds
  * whatever version it names and changes neither `version` nor `updated_at`.
  */
-export async function updateRecord(db: Db, current: RecordDetail, changes: RecordChanges, expected: number): Promise<RecordDetail> {
+export async function updateRecord(svc: Pick<Services, "db">, current: RecordDetail, changes: RecordChanges, expected: number): Promise<RecordDetail> {
   const values = storedValues(changes);
   const changed = (Object.keys(values) as Column[]).filter((column) => values[column] !== current.row[column]);
   if (changed.length === 0) return current;
@@ -64,7 +65,7 @@ export async function updateRecord(db: Db, current: RecordDetail, changes: Recor
   let updated: { version: number; updated_at: number; volume_cm3: number | null }[];
   let types: { name: string }[];
   try {
-    [updated, types] = await batchRows<[{ version: number; updated_at: number; volume_cm3: number | null }, { name: string }]>(db, [update, typeName]);
+    [updated, types] = await batchRows<[{ version: number; updated_at: number; volume_cm3: number | null }, { name: string }]>(svc.db, [update, typeName]);
   } catch (error) {
     if (/FOREIGN KEY constraint failed/i.test(String((error as Error)?.message ?? error))) {
       throw new ApiError(422, {

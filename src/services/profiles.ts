@@ -1,10 +1,13 @@
 import { type SQL, sql } from "drizzle-orm";
 import { ownerVisibleTo } from "../auth/permissions";
-import { batchRows, type Db } from "../db/client";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { RowOf } from "../db/rows";
+import type { users } from "../db/schema";
 import type { PageQuery } from "../lib/pagination";
 import { SHOWN_MEDIA_CONDITION } from "./media-records";
 import { type CountRow, type ProductFilter, type ProductListRow, productListStatements } from "./product-query";
-import type { SessionUser } from "./sessions";
 
 /**
  * Public profiles and one user's product list. Both answer "absent" for an account the viewer
@@ -25,19 +28,14 @@ export interface Profile {
   topCategory: string | null;
 }
 
-interface AccountRow {
-  id: number;
-  username: string;
-  created_at: number;
-  profile_visibility: "public" | "community" | "private";
-}
+type AccountRow = RowOf<typeof users, "id" | "username" | "created_at" | "profile_visibility">;
 
-interface ProfileRow extends AccountRow {
+type ProfileRow = AccountRow & {
   product_count: number;
   total_weight_g: number;
   image_count: number;
   top_category: string | null;
-}
+};
 
 // Only live, real accounts have a profile: the system account that holds deleted users' products
 // is inactive as well, but says so explicitly, and a deactivated account shows nothing.
@@ -58,8 +56,8 @@ function accountStatement(where: SQL): SQL {
  * base products only (components are parts of them); `image_count` counts the scanned images of
  * all their records; `total()` is 0.0 over no rows and skips nulls.
  */
-export async function readProfile(db: Db, username: string, viewer: SessionUser | null): Promise<Profile | null> {
-  const [rows] = await batchRows<[ProfileRow]>(db, [
+export async function readProfile(svc: Pick<Services, "db">, username: string, viewer: SessionUser | null): Promise<Profile | null> {
+  const [rows] = await batchRows<[ProfileRow]>(svc.db, [
     sql`SELECT u.id, u.username, u.created_at, u.profile_visibility,
           (SELECT count(*) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS product_count,
           (SELECT total(p.weight_g) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS total_weight_g,
@@ -90,13 +88,13 @@ export async function readProfile(db: Db, username: string, viewer: SessionUser 
  * the same batch as the list, whose rows are dropped when the account turns out hidden.
  */
 export async function listUserProducts(
-  db: Db,
+  svc: Pick<Services, "db">,
   userId: number,
   filter: ProductFilter,
   page: PageQuery,
   viewer: SessionUser | null,
 ): Promise<{ rows: ProductListRow[]; total: number } | null> {
-  const [accounts, rows, total] = await batchRows<[AccountRow, ProductListRow, CountRow]>(db, [
+  const [accounts, rows, total] = await batchRows<[AccountRow, ProductListRow, CountRow]>(svc.db, [
     accountStatement(sql`u.id = ${userId}`),
     ...productListStatements({ ...filter, ownerId: userId }, viewer?.id ?? null, page),
   ]);

@@ -1,5 +1,6 @@
 import type { CounterReading, RateLimiter, StoreFailure } from "../../durable-objects/rate-limiter";
 import { keyedDigest } from "../auth/tokens";
+import type { LimitDecision, Limiter, Services } from "../container";
 import { audit } from "../lib/audit";
 import { ipLimitKey } from "../lib/client-ip";
 import type { Logger } from "../lib/logger";
@@ -9,29 +10,6 @@ import { failsClosed, isDurable, LIMITER_TIMEOUT_MS, LIMITS, type LimitName } fr
 /** The counter store did not answer (an error, or no answer within its time-out). */
 export class LimiterUnavailable extends Error {
   override name = "LimiterUnavailable";
-}
-
-export interface LimitDecision {
-  allowed: boolean;
-  counters: CounterReading[];
-  /** Answered from this isolate's memory of spent counters, without a store call. */
-  remembered?: boolean;
-}
-
-/** The counter store of one request: `RATE_LIMITER` behind a time-out and an isolate-local memory of blocks. */
-export interface Limiter {
-  /**
-   * Takes one unit from each named counter of `subject`, or none if one is spent. Throws
-   * `LimiterUnavailable`. `remember: false` keeps a refusal out of the isolate's memory (for
-   * counters a refund may free early).
-   */
-  consume(subject: string, names: readonly LimitName[], options?: { remember?: boolean }): Promise<LimitDecision>;
-  /** The refusal this isolate remembers for these counters, if any: no store call. */
-  remembered(subject: string, names: readonly LimitName[]): LimitDecision | null;
-  /** Gives the units of a decision back (a failure budget whose attempt succeeded). Throws `LimiterUnavailable`. */
-  refund(subject: string, counters: readonly CounterReading[]): Promise<void>;
-  /** Counter-store calls made so far (each one a network hop in production), for `Server-Timing`. */
-  readonly calls: number;
 }
 
 /** Counter subjects: one Durable Object each. */
@@ -181,34 +159,29 @@ function describeWindow(seconds: number): string {
   return `${seconds} s`;
 }
 
-export interface EnforceDeps {
-  limiter: Limiter;
-  log: Logger;
-}
-
 /**
  * Counts one request against `names` of `subject`. Refused: audits and throws 429. Store
  * unreachable: throws 503 if any of the limits fails closed, otherwise logs and returns null so
  * the request goes on unlimited (the application limiters fail open).
  */
 export async function enforceLimits(
-  deps: EnforceDeps,
+  svc: Pick<Services, "limiter" | "log">,
   subject: string,
   names: readonly LimitName[],
   context: { userId?: number | null; remember?: boolean } = {},
 ): Promise<LimitDecision | null> {
   let decision: LimitDecision;
   try {
-    decision = await deps.limiter.consume(subject, names, { remember: context.remember ?? true });
+    decision = await svc.limiter.consume(subject, names, { remember: context.remember ?? true });
   } catch (error) {
     const closed = failsClosed(names);
-    deps.log.error("rate limiter unavailable", { limits: names.join(","), fails: closed ? "closed" : "open", error });
+    svc.log.error("rate limiter unavailable", { limits: names.join(","), fails: closed ? "closed" : "open", error });
     if (closed) throw authStoreUnavailable();
     return null;
   }
   if (!decision.allowed) {
     // A flood answered from memory is audited once, when the store first refused it.
-    if (!decision.remembered) auditRefusal(deps.log, subject, decision, context.userId ?? null);
+    if (!decision.remembered) auditRefusal(svc.log, subject, decision, context.userId ?? null);
     throw rateLimited(decision.counters);
   }
   return decision;

@@ -1,25 +1,21 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { type AuditEvent, audit } from "../lib/audit";
-import type { Logger } from "../lib/logger";
-import type { ApiError } from "../lib/problem";
 import { type PageQuery, pageWindow } from "../lib/pagination";
+import type { ApiError } from "../lib/problem";
 import { clearAfterWrite } from "./cache";
 import { containsText } from "./product-query";
-import type { SessionUser } from "./sessions";
 
 /**
  * What every reference-data kind (taxonomies, categories, materials, product types) does the
- * same way: the deps and audit line of an admin write, duplicate checks, and the SQL of a paged
+ * same way: the services and audit line of an admin write, duplicate checks, and the SQL of a paged
  * list, an insert, an update and a delete. Each kind names its table with a `RecordTable`.
  */
 
 /** What an admin write needs: the database, the KV cache to clear and the log to audit to. */
-export interface ReferenceDeps {
-  db: Db;
-  kv: KVNamespace;
-  log: Logger;
-}
+export type ReferenceServices = Pick<Services, "db" | "bindings" | "log">;
 
 /** The `kind` of an audit line. */
 export type ReferenceKind = "taxonomy" | "category" | "material" | "product_type";
@@ -57,14 +53,14 @@ export function nameContains(from: RecordTable, text: string): SQL {
 
 /** The audit line of a committed admin write. */
 export function auditReferenceWrite(
-  deps: Pick<ReferenceDeps, "log">,
+  svc: Pick<ReferenceServices, "log">,
   actor: SessionUser,
   event: ReferenceEvent,
   kind: ReferenceKind,
   id: number,
   extra: Record<string, unknown> = {},
 ): void {
-  audit(deps.log, event, { actor_id: actor.id, kind, id, ...extra });
+  audit(svc.log, event, { actor_id: actor.id, kind, id, ...extra });
 }
 
 /**
@@ -73,15 +69,15 @@ export function auditReferenceWrite(
  * Taxonomy and category handlers clear the cache themselves (`clearReferenceCache`).
  */
 export async function referenceWritten(
-  deps: ReferenceDeps,
+  svc: ReferenceServices,
   actor: SessionUser,
   event: ReferenceEvent,
   kind: ReferenceKind,
   id: number,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  auditReferenceWrite(deps, actor, event, kind, id, extra);
-  await clearAfterWrite(deps, "reference-data");
+  auditReferenceWrite(svc, actor, event, kind, id, extra);
+  await clearAfterWrite(svc, "reference-data");
 }
 
 /** True when `error` (or one of its causes) is a UNIQUE violation over `columns` as SQLite names them (`table.a, table.b`). */
@@ -103,10 +99,10 @@ export async function refusingDuplicates<T>(columns: string, taken: () => ApiErr
 }
 
 /** One page of `from`'s rows matching `where`, in `order`, and how many match, in one round trip. */
-export async function listPage<Row>(db: Db, from: RecordTable, where: SQL, order: SQL, page: PageQuery): Promise<{ rows: Row[]; total: number }> {
+export async function listPage<Row>(svc: Pick<Services, "db">, from: RecordTable, where: SQL, order: SQL, page: PageQuery): Promise<{ rows: Row[]; total: number }> {
   const source = sql.raw(`${from.table} ${from.alias}`);
   const { limit, offset } = pageWindow(page);
-  const [rows, counted] = await batchRows<[Row, { total: number }]>(db, [
+  const [rows, counted] = await batchRows<[Row, { total: number }]>(svc.db, [
     sql`SELECT ${from.columns} FROM ${source} WHERE ${where} ${order} LIMIT ${limit} OFFSET ${offset}`,
     sql`SELECT count(*) AS total FROM ${source} WHERE ${where}`,
   ]);
@@ -152,7 +148,7 @@ export function changedFields<Row, C extends keyof Row & string>(columns: readon
 }
 
 /** Deletes row `id` of `from`; false when there was none. */
-export async function deleteRow(db: Db, from: RecordTable, id: number): Promise<boolean> {
-  const [rows] = await batchRows<[{ id: number }]>(db, [sql`DELETE FROM ${sql.raw(from.table)} WHERE id = ${id} RETURNING id`]);
+export async function deleteRow(svc: Pick<Services, "db">, from: RecordTable, id: number): Promise<boolean> {
+  const [rows] = await batchRows<[{ id: number }]>(svc.db, [sql`DELETE FROM ${sql.raw(from.table)} WHERE id = ${id} RETURNING id`]);
   return rows.length > 0;
 }

@@ -1,14 +1,16 @@
 import { type SQL, sql } from "drizzle-orm";
 import { hashPassword } from "../auth/password";
-import { batchRows } from "../db/client";
 import { assertAcceptablePassword } from "../auth/password-policy";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
 import { canonicalEmail, normalizeEmail } from "../lib/email-address";
 import { emailChangedEmail, passwordChangedEmail } from "./account-emails";
 import { assertAvailable, assertNotDisposable, assertUsableUsername, sendVerification, uniqueViolation } from "./accounts";
-import { type ServiceDeps, sendQuietly } from "./deps";
+import { sendQuietly } from "./email";
+import { revocationStatements, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 import { assertStepUp } from "./step-up";
-import { revocationStatements, type SessionUser, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 
 export interface ProfileChanges {
   username?: string;
@@ -30,7 +32,7 @@ export interface ProfileUpdate {
  * revokes every token of the account in the same batch, and sends the Events section's emails: a
  * verification link to a new address and a notice to the old one, a notice after a new password.
  */
-export async function updateProfile(deps: ServiceDeps, user: SessionUser, changes: ProfileChanges): Promise<ProfileUpdate> {
+export async function updateProfile(svc: Services, user: SessionUser, changes: ProfileChanges): Promise<ProfileUpdate> {
   const email = changes.email === undefined ? undefined : normalizeEmail(changes.email);
   const emailChanged = email !== undefined && email !== user.email;
   const username = changes.username;
@@ -42,17 +44,17 @@ export async function updateProfile(deps: ServiceDeps, user: SessionUser, change
   if (usernameChanged) assertUsableUsername(username);
   if (emailChanged) assertNotDisposable(email);
   if (emailChanged) {
-    await assertAvailable(deps, { email, username: usernameChanged ? username : undefined }, user.id);
+    await assertAvailable(svc, { email, username: usernameChanged ? username : undefined }, user.id);
   }
   if (passwordChanged) {
-    await assertAcceptablePassword(deps.config, deps.log, changes.password!, {
+    await assertAcceptablePassword(svc.config, svc.log, changes.password!, {
       username: usernameChanged ? username : user.username,
       email: emailChanged ? email : user.email,
     });
   }
   if (changes.email !== undefined || passwordChanged) {
     await assertStepUp(
-      deps,
+      svc,
       user,
       { currentPassword: changes.current_password, mfaCode: changes.mfa_code },
       { operation: "Changing the email address or password" },
@@ -62,7 +64,7 @@ export async function updateProfile(deps: ServiceDeps, user: SessionUser, change
   const sets: SQL[] = [];
   if (usernameChanged) sets.push(sql`username = ${username}`);
   if (emailChanged) sets.push(sql`email = ${email}, email_canonical = ${canonicalEmail(email)}, is_verified = 0`);
-  if (passwordChanged) sets.push(sql`hashed_password = ${hashPassword(changes.password!, deps.config.argon2)}`);
+  if (passwordChanged) sets.push(sql`hashed_password = ${hashPassword(changes.password!, svc.config.argon2)}`);
   const visibility = changes.preferences?.profile_visibility;
   if (visibility !== undefined && visibility !== user.profileVisibility) {
     sets.push(sql`profile_visibility = ${visibility}`);
@@ -76,22 +78,22 @@ export async function updateProfile(deps: ServiceDeps, user: SessionUser, change
   // The unique indexes on email, its canonical form and username decide collisions (409).
   try {
     [rows] = revoke
-      ? await batchRows<[UserRow, never, never]>(deps.db, [update, ...revocationStatements(user.id)])
-      : await batchRows<[UserRow]>(deps.db, [update]);
+      ? await batchRows<[UserRow, never, never]>(svc.db, [update, ...revocationStatements(user.id)])
+      : await batchRows<[UserRow]>(svc.db, [update]);
   } catch (error) {
     throw uniqueViolation(error) ?? error;
   }
   const updated = toSessionUser(rows[0]!);
 
   if (emailChanged) {
-    audit(deps.log, "auth.email.changed", { user_id: user.id });
-    await sendVerification(deps, updated);
-    await sendQuietly(deps, emailChangedEmail(user.email, updated.email));
+    audit(svc.log, "auth.email.changed", { user_id: user.id });
+    await sendVerification(svc, updated);
+    await sendQuietly(svc, emailChangedEmail(user.email, updated.email));
   }
   if (passwordChanged) {
-    audit(deps.log, "auth.password.changed", { user_id: user.id });
-    await sendQuietly(deps, passwordChangedEmail(updated.email));
+    audit(svc.log, "auth.password.changed", { user_id: user.id });
+    await sendQuietly(svc, passwordChangedEmail(updated.email));
   }
-  if (revoke) audit(deps.log, "auth.sessions.revoked", { user_id: user.id, reason: emailChanged ? "email_change" : "password_change" });
+  if (revoke) audit(svc.log, "auth.sessions.revoked", { user_id: user.id, reason: emailChanged ? "email_change" : "password_change" });
   return { user: updated, revoked: revoke };
 }

@@ -1,4 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { SessionUser } from "../auth/session-user";
 import {
   ACCESS_TOKEN_TTL_SECONDS,
   fingerprint,
@@ -7,7 +8,10 @@ import {
   SESSION_TTL_SECONDS,
   signAccessToken,
 } from "../auth/tokens";
-import { batchRows, type Db } from "../db/client";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
+import type { RowOf } from "../db/rows";
+import type { users } from "../db/schema";
 
 /** Tokens handed to a client at login or refresh. */
 export interface SessionGrant {
@@ -109,14 +113,14 @@ export function unchangedSince(userId: number, checked: CheckedState): SQL {
  * reset, sessions revoked while the password was being verified).
  */
 export async function startSession(
-  db: Db,
+  svc: Pick<Services, "db">,
   secret: string,
   userId: number,
   checked: CheckedState,
   options: { recordLogin: boolean },
 ): Promise<SessionGrant | null> {
   const pending = sessionStatements(secret, userId, unchangedSince(userId, checked), options);
-  const [, , issued] = await batchRows<[never, never, IssueRow]>(db, pending.statements);
+  const [, , issued] = await batchRows<[never, never, IssueRow]>(svc.db, pending.statements);
   return pending.grant(issued);
 }
 
@@ -130,7 +134,7 @@ export type RefreshRefusal = "invalid" | "raced" | "replayed";
  * cannot both succeed: D1 runs batches one at a time, and the second finds it rotated.
  */
 export async function rotateSession(
-  db: Db,
+  svc: Pick<Services, "db">,
   secret: string,
   presented: string,
 ): Promise<{ grant: SessionGrant } | { refused: RefreshRefusal; userId: number | null }> {
@@ -139,7 +143,7 @@ export async function rotateSession(
   const next = fingerprint(refreshToken);
   const [replayed, , , rows, previous] = await batchRows<
     [{ user_id: number }, never, never, IssueRow, { user_id: number; rotated_at: number | null; now: number }]
-  >(db, [
+  >(svc.db, [
     sql`DELETE FROM refresh_tokens WHERE family_id = (
       SELECT family_id FROM refresh_tokens
       WHERE fingerprint = ${old} AND rotated_at IS NOT NULL AND rotated_at < unixepoch() - ${REUSE_GRACE_SECONDS})
@@ -167,15 +171,15 @@ export async function rotateSession(
 }
 
 /** Ends the session a refresh token belongs to; returns its user id, or null when there was none. */
-export async function endSessionByRefreshToken(db: Db, presented: string): Promise<number | null> {
-  const rows = await db.all<{ user_id: number }>(sql`DELETE FROM refresh_tokens WHERE family_id = (
+export async function endSessionByRefreshToken(svc: Pick<Services, "db">, presented: string): Promise<number | null> {
+  const rows = await svc.db.all<{ user_id: number }>(sql`DELETE FROM refresh_tokens WHERE family_id = (
     SELECT family_id FROM refresh_tokens WHERE fingerprint = ${fingerprint(presented)}) RETURNING user_id`);
   return rows[0]?.user_id ?? null;
 }
 
 /** Ends a session by its id (from an access token); returns whether it existed. */
-export async function endSessionById(db: Db, userId: number, sessionId: string): Promise<boolean> {
-  const rows = await db.all<{ user_id: number }>(
+export async function endSessionById(svc: Pick<Services, "db">, userId: number, sessionId: string): Promise<boolean> {
+  const rows = await svc.db.all<{ user_id: number }>(
     sql`DELETE FROM refresh_tokens WHERE family_id = ${sessionId} AND user_id = ${userId} RETURNING user_id`,
   );
   return rows.length > 0;
@@ -195,58 +199,30 @@ export function revocationStatements(userId: number, onlyIf: SQL = sql`1`): [SQL
 }
 
 /** Revokes every refresh and access token of a user (sign out everywhere), in one round trip. */
-export async function revokeAllSessions(db: Db, userId: number): Promise<void> {
-  await batchRows(db, revocationStatements(userId));
+export async function revokeAllSessions(svc: Pick<Services, "db">, userId: number): Promise<void> {
+  await batchRows(svc.db, revocationStatements(userId));
 }
 
-/** The account behind a request, as the permission checks and `/users/me` need it. */
-export interface SessionUser {
-  id: number;
-  email: string;
-  username: string;
-  hashedPassword: string | null;
-  isActive: boolean;
-  isVerified: boolean;
-  isSuperuser: boolean;
-  role: "contributor" | "lab";
-  profileVisibility: "public" | "community" | "private";
-  lastLoginAt: number | null;
-  uploadFileCount: number;
-  uploadTotalBytes: number;
-  /** Revocation epoch (ms); a login starts a session only if it is unchanged since the check. */
-  tokensValidAfter: number;
-  /** TOTP enrolled: logins need a second step, step-ups an authenticator or recovery code. */
-  totpEnabled: boolean;
-  /** The recovery codes' generation as the request found it: a regeneration compares and sets it. */
-  recoveryCodesGeneration: string | null;
-  createdAt: number;
-  updatedAt: number;
-  /**
-   * Unix seconds of the sign-in that started the session the request came with (set only for a
-   * user resolved from an access token; null when the session predates its recording).
-   */
-  sessionStartedAt?: number | null;
-}
-
-export interface UserRow {
-  id: number;
-  email: string;
-  username: string;
-  hashed_password: string | null;
-  is_active: number;
-  is_verified: number;
-  is_superuser: number;
-  role: "contributor" | "lab";
-  profile_visibility: "public" | "community" | "private";
-  last_login_at: number | null;
-  upload_file_count: number;
-  upload_total_bytes: number;
-  tokens_valid_after: number;
-  totp_enabled: number;
-  recovery_codes_generation: string | null;
-  created_at: number;
-  updated_at: number;
-}
+/** A user as `USER_COLUMNS` selects it: stored columns, and whether TOTP is on. */
+export type UserRow = RowOf<
+  typeof users,
+  | "id"
+  | "email"
+  | "username"
+  | "hashed_password"
+  | "is_active"
+  | "is_verified"
+  | "is_superuser"
+  | "role"
+  | "profile_visibility"
+  | "last_login_at"
+  | "upload_file_count"
+  | "upload_total_bytes"
+  | "tokens_valid_after"
+  | "recovery_codes_generation"
+  | "created_at"
+  | "updated_at"
+> & { totp_enabled: number };
 
 /** Columns of `UserRow` (unqualified: usable in SELECT and RETURNING), for every query that loads a `SessionUser`. */
 export const USER_COLUMNS = sql.raw(
@@ -284,12 +260,12 @@ export function toSessionUser(row: UserRow): SessionUser {
  * session was ended (logout) or expired.
  */
 export async function userForAccessToken(
-  db: Db,
+  svc: Pick<Services, "db">,
   claims: { userId: number; sessionId: string; issuedAtMs: number },
 ): Promise<SessionUser | null> {
   // The live token of the session, if any: its start as a number (0 when it was not recorded),
   // NULL when the session ended, so that liveness and sign-in time come in one read.
-  const rows = await db.all<UserRow & { session_started_at: number | null }>(sql`
+  const rows = await svc.db.all<UserRow & { session_started_at: number | null }>(sql`
     SELECT ${USER_COLUMNS},
       (SELECT coalesce(r.session_started_at, 0) FROM refresh_tokens r
         WHERE r.family_id = ${claims.sessionId} AND r.user_id = users.id AND r.rotated_at IS NULL

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { Services } from "../container";
 import { ApiError } from "../lib/problem";
 import { isoSeconds } from "../lib/time";
 import { SHOWN_MEDIA_CONDITION } from "./media-records";
@@ -32,9 +32,9 @@ export interface StatsTotals {
 }
 
 /** Counts over the whole dataset: base products, components, their mass, images, active accounts. */
-export async function statsTotals(db: Db, now: Date): Promise<StatsTotals> {
+export async function statsTotals(svc: Pick<Services, "db">, now: Date): Promise<StatsTotals> {
   // One scan of products; the system account (holder of deleted accounts' products) is no user.
-  const [row] = await db.all<StatsTotals["totals"]>(sql`
+  const [row] = await svc.db.all<StatsTotals["totals"]>(sql`
     SELECT
       count(*) FILTER (WHERE parent_id IS NULL) AS teardowns,
       count(*) FILTER (WHERE parent_id IS NOT NULL) AS parts,
@@ -150,12 +150,12 @@ function periodOf(granularity: StatsGranularity, ...time: SQL[]): SQL {
  * [start 00:00Z, end + 1 day 00:00Z) are grouped by period and joined on. So the first and last
  * periods count only the days inside the range, and the series adds up to the range's totals.
  */
-export async function statsSeries(db: Db, range: SeriesRange, now: Date): Promise<StatsSeries> {
+export async function statsSeries(svc: Pick<Services, "db">, range: SeriesRange, now: Date): Promise<StatsSeries> {
   const { granularity } = range;
   const from = dayMs(range.start) / 1000;
   const until = dayMs(range.end) / 1000 + 86_400;
   const createdPeriod = periodOf(granularity, sql`created_at`, sql`${"unixepoch"}`);
-  const rows = await db.all<SeriesPoint>(sql`
+  const rows = await svc.db.all<SeriesPoint>(sql`
     WITH RECURSIVE
       bounds(first_period, last_period) AS (SELECT ${periodOf(granularity, sql`${range.start}`)}, ${periodOf(granularity, sql`${range.end}`)}),
       periods(period) AS (
@@ -219,8 +219,8 @@ const SCOPE_CONDITIONS: Record<StatsScope, SQL> = {
  * same name in different taxonomies are two entries; a record counts once per category, since a
  * type links to a category at most once.
  */
-export async function statsCategories(db: Db, query: { limit: number; scope: StatsScope }, now: Date): Promise<StatsCategories> {
-  const rows = await db.all<CategoryCount>(sql`
+export async function statsCategories(svc: Pick<Services, "db">, query: { limit: number; scope: StatsScope }, now: Date): Promise<StatsCategories> {
+  const rows = await svc.db.all<CategoryCount>(sql`
     SELECT c.name AS name, count(*) AS count
     FROM products p
     JOIN product_type_categories ptc ON ptc.product_type_id = p.product_type_id

@@ -1,10 +1,10 @@
 import { verifyPassword } from "../auth/password";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { audit } from "../lib/audit";
 import { ApiError } from "../lib/problem";
-import type { ServiceDeps } from "./deps";
 import { reserveWrongSecret } from "./failure-budgets";
 import { spendMfaCode } from "./mfa-codes";
-import type { SessionUser } from "./sessions";
 
 /** Seconds within which a sign-in counts as recent for a step-up without a password or TOTP. */
 export const RECENT_SIGN_IN_SECONDS = 10 * 60;
@@ -50,7 +50,7 @@ export function wrongMfaCode(): ApiError {
  * login challenge), given back when everything was right; past the budget, 429 before anything
  * is checked.
  */
-export async function assertStepUp(deps: ServiceDeps, user: SessionUser, given: StepUpCredentials, options: StepUpOptions): Promise<void> {
+export async function assertStepUp(svc: Services, user: SessionUser, given: StepUpCredentials, options: StepUpOptions): Promise<void> {
   const needPassword = options.password !== false && user.hashedPassword !== null;
   const needCode = options.mfa !== false && user.totpEnabled;
   if (needPassword && given.currentPassword === undefined) {
@@ -66,7 +66,7 @@ export async function assertStepUp(deps: ServiceDeps, user: SessionUser, given: 
     // The sign-in of this very session: a recent sign-in elsewhere must not vouch for an old,
     // possibly stolen, session.
     const startedAt = user.sessionStartedAt ?? null;
-    const recent = startedAt !== null && Date.now() / 1000 - startedAt <= RECENT_SIGN_IN_SECONDS;
+    const recent = startedAt !== null && svc.clock.now() / 1000 - startedAt <= RECENT_SIGN_IN_SECONDS;
     if (!recent) {
       throw new ApiError(403, {
         code: "RECENT_SIGN_IN_REQUIRED",
@@ -76,9 +76,9 @@ export async function assertStepUp(deps: ServiceDeps, user: SessionUser, given: 
     if (!options.extra) return;
   }
 
-  const reservation = await reserveWrongSecret(deps, user.id);
+  const reservation = await reserveWrongSecret(svc, user.id);
   const refuse = (error: ApiError, reason: string): never => {
-    audit(deps.log, "auth.step_up.failed", { user_id: user.id, reason });
+    audit(svc.log, "auth.step_up.failed", { user_id: user.id, reason });
     throw error;
   };
   if (needPassword && !verifyPassword(given.currentPassword!, user.hashedPassword!)) {
@@ -87,7 +87,7 @@ export async function assertStepUp(deps: ServiceDeps, user: SessionUser, given: 
   if (needCode) {
     const spent = options.spendCode
       ? await options.spendCode(given.mfaCode!)
-      : await spendMfaCode(deps.db, deps.config.dataKey, user.id, given.mfaCode!);
+      : await spendMfaCode(svc, svc.config.dataKey, user.id, given.mfaCode!);
     if (spent instanceof ApiError) {
       await reservation.refund();
       throw spent;

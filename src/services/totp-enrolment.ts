@@ -1,14 +1,15 @@
 import { sql } from "drizzle-orm";
+import type { SessionUser } from "../auth/session-user";
 import { randomToken } from "../auth/tokens";
 import { base32Encode, matchTotp, newRecoveryCodes, newTotpSecret, normalizeRecoveryCode, otpauthUri, recoveryCodeHash } from "../auth/totp";
-import { fromBase64Url, toBase64Url } from "../lib/encoding";
+import type { Services } from "../container";
 import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
 import { openFieldText, sealField } from "../lib/data-encryption";
+import { fromBase64Url, toBase64Url } from "../lib/encoding";
 import { ApiError } from "../lib/problem";
-import type { ServiceDeps } from "./deps";
 import { resolveMfaCode, spendableCondition, spendStatement, totpContext } from "./mfa-codes";
-import { revocationStatements, type SessionGrant, type SessionUser, sessionStatements } from "./sessions";
+import { revocationStatements, type SessionGrant, sessionStatements } from "./sessions";
 import { assertStepUp } from "./step-up";
 
 /** How long a setup token (the not yet confirmed seed) stays usable. */
@@ -46,13 +47,13 @@ function invalidSetupToken(): ApiError {
  * bound to the user, 10 minutes). Nothing is stored until the confirmation proves the
  * authenticator holds the seed, so abandoned setups leave nothing behind.
  */
-export async function beginTotpSetup(deps: Pick<ServiceDeps, "config">, user: SessionUser): Promise<TotpSetup> {
+export async function beginTotpSetup(svc: Pick<Services, "config" | "clock">, user: SessionUser): Promise<TotpSetup> {
   if (user.totpEnabled) throw alreadyEnabled();
   const seed = newTotpSecret();
-  const expiresAt = Math.floor(Date.now() / 1000) + TOTP_SETUP_TTL_SECONDS;
+  const expiresAt = Math.floor(svc.clock.now() / 1000) + TOTP_SETUP_TTL_SECONDS;
   const payload = JSON.stringify({ seed: toBase64Url(seed), exp: expiresAt });
   return {
-    setupToken: await sealField(deps.config.dataKey, payload, setupContext(user.id)),
+    setupToken: await sealField(svc.config.dataKey, payload, setupContext(user.id)),
     secret: base32Encode(seed),
     otpauthUri: otpauthUri({ secret: seed, issuer: ISSUER, account: user.email }),
   };
@@ -87,29 +88,29 @@ export interface TotpConfirmation {
  * session starts for the enrolling device. Its first code's step counts as used.
  */
 export async function confirmTotp(
-  deps: ServiceDeps,
+  svc: Services,
   user: SessionUser,
   input: { setupToken: string; code: string; currentPassword?: string | undefined },
 ): Promise<TotpConfirmation> {
   if (user.totpEnabled) throw alreadyEnabled();
-  const seed = await openSetupToken(deps.config.dataKey, user.id, input.setupToken);
+  const seed = await openSetupToken(svc.config.dataKey, user.id, input.setupToken);
   let step: number | null = null;
-  await assertStepUp(deps, user, { currentPassword: input.currentPassword }, {
+  await assertStepUp(svc, user, { currentPassword: input.currentPassword }, {
     operation: "Turning on two-step verification",
     mfa: false,
     extra: async () => (step = matchTotp(seed, input.code, Date.now() / 1000, null)) !== null,
   });
 
-  const sealed = await sealField(deps.config.dataKey, seed, totpContext(user.id));
+  const sealed = await sealField(svc.config.dataKey, seed, totpContext(user.id));
   // The sealed value is unique (random IV): the rest of the batch runs only if this request stored it.
   const stored = sql`EXISTS (SELECT 1 FROM users WHERE id = ${user.id} AND totp_secret = ${sealed})`;
   const codes = freshRecoveryCodes();
-  const session = sessionStatements(deps.config.tokenSecret, user.id, sql`id = ${user.id} AND is_active = 1 AND totp_secret = ${sealed}`, {
+  const session = sessionStatements(svc.config.tokenSecret, user.id, sql`id = ${user.id} AND is_active = 1 AND totp_secret = ${sealed}`, {
     recordLogin: false,
     // The enrolling device's new session continues its old one: no one signed in just now.
     continuing: user.sessionStartedAt ?? null,
   });
-  const results = await batchRows<unknown[]>(deps.db, [
+  const results = await batchRows<unknown[]>(svc.db, [
     sql`UPDATE users SET totp_secret = ${sealed}, totp_enabled_at = unixepoch(), totp_last_step = ${step}, updated_at = unixepoch()
       WHERE id = ${user.id} AND is_active = 1 AND totp_secret IS NULL`,
     sql`DELETE FROM recovery_codes WHERE user_id = ${user.id} AND ${stored}`,
@@ -119,8 +120,8 @@ export async function confirmTotp(
   ]);
   const grant = await session.grant(results[results.length - 1]!);
   if (!grant) throw alreadyEnabled();
-  audit(deps.log, "auth.mfa.enabled", { user_id: user.id });
-  audit(deps.log, "auth.sessions.revoked", { user_id: user.id, reason: "totp_enabled" });
+  audit(svc.log, "auth.mfa.enabled", { user_id: user.id });
+  audit(svc.log, "auth.sessions.revoked", { user_id: user.id, reason: "totp_enabled" });
   return { recoveryCodes: codes.shown, grant };
 }
 
@@ -135,16 +136,16 @@ export function totpRemovalStatements(userId: number) {
 
 /** Turns TOTP off after the step-up (password when the account has one, and a code). */
 export async function disableTotp(
-  deps: ServiceDeps,
+  svc: Services,
   user: SessionUser,
   input: { code: string; currentPassword?: string | undefined },
 ): Promise<void> {
   if (!user.totpEnabled) throw totpNotEnabled();
-  await assertStepUp(deps, user, { currentPassword: input.currentPassword, mfaCode: input.code }, {
+  await assertStepUp(svc, user, { currentPassword: input.currentPassword, mfaCode: input.code }, {
     operation: "Turning off two-step verification",
   });
-  await batchRows(deps.db, [...totpRemovalStatements(user.id)]);
-  audit(deps.log, "auth.mfa.disabled", { user_id: user.id });
+  await batchRows(svc.db, [...totpRemovalStatements(user.id)]);
+  audit(svc.log, "auth.mfa.disabled", { user_id: user.id });
 }
 
 /** 409 for the loser of two concurrent regenerations: the other one's codes are the valid ones. */
@@ -172,18 +173,18 @@ interface RegenerationState {
  * if that claim is this request's. Of two concurrent regenerations exactly one wins; the other
  * changes nothing and is told so (409): the codes it would have shown never exist.
  */
-async function spendAndReplace(deps: ServiceDeps, userId: number, seen: string | null, code: string, hashes: string[]): Promise<boolean | ApiError> {
-  const rows = await deps.db.all<RegenerationState>(
+async function spendAndReplace(svc: Services, userId: number, seen: string | null, code: string, hashes: string[]): Promise<boolean | ApiError> {
+  const rows = await svc.db.all<RegenerationState>(
     sql`SELECT totp_secret, totp_last_step, recovery_codes_generation FROM users WHERE id = ${userId}`,
   );
   const before = rows[0];
   if (!before?.totp_secret) return totpNotEnabled();
-  const resolved = await resolveMfaCode(deps.config.dataKey, userId, before, code);
+  const resolved = await resolveMfaCode(svc.config.dataKey, userId, before, code);
   if (!resolved) return false;
 
   const generation = randomToken();
   const won = sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND recovery_codes_generation = ${generation})`;
-  const [claimed, , , , after] = await batchRows<[{ id: number }, never, never, never, RegenerationState]>(deps.db, [
+  const [claimed, , , , after] = await batchRows<[{ id: number }, never, never, never, RegenerationState]>(svc.db, [
     sql`UPDATE users SET recovery_codes_generation = ${generation}
       WHERE id = ${userId} AND totp_secret = ${before.totp_secret} AND recovery_codes_generation IS ${seen}
         AND ${spendableCondition(userId, resolved)}
@@ -208,14 +209,14 @@ async function spendAndReplace(deps: ServiceDeps, userId: number, seen: string |
  * concurrent regenerations one wins and the other is 409 `RECOVERY_CODES_CHANGED`, so the codes
  * shown are always the ones that work.
  */
-export async function regenerateRecoveryCodes(deps: ServiceDeps, user: SessionUser, code: string): Promise<string[]> {
+export async function regenerateRecoveryCodes(svc: Services, user: SessionUser, code: string): Promise<string[]> {
   if (!user.totpEnabled) throw totpNotEnabled();
   const codes = freshRecoveryCodes();
-  await assertStepUp(deps, user, { mfaCode: code }, {
+  await assertStepUp(svc, user, { mfaCode: code }, {
     operation: "Regenerating recovery codes",
     password: false,
-    spendCode: (given) => spendAndReplace(deps, user.id, user.recoveryCodesGeneration, given, codes.hashes),
+    spendCode: (given) => spendAndReplace(svc, user.id, user.recoveryCodesGeneration, given, codes.hashes),
   });
-  audit(deps.log, "auth.mfa.recovery_codes_regenerated", { user_id: user.id });
+  audit(svc.log, "auth.mfa.recovery_codes_regenerated", { user_id: user.id });
   return codes.shown;
 }

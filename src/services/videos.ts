@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import type { Services } from "../container";
+import { batchRows } from "../db/client";
 import { ApiError, notFound } from "../lib/problem";
 import type { VideoRow } from "./product-records";
 
@@ -26,8 +27,8 @@ const productStatement = (productId: number) =>
   sql`SELECT owner_id FROM products WHERE id = ${productId} AND parent_id IS NULL`;
 
 /** The videos of a base product, by id (creation order), in one round trip. */
-export async function readVideos(db: Db, productId: number): Promise<VideoRow[]> {
-  const [products, videos] = await batchRows<[{ owner_id: number }, VideoRow]>(db, [
+export async function readVideos(svc: Pick<Services, "db">, productId: number): Promise<VideoRow[]> {
+  const [products, videos] = await batchRows<[{ owner_id: number }, VideoRow]>(svc.db, [
     productStatement(productId),
     sql`SELECT ${VIDEO_COLUMNS} FROM videos WHERE product_id = ${productId} ORDER BY id`,
   ]);
@@ -36,8 +37,8 @@ export async function readVideos(db: Db, productId: number): Promise<VideoRow[]>
 }
 
 /** One video of a base product. */
-export async function readVideo(db: Db, productId: number, videoId: number): Promise<VideoRow> {
-  const [products, videos] = await batchRows<[{ owner_id: number }, VideoRow]>(db, [
+export async function readVideo(svc: Pick<Services, "db">, productId: number, videoId: number): Promise<VideoRow> {
+  const [products, videos] = await batchRows<[{ owner_id: number }, VideoRow]>(svc.db, [
     productStatement(productId),
     sql`SELECT ${VIDEO_COLUMNS} FROM videos WHERE id = ${videoId} AND product_id = ${productId}`,
   ]);
@@ -52,9 +53,9 @@ const metadataText = (value: Record<string, unknown> | null | undefined) => (val
  * Adds a video while the product has fewer than `MAX_VIDEOS`: the count is checked by the insert
  * itself, so two concurrent adds cannot make six. 409 `VIDEO_LIMIT_REACHED` when full.
  */
-export async function addVideo(db: Db, productId: number, values: VideoValues): Promise<VideoRow> {
-  const now = Math.floor(Date.now() / 1000);
-  const [inserted, products] = await batchRows<[VideoRow, { owner_id: number }]>(db, [
+export async function addVideo(svc: Pick<Services, "db" | "clock">, productId: number, values: VideoValues): Promise<VideoRow> {
+  const now = Math.floor(svc.clock.now() / 1000);
+  const [inserted, products] = await batchRows<[VideoRow, { owner_id: number }]>(svc.db, [
     sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
         SELECT p.id, ${values.url}, ${values.title ?? null}, ${values.description ?? null}, ${metadataText(values.video_metadata)}, ${now}, ${now}
         FROM products p WHERE p.id = ${productId} AND p.parent_id IS NULL
@@ -68,13 +69,13 @@ export async function addVideo(db: Db, productId: number, values: VideoValues): 
 }
 
 /** Changes the members given; the rest stay. */
-export async function updateVideo(db: Db, productId: number, videoId: number, values: Partial<VideoValues>): Promise<VideoRow> {
-  const sets = [sql`updated_at = ${Math.floor(Date.now() / 1000)}`];
+export async function updateVideo(svc: Pick<Services, "db" | "clock">, productId: number, videoId: number, values: Partial<VideoValues>): Promise<VideoRow> {
+  const sets = [sql`updated_at = ${Math.floor(svc.clock.now() / 1000)}`];
   if (values.url !== undefined) sets.push(sql`url = ${values.url}`);
   if (values.title !== undefined) sets.push(sql`title = ${values.title}`);
   if (values.description !== undefined) sets.push(sql`description = ${values.description}`);
   if (values.video_metadata !== undefined) sets.push(sql`video_metadata = ${metadataText(values.video_metadata)}`);
-  const rows = await db.all<VideoRow>(
+  const rows = await svc.db.all<VideoRow>(
     sql`UPDATE videos SET ${sql.join(sets, sql`, `)} WHERE id = ${videoId} AND product_id = ${productId} RETURNING ${VIDEO_COLUMNS}`,
   );
   if (!rows[0]) throw videoMissing();
@@ -82,7 +83,7 @@ export async function updateVideo(db: Db, productId: number, videoId: number, va
 }
 
 /** Deletes one video of the product. */
-export async function deleteVideo(db: Db, productId: number, videoId: number): Promise<void> {
-  const rows = await db.all(sql`DELETE FROM videos WHERE id = ${videoId} AND product_id = ${productId} RETURNING id`);
+export async function deleteVideo(svc: Pick<Services, "db">, productId: number, videoId: number): Promise<void> {
+  const rows = await svc.db.all(sql`DELETE FROM videos WHERE id = ${videoId} AND product_id = ${productId} RETURNING id`);
   if (!rows[0]) throw videoMissing();
 }

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { CameraRelay } from "../../durable-objects/camera-relay";
+import { CameraRelay } from "../../src/plugins/rpi-cam/durable-objects/camera-relay";
 
 describe("CameraRelay", () => {
   it("is bound as CAMERA_RELAY and backed by SQLite storage", async () => {

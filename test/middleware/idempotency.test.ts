@@ -5,7 +5,7 @@ import type { Context } from "hono";
 import { batchRows } from "../../src/db/client";
 import type { AppEnv } from "../../src/env";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { authenticate } from "../../src/auth/authenticate";
+import { authenticate } from "../../src/middleware/authenticate";
 import { ApiError, problemResponses } from "../../src/lib/problem";
 import { createRouter } from "../../src/lib/router";
 import { onError } from "../../src/middleware/error-handler";
@@ -41,7 +41,7 @@ const createChild = createRoute({
 // The same, for a route whose create marks the key committed in its own batch, as the product
 // creates do, and rebuilds its answer from the record for a retry that finds the key committed.
 const recoverChild = async (c: Context<AppEnv>, id: number): Promise<Response | null> => {
-  const rows = await c.get("db").all<{ name: string }>(sql`SELECT name FROM materials WHERE id = ${id}`);
+  const rows = await c.get("services").db.all<{ name: string }>(sql`SELECT name FROM materials WHERE id = ${id}`);
   if (!rows[0]) return null;
   const parent = Number(c.req.param("parent_id"));
   return c.json({ id, name: rows[0].name.split("#")[0]!, parent_id: parent }, 201, { Location: `/parents/${parent}/children/${id}` });
@@ -69,7 +69,7 @@ let handlerRuns = 0;
 
 const app = createRouter();
 app.use(requestContext);
-app.use(requestServices);
+app.use(requestServices([]));
 app.openapi(createChild, async (c) => {
   handlerRuns++;
   await hooks.shift()?.();
@@ -77,8 +77,8 @@ app.openapi(createChild, async (c) => {
   const { name } = c.req.valid("json");
   // A distinct stored name per run, so that a duplicate create shows up as a second row.
   const row = await c
-    .get("db")
-    .get<{ id: number }>(sql`INSERT INTO materials (name) VALUES (${`${name}#${crypto.randomUUID()}`}) RETURNING id`);
+    .get("services")
+    .db.get<{ id: number }>(sql`INSERT INTO materials (name) VALUES (${`${name}#${crypto.randomUUID()}`}) RETURNING id`);
   return c.json({ id: row.id, name, parent_id }, 201, {
     Location: `/parents/${parent_id}/children/${row.id}`,
     ETag: `"${row.id}-1"`,
@@ -94,7 +94,7 @@ app.openapi(createCommittedChild, async (c) => {
   const commit = held ? commitStatements(held, sql`(SELECT id FROM materials WHERE name = ${stored})`, Math.floor(Date.now() / 1000)) : [];
   let id: number;
   try {
-    const [rows] = await batchRows<[{ id: number }, ...never[]]>(c.get("db"), [sql`INSERT INTO materials (name) VALUES (${stored}) RETURNING id`, ...commit]);
+    const [rows] = await batchRows<[{ id: number }, ...never[]]>(c.get("services").db, [sql`INSERT INTO materials (name) VALUES (${stored}) RETURNING id`, ...commit]);
     id = rows[0]!.id;
   } catch (error) {
     if (isKeyLost(error)) throw requestInProgress();

@@ -5,7 +5,7 @@ import { bearer, me, verifiedUser } from "../support/accounts";
 import { EXTERNAL_SCANNER_VARS } from "../support/fake-upstream-config";
 import { api, expectProblem } from "../support/http";
 import { encodeJpeg } from "../support/image-fixtures";
-import { type MediaItem, pathOf, productWithComponent, runMediaJob, scan, setRole, uploaded } from "../support/media";
+import { type MediaItem, pathOf, pendingFileWithoutJob, productWithComponent, runMediaJob, scan, setRole, uploaded } from "../support/media";
 
 let owner: { id: number; token: string };
 
@@ -105,7 +105,8 @@ describe("the external scanner", () => {
   it("a time-out or an error answer retries the scan and publishes nothing", async () => {
     const { product } = await productWithComponent(owner.token);
     for (const marker of ["EXTERNAL-SCANNER-SLOW", "EXTERNAL-SCANNER-BROKEN"]) {
-      const item = await uploaded(`/v1/products/${product}/files`, owner.token, text(`${marker}\n`));
+      // No queue message: the real consumer, without the external scanner, would publish it meanwhile.
+      const item = await pendingFileWithoutJob(product, owner.id, `${marker}\n`);
       expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, EXTERNAL_SCANNER_VARS)).toEqual({ acked: false, retried: true });
       const pending = (await (await api(`/v1/products/${product}/files/${item.id}`, { headers: bearer(owner.token) })).json()) as MediaItem;
       expect(pending.status).toBe("pending");

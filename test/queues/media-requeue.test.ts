@@ -36,7 +36,7 @@ async function strandedUpload(product: number, kind: MediaKind, file: File): Pro
   const id = crypto.randomUUID().replaceAll("-", "");
   await env.UPLOADS.put(quarantineKey(kind, id), prepared.bytes, { httpMetadata: { contentType: prepared.contentType } });
   const { db } = createDb(env.DB);
-  await insertMedia(db, parentOf(product), kind, {
+  await insertMedia({ db }, parentOf(product), kind, {
     id,
     storageKey: prepared.storageKey,
     filename: prepared.filename,
@@ -134,10 +134,10 @@ describe("requeueStrandedMedia", () => {
     await age(young, REQUEUE_AFTER_SECONDS - 1);
     const { db } = createDb(env.DB);
 
-    expect(await requeueStrandedMedia(db, env.MEDIA_QUEUE, now, log, 2)).toEqual({ images: [], files: [oldest, older] });
-    expect(await requeueStrandedMedia(db, env.MEDIA_QUEUE, now, log, 2)).toEqual({ images: [], files: [old] });
-    expect(await requeueStrandedMedia(db, env.MEDIA_QUEUE, now, log, 2)).toEqual({ images: [], files: [] });
-    expect((await requeueStrandedMedia(db, env.MEDIA_QUEUE, now + 1, log, 2)).files).toEqual([young]);
+    expect(await requeueStrandedMedia({ db, bindings: env, log }, now, 2)).toEqual({ images: [], files: [oldest, older] });
+    expect(await requeueStrandedMedia({ db, bindings: env, log }, now, 2)).toEqual({ images: [], files: [old] });
+    expect(await requeueStrandedMedia({ db, bindings: env, log }, now, 2)).toEqual({ images: [], files: [] });
+    expect((await requeueStrandedMedia({ db, bindings: env, log }, now + 1, 2)).files).toEqual([young]);
   });
 
   it("finds pending rows through the partial index, not by scanning the table", async () => {

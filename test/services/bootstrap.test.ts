@@ -11,8 +11,8 @@ describe("ensureBootstrapSuperuser", () => {
     const log = createLogger({}, (level) => levels.push(level));
     const config = loadConfig(env);
     const outcomes = await Promise.all([
-      ensureBootstrapSuperuser(createDb(env.DB).db, config, log),
-      ensureBootstrapSuperuser(createDb(env.DB).db, config, log),
+      ensureBootstrapSuperuser({ db: createDb(env.DB).db, config, log }),
+      ensureBootstrapSuperuser({ db: createDb(env.DB).db, config, log }),
     ]);
     expect(outcomes.sort()).toEqual(["created", "exists"]);
     expect(levels).toEqual(["info"]);
@@ -22,6 +22,6 @@ describe("ensureBootstrapSuperuser", () => {
 
   it("does nothing when no bootstrap account is configured", async () => {
     const config = loadConfig({ ...env, BOOTSTRAP_SUPERUSER_EMAIL: "" });
-    expect(await ensureBootstrapSuperuser(createDb(env.DB).db, config, createLogger({}, () => {}))).toBe("disabled");
+    expect(await ensureBootstrapSuperuser({ db: createDb(env.DB).db, config, log: createLogger({}, () => {}) })).toBe("disabled");
   });
 });

@@ -41,7 +41,7 @@ beforeAll(async () => {
 async function read(scope: ExportScope, format: ExportFormat, chunkSize?: number) {
   const { db, roundTrips } = createDb(env.DB);
   const chunks: number[][][] = [];
-  for await (const trees of exportChunks(db, scope, format, chunkSize)) chunks.push(trees.map((tree) => tree.map((row) => row.id)));
+  for await (const trees of exportChunks({ db }, scope, format, chunkSize)) chunks.push(trees.map((tree) => tree.map((row) => row.id)));
   return { chunks, roundTrips: roundTrips.count };
 }
 

@@ -20,13 +20,13 @@ describe("startSession", () => {
       { ...checked, tokensValidAfter: checked.tokensValidAfter - 1 },
       { ...checked, hashedPassword: "$argon2id$v=19$m=64,t=1,p=1$b2xk$b2xk" },
     ];
-    for (const state of stale) expect(await startSession(db, SECRET, user.id, state, { recordLogin: true })).toBeNull();
+    for (const state of stale) expect(await startSession({ db }, SECRET, user.id, state, { recordLogin: true })).toBeNull();
     await env.DB.prepare("UPDATE users SET is_active = 0 WHERE id = ?").bind(user.id).run();
-    expect(await startSession(db, SECRET, user.id, checked, { recordLogin: true })).toBeNull();
+    expect(await startSession({ db }, SECRET, user.id, checked, { recordLogin: true })).toBeNull();
     const count = await env.DB.prepare("SELECT count(*) AS n FROM refresh_tokens WHERE user_id = ?").bind(user.id).first<{ n: number }>();
     expect(count?.n).toBe(0);
 
     await env.DB.prepare("UPDATE users SET is_active = 1 WHERE id = ?").bind(user.id).run();
-    expect(await startSession(db, SECRET, user.id, checked, { recordLogin: true })).not.toBeNull();
+    expect(await startSession({ db }, SECRET, user.id, checked, { recordLogin: true })).not.toBeNull();
   });
 });

@@ -7,4 +7,4 @@ import { ensureBootstrapSuperuser } from "../../src/services/bootstrap";
 // The Worker creates the bootstrap superuser on an isolate's first request and then remembers it
 // did (src/middleware/bootstrap.ts). In a runtime shared by many files that happened for an
 // earlier file's database, so each file's fresh database gets it here, from the same service.
-await ensureBootstrapSuperuser(createDb(env.DB).db, loadConfig(env), createLogger({}, () => {}));
+await ensureBootstrapSuperuser({ db: createDb(env.DB).db, config: loadConfig(env), log: createLogger({}, () => {}) });

@@ -94,7 +94,7 @@ export async function verifiedUser(prefix = "user"): Promise<Identity & { id: nu
   const [row] = await db.all<UserRow>(sql`INSERT INTO users (email, email_canonical, username, hashed_password, is_verified)
     VALUES (${email}, ${canonicalEmail(email)}, ${identity.username}, ${hashed}, 1) RETURNING ${USER_COLUMNS}`);
   const user = toSessionUser(row!);
-  const grant = await startSession(db, config.tokenSecret, user.id, user, { recordLogin: true });
+  const grant = await startSession({ db }, config.tokenSecret, user.id, user, { recordLogin: true });
   if (!grant) throw new Error(`no session started for ${identity.username}`);
   return { ...identity, id: user.id, tokens: { access_token: grant.accessToken, refresh_token: grant.refreshToken } };
 }

@@ -1,5 +1,5 @@
 import { dereference, type OutputUnit, type Schema, validate } from "@cfworker/json-schema";
-import { app } from "../../src/app";
+import { app, type appFor } from "../../src/app";
 import { openApiDocument } from "../../src/lib/openapi";
 
 // The contract is the app's own OpenAPI document (what GET /v1/openapi.json serves). Every JSON
@@ -38,7 +38,10 @@ interface Contract {
   templates: Template[];
 }
 
-let contract: Contract | undefined;
+/** The app whose document a response is checked against (a configuration may leave plugins out). */
+type App = ReturnType<typeof appFor>;
+
+const contracts = new Map<App, Contract>();
 
 interface Template {
   template: string;
@@ -65,10 +68,11 @@ function withoutExamples<T>(node: T, isMap = false): T {
   return copy as T;
 }
 
-function load(): Contract {
+function load(of: App = app): Contract {
+  let contract = contracts.get(of);
   if (!contract) {
     // A copy: the validator annotates the schema objects it indexes.
-    const document = withoutExamples(structuredClone(openApiDocument(app, "http://localhost"))) as unknown as Document;
+    const document = withoutExamples(structuredClone(openApiDocument(of, "http://localhost"))) as unknown as Document;
     const lookup = dereference({ ...document, $id: DOCUMENT_ID } as unknown as Schema);
     const templates = Object.keys(document.paths)
       .map((template) => {
@@ -82,6 +86,7 @@ function load(): Contract {
       })
       .sort((a, b) => b.literals - a.literals);
     contract = { document, lookup, templates };
+    contracts.set(of, contract);
   }
   return contract;
 }
@@ -92,10 +97,10 @@ export function contractDocument(): Document {
 }
 
 /** The documented operation a request reaches, if any (development routes and probes are not documented). */
-export function documentedOperation(method: string, pathname: string): DocumentedOperation | undefined {
+export function documentedOperation(method: string, pathname: string, of: App = app): DocumentedOperation | undefined {
   const lower = method.toLowerCase();
   if (!METHODS.includes(lower)) return undefined;
-  const { document, templates } = load();
+  const { document, templates } = load(of);
   for (const { template, pattern } of templates) {
     if (!pattern.test(pathname)) continue;
     const operation = document.paths[template]?.[lower];
@@ -136,8 +141,9 @@ export function contractViolations(
   status: number,
   contentType: string | null,
   body: unknown,
+  of: App = app,
 ): string[] {
-  const found = documentedOperation(method, pathname);
+  const found = documentedOperation(method, pathname, of);
   if (!found) return [];
   const where = `${found.method.toUpperCase()} ${found.template} -> ${status}`;
   const documented = found.operation.responses[String(status)] ?? found.operation.responses.default;
@@ -152,7 +158,7 @@ export function contractViolations(
   const media = documentedMedia(content, type);
   if (!media) return [`${where}: ${type} not documented (documented: ${Object.keys(content).join(", ") || "no body"})`];
   if (!isJson(type) || !media.schema) return [];
-  const result = validate(body, media.schema, "2020-12", load().lookup, false);
+  const result = validate(body, media.schema, "2020-12", load(of).lookup, false);
   return result.valid ? [] : [`${where}: body does not match the documented schema\n  ${explain(result.errors)}`];
 }
 
@@ -160,7 +166,7 @@ export function contractViolations(
  * Checks `response` (to a request of `method` for `url`) against the contract, reading a clone of
  * its body when it is JSON, and throws with every violation found.
  */
-export async function assertMatchesContract(method: string, url: URL, response: Response): Promise<void> {
+export async function assertMatchesContract(method: string, url: URL, response: Response, of: App = app): Promise<void> {
   const type = mediaType(response.headers.get("content-type"));
   let body: unknown;
   // A download (the exports, streamed) is left to the test that reads it: reading a copy to its
@@ -176,6 +182,6 @@ export async function assertMatchesContract(method: string, url: URL, response: 
   } else if (response.body !== null && type !== null) {
     body = null;
   }
-  const violations = contractViolations(method, url.pathname, response.status, response.headers.get("content-type"), body);
+  const violations = contractViolations(method, url.pathname, response.status, response.headers.get("content-type"), body, of);
   if (violations.length > 0) throw new Error(`response breaks the OpenAPI contract:\n${violations.join("\n")}`);
 }

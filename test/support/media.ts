@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import worker from "../../src/index";
-import type { MediaMessage } from "../../src/queues/media-messages";
+import type { MediaMessage } from "../../src/services/media-messages";
 import { bearer, postJson } from "./accounts";
 import { api } from "./http";
 
@@ -70,3 +70,22 @@ export async function setRole(userId: number, role: "contributor" | "lab"): Prom
 
 /** The path of a served URL (`http://localhost/uploads/...` -> `/uploads/...`). */
 export const pathOf = (url: string) => new URL(url).pathname;
+
+/**
+ * A file upload waiting for its scan, written straight to D1 and R2 with no queue message: the
+ * real queue consumer (which runs beside the tests, with the default configuration) can then
+ * never settle it while a test runs its own scan job with other variables.
+ */
+export async function pendingFileWithoutJob(product: number, uploadedBy: number, text: string): Promise<{ id: string; file_url: string }> {
+  const bytes = new TextEncoder().encode(text);
+  const id = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const storageKey = `${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}.txt`;
+  await env.UPLOADS.put(`quarantine/files/${id}`, bytes, { httpMetadata: { contentType: "text/plain" } });
+  await env.DB.prepare(
+    "INSERT INTO files (id, product_id, storage_key, filename, content_type, size_bytes, status, uploaded_by) VALUES (?, ?, ?, 'notes.txt', 'text/plain', ?, 'pending', ?)",
+  )
+    .bind(id, product, storageKey, bytes.length, uploadedBy)
+    .run();
+  return { id, file_url: `http://localhost/uploads/files/${storageKey}` };
+}

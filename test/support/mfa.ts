@@ -58,12 +58,23 @@ export interface Enrolment {
   tokens: TokenPair;
 }
 
+/**
+ * Waits out the last 4 s of a TOTP step. A fresh authenticator's first code is of the step before
+ * the current one, which the service stops accepting when the current step ends: a code taken in
+ * those last seconds could expire while a slow request is on its way.
+ */
+export async function awayFromStepEnd(): Promise<void> {
+  const left = TOTP_PERIOD_SECONDS - ((Date.now() / 1000) % TOTP_PERIOD_SECONDS);
+  if (left <= 4) await new Promise((resolve) => setTimeout(resolve, left * 1000 + 50));
+}
+
 /** Turns TOTP on for a bearer-signed-in account (setup, then confirm with the password and a code). */
 export async function enrolTotp(accessToken: string, password: string | undefined): Promise<Enrolment> {
   const setup = await postJson("/v1/auth/mfa/totp/setup", {}, bearer(accessToken));
   expect(setup.status, await setup.clone().text()).toBe(200);
   const { setup_token, secret } = (await setup.json()) as { setup_token: string; secret: string };
   const authenticator = TestAuthenticator.fromSecret(secret);
+  await awayFromStepEnd();
   const body = { setup_token, code: authenticator.next(), ...(password === undefined ? {} : { current_password: password }) };
   const confirmed = await postJson("/v1/auth/mfa/totp/confirm", body, bearer(accessToken));
   expect(confirmed.status, await confirmed.clone().text()).toBe(200);

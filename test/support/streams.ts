@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import type { WatchedStream } from "../../durable-objects/camera-stream-watch";
+import type { WatchedStream } from "../../src/plugins/rpi-cam/durable-objects/camera-stream-watch";
 import { openFieldText, parseDataKey } from "../../src/lib/data-encryption";
 import { bearer, verifiedUser } from "./accounts";
 import { cameraApi, type DeviceAnswer, openTunnel, pairCamera, type RequestFrame, type TestCamera, type TestTunnel } from "./camera";

@@ -1,7 +1,7 @@
 import { ascii, ByteSink, startsWith, u16le, u32le } from "./bytes";
 import { ImageStructureError } from "./exif";
 import { imageDimensions } from "./formats";
-import type { SanitizedImage } from "./sanitize";
+import type { SanitizedImage } from "./sanitized-image";
 
 type Result = Omit<SanitizedImage, "format">;
 

@@ -1,7 +1,7 @@
 import { ByteSink, startsWith, u16be } from "./bytes";
 import { filterExif, ImageStructureError } from "./exif";
 import { isSupportedSof } from "./formats";
-import type { SanitizedImage } from "./sanitize";
+import type { SanitizedImage } from "./sanitized-image";
 
 function fail(why: string): never {
   throw new ImageStructureError(`JPEG: ${why}`);

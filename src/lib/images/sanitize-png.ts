@@ -1,6 +1,6 @@
 import { ascii, ByteSink, crc32, startsWith, u32be } from "./bytes";
 import { filterExif, ImageStructureError } from "./exif";
-import type { SanitizedImage } from "./sanitize";
+import type { SanitizedImage } from "./sanitized-image";
 
 function fail(why: string): never {
   throw new ImageStructureError(`PNG: ${why}`);

@@ -1,7 +1,7 @@
 import { ascii, ByteSink, startsWith, u32le } from "./bytes";
 import { filterExif, ImageStructureError } from "./exif";
 import { imageDimensions } from "./formats";
-import type { SanitizedImage } from "./sanitize";
+import type { SanitizedImage } from "./sanitized-image";
 
 function fail(why: string): never {
   throw new ImageStructureError(`WebP: ${why}`);

@@ -4,21 +4,9 @@ import { checkBmp, sanitizeGif } from "./sanitize-gif-bmp";
 import { sanitizeJpeg } from "./sanitize-jpeg";
 import { sanitizePng } from "./sanitize-png";
 import { sanitizeWebp } from "./sanitize-webp";
+import type { SanitizedImage } from "./sanitized-image";
 
 export { ImageStructureError };
-
-export interface SanitizedImage {
-  /** The image with metadata reduced; pixels untouched. The input array itself when nothing was removed. */
-  bytes: Uint8Array;
-  format: ImageFormat;
-  /** As stored, before orientation is applied. */
-  width: number;
-  height: number;
-  /** 1..8 from the EXIF (1 if none); the caller rotates pixels. */
-  orientation: number;
-  /** The kept EXIF values. */
-  metadata: Record<string, string | number>;
-}
 
 const SANITIZERS: Record<ImageFormat, (bytes: Uint8Array) => Omit<SanitizedImage, "format">> = {
   jpeg: sanitizeJpeg,

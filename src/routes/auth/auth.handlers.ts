@@ -3,9 +3,8 @@ import { isDisposableEmail } from "../../auth/account-names";
 import type { AppEnv } from "../../env";
 import { register as registerAccount, requestVerification, verifyEmail } from "../../services/accounts";
 import { requestPasswordReset, resetPassword as resetWithToken } from "../../services/password-reset";
-import { serviceDeps } from "../deps";
-import { EmailSchema } from "./auth.schemas";
 import type * as routes from "./auth.routes";
+import { EmailSchema } from "./auth.schemas";
 
 /** Accepted answers take at least this long, so a lookup that found an account is not faster or slower to answer. */
 export const UNIFORM_RESPONSE_MS = 300;
@@ -15,17 +14,17 @@ async function uniformly(work: Promise<void>): Promise<void> {
 }
 
 export const register: RouteHandler<typeof routes.register, AppEnv> = async (c) => {
-  const user = await registerAccount(serviceDeps(c), c.req.valid("json"));
+  const user = await registerAccount(c.get("services"), c.req.valid("json"));
   return c.json({ id: user.id, email: user.email, username: user.username }, 201);
 };
 
 export const verify: RouteHandler<typeof routes.verify, AppEnv> = async (c) => {
-  const user = await verifyEmail(serviceDeps(c), c.req.valid("json").token);
+  const user = await verifyEmail(c.get("services"), c.req.valid("json").token);
   return c.json({ id: user.id, email: user.email, username: user.username, is_verified: user.isVerified }, 200);
 };
 
 export const requestVerifyToken: RouteHandler<typeof routes.requestVerifyToken, AppEnv> = async (c) => {
-  await uniformly(requestVerification(serviceDeps(c), c.req.valid("json").email));
+  await uniformly(requestVerification(c.get("services"), c.req.valid("json").email));
   return c.json({ detail: "If an unverified account uses this address, a new verification link is on its way." }, 202);
 };
 
@@ -39,12 +38,12 @@ export const validateEmail: RouteHandler<typeof routes.validateEmail, AppEnv> = 
 };
 
 export const forgotPassword: RouteHandler<typeof routes.forgotPassword, AppEnv> = async (c) => {
-  await uniformly(requestPasswordReset(serviceDeps(c), c.req.valid("json").email));
+  await uniformly(requestPasswordReset(c.get("services"), c.req.valid("json").email));
   return c.json({ detail: "If an account with this address exists, a password-reset link is on its way." }, 202);
 };
 
 export const resetPassword: RouteHandler<typeof routes.resetPassword, AppEnv> = async (c) => {
   const { token, password } = c.req.valid("json");
-  await resetWithToken(serviceDeps(c), token, password);
+  await resetWithToken(c.get("services"), token, password);
   return c.body(null, 204);
 };

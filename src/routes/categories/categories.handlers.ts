@@ -11,7 +11,7 @@ import type * as routes from "./categories.routes";
 export const listCategories: RouteHandler<typeof routes.listCategories, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
-  const found = await listCategoryRows(c.get("db"), categoryFilterFromQuery(query), page);
+  const found = await listCategoryRows(c.get("services"), categoryFilterFromQuery(query), page);
   markCacheable(c);
   return c.json(pageEnvelope(found.rows.map(toCategory), found.total, page), 200);
 };
@@ -19,13 +19,13 @@ export const listCategories: RouteHandler<typeof routes.listCategories, AppEnv> 
 export const getCategoryTree: RouteHandler<typeof routes.getCategoryTree, AppEnv> = async (c) => {
   const { recursion_depth, taxonomy_id, page, size } = c.req.valid("query");
   const scope = { kind: "all" as const, ...(taxonomy_id !== undefined && { taxonomyId: taxonomy_id }) };
-  const tree = await readCategoryTree(c.get("db"), scope, recursion_depth, { page, size });
+  const tree = await readCategoryTree(c.get("services"), scope, recursion_depth, { page, size });
   markCacheable(c);
   return c.json(pageEnvelope(toCategoryTree(tree.rows), tree.total, { page, size }), 200);
 };
 
 export const getCategory: RouteHandler<typeof routes.getCategory, AppEnv> = async (c) => {
-  const detail = await readCategory(c.get("db"), c.req.valid("param").id);
+  const detail = await readCategory(c.get("services"), c.req.valid("param").id);
   if (!detail) throw categoryNotFound();
   markCacheable(c);
   return c.json(toCategoryDetail(detail), 200);
@@ -35,7 +35,7 @@ export const listSubcategories: RouteHandler<typeof routes.listSubcategories, Ap
   const { id } = c.req.valid("param");
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
-  const found = await listCategoryRows(c.get("db"), categoryFilterFromQuery(query), page, { kind: "category", id });
+  const found = await listCategoryRows(c.get("services"), categoryFilterFromQuery(query), page, { kind: "category", id });
   if (!found) throw categoryNotFound();
   markCacheable(c);
   return c.json(pageEnvelope(found.rows.map(toCategory), found.total, page), 200);
@@ -44,7 +44,7 @@ export const listSubcategories: RouteHandler<typeof routes.listSubcategories, Ap
 export const getSubcategoryTree: RouteHandler<typeof routes.getSubcategoryTree, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const { recursion_depth, page, size } = c.req.valid("query");
-  const tree = await readCategoryTree(c.get("db"), { kind: "category", id }, recursion_depth, { page, size });
+  const tree = await readCategoryTree(c.get("services"), { kind: "category", id }, recursion_depth, { page, size });
   if (!tree) throw categoryNotFound();
   markCacheable(c);
   return c.json(pageEnvelope(toCategoryTree(tree.rows), tree.total, { page, size }), 200);

@@ -13,7 +13,7 @@ const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
  */
 const developmentOnly = createMiddleware<AppEnv>(async (c, next) => {
   const local = LOOPBACK_HOSTS.has(new URL(c.req.url).hostname);
-  if (!c.get("config").isDevelopment || !local) throw noSuchPath();
+  if (!c.get("services").config.isDevelopment || !local) throw noSuchPath();
   await next();
 });
 

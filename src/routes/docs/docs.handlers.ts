@@ -29,7 +29,7 @@ export function createDocsHandlers(app: OpenAPIHono<AppEnv>) {
   // so they get this API's headers and its Problem Details 404. Their path names the release,
   // so a browser may keep them for good.
   const asset: RouteHandler<typeof getDocsAsset, AppEnv> = async (c) => {
-    const stored = await c.env.ASSETS.fetch(c.req.raw);
+    const stored = await c.get("services").bindings.ASSETS.fetch(c.req.raw);
     if (stored.status !== 200 && stored.status !== 304) throw noSuchPath();
     const response = new Response(stored.body, stored);
     response.headers.set("Cache-Control", "public, max-age=31536000, immutable");

@@ -10,13 +10,13 @@ import type * as routes from "./materials.routes";
 export const listMaterials: RouteHandler<typeof routes.listMaterials, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
-  const { rows, total } = await listRows(c.get("db"), materialFilterFromQuery(query), page);
+  const { rows, total } = await listRows(c.get("services"), materialFilterFromQuery(query), page);
   markCacheable(c);
   return c.json(pageEnvelope(rows.map(toMaterial), total, page), 200);
 };
 
 export const getMaterial: RouteHandler<typeof routes.getMaterial, AppEnv> = async (c) => {
-  const detail = await readMaterial(c.get("db"), c.req.valid("param").id);
+  const detail = await readMaterial(c.get("services"), c.req.valid("param").id);
   markCacheable(c);
   return c.json(toMaterialDetail(detail), 200);
 };

@@ -3,19 +3,18 @@ import type { Context } from "hono";
 import { readCookie } from "../../auth/cookies";
 import type { OAuthFlow, OAuthProvider } from "../../auth/oauth-config";
 import { clearedCsrfCookie, csrfCookie, type LinkTarget, OAUTH_CSRF_COOKIE } from "../../auth/oauth-state";
-import { requireUser } from "../../auth/permissions";
 import type { AppEnv } from "../../env";
+import { audit } from "../../lib/audit";
 import { requestOrigin } from "../../lib/http";
 import { notFound, ApiError } from "../../lib/problem";
 import { isoSeconds } from "../../lib/time";
-import { audit } from "../../lib/audit";
+import { requireUser } from "../../middleware/guards";
 import { listLinks as readLinks, unlinkAccount } from "../../services/oauth-accounts";
 import { beginAuthorization, completeCallback, handoffUser } from "../../services/oauth-flows";
 import { claimHandoff, handoffInvalid } from "../../services/oauth-handoffs";
 import { revokeLink } from "../../services/oauth-revocation";
 import { startSession } from "../../services/sessions";
 import { assertStepUp } from "../../services/step-up";
-import { serviceDeps } from "../deps";
 import { setSession, tokenPair } from "../auth/transport";
 import type * as routes from "./oauth.routes";
 
@@ -29,7 +28,7 @@ async function authorize(
   linking: LinkTarget | null,
   appChallenge: string | null = null,
 ) {
-  const { authorizationUrl, csrf } = await beginAuthorization(serviceDeps(c), {
+  const { authorizationUrl, csrf } = await beginAuthorization(c.get("services"), {
     provider,
     flow,
     redirect,
@@ -43,7 +42,7 @@ async function authorize(
 }
 
 async function callback(c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow): Promise<Response> {
-  const result = await completeCallback(serviceDeps(c), {
+  const result = await completeCallback(c.get("services"), {
     provider,
     flow,
     query: c.req.query(),
@@ -71,7 +70,7 @@ export const associateCallback: RouteHandler<typeof routes.associateCallback, Ap
 export const associateAuthorize: RouteHandler<typeof routes.associateAuthorize, AppEnv> = async (c) => {
   const user = requireUser(c);
   const body = c.req.valid("json") ?? {};
-  await assertStepUp(serviceDeps(c), user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Linking a sign-in" });
+  await assertStepUp(c.get("services"), user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Linking a sign-in" });
   const linking = { userId: user.id, tokensValidAfter: user.tokensValidAfter };
   return authorize(c, c.req.valid("param").provider, "associate", c.req.valid("query").redirect_uri, linking);
 };
@@ -80,9 +79,9 @@ export const unlink: RouteHandler<typeof routes.unlink, AppEnv> = async (c) => {
   const user = requireUser(c);
   const { provider } = c.req.valid("param");
   const body = c.req.valid("json") ?? {};
-  const deps = serviceDeps(c);
-  await assertStepUp(deps, user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Unlinking a sign-in" });
-  const removed = await unlinkAccount(deps, user.id, provider);
+  const svc = c.get("services");
+  await assertStepUp(svc, user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Unlinking a sign-in" });
+  const removed = await unlinkAccount(svc, user.id, provider);
   if (removed === "not_linked") throw notFound(`No ${provider} account is linked to yours.`, "OAUTH_NOT_LINKED");
   if (removed === "last_method") {
     throw new ApiError(409, {
@@ -90,34 +89,34 @@ export const unlink: RouteHandler<typeof routes.unlink, AppEnv> = async (c) => {
       detail: "This is your only way to sign in: set a password (forgot-password sends a link) or link another provider first.",
     });
   }
-  audit(deps.log, "auth.oauth.unlinked", { user_id: user.id, provider });
-  await revokeLink(deps, removed);
+  audit(svc.log, "auth.oauth.unlinked", { user_id: user.id, provider });
+  await revokeLink(svc, removed);
   return c.body(null, 204);
 };
 
 export const listLinks: RouteHandler<typeof routes.listLinks, AppEnv> = async (c) => {
   const user = requireUser(c);
-  const rows = await readLinks(c.get("db"), user.id);
+  const rows = await readLinks(c.get("services"), user.id);
   c.header("Cache-Control", "no-store");
   return c.json(rows.map((row) => ({ provider: row.provider, account_email: row.account_email, created_at: isoSeconds(row.created_at * 1000) })), 200);
 };
 
 export const claimLogin: RouteHandler<typeof routes.claimLogin, AppEnv> = async (c) => {
-  const deps = serviceDeps(c);
-  if (!deps.config.oauth.tokenFlowEnabled) throw notFound("The bearer-token OAuth flow is not enabled on this deployment.", "OAUTH_TOKEN_FLOW_DISABLED");
+  const svc = c.get("services");
+  if (!svc.config.oauth.tokenFlowEnabled) throw notFound("The bearer-token OAuth flow is not enabled on this deployment.", "OAUTH_TOKEN_FLOW_DISABLED");
   const body = c.req.valid("json");
-  const { userId } = await claimHandoff(deps, "login", body.login_handoff, body.code_verifier);
-  const user = await handoffUser(deps, userId);
-  const grant = user ? await startSession(deps.db, deps.config.tokenSecret, user.id, user, { recordLogin: true }) : null;
+  const { userId } = await claimHandoff(svc, "login", body.login_handoff, body.code_verifier);
+  const user = await handoffUser(svc, userId);
+  const grant = user ? await startSession(svc, svc.config.tokenSecret, user.id, user, { recordLogin: true }) : null;
   if (!user || !grant) throw handoffInvalid();
-  audit(deps.log, "auth.login.succeeded", { transport: "bearer", user_id: user.id, via: "oauth" });
+  audit(svc.log, "auth.login.succeeded", { transport: "bearer", user_id: user.id, via: "oauth" });
   c.header("Cache-Control", "no-store");
   return c.json(tokenPair(grant), 200);
 };
 
 export const claimMfaHandoff: RouteHandler<typeof routes.claimMfaHandoff, AppEnv> = async (c) => {
   const body = c.req.valid("json");
-  const { secret } = await claimHandoff(serviceDeps(c), "mfa", body.mfa_handoff, body.code_verifier);
+  const { secret } = await claimHandoff(c.get("services"), "mfa", body.mfa_handoff, body.code_verifier);
   c.header("Cache-Control", "no-store");
   return c.json({ mfa_required: true as const, mfa_token: secret! }, 200);
 };

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../auth/authenticate";
 import { SIGNED_IN } from "../../lib/openapi";
 import { problemResponses } from "../../lib/problem";
+import { authenticate } from "../../middleware/authenticate";
 import { TokenPairSchema } from "../auth/auth.schemas";
 
 const SIGN_IN = z.enum(["google", "github"]);

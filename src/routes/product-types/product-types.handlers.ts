@@ -10,13 +10,13 @@ import type * as routes from "./product-types.routes";
 export const listProductTypes: RouteHandler<typeof routes.listProductTypes, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
-  const { rows, total } = await listRows(c.get("db"), productTypeFilterFromQuery(query), page);
+  const { rows, total } = await listRows(c.get("services"), productTypeFilterFromQuery(query), page);
   markCacheable(c);
   return c.json(pageEnvelope(rows.map(toProductType), total, page), 200);
 };
 
 export const getProductType: RouteHandler<typeof routes.getProductType, AppEnv> = async (c) => {
-  const detail = await readProductType(c.get("db"), c.req.valid("param").id);
+  const detail = await readProductType(c.get("services"), c.req.valid("param").id);
   markCacheable(c);
   return c.json(toProductTypeDetail(detail), 200);
 };

@@ -1,23 +1,20 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { assertMayModify, requireVerified } from "../../auth/permissions";
+import { assertMayModify, authenticationRequired } from "../../auth/permissions";
+import { batchRows } from "../../db/client";
 import type { AppEnv } from "../../env";
-import { auditModeration } from "../../services/moderation";
 import { jsonWithEtag } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
+import { pageEnvelope } from "../../lib/pagination";
 import { notFound } from "../../lib/problem";
-import { queuePurge } from "../../queues/media-messages";
+import { requireVerified } from "../../middleware/guards";
+import { auditModeration } from "../../services/moderation";
 import { createRecords, type CreatedRecords } from "../../services/product-create";
-import { endStreamOfDeletedProduct } from "../../services/camera-streams";
-import { streamDeps } from "../deps";
+import { type CountRow, type ProductListRow, productListStatements } from "../../services/product-query";
 import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
 import { updateRecord, versionFromIfMatch } from "../../services/product-update";
-import { authenticationRequired } from "../../auth/authenticate";
-import { batchRows } from "../../db/client";
-import { pageEnvelope } from "../../lib/pagination";
-import { type CountRow, type ProductListRow, productListStatements } from "../../services/product-query";
 import { toComponentDetail, toProductDetail, toProductSummary } from "./products.mappers";
 import { parseProductListQuery } from "./products.query";
+import { locationOf } from "./products.recovery";
 import type * as routes from "./products.routes";
 
 const missing = (kind: RecordKind) => () =>
@@ -37,11 +34,10 @@ function createdDetail(created: CreatedRecords): RecordDetail {
   };
 }
 
-const locationOf = (kind: RecordKind, id: number) => (kind === "product" ? `/v1/products/${id}` : `/v1/components/${id}`);
 
 export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = async (c) => {
   const user = requireVerified(c);
-  const created = await createRecords(c.get("db"), user, c.req.valid("json"), null, missing("product"), c.get("idempotencyKey"));
+  const created = await createRecords(c.get("services"), user, c.req.valid("json"), null, missing("product"), c.get("idempotencyKey"));
   const detail = createdDetail(created);
   c.header("Location", locationOf("product", detail.row.id));
   c.header("Cache-Control", "no-store");
@@ -51,56 +47,36 @@ export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = 
 const createComponentUnder = (kind: RecordKind): RouteHandler<typeof routes.createProductComponent, AppEnv> => async (c) => {
   const user = requireVerified(c);
   const parent = { id: c.req.valid("param").id, kind };
-  const created = await createRecords(c.get("db"), user, c.req.valid("json"), parent, missing(kind), c.get("idempotencyKey"));
+  const created = await createRecords(c.get("services"), user, c.req.valid("json"), parent, missing(kind), c.get("idempotencyKey"));
   const detail = createdDetail(created);
   c.header("Location", locationOf("component", detail.row.id));
   c.header("Cache-Control", "no-store");
   return c.json(toComponentDetail(detail, { viewer: user, origin: requestOrigin(c) }), 201);
 };
 
-/**
- * A create's 201 answer rebuilt from the record it made (`kind`: the created record's), for a
- * retry whose first request died between its create's commit and storing its answer
- * (docs/idempotency.md); null when the record has been deleted since. The same body, headers and
- * status as the create gave, as long as the record has not been changed since.
- */
-export const recoverCreated =
-  (kind: RecordKind) =>
-  async (c: Context<AppEnv>, id: number): Promise<Response | null> => {
-    const detail = await readDetail(c.get("db"), id, kind);
-    if (!detail) return null;
-    const view = { viewer: c.get("user"), origin: requestOrigin(c) };
-    const body = kind === "product" ? toProductDetail(detail, view) : toComponentDetail(detail, view);
-    return c.json(body, 201, { Location: locationOf(kind, id), "Cache-Control": "no-store" });
-  };
-
 export const createProductComponent = createComponentUnder("product");
 export const createSubcomponent = createComponentUnder("component");
 
 export const getProduct: RouteHandler<typeof routes.getProduct, AppEnv> = async (c) => {
-  const detail = await readDetail(c.get("db"), c.req.valid("param").id, "product");
+  const detail = await readDetail(c.get("services"), c.req.valid("param").id, "product");
   if (!detail) throw missing("product")();
-  return jsonWithEtag(c, toProductDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) })) as never;
+  return jsonWithEtag(c, toProductDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) }));
 };
 
 export const getComponent: RouteHandler<typeof routes.getComponent, AppEnv> = async (c) => {
-  const detail = await readDetail(c.get("db"), c.req.valid("param").id, "component");
+  const detail = await readDetail(c.get("services"), c.req.valid("param").id, "component");
   if (!detail) throw missing("component")();
-  return jsonWithEtag(c, toComponentDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) })) as never;
+  return jsonWithEtag(c, toComponentDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) }));
 };
 
 const deleteOf = (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, AppEnv> => async (c) => {
   const user = requireVerified(c);
   const { id } = c.req.valid("param");
-  const owned = await readOwnership(c.get("db"), id, kind);
+  const svc = c.get("services");
+  const owned = await readOwnership(svc, id, kind);
   assertMayModify(user, owned, missing(kind));
-  const { removed, streams } = await deleteRecord(c.get("db"), id);
-  auditModeration(c.get("log"), user, owned, "moderation.record.deleted", { kind, id });
-  await queuePurge(c.env.MEDIA_QUEUE, c.get("log"), removed);
-  // A camera streaming into the product keeps going on the device and the platform otherwise;
-  // ending it can wait on the device, so it runs after the answer.
-  const deps = streamDeps(c);
-  for (const stream of streams) c.executionCtx.waitUntil(endStreamOfDeletedProduct(deps, stream));
+  await deleteRecord(svc, id);
+  auditModeration(svc.log, user, owned, "moderation.record.deleted", { kind, id });
   return c.body(null, 204);
 };
 
@@ -111,7 +87,7 @@ export const listProducts: RouteHandler<typeof routes.listProducts, AppEnv> = as
   const viewer = c.get("user");
   const { filter, page } = parseProductListQuery(c.req.valid("query"));
   if (filter.ownerMe && !viewer) throw authenticationRequired();
-  const [rows, total] = await batchRows<[ProductListRow, CountRow]>(c.get("db"), productListStatements(filter, viewer?.id ?? null, page));
+  const [rows, total] = await batchRows<[ProductListRow, CountRow]>(c.get("services").db, productListStatements(filter, viewer?.id ?? null, page));
   c.header("Cache-Control", "no-store");
   return c.json(pageEnvelope(rows.map((row) => toProductSummary(row, viewer)), total[0]?.total ?? 0, page), 200);
 };
@@ -119,14 +95,14 @@ export const listProducts: RouteHandler<typeof routes.listProducts, AppEnv> = as
 const updateOf = (kind: RecordKind): RouteHandler<typeof routes.updateComponent, AppEnv> => async (c) => {
   const user = requireVerified(c);
   const expected = versionFromIfMatch(c.req.valid("header")["if-match"]);
-  const current = await readDetail(c.get("db"), c.req.valid("param").id, kind);
+  const current = await readDetail(c.get("services"), c.req.valid("param").id, kind);
   const owned = current ? { ownerId: current.row.owner_id } : null;
   assertMayModify(user, owned, missing(kind));
-  const updated = await updateRecord(c.get("db"), current!, c.req.valid("json"), expected);
+  const updated = await updateRecord(c.get("services"), current!, c.req.valid("json"), expected);
   auditModeration(c.get("log"), user, owned, "moderation.record.updated", { kind, id: current!.row.id });
   const view = { viewer: user, origin: requestOrigin(c) };
   c.header("Cache-Control", "no-store");
-  return c.json(kind === "product" ? toProductDetail(updated, view) : toComponentDetail(updated, view), 200) as never;
+  return c.json(kind === "product" ? toProductDetail(updated, view) : toComponentDetail(updated, view), 200);
 };
 
 export const updateProduct = updateOf("product");

@@ -1,11 +1,11 @@
 import type { z } from "@hono/zod-openapi";
 import { ownerVisibleTo } from "../../auth/permissions";
+import type { SessionUser } from "../../auth/session-user";
 import { storedJsonObject } from "../../lib/json-bounds";
 import { isoSeconds } from "../../lib/time";
-import type { SessionUser } from "../../services/sessions";
-import type { BomRow, RecordDetail, RecordRow, VideoRow } from "../../services/product-records";
-import { circularityOut } from "../../services/product-fields";
 import { type FileRow, type ImageRow, thumbnailUrl, uploadUrl, visibleMedia } from "../../services/media-records";
+import { circularityOut } from "../../services/product-fields";
+import type { BomRow, RecordDetail, RecordRow, VideoRow } from "../../services/product-records";
 import type {
   BomEntrySchema, ComponentDetailSchema, ComponentSummarySchema, FileSchema, ImageSchema, ProductDetailSchema, ProductSummarySchema, VideoSchema,
 } from "./products.schemas";

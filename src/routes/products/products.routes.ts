@@ -1,11 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../auth/authenticate";
 import { SIGNED_IN } from "../../lib/openapi";
-import { IdempotencyKeyHeaderSchema, idempotent } from "../../middleware/idempotency";
-import { problemResponses } from "../../lib/problem";
 import { pagedSchema } from "../../lib/pagination";
-import { recoverCreated } from "./products.handlers";
+import { problemResponses } from "../../lib/problem";
+import { authenticate } from "../../middleware/authenticate";
+import { IdempotencyKeyHeaderSchema, idempotent } from "../../middleware/idempotency";
 import { ProductListQuerySchema } from "./products.query";
+import { recoverCreated } from "./products.recovery";
 import {
   ProductSummarySchema,
   ComponentCreateSchema,

@@ -1,14 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { FREE_FORM_JSON_RULE, freeFormObject, MAX_SERVED_JSON_DEPTH } from "../../lib/json-bounds";
 import { multilineText, oneLine, singleLineText } from "../../lib/text";
-import type { RecordFields } from "../../services/product-fields";
-
-/** The units a bill-of-materials quantity may be given in. */
-export const UNIT_CODES = ["kg", "g", "m", "cm"] as const;
-
-/** Most direct components one create body may carry at each level, and the deepest nesting below a base product. */
-export const MAX_COMPONENTS_PER_LEVEL = 100;
-export const MAX_COMPONENT_DEPTH = 10;
+import { MAX_BOM_ENTRIES } from "../../services/bill-of-materials";
+import { type ComponentCreate, MAX_COMPONENT_DEPTH, MAX_COMPONENTS_PER_LEVEL, type ProductCreate } from "../../services/product-create";
+import { UNIT_CODES } from "../../services/product-fields";
+import { MAX_VIDEOS, type VideoValues } from "../../services/videos";
 
 const positive = (description: string) => z.number().positive().max(1e9).nullable().optional().openapi({ description });
 
@@ -48,7 +44,7 @@ export const BomEntryInputSchema = z
 
 const BomInputSchema = z
   .array(BomEntryInputSchema)
-  .max(100)
+  .max(MAX_BOM_ENTRIES)
   .refine((entries) => new Set(entries.map((entry) => entry.material_id)).size === entries.length, {
     message: "Each material may appear once per record.",
   });
@@ -60,14 +56,7 @@ export const VideoInputSchema = z
     description: multilineText().max(1000).nullable().optional(),
     video_metadata: freeFormObject().nullable().optional().openapi({ description: `Free-form JSON object. ${FREE_FORM_JSON_RULE}` }),
   })
-  .openapi("VideoInput", { example: { url: "https://www.youtube.com/watch?v=abc123", title: "Teardown" } });
-
-/** A component as a create body gives it: nested components of its own, to any depth the limit allows. */
-export interface ComponentCreate extends RecordFields {
-  amount_in_parent: number;
-  components?: ComponentCreate[];
-  bill_of_materials?: z.infer<typeof BomInputSchema>;
-}
+  .openapi("VideoInput", { example: { url: "https://www.youtube.com/watch?v=abc123", title: "Teardown" } }) satisfies z.ZodType<VideoValues>;
 
 export const ComponentCreateSchema: z.ZodType<ComponentCreate> = z
   .strictObject({
@@ -79,7 +68,7 @@ export const ComponentCreateSchema: z.ZodType<ComponentCreate> = z
     bill_of_materials: BomInputSchema.optional(),
   })
   .openapi("ComponentCreate", {
-    description: "A component; `components` nest further (at most 10 levels below the base product, 100 per level).",
+    description: `A component; \`components\` nest further (at most ${MAX_COMPONENT_DEPTH} levels below the base product, ${MAX_COMPONENTS_PER_LEVEL} per level).`,
     example: { name: "Burr set", amount_in_parent: 1, components: [], bill_of_materials: [{ material_id: 3, quantity: 0.12, unit: "kg" }] },
   });
 
@@ -88,7 +77,7 @@ export const ProductCreateSchema = z
     ...recordFields,
     components: z.array(ComponentCreateSchema).max(MAX_COMPONENTS_PER_LEVEL).optional(),
     bill_of_materials: BomInputSchema.optional(),
-    videos: z.array(VideoInputSchema).max(5).optional(),
+    videos: z.array(VideoInputSchema).max(MAX_VIDEOS).optional(),
   })
   .openapi("ProductCreate", {
     example: {
@@ -99,9 +88,8 @@ export const ProductCreateSchema = z
       components: [{ name: "Motor", amount_in_parent: 1 }],
       bill_of_materials: [{ material_id: 1, quantity: 0.4, unit: "kg" }],
     },
-  });
+  }) satisfies z.ZodType<ProductCreate>;
 
-export type ProductCreate = z.infer<typeof ProductCreateSchema>;
 
 const updateFields = {
   name: recordFields.name.optional(),

@@ -16,7 +16,7 @@ const userNotFound = () => new ApiError(404, { code: "USER_NOT_FOUND", detail: "
 export const getProfile: RouteHandler<typeof routes.getProfile, AppEnv> = async (c) => {
   const { username } = c.req.valid("param");
   // A name no account can have needs no query.
-  const profile = USERNAME_PATTERN.test(username) ? await readProfile(c.get("db"), username, c.get("user")) : null;
+  const profile = USERNAME_PATTERN.test(username) ? await readProfile(c.get("services"), username, c.get("user")) : null;
   if (!profile) throw profileNotFound();
   c.header("Cache-Control", "no-store");
   return c.json(toPublicProfile(profile), 200);
@@ -25,7 +25,7 @@ export const getProfile: RouteHandler<typeof routes.getProfile, AppEnv> = async 
 export const listUserProducts: RouteHandler<typeof routes.listUserProducts, AppEnv> = async (c) => {
   const viewer = c.get("user");
   const { filter, page } = parseProductListQuery(c.req.valid("query"));
-  const listed = await listProductsOf(c.get("db"), c.req.valid("param").user_id, filter, page, viewer);
+  const listed = await listProductsOf(c.get("services"), c.req.valid("param").user_id, filter, page, viewer);
   if (!listed) throw userNotFound();
   c.header("Cache-Control", "no-store");
   return c.json(pageEnvelope(listed.rows.map((row) => toProductSummary(row, viewer)), listed.total, page), 200);

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../auth/authenticate";
 import { pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
+import { authenticate } from "../../middleware/authenticate";
 import { UserProductListQuerySchema } from "../products/products.query";
 import { ProductSummarySchema } from "../products/products.schemas";
 

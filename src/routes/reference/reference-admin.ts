@@ -1,13 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import type { AppEnv } from "../../env";
 import { SIGNED_IN } from "../../lib/openapi";
 import { problemResponses } from "../../lib/problem";
-import type { ReferenceDeps } from "../../services/reference-records";
 import { CategoryLinkParamsSchema, CategoryLinksAddSchema } from "../materials/materials.schemas";
 
 // What the admin routes of taxonomies, categories, materials and product types share: the access
-// and effects sentences, the deps of their services, and (for the kinds that link to categories)
+// and effects sentences, and (for the kinds that link to categories)
 // the two category-link routes, declared once per kind.
 
 // No `authenticate` on these routes: `adminOnly` (app.ts) guards all of /v1/admin/* before they run.
@@ -28,11 +25,6 @@ export const deleteResponses = <const S extends readonly number[]>(...refusals: 
   204: { description: "Deleted." },
   ...problemResponses(401, 403, 404, 422, ...refusals),
 });
-
-/** The services' deps from the request: database, cache and log. */
-export function referenceDeps(c: Context<AppEnv>): ReferenceDeps {
-  return { db: c.get("db"), kv: c.env.KV, log: c.get("log") };
-}
 
 interface LinkedKindDocs<S extends z.ZodType> {
   /** `/admin/materials`, `/admin/product-types`. */

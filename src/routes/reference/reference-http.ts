@@ -20,5 +20,5 @@ export function markCacheable(c: Context<AppEnv>): void {
 
 /** Clears the cached public reads after an admin write, before it answers (`clearAfterWrite`: a KV failure is logged). */
 export async function clearReferenceCache(c: Context<AppEnv>): Promise<void> {
-  await clearAfterWrite({ kv: c.env.KV, log: c.get("log") }, "reference-data");
+  await clearAfterWrite(c.get("services"), "reference-data");
 }

@@ -14,13 +14,13 @@ import type * as routes from "./taxonomies.routes";
 export const listTaxonomies: RouteHandler<typeof routes.listTaxonomies, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
-  const { rows, total } = await listTaxonomyRows(c.get("db"), taxonomyFilterFromQuery(query), page);
+  const { rows, total } = await listTaxonomyRows(c.get("services"), taxonomyFilterFromQuery(query), page);
   markCacheable(c);
   return c.json(pageEnvelope(rows.map(toTaxonomy), total, page), 200);
 };
 
 export const getTaxonomy: RouteHandler<typeof routes.getTaxonomy, AppEnv> = async (c) => {
-  const row = await readTaxonomy(c.get("db"), c.req.valid("param").id);
+  const row = await readTaxonomy(c.get("services"), c.req.valid("param").id);
   if (!row) throw taxonomyNotFound();
   markCacheable(c);
   return c.json(toTaxonomyDetail(row), 200);
@@ -30,7 +30,7 @@ export const listTaxonomyCategories: RouteHandler<typeof routes.listTaxonomyCate
   const { id } = c.req.valid("param");
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
-  const found = await listCategories(c.get("db"), categoryFilterFromQuery(query), page, { kind: "taxonomy", id });
+  const found = await listCategories(c.get("services"), categoryFilterFromQuery(query), page, { kind: "taxonomy", id });
   if (!found) throw taxonomyNotFound();
   markCacheable(c);
   return c.json(pageEnvelope(found.rows.map(toCategory), found.total, page), 200);
@@ -39,7 +39,7 @@ export const listTaxonomyCategories: RouteHandler<typeof routes.listTaxonomyCate
 export const getTaxonomyCategoryTree: RouteHandler<typeof routes.getTaxonomyCategoryTree, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const { recursion_depth, page, size } = c.req.valid("query");
-  const tree = await readCategoryTree(c.get("db"), { kind: "taxonomy", id }, recursion_depth, { page, size });
+  const tree = await readCategoryTree(c.get("services"), { kind: "taxonomy", id }, recursion_depth, { page, size });
   if (!tree) throw taxonomyNotFound();
   markCacheable(c);
   return c.json(pageEnvelope(toCategoryTree(tree.rows), tree.total, { page, size }), 200);

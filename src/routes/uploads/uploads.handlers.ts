@@ -30,7 +30,7 @@ function servedHeaders(object: R2Object, kind: MediaKind): Headers {
 
 /** Streams one stored object: conditional (ETag), single-range and HEAD aware. */
 async function serve(c: Context<AppEnv>, kind: MediaKind, path: string): Promise<Response> {
-  const bucket = c.env.UPLOADS;
+  const bucket = c.get("services").bindings.UPLOADS;
   const key = servedKey(kind, path);
   const rangeHeader = c.req.header("range");
   const ifNoneMatch = c.req.header("if-none-match");
@@ -66,17 +66,17 @@ async function serve(c: Context<AppEnv>, kind: MediaKind, path: string): Promise
 export const getImage: RouteHandler<typeof routes.getImage, AppEnv> = async (c) => {
   const { key } = c.req.valid("param");
   if (!CONTENT_KEY.test(key)) throw missing();
-  return serve(c, "images", key) as never;
+  return serve(c, "images", key);
 };
 
 export const getThumbnail: RouteHandler<typeof routes.getThumbnail, AppEnv> = async (c) => {
   const { width, key } = c.req.valid("param");
   if (!CONTENT_KEY.test(key) || !THUMBNAIL_WIDTHS.some((w) => String(w) === width)) throw missing();
-  return serve(c, "images", thumbnailKey(key, Number(width))) as never;
+  return serve(c, "images", thumbnailKey(key, Number(width)));
 };
 
 export const getFile: RouteHandler<typeof routes.getFile, AppEnv> = async (c) => {
   const { key } = c.req.valid("param");
   if (!CONTENT_KEY.test(key)) throw missing();
-  return serve(c, "files", key) as never;
+  return serve(c, "files", key);
 };

@@ -1,16 +1,15 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireUser } from "../../auth/permissions";
 import type { AppEnv } from "../../env";
+import { requireUser } from "../../middleware/guards";
 import { updateProfile } from "../../services/self-service";
 import { clearBrowserSession } from "../auth/transport";
-import { serviceDeps } from "../deps";
 import { toMe } from "./users.mappers";
 import type { getMe as getMeRoute, updateMe as updateMeRoute } from "./users.routes";
 
 export const getMe: RouteHandler<typeof getMeRoute, AppEnv> = async (c) => c.json(toMe(requireUser(c)), 200);
 
 export const updateMe: RouteHandler<typeof updateMeRoute, AppEnv> = async (c) => {
-  const { user, revoked } = await updateProfile(serviceDeps(c), requireUser(c), c.req.valid("json"));
+  const { user, revoked } = await updateProfile(c.get("services"), requireUser(c), c.req.valid("json"));
   // The cookies now hold revoked tokens; a browser drops them and signs in again.
   if (revoked && c.get("session")?.transport === "cookie") clearBrowserSession(c);
   return c.json(toMe(user), 200);

@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../auth/authenticate";
 import { PROFILE_VISIBILITIES, ROLES } from "../../db/schema";
 import { SIGNED_IN } from "../../lib/openapi";
 import { problemResponses } from "../../lib/problem";
+import { authenticate } from "../../middleware/authenticate";
 import { EmailSchema, NewPasswordSchema, UsernameSchema } from "../auth/auth.schemas";
 
 export const MeSchema = z

@@ -1,9 +1,10 @@
 import type { Context } from "hono";
 import { describe, expect, it } from "vitest";
-import { assertMayModify, hasAdminPowers, isModeration, ownerVisibleTo, requireAdmin, requireUser, requireVerified } from "../../../src/auth/permissions";
+import { requireAdmin, requireUser, requireVerified } from "../../../src/middleware/guards";
+import { assertMayModify, hasAdminPowers, isModeration, ownerVisibleTo } from "../../../src/auth/permissions";
 import type { AppEnv } from "../../../src/env";
 import { ApiError } from "../../../src/lib/problem";
-import type { SessionUser } from "../../../src/services/sessions";
+import type { SessionUser } from "../../../src/auth/session-user";
 
 const verified: SessionUser = {
   id: 7,

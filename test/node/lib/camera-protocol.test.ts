@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isAllowedCommand, isSafeHlsPath, MAX_TEXT_FRAME_BYTES, parseDeviceFrame, textFrameBytes } from "../../../src/lib/camera-protocol";
+import { isAllowedCommand, isSafeHlsPath, MAX_TEXT_FRAME_BYTES, parseDeviceFrame, textFrameBytes } from "../../../src/plugins/rpi-cam/protocol";
 
 // The private device contract of the rpi-cam plugin (decisions.md, Camera plugin): the allow-list
 // of commands the backend may relay (with HLS paths that can never climb out of the preview

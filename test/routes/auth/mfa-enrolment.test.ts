@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { base32Decode, normalizeRecoveryCode, recoveryCodeHash, totp } from "../../../src/auth/totp";
 import { bearer, bearerLogin, me, postJson, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, getSetCookie, roundTrips } from "../../support/http";
-import { bearerLoginWithCode, enrolTotp, TestAuthenticator } from "../../support/mfa";
+import { awayFromStepEnd, bearerLoginWithCode, enrolTotp, TestAuthenticator } from "../../support/mfa";
 
 async function setup(accessToken: string) {
   const response = await postJson("/v1/auth/mfa/totp/setup", {}, bearer(accessToken));
@@ -29,6 +29,7 @@ describe("TOTP enrolment", () => {
   it("confirm needs the password (400 missing, 403 wrong) and a current code of the new seed (403 wrong)", async () => {
     const user = await verifiedUser("totp");
     const { setup_token, secret } = await setup(user.tokens.access_token);
+    await awayFromStepEnd();
     const authenticator = TestAuthenticator.fromSecret(secret);
     const confirm = (body: object) => postJson("/v1/auth/mfa/totp/confirm", { setup_token, ...body }, bearer(user.tokens.access_token));
     await expectProblem(await confirm({ code: authenticator.peek() }), 400, "CURRENT_PASSWORD_REQUIRED");
@@ -40,6 +41,7 @@ describe("TOTP enrolment", () => {
   it("refuses a setup token made for another account, a tampered one, and one past its 10 minutes", async () => {
     const [ada, bob] = await Promise.all([verifiedUser("totp"), verifiedUser("totp")]);
     const adas = await setup(ada.tokens.access_token);
+    await awayFromStepEnd();
     const code = TestAuthenticator.fromSecret(adas.secret).next();
     const confirm = (token: string) =>
       postJson("/v1/auth/mfa/totp/confirm", { setup_token: token, code, current_password: bob.password }, bearer(bob.tokens.access_token));
@@ -87,6 +89,7 @@ describe("TOTP enrolment", () => {
     const cookie = getSetCookie(login).map((value) => value.split(";")[0]).join("; ");
     const setupResponse = await postJson("/v1/auth/mfa/totp/setup", {}, { cookie });
     const { setup_token, secret } = (await setupResponse.json()) as { setup_token: string; secret: string };
+    await awayFromStepEnd();
     const confirmed = await postJson(
       "/v1/auth/mfa/totp/confirm",
       { setup_token, code: TestAuthenticator.fromSecret(secret).next(), current_password: user.password },
@@ -104,6 +107,7 @@ describe("TOTP enrolment", () => {
   it("keeps the seed only sealed (AES-256-GCM), never as the base32 secret", async () => {
     const user = await verifiedUser("totp");
     const { setup_token, secret } = await setup(user.tokens.access_token);
+    await awayFromStepEnd();
     const confirmed = await postJson(
       "/v1/auth/mfa/totp/confirm",
       { setup_token, code: TestAuthenticator.fromSecret(secret).next(), current_password: user.password },
@@ -137,6 +141,7 @@ describe("TOTP enrolment", () => {
         { setup_token: s.setup_token, code: TestAuthenticator.fromSecret(s.secret).next(), current_password: user.password },
         bearer(user.tokens.access_token),
       );
+    await awayFromStepEnd();
     const statuses = (await Promise.all([send(a), send(b)])).map((r) => r.status).sort();
     // The loser finds TOTP on (409), or its token already revoked by the winner (401).
     expect(statuses[0]).toBe(200);

@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireAdmin } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import { pageEnvelope } from "../../../lib/pagination";
+import { requireAdmin } from "../../../middleware/guards";
 import * as adminUsers from "../../../services/admin-users";
 import { toAdminUser } from "./admin-users.mappers";
 import type * as routes from "./admin-users.routes";
@@ -15,31 +15,31 @@ export const listUsers: RouteHandler<typeof routes.listUsers, AppEnv> = async (c
     ...(is_active !== undefined && { isActive: is_active }),
     ...(is_superuser !== undefined && { isSuperuser: is_superuser }),
   };
-  const { users, total } = await adminUsers.listUsers(c.get("db"), filter, { page, size });
+  const { users, total } = await adminUsers.listUsers(c.get("services"), filter, { page, size });
   return c.json(pageEnvelope(users.map(toAdminUser), total, { page, size }), 200);
 };
 
 export const getUser: RouteHandler<typeof routes.getUser, AppEnv> = async (c) => {
   requireAdmin(c);
-  return c.json(toAdminUser(await adminUsers.readUser(c.get("db"), c.req.valid("param").user_id)), 200);
+  return c.json(toAdminUser(await adminUsers.readUser(c.get("services"), c.req.valid("param").user_id)), 200);
 };
 
 export const updateUser: RouteHandler<typeof routes.updateUser, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  const deps = { db: c.get("db"), log: c.get("log") };
-  const user = await adminUsers.updateUser(deps, actor, c.req.valid("param").user_id, c.req.valid("json"));
+  const svc = { db: c.get("services").db, log: c.get("log") };
+  const user = await adminUsers.updateUser(svc, actor, c.req.valid("param").user_id, c.req.valid("json"));
   return c.json(toAdminUser(user), 200);
 };
 
 export const setRole: RouteHandler<typeof routes.setRole, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  const deps = { db: c.get("db"), log: c.get("log") };
-  const user = await adminUsers.setRole(deps, actor, c.req.valid("param").user_id, c.req.valid("json").role);
+  const svc = { db: c.get("services").db, log: c.get("log") };
+  const user = await adminUsers.setRole(svc, actor, c.req.valid("param").user_id, c.req.valid("json").role);
   return c.json(toAdminUser(user), 200);
 };
 
 export const resetMfa: RouteHandler<typeof routes.resetMfa, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  await adminUsers.resetMfa({ db: c.get("db"), log: c.get("log") }, actor, c.req.valid("param").user_id);
+  await adminUsers.resetMfa({ db: c.get("services").db, log: c.get("log") }, actor, c.req.valid("param").user_id);
   return c.body(null, 204);
 };

@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import type { SessionUser } from "../../../services/sessions";
+import type { SessionUser } from "../../../auth/session-user";
 import { accountFields } from "../../users/users.mappers";
 import type { AdminUserSchema } from "./admin-users.routes";
 

@@ -1,20 +1,19 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireUser } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
+import { requireUser } from "../../../middleware/guards";
 import { completeChallenge } from "../../../services/mfa-challenge";
 import { beginTotpSetup, confirmTotp, disableTotp, regenerateRecoveryCodes as regenerate } from "../../../services/totp-enrolment";
-import { serviceDeps } from "../../deps";
 import { setSession, tokenPair } from "../transport";
 import type * as routes from "./mfa.routes";
 
 export const totpSetup: RouteHandler<typeof routes.totpSetup, AppEnv> = async (c) => {
-  const setup = await beginTotpSetup(serviceDeps(c), requireUser(c));
+  const setup = await beginTotpSetup(c.get("services"), requireUser(c));
   return c.json({ setup_token: setup.setupToken, secret: setup.secret, otpauth_uri: setup.otpauthUri }, 200);
 };
 
 export const totpConfirm: RouteHandler<typeof routes.totpConfirm, AppEnv> = async (c) => {
   const { setup_token, code, current_password } = c.req.valid("json");
-  const { recoveryCodes, grant } = await confirmTotp(serviceDeps(c), requireUser(c), {
+  const { recoveryCodes, grant } = await confirmTotp(c.get("services"), requireUser(c), {
     setupToken: setup_token,
     code,
     currentPassword: current_password,
@@ -28,18 +27,18 @@ export const totpConfirm: RouteHandler<typeof routes.totpConfirm, AppEnv> = asyn
 
 export const totpDisable: RouteHandler<typeof routes.totpDisable, AppEnv> = async (c) => {
   const { code, current_password } = c.req.valid("json");
-  await disableTotp(serviceDeps(c), requireUser(c), { code, currentPassword: current_password });
+  await disableTotp(c.get("services"), requireUser(c), { code, currentPassword: current_password });
   return c.body(null, 204);
 };
 
 export const regenerateRecoveryCodes: RouteHandler<typeof routes.regenerateRecoveryCodes, AppEnv> = async (c) => {
-  const codes = await regenerate(serviceDeps(c), requireUser(c), c.req.valid("json").code);
+  const codes = await regenerate(c.get("services"), requireUser(c), c.req.valid("json").code);
   return c.json({ recovery_codes: codes }, 200);
 };
 
 export const mfaChallenge: RouteHandler<typeof routes.mfaChallenge, AppEnv> = async (c) => {
   const { mfa_token, code } = c.req.valid("json");
-  const { transport, grant } = await completeChallenge(serviceDeps(c), mfa_token, code);
+  const { transport, grant } = await completeChallenge(c.get("services"), mfa_token, code);
   if (transport === "cookie") {
     setSession(c, grant);
     return c.body(null, 204);

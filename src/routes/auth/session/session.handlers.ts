@@ -1,19 +1,18 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { ACCESS_COOKIE, clearedSessionCookies, readCookie, REFRESH_COOKIE } from "../../../auth/cookies";
-import { requireUser } from "../../../auth/permissions";
 import { readAccessToken } from "../../../auth/tokens";
 import type { AppEnv } from "../../../env";
 import { audit } from "../../../lib/audit";
+import { requireUser } from "../../../middleware/guards";
 import { passwordLogin, refreshSession, refreshTokenInvalid } from "../../../services/login";
 import { endSessionById, endSessionByRefreshToken, revokeAllSessions } from "../../../services/sessions";
-import { serviceDeps } from "../../deps";
 import { readCredentials } from "../credentials";
 import { clearBrowserSession, setSession } from "../transport";
 import type { revokeAllSessions as revokeAllRoute, sessionLogin, sessionLogout, sessionRefresh } from "./session.routes";
 
 export const login: RouteHandler<typeof sessionLogin, AppEnv> = async (c) => {
   const { username, password } = readCredentials(c);
-  const outcome = await passwordLogin(serviceDeps(c), username, password, "cookie");
+  const outcome = await passwordLogin(c.get("services"), username, password, "cookie");
   if (outcome.kind === "challenge") return c.json({ mfa_required: true as const, mfa_token: outcome.mfaToken }, 202);
   setSession(c, outcome.grant);
   return c.body(null, 204);
@@ -21,7 +20,7 @@ export const login: RouteHandler<typeof sessionLogin, AppEnv> = async (c) => {
 
 export const refresh: RouteHandler<typeof sessionRefresh, AppEnv> = async (c) => {
   const presented = readCookie(c.req.header("cookie"), REFRESH_COOKIE);
-  const result = presented ? await refreshSession(serviceDeps(c), presented) : ({ refused: "invalid" } as const);
+  const result = presented ? await refreshSession(c.get("services"), presented) : ({ refused: "invalid" } as const);
   if ("refused" in result) {
     // Another tab just won the race with this token and the browser already holds the new
     // cookies: clearing them now would sign it out. Otherwise stale cookies only cause retries.
@@ -36,9 +35,9 @@ export const logout: RouteHandler<typeof sessionLogout, AppEnv> = async (c) => {
   const refreshToken = readCookie(cookies, REFRESH_COOKIE);
   const accessToken = readCookie(cookies, ACCESS_COOKIE);
   let userId: number | null = null;
-  if (refreshToken) userId = await endSessionByRefreshToken(c.get("db"), refreshToken);
-  const claims = accessToken ? await readAccessToken(c.get("config").tokenSecret, accessToken, Date.now() / 1000) : null;
-  if (claims && (await endSessionById(c.get("db"), claims.userId, claims.sessionId))) userId ??= claims.userId;
+  if (refreshToken) userId = await endSessionByRefreshToken(c.get("services"), refreshToken);
+  const claims = accessToken ? await readAccessToken(c.get("services").config.tokenSecret, accessToken, c.get("services").clock.now() / 1000) : null;
+  if (claims && (await endSessionById(c.get("services"), claims.userId, claims.sessionId))) userId ??= claims.userId;
   if (userId !== null) audit(c.get("log"), "auth.logout", { transport: "cookie", user_id: userId });
   clearBrowserSession(c);
   return c.body(null, 204);
@@ -46,7 +45,7 @@ export const logout: RouteHandler<typeof sessionLogout, AppEnv> = async (c) => {
 
 export const revokeAll: RouteHandler<typeof revokeAllRoute, AppEnv> = async (c) => {
   const user = requireUser(c);
-  await revokeAllSessions(c.get("db"), user.id);
+  await revokeAllSessions(c.get("services"), user.id);
   audit(c.get("log"), "auth.sessions.revoked", { user_id: user.id, reason: "revoke_all" });
   clearBrowserSession(c);
   return c.body(null, 204);

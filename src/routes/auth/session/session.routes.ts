@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
-import { authenticate } from "../../../auth/authenticate";
-import { problemResponses } from "../../../lib/problem";
 import { SIGNED_IN } from "../../../lib/openapi";
+import { problemResponses } from "../../../lib/problem";
+import { authenticate } from "../../../middleware/authenticate";
 import { credentialsBody, mfaRequiredResponse } from "../auth.schemas";
 
 const COOKIES =

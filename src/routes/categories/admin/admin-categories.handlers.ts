@@ -1,15 +1,14 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireAdmin } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
+import { requireAdmin } from "../../../middleware/guards";
 import * as categories from "../../../services/categories";
-import { referenceDeps } from "../../reference/reference-admin";
 import { clearReferenceCache } from "../../reference/reference-http";
 import { toCategory } from "../categories.mappers";
 import type * as routes from "./admin-categories.routes";
 
 export const createCategory: RouteHandler<typeof routes.createCategory, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  const row = await categories.createCategory(referenceDeps(c), actor, c.req.valid("json"));
+  const row = await categories.createCategory(c.get("services"), actor, c.req.valid("json"));
   await clearReferenceCache(c);
   c.header("Location", `/v1/categories/${row.id}`);
   return c.json(toCategory(row), 201);
@@ -17,14 +16,14 @@ export const createCategory: RouteHandler<typeof routes.createCategory, AppEnv> 
 
 export const updateCategory: RouteHandler<typeof routes.updateCategory, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  const row = await categories.updateCategory(referenceDeps(c), actor, c.req.valid("param").id, c.req.valid("json"));
+  const row = await categories.updateCategory(c.get("services"), actor, c.req.valid("param").id, c.req.valid("json"));
   await clearReferenceCache(c);
   return c.json(toCategory(row), 200);
 };
 
 export const deleteCategory: RouteHandler<typeof routes.deleteCategory, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  await categories.deleteCategory(referenceDeps(c), actor, c.req.valid("param").id);
+  await categories.deleteCategory(c.get("services"), actor, c.req.valid("param").id);
   await clearReferenceCache(c);
   return c.body(null, 204);
 };

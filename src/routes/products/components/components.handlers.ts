@@ -13,18 +13,18 @@ const missing = (kind: RecordKind) => notFound(kind === "product" ? "No base pro
 const listOf = (kind: RecordKind): RouteHandler<typeof routes.listProductComponents, AppEnv> => async (c) => {
   const { id } = c.req.valid("param");
   const { page, size } = c.req.valid("query");
-  const found = await readComponentPage(c.get("db"), id, kind, { page, size });
+  const found = await readComponentPage(c.get("services"), id, kind, { page, size });
   if (!found) throw missing(kind);
   const viewer = c.get("user");
-  return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toComponentSummary(row, viewer)), found.total, { page, size })) as never;
+  return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toComponentSummary(row, viewer)), found.total, { page, size }));
 };
 
 const treeOf = (kind: RecordKind): RouteHandler<typeof routes.getProductComponentTree, AppEnv> => async (c) => {
   const { id } = c.req.valid("param");
-  const rows = await readComponentTree(c.get("db"), id, kind, c.req.valid("query").recursion_depth);
+  const rows = await readComponentTree(c.get("services"), id, kind, c.req.valid("query").recursion_depth);
   if (!rows) throw missing(kind);
   const viewer = c.get("user");
-  return jsonWithEtag(c, nestRows(id, rows, (row) => toComponentSummary(row, viewer))) as never;
+  return jsonWithEtag(c, nestRows(id, rows, (row) => toComponentSummary(row, viewer)));
 };
 
 export const listProductComponents = listOf("product");

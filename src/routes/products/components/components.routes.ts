@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../../auth/authenticate";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
+import { authenticate } from "../../../middleware/authenticate";
 import { DEFAULT_RECURSION_DEPTH, MAX_RECURSION_DEPTH, MAX_TREE_COMPONENTS } from "../../../services/component-tree";
 import { IdParamsSchema } from "../products.routes";
 import { ComponentSummarySchema } from "../products.schemas";

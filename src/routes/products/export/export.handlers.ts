@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { authenticationRequired } from "../../../auth/authenticate";
+import { authenticationRequired } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import { requestOrigin } from "../../../lib/http";
 import { notFound } from "../../../lib/problem";
@@ -27,7 +27,7 @@ function fileStamp(now: Date): string {
  */
 async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: ExportFormat, fileName: string): Promise<Response> {
   const started = Date.now();
-  const chunks = exportChunks(c.get("db"), scope, format);
+  const chunks = exportChunks(c.get("services"), scope, format);
   const first = await chunks.next();
   if ("productId" in scope && (first.done || first.value.length === 0)) throw notFound("No base product has this id.");
 
@@ -47,7 +47,7 @@ async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: Expo
   }
 
   const log = c.get("log");
-  const roundTrips = c.get("roundTrips");
+  const roundTrips = c.get("services").roundTrips;
   const document = exportDocument(counted(), format, { viewer: c.get("user"), origin: requestOrigin(c) });
   const body = textStream(document, (outcome, error) => {
     const fields = { format, outcome, records, chunks: chunkCount, d1_round_trips: roundTrips.count, duration_ms: Date.now() - started };
@@ -71,11 +71,11 @@ export const exportProducts: RouteHandler<typeof routes.exportProducts, AppEnv> 
   const filter = productFilterFromQuery(query);
   if (filter.ownerMe && !viewer) throw authenticationRequired();
   const scope = { filter, viewerId: viewer?.id ?? null };
-  return (await streamExport(c, scope, format, `relab-products-${fileStamp(new Date())}`)) as never;
+  return (await streamExport(c, scope, format, `relab-products-${fileStamp(new Date())}`));
 };
 
 export const exportProduct: RouteHandler<typeof routes.exportProduct, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const { format } = c.req.valid("query");
-  return (await streamExport(c, { productId: id }, format, `relab-product-${id}-${fileStamp(new Date())}`)) as never;
+  return (await streamExport(c, { productId: id }, format, `relab-product-${id}-${fileStamp(new Date())}`));
 };

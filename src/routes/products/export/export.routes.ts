@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../../auth/authenticate";
 import { problemResponses } from "../../../lib/problem";
+import { authenticate } from "../../../middleware/authenticate";
 import { EXPORT_FORMATS } from "../../../services/product-export";
 import { OrderByParam, PRODUCT_FILTER_PARAMS } from "../products.query";
 import { IdParamsSchema } from "../products.routes";

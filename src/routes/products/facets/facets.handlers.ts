@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { authenticationRequired } from "../../../auth/authenticate";
+import { authenticationRequired } from "../../../auth/permissions";
 import { batchRows } from "../../../db/client";
 import type { AppEnv } from "../../../env";
 import { pageEnvelope } from "../../../lib/pagination";
@@ -13,14 +13,14 @@ export const getProductFacets: RouteHandler<typeof routes.getProductFacets, AppE
   const filter = productFilterFromQuery(query);
   if (filter.ownerMe && !viewer) throw authenticationRequired();
   // One statement per field, all in one round trip.
-  const rows = await batchRows<FacetValue[]>(c.get("db"), facetStatements(filter, fields, viewer?.id ?? null));
+  const rows = await batchRows<FacetValue[]>(c.get("services").db, facetStatements(filter, fields, viewer?.id ?? null));
   c.header("Cache-Control", "no-store");
   return c.json(facetsFromRows(fields, rows), 200);
 };
 
 const suggestionsOf = (kind: "brands" | "models"): RouteHandler<typeof routes.suggestProductBrands, AppEnv> => async (c) => {
   const { search, page, size } = c.req.valid("query");
-  const [rows, total] = await batchRows<[FacetValue, CountRow]>(c.get("db"), suggestionStatements(kind, search, { page, size }));
+  const [rows, total] = await batchRows<[FacetValue, CountRow]>(c.get("services").db, suggestionStatements(kind, search, { page, size }));
   c.header("Cache-Control", "no-store");
   return c.json(pageEnvelope(rows.map((row) => row.value), total[0]?.total ?? 0, { page, size }), 200);
 };

@@ -1,9 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireVerified } from "../../../auth/permissions";
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { notFound } from "../../../lib/problem";
+import { requireVerified } from "../../../middleware/guards";
 import {
   addBomEntries,
   type BomRecord,
@@ -35,19 +35,19 @@ type Handler<K extends keyof BomRoutes> = RouteHandler<BomRoutes[K], AppEnv>;
 /** The handlers of the seven bill-of-materials routes of one kind of record. */
 export function bomHandlers(kind: RecordKind) {
   const list: Handler<"list"> = async (c) => {
-    const entries = await readBom(c.get("db"), recordOf(kind, c.req.valid("param").id));
-    return jsonWithEtag(c, entries.map(toEntry)) as never;
+    const entries = await readBom(c.get("services"), recordOf(kind, c.req.valid("param").id));
+    return jsonWithEtag(c, entries.map(toEntry));
   };
 
   const get: Handler<"get"> = async (c) => {
     const { id, material_id } = c.req.valid("param");
-    return jsonWithEtag(c, toEntry(await readBomEntry(c.get("db"), recordOf(kind, id), material_id))) as never;
+    return jsonWithEtag(c, toEntry(await readBomEntry(c.get("services"), recordOf(kind, id), material_id)));
   };
 
   const add: Handler<"add"> = async (c) => {
     const user = requireVerified(c);
     const { id } = c.req.valid("param");
-    const entries = await addBomEntries(c.get("db"), user, recordOf(kind, id), c.req.valid("json"), (i) => `/${i}/material_id`);
+    const entries = await addBomEntries(c.get("services"), user, recordOf(kind, id), c.req.valid("json"), (i) => `/${i}/material_id`);
     c.header("Location", `${PREFIX[kind]}/${id}/materials`);
     return c.json(entries.map(toEntry), 201);
   };
@@ -55,7 +55,7 @@ export function bomHandlers(kind: RecordKind) {
   const addOne: Handler<"addOne"> = async (c) => {
     const user = requireVerified(c);
     const { id, material_id } = c.req.valid("param");
-    const entries = await addBomEntries(c.get("db"), user, recordOf(kind, id), [{ material_id, ...c.req.valid("json") }], () => "#/path/material_id");
+    const entries = await addBomEntries(c.get("services"), user, recordOf(kind, id), [{ material_id, ...c.req.valid("json") }], () => "#/path/material_id");
     c.header("Location", `${PREFIX[kind]}/${id}/materials/${material_id}`);
     return c.json(toEntry(entries.find((entry) => entry.material_id === material_id)!), 201);
   };
@@ -63,19 +63,19 @@ export function bomHandlers(kind: RecordKind) {
   const update: Handler<"update"> = async (c) => {
     const user = requireVerified(c);
     const { id, material_id } = c.req.valid("param");
-    return c.json(toEntry(await updateBomEntry(c.get("db"), user, recordOf(kind, id, c), material_id, c.req.valid("json"))), 200);
+    return c.json(toEntry(await updateBomEntry(c.get("services"), user, recordOf(kind, id, c), material_id, c.req.valid("json"))), 200);
   };
 
   const removeOne: Handler<"removeOne"> = async (c) => {
     const user = requireVerified(c);
     const { id, material_id } = c.req.valid("param");
-    await removeBomEntry(c.get("db"), user, recordOf(kind, id, c), material_id);
+    await removeBomEntry(c.get("services"), user, recordOf(kind, id, c), material_id);
     return c.body(null, 204);
   };
 
   const removeMany: Handler<"removeMany"> = async (c) => {
     const user = requireVerified(c);
-    await removeBomEntries(c.get("db"), user, recordOf(kind, c.req.valid("param").id, c), c.req.valid("json"));
+    await removeBomEntries(c.get("services"), user, recordOf(kind, c.req.valid("param").id, c), c.req.valid("json"));
     return c.body(null, 204);
   };
 

@@ -1,11 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../../auth/authenticate";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
+import { authenticate } from "../../../middleware/authenticate";
 import { MAX_BOM_ENTRIES } from "../../../services/bill-of-materials";
+import { UNIT_CODES } from "../../../services/product-fields";
 import type { RecordKind } from "../../../services/product-records";
 import { IdParamsSchema } from "../products.routes";
-import { BomEntryInputSchema, BomEntrySchema, UNIT_CODES } from "../products.schemas";
+import { BomEntryInputSchema, BomEntrySchema } from "../products.schemas";
 
 /** Path parameters of one entry: the record id and the material id. */
 export const MaterialParamsSchema = IdParamsSchema.extend({

@@ -1,12 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { assertMayModify, requireVerified } from "../../../auth/permissions";
+import { assertMayModify } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { requestOrigin } from "../../../lib/http";
 import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../lib/multipart";
 import { pageEnvelope } from "../../../lib/pagination";
 import { ApiError, notFound } from "../../../lib/problem";
+import { requireVerified } from "../../../middleware/guards";
 import {
   assertWithinQuota,
   deleteMedia,
@@ -15,10 +16,10 @@ import {
   readMediaPage,
   readUploadTarget,
 } from "../../../services/media";
+import { storeUpload } from "../../../services/media-intake";
 import type { FileRow, ImageRow } from "../../../services/media-records";
 import { type MediaKind, objectKeys, quarantineKey } from "../../../services/media-storage";
 import { fileCap, parseUploadForm, prepareFile, prepareImage, tooLargeDetail } from "../../../services/media-upload";
-import { storeUpload } from "../../../services/media-intake";
 import { auditModeration } from "../../../services/moderation";
 import type { RecordKind } from "../../../services/product-records";
 import { toFile, toImage } from "../products.mappers";
@@ -50,14 +51,14 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
   const list: Handler<"list"> = async (c) => {
     const { id } = c.req.valid("param");
     const { page, size } = c.req.valid("query");
-    const found = await readMediaPage(c.get("db"), parentOf(kind, id), media, { page, size }, c.get("user"));
-    return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toItem(c, row)), found.total, { page, size })) as never;
+    const found = await readMediaPage(c.get("services"), parentOf(kind, id), media, { page, size }, c.get("user"));
+    return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toItem(c, row)), found.total, { page, size }));
   };
 
   const get: Handler<"get"> = async (c) => {
     const { id, mediaId } = paramsOf(c);
-    const row = await readMediaItem(c.get("db"), parentOf(kind, id), media, mediaId, c.get("user"));
-    return jsonWithEtag(c, toItem(c, row)) as never;
+    const row = await readMediaItem(c.get("services"), parentOf(kind, id), media, mediaId, c.get("user"));
+    return jsonWithEtag(c, toItem(c, row));
   };
 
   const upload: Handler<"upload"> = async (c) => {
@@ -65,8 +66,8 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
     if (media === "files" && user.role !== "lab") throw labRequired();
     const { id } = c.req.valid("param");
     const parent = parentOf(kind, id);
-    const db = c.get("db");
-    const target = await readUploadTarget(db, parent);
+    const svc = c.get("services");
+    const target = await readUploadTarget(svc, parent);
     assertMayModify(user, target, parent.missing, "add");
     const cap = fileCap(media, user.role);
     const form = await readLimitedForm(c.req.raw, cap + MULTIPART_ALLOWANCE_BYTES, tooLargeDetail(media, user.role, cap));
@@ -74,28 +75,22 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
     const prepared = media === "images" ? await prepareImage(fields, user.role) : await prepareFile(fields);
     assertWithinQuota(target!, prepared.bytes.length);
 
-    const row = await storeUpload(
-      { db, bucket: c.env.UPLOADS, queue: c.env.MEDIA_QUEUE, log: c.get("log") },
-      parent,
-      media,
-      prepared,
-      user.id,
-    );
+    const row = await storeUpload(svc, parent, media, prepared, user.id);
     c.header("Location", `${PREFIX[kind]}/${id}/${media}/${row.id}`);
-    return c.json(toItem(c, row) as never, 201);
+    return c.json(toItem(c, row), 201);
   };
 
   const remove: Handler<"remove"> = async (c) => {
     const user = requireVerified(c);
     const { id, mediaId } = paramsOf(c);
     const parent = parentOf(kind, id);
-    const db = c.get("db");
-    const target = await readUploadTarget(db, parent);
+    const svc = c.get("services");
+    const target = await readUploadTarget(svc, parent);
     assertMayModify(user, target, parent.missing);
-    const deleted = await deleteMedia(db, parent, media, mediaId);
-    auditModeration(c.get("log"), user, target, "moderation.media.deleted", { kind, id });
+    const deleted = await deleteMedia(svc, parent, media, mediaId);
+    auditModeration(svc.log, user, target, "moderation.media.deleted", { kind, id });
     const keys = [quarantineKey(media, mediaId), ...(deleted.shared ? [] : objectKeys(media, deleted.storageKey))];
-    await c.env.UPLOADS.delete(keys);
+    await svc.bindings.UPLOADS.delete(keys);
     return c.body(null, 204);
   };
 

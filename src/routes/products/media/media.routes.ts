@@ -1,10 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../../auth/authenticate";
+import { RESEARCH_FILE_EXTENSIONS } from "../../../lib/file-formats";
+import { FREE_FORM_JSON_RULE } from "../../../lib/json-bounds";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
-import { FREE_FORM_JSON_RULE } from "../../../lib/json-bounds";
 import { problemResponses } from "../../../lib/problem";
-import { RESEARCH_FILE_EXTENSIONS } from "../../../lib/file-formats";
+import { authenticate } from "../../../middleware/authenticate";
 import type { MediaKind } from "../../../services/media-storage";
 import { MAX_IMAGE_METADATA_CHARS, MAX_MEDIA_DESCRIPTION } from "../../../services/media-upload";
 import type { RecordKind } from "../../../services/product-records";

@@ -1,9 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { assertMayModify, requireVerified, type WriteIntent } from "../../../auth/permissions";
+import { assertMayModify, type WriteIntent } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { ApiError } from "../../../lib/problem";
+import { requireVerified } from "../../../middleware/guards";
 import { auditModeration } from "../../../services/moderation";
 import { readOwnership } from "../../../services/product-records";
 import * as videos from "../../../services/videos";
@@ -13,25 +14,25 @@ import type * as routes from "./videos.routes";
 /** The caller may write the product's videos (404 otherwise); returns the owner for the moderation audit. */
 async function writableProduct(c: Context<AppEnv>, productId: number, intent: WriteIntent) {
   const user = requireVerified(c);
-  const owned = await readOwnership(c.get("db"), productId, "product");
+  const owned = await readOwnership(c.get("services"), productId, "product");
   assertMayModify(user, owned, videos.productMissing, intent);
   return { user, owned };
 }
 
 export const listVideos: RouteHandler<typeof routes.listVideos, AppEnv> = async (c) => {
-  const rows = await videos.readVideos(c.get("db"), c.req.valid("param").id);
-  return jsonWithEtag(c, rows.map(toVideo)) as never;
+  const rows = await videos.readVideos(c.get("services"), c.req.valid("param").id);
+  return jsonWithEtag(c, rows.map(toVideo));
 };
 
 export const getVideo: RouteHandler<typeof routes.getVideo, AppEnv> = async (c) => {
   const { id, video_id } = c.req.valid("param");
-  return jsonWithEtag(c, toVideo(await videos.readVideo(c.get("db"), id, video_id))) as never;
+  return jsonWithEtag(c, toVideo(await videos.readVideo(c.get("services"), id, video_id)));
 };
 
 export const addVideo: RouteHandler<typeof routes.addVideo, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   await writableProduct(c, id, "add");
-  const row = await videos.addVideo(c.get("db"), id, c.req.valid("json"));
+  const row = await videos.addVideo(c.get("services"), id, c.req.valid("json"));
   c.header("Location", `/v1/products/${id}/videos/${row.id}`);
   return c.json(toVideo(row), 201);
 };
@@ -39,7 +40,7 @@ export const addVideo: RouteHandler<typeof routes.addVideo, AppEnv> = async (c) 
 export const updateVideo: RouteHandler<typeof routes.updateVideo, AppEnv> = async (c) => {
   const { id, video_id } = c.req.valid("param");
   const { user, owned } = await writableProduct(c, id, "correct");
-  const row = await videos.updateVideo(c.get("db"), id, video_id, c.req.valid("json"));
+  const row = await videos.updateVideo(c.get("services"), id, video_id, c.req.valid("json"));
   auditModeration(c.get("log"), user, owned, "moderation.record.updated", { kind: "product", id });
   return c.json(toVideo(row), 200);
 };
@@ -47,7 +48,7 @@ export const updateVideo: RouteHandler<typeof routes.updateVideo, AppEnv> = asyn
 export const deleteVideo: RouteHandler<typeof routes.deleteVideo, AppEnv> = async (c) => {
   const { id, video_id } = c.req.valid("param");
   const { user, owned } = await writableProduct(c, id, "correct");
-  await videos.deleteVideo(c.get("db"), id, video_id);
+  await videos.deleteVideo(c.get("services"), id, video_id);
   auditModeration(c.get("log"), user, owned, "moderation.media.deleted", { kind: "product", id });
   return c.body(null, 204);
 };

@@ -1,15 +1,14 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { requireAdmin } from "../../../auth/permissions";
 import type { AppEnv } from "../../../env";
+import { requireAdmin } from "../../../middleware/guards";
 import * as taxonomies from "../../../services/taxonomies";
-import { referenceDeps } from "../../reference/reference-admin";
 import { clearReferenceCache } from "../../reference/reference-http";
 import { toTaxonomy } from "../taxonomies.mappers";
 import type * as routes from "./admin-taxonomies.routes";
 
 export const createTaxonomy: RouteHandler<typeof routes.createTaxonomy, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  const row = await taxonomies.createTaxonomy(referenceDeps(c), actor, c.req.valid("json"));
+  const row = await taxonomies.createTaxonomy(c.get("services"), actor, c.req.valid("json"));
   await clearReferenceCache(c);
   c.header("Location", `/v1/taxonomies/${row.id}`);
   return c.json(toTaxonomy(row), 201);
@@ -17,14 +16,14 @@ export const createTaxonomy: RouteHandler<typeof routes.createTaxonomy, AppEnv> 
 
 export const updateTaxonomy: RouteHandler<typeof routes.updateTaxonomy, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  const row = await taxonomies.updateTaxonomy(referenceDeps(c), actor, c.req.valid("param").id, c.req.valid("json"));
+  const row = await taxonomies.updateTaxonomy(c.get("services"), actor, c.req.valid("param").id, c.req.valid("json"));
   await clearReferenceCache(c);
   return c.json(toTaxonomy(row), 200);
 };
 
 export const deleteTaxonomy: RouteHandler<typeof routes.deleteTaxonomy, AppEnv> = async (c) => {
   const actor = requireAdmin(c);
-  await taxonomies.deleteTaxonomy(referenceDeps(c), actor, c.req.valid("param").id);
+  await taxonomies.deleteTaxonomy(c.get("services"), actor, c.req.valid("param").id);
   await clearReferenceCache(c);
   return c.body(null, 204);
 };

@@ -1,8 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { TunnelState } from "../../../../durable-objects/camera-relay";
-import { STREAM_ORPHAN_AFTER_MS, type WatchedStream } from "../../../../durable-objects/camera-stream-watch";
+import type { TunnelState } from "../../../../src/plugins/rpi-cam/durable-objects/camera-relay";
+import { STREAM_ORPHAN_AFTER_MS, type WatchedStream } from "../../../../src/plugins/rpi-cam/durable-objects/camera-stream-watch";
 import { bearer } from "../../../support/accounts";
 import { cameraApi, type TestCamera, type TestTunnel } from "../../../support/camera";
 import { api } from "../../../support/http";

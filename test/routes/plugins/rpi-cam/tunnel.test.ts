@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { TunnelState } from "../../../../durable-objects/camera-relay";
+import type { TunnelState } from "../../../../src/plugins/rpi-cam/durable-objects/camera-relay";
 import { verifiedUser } from "../../../support/accounts";
 import { assertion, cameraApi, handshake, openTunnel, pairCamera, type TestCamera } from "../../../support/camera";
 import { fireTogether, freshIp, limitedApi, statusCounts } from "../../../support/limits";

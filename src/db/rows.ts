@@ -1,0 +1,26 @@
+import type { Column } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+
+// Row types derived from the drizzle schema (src/db/schema.ts), for the hand-written SQL that reads
+// D1 directly (conditional writes, `RETURNING`, batches). Such queries get what SQLite stores, under
+// the columns' own names: `$inferSelect` describes the same row after drizzle's mapping (camelCase
+// keys, Date, boolean, parsed JSON), so these types rename its keys and take the stored form.
+
+/** What SQLite hands back for a column: timestamps as Unix seconds, booleans as 0/1, JSON as its text. */
+type Stored<C extends Column> = C["_"]["columnType"] extends "SQLiteTimestamp" | "SQLiteBoolean"
+  ? number
+  : C["_"]["columnType"] extends "SQLiteTextJson" | "SQLiteBlobJson"
+    ? string
+    : C["_"]["data"];
+
+type Value<C extends Column> = C["_"]["notNull"] extends true ? Stored<C> : Stored<C> | null;
+
+type Columns<T extends SQLiteTable> = T["_"]["columns"];
+
+/** One row of `T` as hand-written SQL reads it (`SELECT *`), keyed by column name. */
+export type Row<T extends SQLiteTable> = {
+  -readonly [K in keyof Columns<T> as Columns<T>[K]["_"]["name"]]: Value<Columns<T>[K]>;
+};
+
+/** The named columns of a row of `T`: what a statement selecting those columns returns. */
+export type RowOf<T extends SQLiteTable, K extends keyof Row<T>> = Pick<Row<T>, K>;
