@@ -4435,6 +4435,15 @@ export interface operations {
                     "application/json": components["schemas"]["Accepted"];
                 };
             };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
@@ -4528,6 +4537,15 @@ export interface operations {
                     "application/json": components["schemas"]["EmailValidation"];
                 };
             };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
                 headers: {
@@ -4610,6 +4628,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
@@ -4918,6 +4945,15 @@ export interface operations {
                     "application/json": components["schemas"]["TokenPair"];
                 };
             };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -5017,6 +5053,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
             };
             /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
             403: {
@@ -5243,6 +5288,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
@@ -5305,6 +5359,15 @@ export interface operations {
             };
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5390,6 +5453,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
             422: {
                 headers: {
@@ -5463,6 +5535,15 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7253,6 +7334,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminUser"];
                 };
             };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -7706,6 +7796,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -7782,6 +7881,15 @@ export interface operations {
             };
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8123,6 +8231,15 @@ export interface operations {
                     "application/json": components["schemas"]["Taxonomy"];
                 };
             };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -8248,6 +8365,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -8296,6 +8422,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Taxonomy"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -8697,6 +8832,15 @@ export interface operations {
                     "application/json": components["schemas"]["Category"];
                 };
             };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -8815,6 +8959,15 @@ export interface operations {
             };
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9099,6 +9252,15 @@ export interface operations {
                     "application/json": components["schemas"]["MaterialDetail"];
                 };
             };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -9224,6 +9386,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -9272,6 +9443,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MaterialDetail"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -9376,6 +9556,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MaterialDetail"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -9506,6 +9695,15 @@ export interface operations {
             };
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9671,6 +9869,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProductTypeDetail"];
                 };
             };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -9796,6 +10003,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -9844,6 +10060,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProductTypeDetail"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -9948,6 +10173,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProductTypeDetail"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -10078,6 +10312,15 @@ export interface operations {
             };
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10906,6 +11149,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -10957,6 +11209,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProductDetail"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -11374,6 +11635,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -11425,6 +11695,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ComponentDetail"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -12392,6 +12671,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -13050,6 +13338,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -13507,6 +13804,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -13841,6 +14147,15 @@ export interface operations {
             };
             /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14191,6 +14506,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -14532,6 +14856,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -14642,6 +14975,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Video"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -14842,6 +15184,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -14891,6 +15242,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Video"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -15002,6 +15362,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -15048,6 +15417,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Camera"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -15311,6 +15689,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unprocessable Content */
             422: {
                 headers: {
@@ -15359,6 +15746,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Camera"];
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -15757,6 +16153,15 @@ export interface operations {
                     "application/json": components["schemas"]["Image"];
                 };
             };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -15878,6 +16283,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CameraCommandResult"];
                     "application/octet-stream": string;
+                };
+            };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Unauthorized */
@@ -16159,6 +16573,15 @@ export interface operations {
                     "application/json": components["schemas"]["RecordingStream"];
                 };
             };
+            /** @description Bad Request: `MALFORMED_JSON`, a body that is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Unauthorized */
             401: {
                 headers: {
@@ -16306,6 +16729,15 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
