@@ -188,26 +188,30 @@ export async function send(request: FuzzRequest, world: World, principal: Princi
   const answered = await Promise.race([exports.default.fetch(fetchRequest), timeout]);
   if (timer !== undefined) clearTimeout(timer);
   if (answered === "timeout") return { shown, status: 0, violations: [`no answer within ${ANSWER_TIMEOUT_MS / 1000} s`] };
-  return { shown, status: answered.status, violations: await checkAnswer(request.method, target, answered) };
+  return { shown, status: answered.status, violations: await checkAnswer(request.method, target, answered, world.hiddenFrom(request.as, principal)) };
 }
 
-/** What is wrong with `response` by the fuzz test's invariants. */
-async function checkAnswer(method: string, url: URL, response: Response): Promise<string[]> {
+/** What is wrong with `response` by the fuzz test's invariants; `hidden`: texts the sender must not see. */
+async function checkAnswer(method: string, url: URL, response: Response, hidden: string[]): Promise<string[]> {
   const violations: string[] = [];
   const type = response.headers.get("content-type");
   const essence = type?.split(";")[0]!.trim().toLowerCase() ?? null;
   const isJson = essence === "application/json" || (essence?.endsWith("+json") ?? false);
+  // Every body is read to its end (streamed exports included) and searched as text for what the
+  // sender may not see; only JSON is parsed.
+  const bytes = response.body === null ? null : new Uint8Array(await response.arrayBuffer());
+  const text = bytes === null ? null : new TextDecoder().decode(bytes);
   let body: unknown;
-  const text = response.body === null ? null : isJson ? await response.text() : (await response.arrayBuffer(), null);
-  if (text !== null) {
+  if (isJson && text !== null) {
     try {
       body = JSON.parse(text);
     } catch {
       violations.push(`${essence} body is not JSON: ${text.slice(0, 200)}`);
     }
-  } else if (response.body !== null && essence !== null) {
+  } else if (bytes !== null && essence !== null) {
     body = null;
   }
+  for (const secret of hidden) if (text?.includes(secret)) violations.push(`the answer holds another user's private ${JSON.stringify(secret)}: ${text.slice(0, 300)}`);
   const problem = body as { type?: unknown; title?: unknown; status?: unknown; code?: unknown; detail?: unknown; request_id?: unknown } | undefined;
   if (response.status >= 500) {
     const code = typeof problem?.code === "string" ? problem.code : "(no code)";
@@ -219,8 +223,6 @@ async function checkAnswer(method: string, url: URL, response: Response): Promis
       violations.push(`a ${response.status} whose Problem Details do not agree with it: ${text?.slice(0, 300)}`);
     }
   }
-  // Streamed downloads (exports) are checked for their status and media type; their bodies were read to the end.
-  const checkedBody = isJson ? body : response.body === null ? undefined : null;
-  if (documentedOperation(method, url.pathname)) violations.push(...contractViolations(method, url.pathname, response.status, type, checkedBody));
+  if (documentedOperation(method, url.pathname)) violations.push(...contractViolations(method, url.pathname, response.status, type, body));
   return violations;
 }

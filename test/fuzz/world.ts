@@ -14,7 +14,7 @@ import type { Ref } from "./values";
 // TOTP, an online camera whose test device answers its commands.
 
 /** Who sends a request. `scratch` is a fresh account made for one request that may end its session or delete it. */
-export type PrincipalName = "none" | "owner" | "stranger" | "unverified" | "admin" | "superuser-without-totp" | "scratch" | "scratch-totp";
+export type PrincipalName = "none" | "owner" | "stranger" | "unverified" | "admin" | "superuser-without-totp" | "secret" | "scratch" | "scratch-totp";
 
 export interface Principal {
   id: number;
@@ -51,6 +51,8 @@ export class World {
   /** Path parameter assignments by template: one entry names every parameter of the template. */
   readonly paths = new Map<string, Record<string, string>[]>();
   private tunnel?: TestTunnel;
+  /** Text only its user (and an administrator) may see: emails, a private profile's username, camera names. */
+  private privateTexts: { text: string; of: number }[] = [];
 
   static async create(): Promise<World> {
     const world = new World();
@@ -81,6 +83,11 @@ export class World {
     this.principals.set("superuser-without-totp", lonelySuperuser);
     const victims = [];
     for (let i = 0; i < 6; i++) victims.push(principalOf(await verifiedUser("fzvictim")));
+    // A user whose profile is private: their username, like every user's email, is theirs (and
+    // the administrators') to see; nobody else's answer may hold it.
+    const secret = principalOf(await verifiedUser("fzsecret"));
+    await json(api("/v1/users/me", { method: "PATCH", headers: { ...bearer(secret.accessToken), "content-type": "application/json" }, body: JSON.stringify({ preferences: { profile_visibility: "private" } }) }), 200);
+    this.principals.set("secret", secret);
 
     const asAdmin = (method: string, path: string, body?: unknown) =>
       api(path, { method, headers: { ...bearer(admin.tokens.access_token), "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -105,6 +112,7 @@ export class World {
       videos: [{ url: "https://www.youtube.com/watch?v=abc123", title: "Teardown" }],
     });
     const second = await create(owner, { name: "Fuzz kettle", brand: "fuzz" });
+    const secretProduct = await create(secret, { name: "Hidden owner's toaster", components: [{ name: "Element", amount_in_parent: 1 }] });
     const foreign = await create(stranger, { name: "Stranger lamp", components: [{ name: "Bulb", amount_in_parent: 1 }] });
     const motor = main.components[0]!.id;
     const rotor = (await json<{ id: number }>(postJson(`/v1/components/${motor}/components`, { name: "Rotor", amount_in_parent: 2 }, bearer(owner.accessToken)), 201)).id;
@@ -140,16 +148,26 @@ export class World {
     for (const item of servedFiles.items) keys.files.push(new URL(item.file_url).pathname.split("/").pop()!);
 
     // Cameras: one online (a test device answers), one paired but never connected.
-    const online = await pairCamera(owner.accessToken, "Fuzz bench");
-    const offline = await pairCamera(owner.accessToken, "Fuzz shelf");
+    // Camera names are their owner's alone: unique, so an answer to anyone else can be searched for them.
+    const cameraNames = [`Fuzz bench ${crypto.randomUUID()}`, `Fuzz shelf ${crypto.randomUUID()}`];
+    const online = await pairCamera(owner.accessToken, cameraNames[0]);
+    const offline = await pairCamera(owner.accessToken, cameraNames[1]);
+    const secretCamera = `Secret camera ${crypto.randomUUID()}`;
+    await pairCamera(secret.accessToken, secretCamera);
     this.tunnel = await openTunnel(online, (request) => this.deviceAnswer(request, productImages, componentImages));
     const pairingCodes = [];
     for (let i = 0; i < 4; i++) pairingCodes.push((await registeredPairing()).code);
 
     const videoIds = main.videos?.map((video) => video.id) ?? [];
     const users = [owner, stranger, ...victims];
-    this.pools.set("product", [main.id, second.id, foreign.id]);
-    this.pools.set("component", [motor, rotor, foreign.components[0]!.id]);
+    this.pools.set("product", [main.id, second.id, foreign.id, secretProduct.id]);
+    this.pools.set("component", [motor, rotor, foreign.components[0]!.id, secretProduct.components[0]!.id]);
+    this.privateTexts = [
+      ...[owner, stranger, secret, this.principals.get("unverified")!, lonelySuperuser, ...victims].map((user) => ({ text: user.email, of: user.id })),
+      { text: secret.username, of: secret.id },
+      { text: secretCamera, of: secret.id },
+      ...cameraNames.map((text) => ({ text, of: owner.id })),
+    ];
     this.pools.set("taxonomy", [taxonomy.id]);
     this.pools.set("category", [root.id, child.id]);
     this.pools.set("material", [steel.id, glass.id]);
@@ -170,7 +188,7 @@ export class World {
     withId("/v1/admin/materials", "material");
     withId("/v1/product-types", "product-type");
     withId("/v1/admin/product-types", "product-type");
-    paths.set("{user_id}:read", one("user_id", users.map((user) => user.id)));
+    paths.set("{user_id}:read", one("user_id", [...users, secret].map((user) => user.id)));
     paths.set("{user_id}:write", one("user_id", victims.map((user) => user.id)));
     paths.set("{username}", one("username", users.map((user) => user.username)));
     paths.set("{provider}", one("provider", ["google", "github"]));
@@ -220,11 +238,17 @@ export class World {
         return image ? { status: 200, data: { status: "uploaded", image_id: image[1] } } : { status: 404, data: { detail: "No such record" } };
       }
       default:
-        if (request.path.startsWith("/hls/")) {
+        if (request.path.startsWith("/preview/hls/")) {
           return { status: 200, contentType: "application/vnd.apple.mpegurl", binary: new TextEncoder().encode("#EXTM3U\n") };
         }
         return { status: 200, data: { ok: true } };
     }
+  }
+
+  /** The private texts of others that an answer to `as` (signed in as `principal`, if anyone) must not hold. */
+  hiddenFrom(as: PrincipalName, principal: Principal | undefined): string[] {
+    if (as === "admin") return [];
+    return this.privateTexts.filter(({ of }) => of !== principal?.id).map(({ text }) => text);
   }
 
   /** A fresh verified account (with TOTP when asked), for one request that may end its session. */
