@@ -2,7 +2,9 @@ import path from "node:path";
 import type { Plugin } from "vite";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
+import type { Reporter } from "vitest/reporters";
 import { buildDocsAssets } from "./scripts/build-docs-assets.mjs";
+import { fuzzOptions, replayCommand } from "./test/fuzz/options.ts";
 import { fakeUpstream } from "./test/support/fake-upstream.ts";
 import { OAUTH_TEST_VARS, VIDEO_TEST_VARS } from "./test/support/fake-upstream-config.ts";
 
@@ -72,11 +74,18 @@ const OWN_ISOLATE = [
   "test/routes/products/export.test.ts",
 ];
 
-/**
- * Options of the fuzz test (test/fuzz/openapi-fuzz.test.ts) that `npm run fuzz` passes in FUZZ_OPTIONS
- * (JSON); `npm test` runs it with the defaults in that file.
- */
-const fuzzOptions = () => (process.env.FUZZ_OPTIONS ? JSON.parse(process.env.FUZZ_OPTIONS) : undefined);
+/** The fuzz test's options (test/fuzz/options.ts): its defaults, or what `npm run fuzz` passes in FUZZ_OPTIONS. */
+const fuzz = fuzzOptions(process.env.FUZZ_OPTIONS);
+const FUZZ_FILE = "test/fuzz/openapi-fuzz.test.ts";
+
+/** Prints the fuzz test's seed after every run of it, passed or failed, so that any run can be repeated. */
+const fuzzSeedReporter: Reporter = {
+  onTestModuleEnd(module) {
+    if (!module.moduleId.endsWith(FUZZ_FILE)) return;
+    const time = module.diagnostic().duration;
+    console.log(`fuzz: seed ${fuzz.seed}, ${fuzz.runs} runs per operation, ${(time / 1000).toFixed(1)} s; again: ${replayCommand(fuzz)}`);
+  },
+};
 
 const SHARED_RUNTIME_SETUP = ["./test/setup/fresh-storage.ts", "./test/setup/bootstrap-superuser.ts"];
 
@@ -97,6 +106,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
     test: {
       // The Worker logs one JSON line per request; show them only for tests that fail.
       silent: "passed-only",
+      reporters: ["default", fuzzSeedReporter],
       // Two cores: one file per core at a time, in each project.
       maxWorkers: 2,
       projects: [
@@ -112,7 +122,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             ...CAMERA_CASES_WHEN_OFF,
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
-            provide: { fuzz: fuzzOptions() },
+            provide: { fuzz },
           },
         },
         {

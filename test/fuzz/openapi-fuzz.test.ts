@@ -7,6 +7,7 @@ import { contractDocument, schemaViolations } from "../support/contract";
 import { isSelfOperation, type Operation, type OperationObject, RequestArbitraries } from "./requests";
 import { SchemaArbitraries } from "./schema-arbitraries";
 import { type FileBases, fileBases, send } from "./send";
+import { type FuzzOptions, replayCommand } from "./options";
 import { jsonText } from "./values";
 import { type Principal, World } from "./world";
 
@@ -21,28 +22,13 @@ import { type Principal, World } from "./world";
 // runs longer, `--seed S` another sequence, `--only <regex>` some operations, and a failure prints
 // the shrunk request and the command that replays it.
 
-export interface FuzzOptions {
-  /** Requests per operation. */
-  runs: number;
-  seed: number;
-  /** Stop an operation's runs after this long (ms), 0 for no limit. */
-  timeLimitMs: number;
-  /** A regular expression over "METHOD /template": only these operations. */
-  only?: string;
-  /** fast-check's replay path of a failure (with `only` naming its one operation). */
-  path?: string;
-  /** Print a table of the statuses each operation answered. */
-  summary?: boolean;
-}
-
 declare module "vitest" {
   export interface ProvidedContext {
-    fuzz: Partial<FuzzOptions> | undefined;
+    fuzz: FuzzOptions;
   }
 }
 
-const FUZZ_DEFAULTS: FuzzOptions = { runs: 12, seed: 20_260_521, timeLimitMs: 1_500 };
-const options: FuzzOptions = { ...FUZZ_DEFAULTS, ...(inject("fuzz") ?? {}) };
+const options = inject("fuzz");
 
 const METHODS = ["get", "post", "put", "patch", "delete"];
 
@@ -140,10 +126,10 @@ describe("fuzz: every operation of the OpenAPI document through the real fetch h
         });
       } catch (error) {
         const pathOf = /path: "([^"]*)"/.exec(String(error))?.[1];
-        const replay = `npm run fuzz -- --seed ${options.seed} --only '^${name(operation).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$'${pathOf ? ` --path ${pathOf}` : ""}`;
+        const replay = replayCommand(options, `^${name(operation).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, pathOf);
         const cause = (error as Error).cause instanceof Error ? `\n\n${((error as Error).cause as Error).message}` : "";
         throw new Error(shorten(`${(error as Error).message}${cause}\n\nseed ${options.seed}, replay: ${replay}`));
       }
-    }, 600_000);
+    }, Math.max(600_000, options.runs * 5_000));
   }
 });
