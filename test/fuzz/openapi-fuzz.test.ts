@@ -1,7 +1,8 @@
 import type { Schema as ValidatorSchema } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { app } from "../../src/app";
+import { env } from "cloudflare:workers";
+import { appFor } from "../../src/app";
 import { openApiDocument } from "../../src/lib/openapi";
 import { contractDocument, schemaViolations } from "../support/contract";
 import { isSelfOperation, type Operation, type OperationObject, RequestArbitraries } from "./requests";
@@ -32,9 +33,12 @@ const options = inject("fuzz");
 
 const METHODS = ["get", "post", "put", "patch", "delete"];
 
+/** The app this configuration serves (`PLUGIN_RPI_CAM=false` leaves the camera plugin out). */
+const served = appFor(env);
+
 /** Every operation of the document; deletions last (children before parents), so the others find their records. */
 function operations(): Operation[] {
-  const document = openApiDocument(app, "http://localhost") as unknown as { paths: Record<string, Record<string, OperationObject>> };
+  const document = openApiDocument(served, "http://localhost") as unknown as { paths: Record<string, Record<string, OperationObject>> };
   const all: Operation[] = [];
   for (const [template, item] of Object.entries(document.paths)) {
     for (const method of METHODS) if (item[method]) all.push({ method, template, object: item[method]! });
@@ -67,12 +71,12 @@ const selected = options.only ? all.filter((operation) => new RegExp(options.onl
 describe("fuzz: every operation of the OpenAPI document through the real fetch handler", () => {
   let world: World;
   let bases: FileBases;
-  const arbitraries = new RequestArbitraries(openApiDocument(app, "http://localhost") as never);
+  const arbitraries = new RequestArbitraries(openApiDocument(served, "http://localhost") as never);
   const statuses = new Map<string, Map<number, number>>();
 
   beforeAll(async () => {
     console.log(`fuzz: seed ${options.seed}, ${options.runs} runs per operation, ${selected.length} operations, time limit ${options.timeLimitMs || "none"} ms per operation`);
-    world = await World.create();
+    world = await World.create(all.some((operation) => operation.template.startsWith("/v1/plugins/rpi-cam/")));
     bases = await fileBases();
   }, 120_000);
 
@@ -113,7 +117,7 @@ describe("fuzz: every operation of the OpenAPI document through the real fetch h
         if (request.as === "scratch" || request.as === "scratch-totp") principal = await world.scratch(request.as === "scratch-totp");
         else if (request.as !== "none") principal = world.principals.get(request.as);
         if (self && principal && !request.as.startsWith("scratch")) throw new Error(`a self operation sent as ${request.as}`);
-        const sent = await send(request, world, principal, bases);
+        const sent = await send(request, world, principal, bases, served);
         counts.set(sent.status, (counts.get(sent.status) ?? 0) + 1);
         if (sent.violations.length > 0) throw new Error(`${sent.violations.join("\n")}\n\nthe request:\n${sent.shown}`);
       });

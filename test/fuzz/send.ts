@@ -1,4 +1,5 @@
 import { exports } from "cloudflare:workers";
+import type { appFor } from "../../src/app";
 import { ACCESS_COOKIE, REFRESH_COOKIE } from "../../src/auth/cookies";
 import { contractViolations, documentedOperation } from "../support/contract";
 import { ORIGIN } from "../support/http";
@@ -13,6 +14,9 @@ import { type Principal, smallJpeg, type World } from "./world";
 // be: never a 5xx (but for a camera that is offline, which the world keeps so on purpose), every
 // 4xx a Problem Details body, and every answer as the OpenAPI document describes it (documented
 // status and media type, the body valid against the schema).
+
+/** The app whose document the answers are checked against. */
+type App = ReturnType<typeof appFor>;
 
 /** The fixtures an upload's file part is made from. */
 export type FileBases = Record<FileFixture["base"], Uint8Array>;
@@ -113,7 +117,7 @@ function renderBody(body: Body | undefined, resolve: (ref: Ref) => unknown, base
 }
 
 /** Sends `request` as `principal` and checks the answer; the violations found, if any. */
-export async function send(request: FuzzRequest, world: World, principal: Principal | undefined, bases: FileBases): Promise<Sent> {
+export async function send(request: FuzzRequest, world: World, principal: Principal | undefined, bases: FileBases, served: App): Promise<Sent> {
   // Path parameters: a Ref picks one of the world's assignments for the template.
   const assignments = Object.keys(request.params).length > 0 ? world.assignments(request.template, request.method.toLowerCase()) : [];
   const params: Record<string, string> = {};
@@ -188,11 +192,11 @@ export async function send(request: FuzzRequest, world: World, principal: Princi
   const answered = await Promise.race([exports.default.fetch(fetchRequest), timeout]);
   if (timer !== undefined) clearTimeout(timer);
   if (answered === "timeout") return { shown, status: 0, violations: [`no answer within ${ANSWER_TIMEOUT_MS / 1000} s`] };
-  return { shown, status: answered.status, violations: await checkAnswer(request.method, target, answered, world.hiddenFrom(request.as, principal)) };
+  return { shown, status: answered.status, violations: await checkAnswer(request.method, target, answered, world.hiddenFrom(request.as, principal), served) };
 }
 
 /** What is wrong with `response` by the fuzz test's invariants; `hidden`: texts the sender must not see. */
-async function checkAnswer(method: string, url: URL, response: Response, hidden: string[]): Promise<string[]> {
+async function checkAnswer(method: string, url: URL, response: Response, hidden: string[], served: App): Promise<string[]> {
   const violations: string[] = [];
   const type = response.headers.get("content-type");
   const essence = type?.split(";")[0]!.trim().toLowerCase() ?? null;
@@ -223,6 +227,6 @@ async function checkAnswer(method: string, url: URL, response: Response, hidden:
       violations.push(`a ${response.status} whose Problem Details do not agree with it: ${text?.slice(0, 300)}`);
     }
   }
-  if (documentedOperation(method, url.pathname)) violations.push(...contractViolations(method, url.pathname, response.status, type, body));
+  if (documentedOperation(method, url.pathname, served)) violations.push(...contractViolations(method, url.pathname, response.status, type, body, served));
   return violations;
 }

@@ -191,7 +191,6 @@ export const HOSTILE_HEADER_VALUES = [
   "1e400",
   "null",
   "%00",
-  "\u00e9\u00ff",
   "a".repeat(129),
   "a".repeat(8_000),
   "../x",

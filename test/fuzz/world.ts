@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { bearer, bearerLogin, postJson, registerUser, verifiedUser } from "../support/accounts";
-import { openTunnel, pairCamera, registeredPairing, type RequestFrame, type TestTunnel } from "../support/camera";
+import { type DeviceAnswer, openTunnel, pairCamera, registeredPairing, type RequestFrame, type TestTunnel } from "../support/camera";
 import { api } from "../support/http";
 import { encodeJpeg, testPixel } from "../support/image-fixtures";
 import { scan, setRole, upload } from "../support/media";
@@ -54,8 +54,11 @@ export class World {
   /** Text only its user (and an administrator) may see: emails, a private profile's username, camera names. */
   private privateTexts: { text: string; of: number }[] = [];
 
-  static async create(): Promise<World> {
-    const world = new World();
+  private constructor(private readonly withCameras: boolean) {}
+
+  /** The world, with cameras when the camera plugin is on. */
+  static async create(withCameras: boolean): Promise<World> {
+    const world = new World(withCameras);
     await world.build();
     return world;
   }
@@ -149,14 +152,8 @@ export class World {
 
     // Cameras: one online (a test device answers), one paired but never connected.
     // Camera names are their owner's alone: unique, so an answer to anyone else can be searched for them.
-    const cameraNames = [`Fuzz bench ${crypto.randomUUID()}`, `Fuzz shelf ${crypto.randomUUID()}`];
-    const online = await pairCamera(owner.accessToken, cameraNames[0]);
-    const offline = await pairCamera(owner.accessToken, cameraNames[1]);
-    const secretCamera = `Secret camera ${crypto.randomUUID()}`;
-    await pairCamera(secret.accessToken, secretCamera);
-    this.tunnel = await openTunnel(online, (request) => this.deviceAnswer(request, productImages, componentImages));
-    const pairingCodes = [];
-    for (let i = 0; i < 4; i++) pairingCodes.push((await registeredPairing()).code);
+    const cameraNames = [`Fuzz bench ${crypto.randomUUID()}`, `Fuzz shelf ${crypto.randomUUID()}`, `Secret camera ${crypto.randomUUID()}`];
+    const cameras = this.withCameras ? await this.cameras(owner, secret, cameraNames) : undefined;
 
     const videoIds = main.videos?.map((video) => video.id) ?? [];
     const users = [owner, stranger, ...victims];
@@ -165,14 +162,12 @@ export class World {
     this.privateTexts = [
       ...[owner, stranger, secret, this.principals.get("unverified")!, lonelySuperuser, ...victims].map((user) => ({ text: user.email, of: user.id })),
       { text: secret.username, of: secret.id },
-      { text: secretCamera, of: secret.id },
-      ...cameraNames.map((text) => ({ text, of: owner.id })),
+      ...(cameras ? [{ text: cameraNames[0]!, of: owner.id }, { text: cameraNames[1]!, of: owner.id }, { text: cameraNames[2]!, of: secret.id }] : []),
     ];
     this.pools.set("taxonomy", [taxonomy.id]);
     this.pools.set("category", [root.id, child.id]);
     this.pools.set("material", [steel.id, glass.id]);
     this.pools.set("product-type", [type.id]);
-    this.pools.set("pairing-code", pairingCodes);
 
     const one = (name: string, values: unknown[]) => values.map((value) => ({ [name]: String(value) }));
     const pairs = (first: string, second: string, values: [unknown, unknown][]) => values.map(([a, b]) => ({ [first]: String(a), [second]: String(b) }));
@@ -193,7 +188,6 @@ export class World {
     paths.set("{username}", one("username", users.map((user) => user.username)));
     paths.set("{provider}", one("provider", ["google", "github"]));
     paths.set("{namespace}", one("namespace", ["reference-data", "stats"]));
-    paths.set("{camera_id}", one("camera_id", [online.id, offline.id]));
     paths.set("/v1/admin/materials/{id}/categories/{category_id}", pairs("id", "category_id", [[steel.id, root.id], [glass.id, child.id]]));
     paths.set("/v1/admin/product-types/{id}/categories/{category_id}", pairs("id", "category_id", [[type.id, root.id], [type.id, child.id]]));
     paths.set("/v1/products/{id}/materials/{material_id}", pairs("id", "material_id", [[main.id, steel.id], [main.id, glass.id], [second.id, steel.id]]));
@@ -203,10 +197,36 @@ export class World {
     paths.set("/v1/products/{id}/files/{file_id}", pairs("id", "file_id", productFiles));
     paths.set("/v1/components/{id}/files/{file_id}", pairs("id", "file_id", componentFiles));
     paths.set("/v1/products/{id}/videos/{video_id}", pairs("id", "video_id", videoIds.map((video) => [main.id, video])));
-    paths.set("/v1/plugins/rpi-cam/cameras/{camera_id}/hls/{path}", pairs("camera_id", "path", [[online.id, "index.m3u8"], [online.id, "segment0.ts"], [offline.id, "index.m3u8"]]));
+    if (cameras) {
+      const { online, offline } = cameras;
+      this.pools.set("pairing-code", cameras.pairingCodes);
+      paths.set("{camera_id}", one("camera_id", [online, offline]));
+      paths.set("/v1/plugins/rpi-cam/cameras/{camera_id}/hls/{path}", pairs("camera_id", "path", [[online, "index.m3u8"], [online, "segment0.ts"], [offline, "index.m3u8"]]));
+    }
     paths.set("/uploads/images/thumbnails/{width}/{key}", pairs("width", "key", keys.thumbnails.map((key) => ["200", key])));
     paths.set("/uploads/images/{key}", one("key", keys.images));
     paths.set("/uploads/files/{key}", one("key", keys.files));
+  }
+
+  /** Cameras (with the camera plugin on): the owner's online one (a test device answers) and offline one, the secret user's, and pairing codes to claim. */
+  private async cameras(owner: Principal, secret: Principal, names: string[]) {
+    const online = await pairCamera(owner.accessToken, names[0]);
+    const offline = await pairCamera(owner.accessToken, names[1]);
+    await pairCamera(secret.accessToken, names[2]);
+    this.tunnel = await openTunnel(online, (request) => this.deviceAnswer(request, owner));
+    const pairingCodes = [];
+    for (let i = 0; i < 4; i++) pairingCodes.push((await registeredPairing()).code);
+    return { online: online.id, offline: offline.id, pairingCodes };
+  }
+
+  /** A capture, as a camera makes one: it uploads a photo to the record (a base product or a component) as its owner. */
+  private async capture(owner: Principal, body: { product_id: number; description: string }): Promise<DeviceAnswer> {
+    const photo = { bytes: smallJpeg(), name: "capture.jpg", type: "image/jpeg" };
+    for (const kind of ["products", "components"]) {
+      const response = await upload(`/v1/${kind}/${body.product_id}/images`, owner.accessToken, photo, body.description ? { description: body.description } : {});
+      if (response.status === 201) return { status: 200, data: { status: "uploaded", image_id: ((await response.json()) as { id: string }).id } };
+    }
+    return { status: 404, data: { detail: "No such record" } };
   }
 
   /** The path parameter assignments for `template`: its own list, else one by its parameter. */
@@ -226,17 +246,14 @@ export class World {
   }
 
   /** The test device: answers the relay's commands as a camera would. */
-  private deviceAnswer(request: RequestFrame, productImages: [number, string][], componentImages: [number, string][]) {
+  private deviceAnswer(request: RequestFrame, owner: Principal) {
     switch (request.path) {
       case "/system/telemetry":
         return { status: 200, data: { cpu_temperature_c: 51.2, cpu_percent: 12.5 } };
       case "/system/local-access":
         return { status: 200, data: { api_key: "local-key", local_urls: ["http://192.168.1.20:8018"] } };
-      case "/captures": {
-        const target = (request.body as { product_id?: number } | null)?.product_id;
-        const image = [...productImages, ...componentImages].find(([id]) => id === target);
-        return image ? { status: 200, data: { status: "uploaded", image_id: image[1] } } : { status: 404, data: { detail: "No such record" } };
-      }
+      case "/captures":
+        return this.capture(owner, request.body as { product_id: number; description: string });
       default:
         if (request.path.startsWith("/preview/hls/")) {
           return { status: 200, contentType: "application/vnd.apple.mpegurl", binary: new TextEncoder().encode("#EXTM3U\n") };
