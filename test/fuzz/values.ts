@@ -175,7 +175,7 @@ export const HOSTILE_STRINGS = [
   "a".repeat(70_000),
 ] as const;
 
-/** Header-safe hostile values (a header value is a ByteString without NUL, CR or LF). */
+/** Header-safe hostile values (a ByteString without NUL, CR or LF); ASCII only, as workerd warns on every other byte. */
 export const HOSTILE_HEADER_VALUES = [
   "",
   " ",
