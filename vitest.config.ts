@@ -78,12 +78,28 @@ const OWN_ISOLATE = [
 const fuzz = fuzzOptions(process.env.FUZZ_OPTIONS);
 const FUZZ_FILE = "test/fuzz/openapi-fuzz.test.ts";
 
-/** Prints the fuzz test's seed after every run of it, passed or failed, so that any run can be repeated. */
+/**
+ * Prints after every run of the fuzz test, passed or failed, its seed, how many requests it sent
+ * and the command that repeats it (and, with `summary`, the statuses each operation answered).
+ */
 const fuzzSeedReporter: Reporter = {
   onTestModuleEnd(module) {
     if (!module.moduleId.endsWith(FUZZ_FILE)) return;
-    const time = module.diagnostic().duration;
-    console.log(`fuzz: seed ${fuzz.seed}, ${fuzz.runs} runs per operation, ${(time / 1000).toFixed(1)} s; again: ${replayCommand(fuzz)}`);
+    const lines: string[] = [];
+    const total: Record<string, number> = {};
+    for (const test of module.children.allTests()) {
+      const statuses = test.meta().fuzzStatuses;
+      if (!statuses) continue;
+      for (const [status, n] of Object.entries(statuses)) {
+        const group = status === "0" ? "not sendable" : `${status[0]}xx`;
+        total[group] = (total[group] ?? 0) + n;
+      }
+      if (fuzz.summary) lines.push(`  ${test.name}: ${Object.entries(statuses).map(([status, n]) => `${status}×${n}`).join(" ")}`);
+    }
+    const requests = Object.values(total).reduce((sum, n) => sum + n, 0);
+    const byClass = Object.entries(total).sort().map(([status, n]) => `${n} ${status}`).join(", ");
+    const seconds = (module.diagnostic().duration / 1000).toFixed(1);
+    console.log(`fuzz: seed ${fuzz.seed}, ${requests} requests (${byClass}) in ${seconds} s; again: ${replayCommand(fuzz)}${lines.length ? `\n${lines.join("\n")}` : ""}`);
   },
 };
 

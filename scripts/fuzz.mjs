@@ -47,6 +47,6 @@ const options = {
 console.log(`fuzz: seed ${options.seed}, ${options.runs} runs per operation${options.only ? `, operations matching ${options.only}` : ""}`);
 
 const vitest = path.join(ROOT, "node_modules", ".bin", "vitest");
-const command = ["run", "--project", "workers", "test/fuzz/openapi-fuzz.test.ts", ...(options.summary ? ["--silent=false"] : [])];
+const command = ["run", "--project", "workers", "test/fuzz/openapi-fuzz.test.ts"];
 const result = spawnSync(vitest, command, { cwd: ROOT, stdio: "inherit", env: { ...process.env, FUZZ_OPTIONS: JSON.stringify(options) } });
 process.exit(result.status ?? 1);

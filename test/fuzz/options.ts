@@ -12,8 +12,18 @@ export interface FuzzOptions {
   only?: string;
   /** fast-check's replay path of a failure (with `only` naming its one operation). */
   path?: string;
-  /** Print a table of the statuses each operation answered. */
+  /** Print the statuses each operation answered. */
   summary?: boolean;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    fuzz: FuzzOptions;
+  }
+  export interface TaskMeta {
+    /** Responses per status of one operation's runs (0: a request no client could send). */
+    fuzzStatuses?: Record<number, number>;
+  }
 }
 
 /** `npm test`'s bounded pass: a fixed seed, so CI runs the same requests every time. */

@@ -112,6 +112,13 @@ function hintsFor(operation: string): Hint {
         return fc.oneof({ weight: 3, arbitrary: fc.constant(new Ref("password")) }, { weight: 1, arbitrary: fc.string({ maxLength: 20 }) });
       case "mfa_code":
         return fc.oneof({ weight: 3, arbitrary: fc.constant(new Ref("totp")) }, { weight: 1, arbitrary: fc.stringMatching(/^\d{6}$/) });
+      case "password":
+      case "new_password":
+        // The schema says only "12 to 128 characters" in words (the length check has its own code).
+        return fc.oneof(
+          { weight: 4, arbitrary: fc.stringMatching(/^[a-z]{4,9}(-[a-z0-9]{3,9}){2,4}$/).filter((text) => text.length >= 12 && text.length <= 128) },
+          { weight: 1, arbitrary: fc.string({ maxLength: 140 }) },
+        );
       case "refresh_token":
         return fc.oneof({ weight: 3, arbitrary: fc.constant(new Ref("refresh-token")) }, { weight: 1, arbitrary: fc.string({ maxLength: 60 }) });
       case "code":
@@ -231,7 +238,8 @@ export class RequestArbitraries {
   private query(operation: Operation, space: SchemaArbitraries, valid: boolean): fc.Arbitrary<[string, unknown][]> {
     const params = (operation.object.parameters ?? []).filter((p) => p.in === "query");
     const pairs = params.map((param) => {
-      const good = param.name === "format" ? fc.constantFrom(...FORMATS) : space.valid(param.schema).map(asText);
+      // An array parameter (`fields` of the facets) is sent repeated, one pair per item.
+      const good = param.name === "format" ? fc.constantFrom(...FORMATS) : space.valid(param.schema).map((value) => (Array.isArray(value) ? value.map(asText) : asText(value)));
       const values = valid
         ? good
         : fc.oneof({ weight: 2, arbitrary: good }, { weight: 2, arbitrary: space.invalid(param.schema, 2).map(asText) }, { weight: 2, arbitrary: hostileQueryValue });
@@ -251,7 +259,9 @@ export class RequestArbitraries {
           3,
         );
     return fc.tuple(fc.tuple(...pairs), unknown).map(([chosen, extra]) => {
-      const list = chosen.filter((pair): pair is [string, unknown] => pair !== undefined);
+      const list = chosen
+        .filter((pair): pair is [string, unknown] => pair !== undefined)
+        .flatMap(([name, value]): [string, unknown][] => (Array.isArray(value) ? value.map((item): [string, unknown] => [name, item]) : [[name, value]]));
       if (extra) list.push(extra as [string, unknown]);
       return list;
     });
@@ -296,7 +306,8 @@ export class RequestArbitraries {
   private body(operation: Operation, space: SchemaArbitraries, valid: boolean): fc.Arbitrary<Body | undefined> {
     const content = operation.object.requestBody?.content;
     if (!content) {
-      if (valid) return fc.constant(undefined);
+      // A GET cannot carry a body (fetch refuses to build the request).
+      if (valid || operation.method === "get") return fc.constant(undefined);
       return fc.oneof(
         { weight: 4, arbitrary: fc.constant(undefined) },
         { weight: 1, arbitrary: fc.constant<Body>({ kind: "json", value: { unexpected: true }, contentType: "application/json" }) },
