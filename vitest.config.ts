@@ -2,7 +2,9 @@ import path from "node:path";
 import type { Plugin } from "vite";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
+import type { Reporter } from "vitest/reporters";
 import { buildDocsAssets } from "./scripts/build-docs-assets.mjs";
+import { fuzzOptions, replayCommand } from "./test/fuzz/options.ts";
 import { fakeUpstream } from "./test/support/fake-upstream.ts";
 import { OAUTH_TEST_VARS, VIDEO_TEST_VARS } from "./test/support/fake-upstream-config.ts";
 
@@ -72,6 +74,35 @@ const OWN_ISOLATE = [
   "test/routes/products/export.test.ts",
 ];
 
+/** The fuzz test's options (test/fuzz/options.ts): its defaults, or what `npm run fuzz` passes in FUZZ_OPTIONS. */
+const fuzz = fuzzOptions(process.env.FUZZ_OPTIONS);
+const FUZZ_FILE = "test/fuzz/openapi-fuzz.test.ts";
+
+/**
+ * Prints after every run of the fuzz test, passed or failed, its seed, how many requests it sent
+ * and the command that repeats it (and, with `summary`, the statuses each operation answered).
+ */
+const fuzzSeedReporter: Reporter = {
+  onTestModuleEnd(module) {
+    if (!module.moduleId.endsWith(FUZZ_FILE)) return;
+    const lines: string[] = [];
+    const total: Record<string, number> = {};
+    for (const test of module.children.allTests()) {
+      const statuses = test.meta().fuzzStatuses;
+      if (!statuses) continue;
+      for (const [status, n] of Object.entries(statuses)) {
+        const group = status === "0" ? "not sendable" : `${status[0]}xx`;
+        total[group] = (total[group] ?? 0) + n;
+      }
+      if (fuzz.summary) lines.push(`  ${test.name}: ${Object.entries(statuses).map(([status, n]) => `${status}×${n}`).join(" ")}`);
+    }
+    const requests = Object.values(total).reduce((sum, n) => sum + n, 0);
+    const byClass = Object.entries(total).sort().map(([status, n]) => `${n} ${status}`).join(", ");
+    const seconds = (module.diagnostic().duration / 1000).toFixed(1);
+    console.log(`fuzz: seed ${fuzz.seed}, ${requests} requests (${byClass}) in ${seconds} s; again: ${replayCommand(fuzz)}${lines.length ? `\n${lines.join("\n")}` : ""}`);
+  },
+};
+
 const SHARED_RUNTIME_SETUP = ["./test/setup/fresh-storage.ts", "./test/setup/bootstrap-superuser.ts"];
 
 export default defineConfig(async (): Promise<ViteUserConfig> => {
@@ -91,6 +122,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
     test: {
       // The Worker logs one JSON line per request; show them only for tests that fail.
       silent: "passed-only",
+      reporters: ["default", fuzzSeedReporter],
       // Two cores: one file per core at a time, in each project.
       maxWorkers: 2,
       projects: [
@@ -106,6 +138,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             ...CAMERA_CASES_WHEN_OFF,
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
+            provide: { fuzz },
           },
         },
         {

@@ -204,6 +204,28 @@ function addBookmarkHeaders(document: Document): void {
   }
 }
 
+const PROBLEM_CONTENT = { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } };
+const PAYLOAD_TOO_LARGE_RESPONSE = {
+  description: "Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one.",
+  content: PROBLEM_CONTENT,
+};
+const MALFORMED_JSON_RESPONSE = { description: "Bad Request: `MALFORMED_JSON`, a body that is not valid JSON.", content: PROBLEM_CONTENT };
+
+// The body limit runs in front of every route, so every /v1 write can answer 413; a route that
+// reads JSON answers a body that does not parse with 400, whatever else it documents.
+function addBodyResponses(document: Document): void {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (!path.startsWith("/v1/") || !item) continue;
+    for (const method of ["put", "post", "delete", "patch"] as const) {
+      const operation = item[method];
+      if (!operation?.responses) continue;
+      operation.responses["413"] ??= PAYLOAD_TOO_LARGE_RESPONSE;
+      const body = operation.requestBody;
+      if (body && "content" in body && body.content["application/json"]) operation.responses["400"] ??= MALFORMED_JSON_RESPONSE;
+    }
+  }
+}
+
 const documents = new WeakMap<object, Document>();
 
 const extraTags = new WeakMap<object, OpenApiTag[]>();
@@ -229,6 +251,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, serverUrl: string): Do
     addRateLimitedResponses(document);
     addCrossSiteResponses(document);
     addConstraintResponses(document);
+    addBodyResponses(document);
     addBookmarkHeaders(document);
     documents.set(app, document);
   }

@@ -61,7 +61,8 @@ export function parseUploadForm(form: FormData, kind: "images" | "files"): Uploa
   if (!filename) throw field("file", "The file part needs a file name.");
   const description = form.get("description");
   if (description !== null && typeof description !== "string") throw field("description", "Must be text.");
-  if (typeof description === "string" && description.length > MAX_MEDIA_DESCRIPTION) {
+  // Characters (code points), as every text member counts them, not UTF-16 code units.
+  if (typeof description === "string" && [...description].length > MAX_MEDIA_DESCRIPTION) {
     throw field("description", `At most ${MAX_MEDIA_DESCRIPTION} characters.`);
   }
   const refused = typeof description === "string" ? textViolation(description, true) : null;

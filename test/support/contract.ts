@@ -162,6 +162,12 @@ export function contractViolations(
   return result.valid ? [] : [`${where}: body does not match the documented schema\n  ${explain(result.errors)}`];
 }
 
+/** What is wrong with `instance` by `schema`, a schema of the app's document (its `$ref`s resolve), or an empty list. */
+export function schemaViolations(instance: unknown, schema: Schema): string[] {
+  const result = validate(instance, schema, "2020-12", load().lookup, false);
+  return result.valid ? [] : [explain(result.errors)];
+}
+
 /**
  * Checks `response` (to a request of `method` for `url`) against the contract, reading a clone of
  * its body when it is JSON, and throws with every violation found.

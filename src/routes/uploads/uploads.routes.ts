@@ -62,8 +62,9 @@ export const getFile = createRoute({
   description: `Public. The research file a file record's \`file_url\` names, as uploaded, with \`Content-Disposition: attachment\`. ${SERVED}`,
   request: { params: z.object({ key: KeyParam }) },
   responses: {
-    200: binary("application/octet-stream", "The file."),
-    206: binary("application/octet-stream", "The requested range."),
+    // Any type: a research file is sent under the type it was uploaded with (application/octet-stream when it had none).
+    200: binary("*/*", "The file."),
+    206: binary("*/*", "The requested range."),
     304: { description: "Unchanged since the `If-None-Match` ETag." },
     ...problemResponses(404, 416),
   },

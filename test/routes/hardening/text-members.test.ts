@@ -149,6 +149,18 @@ describe("every other text member", () => {
     expect(accepted.status, await accepted.clone().text()).toBe(201);
   });
 
+  it("an upload's description counts characters, as every text member does (found by the fuzz test)", async () => {
+    // 500 characters, 501 UTF-16 code units: a camera capture took it, the upload it asks for did not.
+    const product = await created({ name: "Toaster" });
+    const jpeg = { bytes: encodeJpeg(16, 8, testPixel), name: "top.jpg", type: "image/jpeg" };
+    const longest = `${"é".repeat(496)}🧪ééé`;
+    const accepted = await upload(`/v1/products/${product.id}/images`, alice.tokens.access_token, jpeg, { description: longest });
+    expect(accepted.status, await accepted.clone().text()).toBe(201);
+    expect(((await accepted.json()) as { description: string }).description).toBe(longest);
+    const refused = await upload(`/v1/products/${product.id}/images`, alice.tokens.access_token, jpeg, { description: `${longest}é` });
+    expect(await pointers(refused)).toEqual(["/description"]);
+  });
+
   it("text in query parameters: 422 at the parameter", async () => {
     expect(await pointers(await api("/v1/products?name[ilike]=a%00b"))).toEqual(["#/query/name[ilike]"]);
     expect(await pointers(await api("/v1/products?search=fair%01phone"))).toEqual(["#/query/search"]);

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { contractViolations } from "../../support/contract";
 import { api, expectProblem } from "../../support/http";
 
 // /uploads serves the media objects of R2 (decisions.md, Media): public, content-addressed and
@@ -259,6 +260,15 @@ describe("GET /uploads/files/{key}", () => {
     expect(response.headers.get("content-disposition")).toMatch(/^attachment\b/);
     expect(response.headers.get("content-length")).toBe(String(FILE.length));
     expect(await bytesOf(response)).toEqual(FILE);
+  });
+
+  it("is sent under a media type the OpenAPI document lists for it, whole and in part (found by the fuzz test)", async () => {
+    // api() leaves attachments' bodies unread, and with them their media type: checked here.
+    const path = `/uploads/files/${FILE_KEY}`;
+    const whole = await api(path);
+    expect(contractViolations("GET", path, whole.status, whole.headers.get("content-type"), null)).toEqual([]);
+    const part = await api(path, { headers: { range: "bytes=2-5" } });
+    expect(contractViolations("GET", path, part.status, part.headers.get("content-type"), null)).toEqual([]);
   });
 
   it("answers ranges (206, suffix, 416), If-None-Match and HEAD", async () => {

@@ -63,6 +63,12 @@ export class CameraRelay extends DurableObject<Env> implements Omit<CameraRelayA
   private readonly pending = new Map<string, Pending>();
   /** The command whose binary frame comes next on the socket, if any. */
   private awaitingBinary: string | null = null;
+  /**
+   * A binary frame that arrived before the response frame announcing it. The device sends them in
+   * order, but the runtime may hand the object the binary event first (seen in workerd under load:
+   * about 4 in 100 binary answers); it waits here for the next response frame of the same socket.
+   */
+  private earlyBinary: { socket: WebSocket; bytes: Uint8Array } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -246,8 +252,14 @@ export class CameraRelay extends DurableObject<Env> implements Omit<CameraRelayA
       // The binary frame promised by the previous response did not come next.
       this.pending.get(this.awaitingBinary)?.settle({ ok: false, reason: "protocol" });
     }
+    const early = this.earlyBinary?.socket === socket ? this.earlyBinary.bytes : null;
+    this.earlyBinary = null;
     const pending = this.pending.get(frame.id);
     if (!pending || pending.socket !== socket) return; // Late (timed out) or not ours.
+    if (frame.has_binary && early) {
+      pending.settle({ ok: true, status: frame.status, contentType: frame.content_type, data: frame.data, binary: early });
+      return;
+    }
     if (frame.has_binary) {
       pending.awaiting = frame;
       this.awaitingBinary = frame.id;
@@ -274,8 +286,12 @@ export class CameraRelay extends DurableObject<Env> implements Omit<CameraRelayA
       return;
     }
     const id = this.awaitingBinary;
+    if (id === null) {
+      this.earlyBinary = { socket, bytes: new Uint8Array(message) };
+      return;
+    }
     this.awaitingBinary = null;
-    const pending = id === null ? undefined : this.pending.get(id);
+    const pending = this.pending.get(id);
     if (!pending?.awaiting || pending.socket !== socket) return;
     const { status, content_type: contentType, data } = pending.awaiting;
     pending.settle({ ok: true, status, contentType, data, binary: new Uint8Array(message) });

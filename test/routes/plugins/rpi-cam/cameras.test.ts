@@ -177,6 +177,20 @@ describe("relayed commands", () => {
     tunnel.socket.close();
   });
 
+  it("takes a binary frame the runtime handed over before its response frame", async () => {
+    const camera = await pairCamera(alice);
+    const tunnel = await openTunnel(camera);
+    const bytes = new Uint8Array([0x47, 9, 8, 7]);
+    const answered = cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "GET", path: "/preview/hls/segment1.ts" } });
+    const request = await tunnel.next((frame) => frame.type === "request" && frame.path === "/preview/hls/segment1.ts");
+    tunnel.socket.send(bytes);
+    tunnel.socket.send(JSON.stringify({ type: "response", id: request.id, status: 200, content_type: "video/mp2t", has_binary: true, data: null }));
+    const response = await answered;
+    expect(response.status).toBe(200);
+    expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes);
+    tunnel.socket.close();
+  });
+
   it("needs a verified account to change the camera, not to read it", async () => {
     const camera = await pairCamera(alice);
     const tunnel = await openTunnel(camera, echo);
