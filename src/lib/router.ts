@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Result, Router } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
 import type { AppEnv } from "../env";
-import { validationError, type ValidationTarget } from "./validation";
+import { type ValidationTarget, validationError } from "./validation";
 
 /** How many (method, path) matches the app keeps: a few hundred popular paths, a few hundred KiB. */
 const REMEMBERED_MATCHES = 512;
