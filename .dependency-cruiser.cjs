@@ -51,7 +51,10 @@ module.exports = {
         "A Durable Object reaches services only through the container: of src/services it imports the factory alone (build-services.ts), and of a plugin's services only its own plugin's, which take the container it built.",
       severity: "error",
       from: { path: DURABLE_OBJECTS },
-      to: { path: ["^src/services/", "^src/plugins/[^/]+/services/"], pathNot: ["^src/services/build-services\\.ts$", "^src/plugins/$1/services/"] },
+      to: {
+        path: ["^src/services/", "^src/plugins/[^/]+/services/"],
+        pathNot: ["^src/services/build-services\\.ts$", "^src/plugins/$1/services/"],
+      },
     },
     {
       name: "durable-objects-not-to-routes",

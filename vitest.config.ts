@@ -1,6 +1,6 @@
 import path from "node:path";
-import type { Plugin } from "vite";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import type { Plugin } from "vite";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
 import type { Reporter } from "vitest/reporters";
 import { buildDocsAssets } from "./scripts/build-docs-assets.mjs";
@@ -94,12 +94,22 @@ const fuzzSeedReporter: Reporter = {
         const group = status === "0" ? "not sendable" : `${status[0]}xx`;
         total[group] = (total[group] ?? 0) + n;
       }
-      if (fuzz.summary) lines.push(`  ${test.name}: ${Object.entries(statuses).map(([status, n]) => `${status}×${n}`).join(" ")}`);
+      if (fuzz.summary)
+        lines.push(
+          `  ${test.name}: ${Object.entries(statuses)
+            .map(([status, n]) => `${status}×${n}`)
+            .join(" ")}`,
+        );
     }
     const requests = Object.values(total).reduce((sum, n) => sum + n, 0);
-    const byClass = Object.entries(total).sort().map(([status, n]) => `${n} ${status}`).join(", ");
+    const byClass = Object.entries(total)
+      .sort()
+      .map(([status, n]) => `${n} ${status}`)
+      .join(", ");
     const seconds = (module.diagnostic().duration / 1000).toFixed(1);
-    console.log(`fuzz: seed ${fuzz.seed}, ${requests} requests (${byClass}) in ${seconds} s; again: ${replayCommand(fuzz)}${lines.length ? `\n${lines.join("\n")}` : ""}`);
+    console.log(
+      `fuzz: seed ${fuzz.seed}, ${requests} requests (${byClass}) in ${seconds} s; again: ${replayCommand(fuzz)}${lines.length ? `\n${lines.join("\n")}` : ""}`,
+    );
   },
 };
 

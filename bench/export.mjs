@@ -19,9 +19,11 @@ async function timeExport(url, format, keepBody) {
   const request = () => fetch(`${url}/v1/products/export?format=${format}`, { headers: EDGE_HEADERS });
   // workerd may close a kept-alive connection just as it is reused ("other side closed"): a GET
   // that got no answer is safe to send again, once, on a new connection.
-  const response = await request().catch(() => request()).catch((error) => {
-    throw new Error(`export ${format}: ${error.message} (${error.cause?.message ?? "no cause"})`);
-  });
+  const response = await request()
+    .catch(() => request())
+    .catch((error) => {
+      throw new Error(`export ${format}: ${error.message} (${error.cause?.message ?? "no cause"})`);
+    });
   if (response.status !== 200) throw new Error(`export ${format} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
   const reader = response.body.getReader();
   let ttfb = null;
@@ -42,7 +44,14 @@ async function timeExport(url, format, keepBody) {
     if (keepBody) kept.push(value);
   }
   const ms = performance.now() - started;
-  return { ms, ttfb, bytes, crlf, serverTiming: response.headers.get("server-timing"), body: keepBody ? Buffer.concat(kept).toString("utf8") : null };
+  return {
+    ms,
+    ttfb,
+    bytes,
+    crlf,
+    serverTiming: response.headers.get("server-timing"),
+    body: keepBody ? Buffer.concat(kept).toString("utf8") : null,
+  };
 }
 
 function countJsonRecords(products) {
@@ -119,7 +128,12 @@ async function rawReads(file, rounds) {
         // The first pass is a warm-up (page cache, statement compile); the export gets one too.
         if (r > 0) runs.push({ ms: performance.now() - started, rows });
       }
-      out[format] = { runs, rows: runs[0].rows, ms: median(runs.map((run) => run.ms)), rowsPerSecond: Math.round(runs[0].rows / (median(runs.map((run) => run.ms)) / 1000)) };
+      out[format] = {
+        runs,
+        rows: runs[0].rows,
+        ms: median(runs.map((run) => run.ms)),
+        rowsPerSecond: Math.round(runs[0].rows / (median(runs.map((run) => run.ms)) / 1000)),
+      };
     }
   } finally {
     db.close();
@@ -148,8 +162,12 @@ export async function runExportBench({ root, config, bundle, port, viaEntry, doS
     const seedStarted = performance.now();
     const statements = demoStatements({ products: EXPORT_PRODUCTS, seed: 1 });
     await db.batch(statements.map((statement) => db.prepare(statement)));
-    const counts = await db.prepare("SELECT (SELECT count(*) FROM products) AS records, (SELECT count(*) FROM products WHERE parent_id IS NULL) AS products").first();
-    log(`app-export: loaded ${counts.products} demo products, ${counts.records} records, in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+    const counts = await db
+      .prepare("SELECT (SELECT count(*) FROM products) AS records, (SELECT count(*) FROM products WHERE parent_id IS NULL) AS products")
+      .first();
+    log(
+      `app-export: loaded ${counts.products} demo products, ${counts.records} records, in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`,
+    );
 
     const formats = {};
     for (const format of ["csv", "json"]) {
@@ -165,8 +183,17 @@ export async function runExportBench({ root, config, bundle, port, viaEntry, doS
           if (records !== counts.records) throw new Error(`export ${format} held ${records} records, the database ${counts.records}`);
           continue;
         }
-        runs.push({ ms: run.ms, ttfbMs: run.ttfb, bytes: run.bytes, rssBeforeKiB: rssBefore, rssPeakKiB: peak, rssGrowthKiB: peak === null ? null : peak - rssBefore });
-        log(`export ${format} ${r}/${rounds}: ${(run.ms / 1000).toFixed(2)} s, first bytes ${run.ttfb.toFixed(0)} ms, ${(run.bytes / 2 ** 20).toFixed(1)} MiB, workerd RSS ${rssBefore} -> ${peak} KiB`);
+        runs.push({
+          ms: run.ms,
+          ttfbMs: run.ttfb,
+          bytes: run.bytes,
+          rssBeforeKiB: rssBefore,
+          rssPeakKiB: peak,
+          rssGrowthKiB: peak === null ? null : peak - rssBefore,
+        });
+        log(
+          `export ${format} ${r}/${rounds}: ${(run.ms / 1000).toFixed(2)} s, first bytes ${run.ttfb.toFixed(0)} ms, ${(run.bytes / 2 ** 20).toFixed(1)} MiB, workerd RSS ${rssBefore} -> ${peak} KiB`,
+        );
       }
       const ms = median(runs.map((run) => run.ms));
       formats[format] = {
@@ -187,7 +214,8 @@ export async function runExportBench({ root, config, bundle, port, viaEntry, doS
     const file = findSqlite(d1Dir);
     const raw = await rawReads(file, rounds);
     for (const format of ["csv", "json"]) {
-      if (raw[format].rows !== counts.records) throw new Error(`raw ${format} read ${raw[format].rows} rows, the database holds ${counts.records}`);
+      if (raw[format].rows !== counts.records)
+        throw new Error(`raw ${format} read ${raw[format].rows} rows, the database holds ${counts.records}`);
       formats[format].raw = { rowsPerSecond: raw[format].rowsPerSecond, ms: Math.round(raw[format].ms) };
       formats[format].ofRaw = +(formats[format].rowsPerSecond / raw[format].rowsPerSecond).toFixed(3);
     }

@@ -67,7 +67,12 @@ export async function compareHashes({ runs = 10, warmup = 3, params = PARAMS } =
 
   // Correctness first: the reference vector, then the same bytes from both at the bench parameters.
   const rfc = argon2id(new Uint8Array(32).fill(1), new Uint8Array(16).fill(2), {
-    m: 32, t: 3, p: 4, dkLen: 32, key: new Uint8Array(8).fill(3), personalization: new Uint8Array(12).fill(4),
+    m: 32,
+    t: 3,
+    p: 4,
+    dkLen: 32,
+    key: new Uint8Array(8).fill(3),
+    personalization: new Uint8Array(12).fill(4),
   });
   assert.equal(hex(rfc), RFC9106_ARGON2ID_TAG, "@noble/hashes argon2id does not match the RFC 9106 test vector");
   // The bytes hashed: ASCII passwords (the timed one among them) must agree exactly.
@@ -137,7 +142,11 @@ function checkNonAscii(viaWasm, viaNoble) {
     return { password, chars: [...password].length, utf16Length: password.length, utf8Bytes: bytes.length, outcome };
   });
   const unexplained = cases.filter((c) => c.outcome === "differs");
-  assert.equal(unexplained.length, 0, `@phi-ag/argon2 and @noble/hashes disagree on ${unexplained.map((c) => JSON.stringify(c.password)).join(", ")} for an unknown reason`);
+  assert.equal(
+    unexplained.length,
+    0,
+    `@phi-ag/argon2 and @noble/hashes disagree on ${unexplained.map((c) => JSON.stringify(c.password)).join(", ")} for an unknown reason`,
+  );
   const truncated = cases.filter((c) => c.outcome !== "same bytes");
   // "сорока-ворона-99" is 16 UTF-16 units and 28 UTF-8 bytes: only "сорока-в" and the first byte of
   // the next "о" are hashed, so any 16-unit password with those 16 bytes first verifies against it.
@@ -157,11 +166,22 @@ export function formatHashCompare(result, { budgetMs = 100 } = {}) {
   const { m, t, p, dkLen } = result.params;
   const header = ["implementation", "version", "kind", "median ms", "p90 ms", "min ms", "max ms", "runs", `≤ ${budgetMs} ms`];
   const body = Object.entries(result.implementations).map(([name, r]) => [
-    name, r.version, r.kind, r.medianMs.toFixed(1), r.p90Ms.toFixed(1), r.minMs.toFixed(1), r.maxMs.toFixed(1), String(r.runs),
+    name,
+    r.version,
+    r.kind,
+    r.medianMs.toFixed(1),
+    r.p90Ms.toFixed(1),
+    r.minMs.toFixed(1),
+    r.maxMs.toFixed(1),
+    String(r.runs),
     r.p90Ms <= budgetMs ? "yes" : "no",
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const line = (cells) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ").trimEnd();
+  const line = (cells) =>
+    cells
+      .map((c, i) => (i < 3 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join("  ")
+      .trimEnd();
   return [
     `Argon2id per hash in ${result.runtime}, m=${m} KiB, t=${t}, p=${p}, ${dkLen}-byte output; ${result.warmup} warm-up + ${Object.values(result.implementations)[0].runs} timed runs each, alternating`,
     line(header),
@@ -176,7 +196,9 @@ function nonAsciiLines(nonAscii) {
   if (nonAscii.sameBytes) return ["non-ASCII passwords: same bytes from both"];
   return [
     `WARNING: ${nonAscii.finding}.`,
-    ...nonAscii.cases.map((c) => `  ${JSON.stringify(c.password)}: ${c.utf16Length} UTF-16 units, ${c.utf8Bytes} UTF-8 bytes -> ${c.outcome}`),
+    ...nonAscii.cases.map(
+      (c) => `  ${JSON.stringify(c.password)}: ${c.utf16Length} UTF-16 units, ${c.utf8Bytes} UTF-8 bytes -> ${c.outcome}`,
+    ),
     `  ${nonAscii.collision.passwords.map((p) => JSON.stringify(p)).join(" and ")} hash alike under @phi-ag/argon2: ${nonAscii.collision.sameHashUnderWasm ? "yes" : "no"}`,
   ];
 }

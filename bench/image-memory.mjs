@@ -58,7 +58,13 @@ async function bundle(dir, IMAGES) {
   if (existsSync(scaled)) lines.push(`export { decodeJpegScaled } from ${JSON.stringify(scaled)};`);
   const probe = path.join(dir, "probe.mjs");
   writeFileSync(probe, PROBE);
-  const common = { stdin: { contents: lines.join("\n"), resolveDir: ROOT, loader: "ts" }, bundle: true, format: "esm", platform: "node", logLevel: "error" };
+  const common = {
+    stdin: { contents: lines.join("\n"), resolveDir: ROOT, loader: "ts" },
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    logLevel: "error",
+  };
   await build({ ...common, outfile: path.join(dir, "plain.mjs") });
   await build({ ...common, outfile: path.join(dir, "probed.mjs"), inject: [probe] });
 }
@@ -99,7 +105,10 @@ async function child(spec) {
     peakAboveInputMB: state ? +((peak - base) / MB).toFixed(1) : null,
     samples: state?.samples ?? 0,
     rssPeakAboveStartMB: hwmReset ? +(((statusKiB("VmHWM") - rss0) * 1024) / MB).toFixed(1) : null,
-    output: spec.op === "orient" ? `${out.width}x${out.height} ${(out.bytes.length / MB).toFixed(1)} MB` : `${out.width}x${out.height}x${out.channels}`,
+    output:
+      spec.op === "orient"
+        ? `${out.width}x${out.height} ${(out.bytes.length / MB).toFixed(1)} MB`
+        : `${out.width}x${out.height}x${out.channels}`,
     outputSha: sha(spec.op === "orient" ? out.bytes : out.pixels),
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);

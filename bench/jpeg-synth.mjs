@@ -11,7 +11,8 @@ function coefficients(lib, bw, bh, seed, reach, density, amplitude) {
   for (let b = 0; b < bw * bh; b++) {
     const o = b * 64;
     coeffs[o] = Math.round(Math.sin(b / 5000) * 60 + Math.sin(b / 37) * 20);
-    for (let k = 1; k < reach; k++) if (rand() < density) coeffs[o + lib.ZIGZAG[k]] = Math.round((rand() - 0.5) * amplitude * (1 - k / reach) * 2);
+    for (let k = 1; k < reach; k++)
+      if (rand() < density) coeffs[o + lib.ZIGZAG[k]] = Math.round((rand() - 0.5) * amplitude * (1 - k / reach) * 2);
   }
   return coeffs;
 }
@@ -218,7 +219,13 @@ export function synthProgressive(lib, frame) {
   for (const scan of SCRIPT) {
     const [cis, ss, , ah] = scan;
     const freq = [new Float64Array(256), new Float64Array(256)];
-    codeScan(lib, frame, scan, (t, s) => freq[t][s]++, () => {});
+    codeScan(
+      lib,
+      frame,
+      scan,
+      (t, s) => freq[t][s]++,
+      () => {},
+    );
     const dc = ss === 0;
     const codes = freq.map((f) => (f.some((x) => x) ? lib.buildHuffmanCode(f) : undefined));
     if (!(dc && ah)) {
@@ -230,7 +237,13 @@ export function synthProgressive(lib, frame) {
     for (const i of cis) sos.push(frame.components[i].id, dc ? (i === 0 ? 0x00 : 0x10) : 0x00);
     sos.push(ss, scan[2], (ah << 4) | scan[4]);
     out.bytes(segment(0xda, sos));
-    codeScan(lib, frame, scan, (t, s) => out.bits(codes[t].code[s], codes[t].size[s]), (v, n) => out.bits(v, n));
+    codeScan(
+      lib,
+      frame,
+      scan,
+      (t, s) => out.bits(codes[t].code[s], codes[t].size[s]),
+      (v, n) => out.bits(v, n),
+    );
     out.flush();
   }
   out.bytes([0xff, 0xd9]);

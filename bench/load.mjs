@@ -119,13 +119,15 @@ export async function runLoad(url, request, { duration, connections, maxRequests
     // request on the connection that sends it); without one (the baselines), one fixed request.
     ...(request.rotation
       ? {
-          requests: [{
-            method: request.method,
-            path: request.path,
-            headers: request.headers,
-            body: request.body,
-            setupRequest: (req) => applyRotation(request.rotation, req),
-          }],
+          requests: [
+            {
+              method: request.method,
+              path: request.path,
+              headers: request.headers,
+              body: request.body,
+              setupRequest: (req) => applyRotation(request.rotation, req),
+            },
+          ],
         }
       : {}),
     connections,
@@ -148,9 +150,7 @@ export async function runLoad(url, request, { duration, connections, maxRequests
 
   const sorted = latencies.subarray(0, Math.min(nExpected, latencies.length)).sort();
   const elapsedS = (lastResponseAt - startedAt) / 1000;
-  const statusCounts = Object.fromEntries(
-    Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count]),
-  );
+  const statusCounts = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count]));
   return {
     ok: nExpected === responses && result.errors === 0 && result.timeouts === 0 && nExpected > 0,
     requests: responses,

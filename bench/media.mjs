@@ -98,7 +98,13 @@ async function bundleLibrary(dir) {
   ].join("\n");
   const probe = path.join(dir, "probe.mjs");
   writeFileSync(probe, PROBE);
-  const common = { stdin: { contents: entry, resolveDir: ROOT, loader: "ts" }, bundle: true, format: "esm", platform: "node", logLevel: "error" };
+  const common = {
+    stdin: { contents: entry, resolveDir: ROOT, loader: "ts" },
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    logLevel: "error",
+  };
   await build({ ...common, outfile: path.join(dir, "plain.mjs") });
   await build({ ...common, outfile: path.join(dir, "probed.mjs"), inject: [probe] });
   writeFileSync(path.join(dir, "child.mjs"), CHILD);
@@ -174,7 +180,8 @@ function runChild(dir, spec) {
     env: { ...process.env, MALLOC_MMAP_THRESHOLD_: "65536", MALLOC_TRIM_THRESHOLD_: "65536" },
     maxBuffer: 1 << 20,
   });
-  if (res.status !== 0) throw new Error(`media: Node ${spec.op} child failed: ${(res.stderr || res.stdout).trim().split("\n").slice(-5).join("\n")}`);
+  if (res.status !== 0)
+    throw new Error(`media: Node ${spec.op} child failed: ${(res.stderr || res.stdout).trim().split("\n").slice(-5).join("\n")}`);
   return JSON.parse(res.stdout.trim().split("\n").pop());
 }
 
@@ -212,11 +219,42 @@ function measureInNode(dir, op, bytes, name, extra = {}) {
 function exifSegment(orientation, make) {
   if (make.length !== 3) throw new Error("make must be 3 ASCII characters (4 bytes with its NUL: stored in the entry)");
   const tiff = [
-    0x4d, 0x4d, 0x00, 0x2a, 0x00, 0x00, 0x00, 0x08, // "MM", 42, IFD0 at 8
-    0x00, 0x02, // two entries, in tag order
-    0x01, 0x0f, 0x00, 0x02, 0x00, 0x00, 0x00, 0x04, ...Buffer.from(make, "latin1"), 0x00, // Make, ASCII, 4
-    0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, 0x00, orientation, 0x00, 0x00, // Orientation, SHORT, 1
-    0x00, 0x00, 0x00, 0x00, // no IFD1
+    0x4d,
+    0x4d,
+    0x00,
+    0x2a,
+    0x00,
+    0x00,
+    0x00,
+    0x08, // "MM", 42, IFD0 at 8
+    0x00,
+    0x02, // two entries, in tag order
+    0x01,
+    0x0f,
+    0x00,
+    0x02,
+    0x00,
+    0x00,
+    0x00,
+    0x04,
+    ...Buffer.from(make, "latin1"),
+    0x00, // Make, ASCII, 4
+    0x01,
+    0x12,
+    0x00,
+    0x03,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    0x00,
+    orientation,
+    0x00,
+    0x00, // Orientation, SHORT, 1
+    0x00,
+    0x00,
+    0x00,
+    0x00, // no IFD1
   ];
   const payload = [...Buffer.from("Exif\0\0", "latin1"), ...tiff];
   return Uint8Array.from([0xff, 0xe1, (payload.length + 2) >> 8, (payload.length + 2) & 0xff, ...payload]);
@@ -286,12 +324,19 @@ async function call(url, method, p, { token, json, form, body: raw } = {}) {
     response = await fetch(url + p, { method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   }
   const bytes = new Uint8Array(await response.arrayBuffer());
-  return { status: response.status, headers: response.headers, bytes, text: () => Buffer.from(bytes).toString("utf8"), json: () => JSON.parse(Buffer.from(bytes).toString("utf8")) };
+  return {
+    status: response.status,
+    headers: response.headers,
+    bytes,
+    text: () => Buffer.from(bytes).toString("utf8"),
+    json: () => JSON.parse(Buffer.from(bytes).toString("utf8")),
+  };
 }
 
 async function expect(promise, what, status) {
   const response = await promise;
-  if (response.status !== status) throw new Error(`media: ${what} answered ${response.status}, expected ${status}: ${response.text().slice(0, 300)}`);
+  if (response.status !== status)
+    throw new Error(`media: ${what} answered ${response.status}, expected ${status}: ${response.text().slice(0, 300)}`);
   return response;
 }
 
@@ -302,7 +347,13 @@ async function signUp(url) {
   const token = outbox.items.map((m) => /\/verify#token=([^\s]+)/.exec(m.text)?.[1]).find(Boolean);
   if (!token) throw new Error(`media: no verification link in the outbox of ${ACCOUNT.email}`);
   await expect(call(url, "POST", "/v1/auth/verify", { json: { token } }), "POST /v1/auth/verify", 200);
-  const login = (await expect(call(url, "POST", "/v1/auth/bearer/login", { form: { username: ACCOUNT.username, password: ACCOUNT.password } }), "bearer login", 200)).json();
+  const login = (
+    await expect(
+      call(url, "POST", "/v1/auth/bearer/login", { form: { username: ACCOUNT.username, password: ACCOUNT.password } }),
+      "bearer login",
+      200,
+    )
+  ).json();
   return login.access_token;
 }
 
@@ -325,7 +376,10 @@ async function uploadOnce(app, pid, queueLog, { token, productId, bytes, name })
   let rssPeak;
   try {
     response = await fetch(`${app.url}/v1/products/${productId}/images`, {
-      method: "POST", headers: { ...EDGE_HEADERS, authorization: `Bearer ${token}` }, body: form, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      method: "POST",
+      headers: { ...EDGE_HEADERS, authorization: `Bearer ${token}` },
+      body: form,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     text = await response.text();
     created = performance.now();
@@ -348,7 +402,8 @@ async function uploadOnce(app, pid, queueLog, { token, productId, bytes, name })
       if (page.status !== 200) throw new Error(`media: GET images answered ${page.status}: ${page.text().slice(0, 300)}`);
       listed = page.json().items.find((i) => i.id === item.id && i.thumbnail_url.includes("/thumbnails/"));
       if (listed) break;
-      if (performance.now() - created > READY_TIMEOUT_MS) throw new Error(`media: no thumbnail for ${name} ${READY_TIMEOUT_MS / 1000} s after its upload`);
+      if (performance.now() - created > READY_TIMEOUT_MS)
+        throw new Error(`media: no thumbnail for ${name} ${READY_TIMEOUT_MS / 1000} s after its upload`);
       await sleep(POLL_MS);
     }
     ready = performance.now();
@@ -360,7 +415,9 @@ async function uploadOnce(app, pid, queueLog, { token, productId, bytes, name })
   for (let i = 0; queueLog.batches.length < batchesBefore + QUEUE_HOPS && i < 500; i++) await sleep(20);
   const batches = queueLog.batches.slice(batchesBefore);
   if (batches.length !== QUEUE_HOPS || batches.some((b) => b.acked !== b.total)) {
-    throw new Error(`media: expected ${QUEUE_HOPS} acknowledged batch (the scan job) for ${name}, the broker logged ${JSON.stringify(batches)}`);
+    throw new Error(
+      `media: expected ${QUEUE_HOPS} acknowledged batch (the scan job) for ${name}, the broker logged ${JSON.stringify(batches)}`,
+    );
   }
   return {
     name,
@@ -398,7 +455,9 @@ function summarizeRuns(runs) {
       rssPeakKiB: Math.max(...runs.map((r) => r.jobsRssPeakKiB)),
     },
     runs: runs.map((r) => ({
-      ...r, uploadMs: Math.round(r.uploadMs), readyMs: Math.round(r.readyMs),
+      ...r,
+      uploadMs: Math.round(r.uploadMs),
+      readyMs: Math.round(r.readyMs),
     })),
   };
 }
@@ -423,7 +482,9 @@ export async function runMediaBench({ config, bundle, port, viaEntry, doStorage,
     const lib = await import(pathToFileURL(path.join(dir, "plain.mjs")).href);
     const synthStarted = performance.now();
     const jpeg = synthBaseline(lib, synthFrame(lib, MEDIA_IMAGE.width, MEDIA_IMAGE.height, MEDIA_IMAGE.sampling));
-    log(`media: synthesised a ${MEDIA_IMAGE.width}x${MEDIA_IMAGE.height} ${MEDIA_IMAGE.sampling} baseline JPEG, ${(jpeg.length / MiB).toFixed(2)} MiB, in ${((performance.now() - synthStarted) / 1000).toFixed(1)} s`);
+    log(
+      `media: synthesised a ${MEDIA_IMAGE.width}x${MEDIA_IMAGE.height} ${MEDIA_IMAGE.sampling} baseline JPEG, ${(jpeg.length / MiB).toFixed(2)} MiB, in ${((performance.now() - synthStarted) / 1000).toFixed(1)} s`,
+    );
 
     app = await startApp(config, bundle, port, viaEntry, {
       name: "app-media",
@@ -442,7 +503,9 @@ export async function runMediaBench({ config, bundle, port, viaEntry, doStorage,
     const warm = await probe(app.url, { method: "GET", path: "/v1/units", headers: EDGE_HEADERS });
     if (warm.status !== 200) throw new Error(`app-media: warm-up answered ${warm.status}`);
     const token = await signUp(app.url);
-    const product = (await expect(call(app.url, "POST", "/v1/products", { token, json: { name: "Bench media" } }), "POST /v1/products", 201)).json();
+    const product = (
+      await expect(call(app.url, "POST", "/v1/products", { token, json: { name: "Bench media" } }), "POST /v1/products", 201)
+    ).json();
 
     const plan = [];
     // Make: orientation digit, round (w for warm-up), "m": unique per upload.
@@ -454,8 +517,10 @@ export async function runMediaBench({ config, bundle, port, viaEntry, doStorage,
     for (const step of plan) {
       const bytes = withExif(jpeg, step.orientation, step.make);
       const run = await uploadOnce(app, pid, queueLog, { token, productId: product.id, bytes, name: `bench-${step.make}.jpg` });
-      log(`media upload o${step.orientation}${step.warmUp ? " (warm-up)" : ""}: ${Math.round(run.uploadMs)} ms, workerd RSS ${run.rssBeforeKiB} -> ${run.rssPeakKiB} KiB; ` +
-        `thumbnails after ${Math.round(run.readyMs)} ms (job batch ${run.jobBatchMs} ms), RSS ${run.jobsRssBeforeKiB} -> ${run.jobsRssPeakKiB} KiB`);
+      log(
+        `media upload o${step.orientation}${step.warmUp ? " (warm-up)" : ""}: ${Math.round(run.uploadMs)} ms, workerd RSS ${run.rssBeforeKiB} -> ${run.rssPeakKiB} KiB; ` +
+          `thumbnails after ${Math.round(run.readyMs)} ms (job batch ${run.jobBatchMs} ms), RSS ${run.jobsRssBeforeKiB} -> ${run.jobsRssPeakKiB} KiB`,
+      );
       if (step.warmUp) warmUps[step.orientation] = run;
       else runs[step.orientation].push(run);
       inputs[step.orientation] = { bytes, run };
@@ -468,9 +533,16 @@ export async function runMediaBench({ config, bundle, port, viaEntry, doStorage,
       const image = await expect(call(app.url, "GET", new URL(run.imageUrl).pathname), `GET ${run.imageUrl}`, 200);
       const thumb = await expect(call(app.url, "GET", new URL(run.thumbnailUrl).pathname), `GET ${run.thumbnailUrl}`, 200);
       const size = jpegSize(image.bytes);
-      const expected = o === 6 ? { width: MEDIA_IMAGE.height, height: MEDIA_IMAGE.width } : { width: MEDIA_IMAGE.width, height: MEDIA_IMAGE.height };
-      if (size?.width !== expected.width || size?.height !== expected.height) throw new Error(`media: the stored o${o} image is ${JSON.stringify(size)}, expected ${JSON.stringify(expected)}`);
-      stored[o] = { bytes: image.bytes, size, sha256: sha256(image.bytes), thumbnail200: { ...jpegSize(thumb.bytes), bytes: thumb.bytes.length } };
+      const expected =
+        o === 6 ? { width: MEDIA_IMAGE.height, height: MEDIA_IMAGE.width } : { width: MEDIA_IMAGE.width, height: MEDIA_IMAGE.height };
+      if (size?.width !== expected.width || size?.height !== expected.height)
+        throw new Error(`media: the stored o${o} image is ${JSON.stringify(size)}, expected ${JSON.stringify(expected)}`);
+      stored[o] = {
+        bytes: image.bytes,
+        size,
+        sha256: sha256(image.bytes),
+        thumbnail200: { ...jpegSize(thumb.bytes), bytes: thumb.bytes.length },
+      };
     }
     await app.mf.dispose();
     app.removeStorage?.();
@@ -481,17 +553,32 @@ export async function runMediaBench({ config, bundle, port, viaEntry, doStorage,
     const node = { thumbnails: {}, prepare: {} };
     for (const o of [6, 1]) {
       node.prepare[o] = measureInNode(dir, "prepare", inputs[o].bytes, `upload-o${o}`);
-      log(`media in Node: prepareImage of the o${o} upload ${node.prepare[o].ms} ms, peak ${node.prepare[o].peakAboveInputMiB} MiB above the input`);
+      log(
+        `media in Node: prepareImage of the o${o} upload ${node.prepare[o].ms} ms, peak ${node.prepare[o].peakAboveInputMiB} MiB above the input`,
+      );
       // The request in Node names the storage key app-media gave the upload (its image_url).
       if (node.prepare[o].output.storageKey !== new URL(inputs[o].run.imageUrl).pathname.split("/").pop()) {
         throw new Error(`media: prepareImage in Node gave another storage key than app-media for o${o}`);
       }
       // The job's pixel work on the quarantined bytes (prepareImage's output, recomputed here).
-      const quarantined = (await lib.prepareImage({ file: new File([inputs[o].bytes], "bench.jpg", { type: "image/jpeg" }), filename: "bench.jpg", description: null, metadata: null }, "contributor")).bytes;
+      const quarantined = (
+        await lib.prepareImage(
+          {
+            file: new File([inputs[o].bytes], "bench.jpg", { type: "image/jpeg" }),
+            filename: "bench.jpg",
+            description: null,
+            metadata: null,
+          },
+          "contributor",
+        )
+      ).bytes;
       node.thumbnails[o] = measureInNode(dir, "job", quarantined, `quarantined-o${o}`, { orientation: o });
-      log(`media in Node: uprightBytes + makeThumbnails of the quarantined o${o} image ${node.thumbnails[o].ms} ms, peak ${node.thumbnails[o].peakAboveInputMiB} MiB above the input`);
+      log(
+        `media in Node: uprightBytes + makeThumbnails of the quarantined o${o} image ${node.thumbnails[o].ms} ms, peak ${node.thumbnails[o].peakAboveInputMiB} MiB above the input`,
+      );
       // The service in Node and in workerd must have served the same bytes.
-      if (node.thumbnails[o].output.sha256 !== stored[o].sha256) throw new Error(`media: the job's work in Node gave other bytes than app-media served for o${o}`);
+      if (node.thumbnails[o].output.sha256 !== stored[o].sha256)
+        throw new Error(`media: the job's work in Node gave other bytes than app-media served for o${o}`);
     }
 
     const byOrientation = (o) => {
@@ -502,15 +589,23 @@ export async function runMediaBench({ config, bundle, port, viaEntry, doStorage,
         stored: { ...stored[o].size, bytes: stored[o].bytes.length, thumbnail200: stored[o].thumbnail200 },
         thumbnails: s.thumbnails,
         warmUp: {
-          uploadMs: Math.round(warmUps[o].uploadMs), rssBeforeKiB: warmUps[o].rssBeforeKiB, rssGrowthKiB: warmUps[o].rssGrowthKiB,
-          readyMs: Math.round(warmUps[o].readyMs), jobsRssGrowthKiB: warmUps[o].jobsRssGrowthKiB,
+          uploadMs: Math.round(warmUps[o].uploadMs),
+          rssBeforeKiB: warmUps[o].rssBeforeKiB,
+          rssGrowthKiB: warmUps[o].rssGrowthKiB,
+          readyMs: Math.round(warmUps[o].readyMs),
+          jobsRssGrowthKiB: warmUps[o].jobsRssGrowthKiB,
         },
         node: { thumbnails: node.thumbnails[o], prepare: node.prepare[o] },
         runs: s.runs,
       };
     };
     return {
-      image: { ...MEDIA_IMAGE, megapixels: +((MEDIA_IMAGE.width * MEDIA_IMAGE.height) / 1e6).toFixed(2), jpegBytes: jpeg.length, thumbnailWidths: THUMBNAIL_WIDTHS },
+      image: {
+        ...MEDIA_IMAGE,
+        megapixels: +((MEDIA_IMAGE.width * MEDIA_IMAGE.height) / 1e6).toFixed(2),
+        jpegBytes: jpeg.length,
+        thumbnailWidths: THUMBNAIL_WIDTHS,
+      },
       uploads: UPLOADS,
       batchTimeoutS: BATCH_TIMEOUT_S,
       batchWaitMs: QUEUE_HOPS * BATCH_TIMEOUT_S * 1000,
@@ -566,9 +661,16 @@ export function formatMedia(result) {
     );
   }
   lines.push(
-    `first upload of the instance (unrecorded), per orientation: ${result.orientations.map((o) => `o${o.orientation} ${o.warmUp.uploadMs} ms, workerd RSS +${mib(o.warmUp.rssGrowthKiB)} MiB, ` +
-      `its jobs +${mib(o.warmUp.jobsRssGrowthKiB)} MiB`).join("; ")} (o6 ran first)`,
+    `first upload of the instance (unrecorded), per orientation: ${result.orientations
+      .map(
+        (o) =>
+          `o${o.orientation} ${o.warmUp.uploadMs} ms, workerd RSS +${mib(o.warmUp.rssGrowthKiB)} MiB, ` +
+          `its jobs +${mib(o.warmUp.jobsRssGrowthKiB)} MiB`,
+      )
+      .join("; ")} (o6 ran first)`,
   );
-  lines.push(`(workerd RSS is the whole process: isolate, D1, R2, the queue broker; Node peaks are above the loaded input. Section took ${result.seconds.total} s.)`);
+  lines.push(
+    `(workerd RSS is the whole process: isolate, D1, R2, the queue broker; Node peaks are above the loaded input. Section took ${result.seconds.total} s.)`,
+  );
   return lines.join("\n");
 }

@@ -11,9 +11,10 @@
 //
 //   npm run bench:profile -- product-tree --requests 200        # the whole flow, building first
 //   node bench/profile.mjs live --requests 3000 --no-build      # reuse bench/.build
+
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { readFileSync } from "node:fs";
 import WebSocket from "ws";
 import { workerdPids } from "./memory.mjs";
 import { scenarios } from "./scenarios.mjs";
@@ -29,7 +30,9 @@ const { values, positionals } = parseArgs({
 const name = positionals[0];
 const scenario = scenarios.find((s) => s.name === name);
 if (!scenario) {
-  console.error(`usage: npm run bench:profile -- <scenario> [--requests N] [--top N]; scenarios: ${scenarios.map((s) => s.name).join(", ")}`);
+  console.error(
+    `usage: npm run bench:profile -- <scenario> [--requests N] [--top N]; scenarios: ${scenarios.map((s) => s.name).join(", ")}`,
+  );
   process.exit(2);
 }
 const requests = Number(values.requests ?? 200);
@@ -52,11 +55,12 @@ async function connect(url) {
     }
   });
   return {
-    send: (method, params = {}) => new Promise((resolve, reject) => {
-      const id = next++;
-      pending.set(id, { resolve, reject });
-      ws.send(JSON.stringify({ id, method, params }));
-    }),
+    send: (method, params = {}) =>
+      new Promise((resolve, reject) => {
+        const id = next++;
+        pending.set(id, { resolve, reject });
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
     close: () => ws.close(),
   };
 }
@@ -85,7 +89,9 @@ async function main() {
     app.db = await app.mf.getD1Database("DB");
     await applyMigrations(app.db, path.join(ROOT, "migrations"));
     await fetch(`${app.url}/v1/units`, { headers: EDGE }).then((r) => r.text());
-    const override = scenario.seed ? ((await scenario.seed({ db: app.db, fetch: (p, init) => fetch(app.url + p, init), url: app.url, bootstrap: BOOTSTRAP })) ?? {}) : {};
+    const override = scenario.seed
+      ? ((await scenario.seed({ db: app.db, fetch: (p, init) => fetch(app.url + p, init), url: app.url, bootstrap: BOOTSTRAP })) ?? {})
+      : {};
     const request = { ...scenario, ...override, headers: { ...EDGE, ...scenario.headers, ...override.headers } };
     let body = request.body;
     if (body !== undefined && typeof body !== "string") {
@@ -94,7 +100,11 @@ async function main() {
     }
     const send = async (i) => {
       const extra = request.vary?.(i) ?? {};
-      const response = await fetch(app.url + request.path, { method: request.method, headers: { ...request.headers, ...extra.headers, "cf-connecting-ip": `10.0.${(i >> 8) & 255}.${i & 255}` }, body: extra.body ?? body });
+      const response = await fetch(app.url + request.path, {
+        method: request.method,
+        headers: { ...request.headers, ...extra.headers, "cf-connecting-ip": `10.0.${(i >> 8) & 255}.${i & 255}` },
+        body: extra.body ?? body,
+      });
       await response.arrayBuffer();
       if (response.status >= 400) throw new Error(`${request.method} ${request.path} answered ${response.status}`);
     };
@@ -127,11 +137,16 @@ async function main() {
     const { total, fns } = summarise(profile);
     const ms = (us) => (us / 1000 / requests).toFixed(3);
     const idle = fns.filter(([k]) => /^\(idle\)/.test(k)).reduce((a, [, us]) => a + us, 0);
-    console.log(`${name}: workerd CPU ${cpuMs.toFixed(3)} ms per request (user + system, ${requests} requests one at a time, ${cpuWallMs.toFixed(2)} ms wall each, no profiler)`);
+    console.log(
+      `${name}: workerd CPU ${cpuMs.toFixed(3)} ms per request (user + system, ${requests} requests one at a time, ${cpuWallMs.toFixed(2)} ms wall each, no profiler)`,
+    );
     console.log(`${name}: ${requests} requests one at a time, ${(wall / requests).toFixed(2)} ms wall each; isolate ${target.title}`);
-    console.log(`profile ${(total / 1000).toFixed(0)} ms: busy ${ms(total - idle)} ms per request, idle ${ms(idle)} ms per request (waiting: D1, counter store, I/O)`);
+    console.log(
+      `profile ${(total / 1000).toFixed(0)} ms: busy ${ms(total - idle)} ms per request, idle ${ms(idle)} ms per request (waiting: D1, counter store, I/O)`,
+    );
     console.log("self ms/req  share  function  file:line");
-    for (const [key, us] of fns.slice(0, top)) console.log(`${ms(us).padStart(11)}  ${((100 * us) / total).toFixed(1).padStart(4)} %  ${key}`);
+    for (const [key, us] of fns.slice(0, top))
+      console.log(`${ms(us).padStart(11)}  ${((100 * us) / total).toFixed(1).padStart(4)} %  ${key}`);
   } finally {
     await disposeAll([app]);
   }

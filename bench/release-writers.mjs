@@ -72,10 +72,19 @@ console.log(JSON.stringify({ seconds, bytes: stored.bytes ?? 0, peak, retained }
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "release-bench-"));
 try {
-  await build({ stdin: { contents: ENTRY, resolveDir: ROOT, loader: "ts" }, bundle: true, platform: "node", format: "esm", outfile: path.join(dir, "lib.mjs"), logLevel: "error" });
+  await build({
+    stdin: { contents: ENTRY, resolveDir: ROOT, loader: "ts" },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    outfile: path.join(dir, "lib.mjs"),
+    logLevel: "error",
+  });
   writeFileSync(path.join(dir, "run.mjs"), RUNNER);
   const run = (mode, rows, measure) => {
-    const child = spawnSync(process.execPath, ["--expose-gc", path.join(dir, "run.mjs"), mode, String(rows), values.batch, measure], { encoding: "utf8" });
+    const child = spawnSync(process.execPath, ["--expose-gc", path.join(dir, "run.mjs"), mode, String(rows), values.batch, measure], {
+      encoding: "utf8",
+    });
     if (child.status !== 0) throw new Error(`${mode} ${rows}: ${child.stderr}`);
     return JSON.parse(child.stdout.trim().split("\n").at(-1));
   };
@@ -84,7 +93,15 @@ try {
     for (const mode of ["gen", "csv", "parquet", "csv+sink", "parquet+sink"]) {
       const time = run(mode, rows, "time");
       const memory = run(mode, rows, "memory");
-      results.push({ mode, rows, rowsPerSecond: Math.round(rows / time.seconds), seconds: time.seconds, bytes: time.bytes, peak: memory.peak, retained: memory.retained });
+      results.push({
+        mode,
+        rows,
+        rowsPerSecond: Math.round(rows / time.seconds),
+        seconds: time.seconds,
+        bytes: time.bytes,
+        peak: memory.peak,
+        retained: memory.retained,
+      });
     }
   }
   if (values.json) console.log(JSON.stringify(results, null, 2));
@@ -92,7 +109,9 @@ try {
     console.log(`node ${process.version}, batches of ${values.batch} rows`);
     console.log("| case | rows | rows/s | time | size | peak above start | retained (after GC) |\n|---|---:|---:|---:|---:|---:|---:|");
     for (const r of results) {
-      console.log(`| ${r.mode} | ${r.rows.toLocaleString("en-US")} | ${r.rowsPerSecond.toLocaleString("en-US")} | ${r.seconds.toFixed(2)} s | ${(r.bytes / MB).toFixed(1)} MiB | ${(r.peak / MB).toFixed(1)} MB | ${(r.retained / MB).toFixed(1)} MB |`);
+      console.log(
+        `| ${r.mode} | ${r.rows.toLocaleString("en-US")} | ${r.rowsPerSecond.toLocaleString("en-US")} | ${r.seconds.toFixed(2)} s | ${(r.bytes / MB).toFixed(1)} MiB | ${(r.peak / MB).toFixed(1)} MB | ${(r.retained / MB).toFixed(1)} MB |`,
+      );
     }
   }
 } finally {

@@ -83,16 +83,26 @@ async function call(url, method, p, { token, json, form } = {}) {
 
 async function expectStatus(promise, what, status) {
   const response = await promise;
-  if (response.status !== status) throw new Error(`release: ${what} answered ${response.status}, expected ${status}: ${response.text.slice(0, 300)}`);
+  if (response.status !== status)
+    throw new Error(`release: ${what} answered ${response.status}, expected ${status}: ${response.text.slice(0, 300)}`);
   return response;
 }
 
 /** Signs the bootstrap superuser in and enrols TOTP; returns the new session's access token. */
 async function adminToken(url) {
-  const login = (await expectStatus(call(url, "POST", "/v1/auth/bearer/login", { form: { username: BOOTSTRAP.email, password: BOOTSTRAP.password } }), "admin login", 200)).json();
+  const login = (
+    await expectStatus(
+      call(url, "POST", "/v1/auth/bearer/login", { form: { username: BOOTSTRAP.email, password: BOOTSTRAP.password } }),
+      "admin login",
+      200,
+    )
+  ).json();
   const setup = (await expectStatus(call(url, "POST", "/v1/auth/mfa/totp/setup", { token: login.access_token }), "TOTP setup", 200)).json();
   const confirmed = await expectStatus(
-    call(url, "POST", "/v1/auth/mfa/totp/confirm", { token: login.access_token, json: { setup_token: setup.setup_token, code: totp(setup.secret), current_password: BOOTSTRAP.password } }),
+    call(url, "POST", "/v1/auth/mfa/totp/confirm", {
+      token: login.access_token,
+      json: { setup_token: setup.setup_token, code: totp(setup.secret), current_password: BOOTSTRAP.password },
+    }),
     "TOTP confirm",
     200,
   );
@@ -113,12 +123,17 @@ async function buildOnce(app, pid, queueLog, token, version) {
   let release;
   let rssPeak;
   try {
-    await expectStatus(call(app.url, "POST", "/v1/admin/releases", { token, json: { version, title: `Bench release ${version}` } }), "POST /v1/admin/releases", 202);
+    await expectStatus(
+      call(app.url, "POST", "/v1/admin/releases", { token, json: { version, title: `Bench release ${version}` } }),
+      "POST /v1/admin/releases",
+      202,
+    );
     for (;;) {
       release = (await expectStatus(call(app.url, "GET", `/v1/releases/${version}`, { token }), "GET release", 200)).json();
       progress.push({ ms: Math.round(performance.now() - started), recordsWritten: release.progress.records_written });
       if (release.status !== "building") break;
-      if (performance.now() - started > BUILD_TIMEOUT_MS) throw new Error(`release: ${version} still building after ${BUILD_TIMEOUT_MS / 1000} s`);
+      if (performance.now() - started > BUILD_TIMEOUT_MS)
+        throw new Error(`release: ${version} still building after ${BUILD_TIMEOUT_MS / 1000} s`);
       await sleep(POLL_MS);
     }
   } finally {
@@ -130,9 +145,17 @@ async function buildOnce(app, pid, queueLog, token, version) {
   const sliceLogs = () => queueLog.batches.slice(batchesBefore).filter((b) => b.queue === "relab-releases");
   for (let i = 0; i < 50 && sliceLogs().length === 0; i++) await sleep(100);
   const slices = sliceLogs();
-  if (slices.length === 0) process.stderr.write(`release: no queue batch logged for ${version}; last Miniflare lines:\n${queueLog.lines.slice(-6).join("\n")}\n`);
+  if (slices.length === 0)
+    process.stderr.write(`release: no queue batch logged for ${version}; last Miniflare lines:\n${queueLog.lines.slice(-6).join("\n")}\n`);
   // The build's own account of its steps (the "release published" log line), in ms.
-  const published = app.logTail.map((line) => { try { return JSON.parse(line); } catch { return null; } })
+  const published = app.logTail
+    .map((line) => {
+      try {
+        return JSON.parse(line);
+      } catch {
+        return null;
+      }
+    })
     .find((entry) => entry?.msg === "release published" && entry.release === version);
   const total = release.counts.records;
   return {
@@ -158,10 +181,13 @@ async function checkRelease(app, release) {
   const text = await csv.text();
   const lines = text.split("\r\n").length - 2;
   if (lines !== records) throw new Error(`release: records.csv holds ${lines} records, the release counts ${records}`);
-  const parquet = new Uint8Array(await (await fetch(`${app.url}/v1/releases/${release.version}/files/records.parquet`, { headers: EDGE_HEADERS })).arrayBuffer());
+  const parquet = new Uint8Array(
+    await (await fetch(`${app.url}/v1/releases/${release.version}/files/records.parquet`, { headers: EDGE_HEADERS })).arrayBuffer(),
+  );
   const { parquetMetadata } = await import("hyparquet");
   const metadata = parquetMetadata(parquet.buffer.slice(parquet.byteOffset, parquet.byteOffset + parquet.byteLength));
-  if (Number(metadata.num_rows) !== records) throw new Error(`release: records.parquet holds ${metadata.num_rows} rows, the release counts ${records}`);
+  if (Number(metadata.num_rows) !== records)
+    throw new Error(`release: records.parquet holds ${metadata.num_rows} rows, the release counts ${records}`);
   return { csvMiB: +(text.length / MiB).toFixed(1), parquetMiB: +(parquet.length / MiB).toFixed(1), rowGroups: metadata.row_groups.length };
 }
 
@@ -351,17 +377,29 @@ export async function measureInNode(dir, products, compatibilityDate) {
     migrations,
     seed: demoStatements({ products, seed: 1 }),
     sliceMs: 60_000,
-    env: { ENVIRONMENT: "development", AUTH_TOKEN_SECRET: "x".repeat(64), DATA_ENCRYPTION_KEY: "1".repeat(64), APP_PUBLIC_URL: "http://localhost:8081" },
+    env: {
+      ENVIRONMENT: "development",
+      AUTH_TOKEN_SECRET: "x".repeat(64),
+      DATA_ENCRYPTION_KEY: "1".repeat(64),
+      APP_PUBLIC_URL: "http://localhost:8081",
+    },
   };
   const run = (mode, heapMiB = null) => {
     const specFile = path.join(dir, `spec-${products}-${mode}.json`);
     writeFileSync(specFile, JSON.stringify({ ...spec, mode }));
-    const child = spawnSync(process.execPath, ["--expose-gc", ...(heapMiB ? [`--max-old-space-size=${heapMiB}`] : []), path.join(dir, "child.mjs"), specFile], {
-      encoding: "utf8",
-      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: "65536", MALLOC_TRIM_THRESHOLD_: "65536" },
-      maxBuffer: 1 << 20,
-    });
-    if (child.status !== 0) throw new Error(`release: Node build of ${products} products (${mode}) failed: ${(child.stderr || child.stdout).trim().split("\n").slice(-20).join("\n")}`);
+    const child = spawnSync(
+      process.execPath,
+      ["--expose-gc", ...(heapMiB ? [`--max-old-space-size=${heapMiB}`] : []), path.join(dir, "child.mjs"), specFile],
+      {
+        encoding: "utf8",
+        env: { ...process.env, MALLOC_MMAP_THRESHOLD_: "65536", MALLOC_TRIM_THRESHOLD_: "65536" },
+        maxBuffer: 1 << 20,
+      },
+    );
+    if (child.status !== 0)
+      throw new Error(
+        `release: Node build of ${products} products (${mode}) failed: ${(child.stderr || child.stdout).trim().split("\n").slice(-20).join("\n")}`,
+      );
     return JSON.parse(child.stdout.trim().split("\n").pop());
   };
   const uncapped = run("peak");
@@ -375,8 +413,18 @@ export async function measureInNode(dir, products, compatibilityDate) {
     ms: Math.round(uncapped.ms),
     recordsPerSecond: Math.round(uncapped.records / (uncapped.ms / 1000)),
     baselineMiB: { heapUsed: toMiB(capped.baseline.heapUsed), external: toMiB(capped.baseline.external) },
-    uncapped: { peakAboveStartMiB: toMiB(uncapped.peakAboveStartBytes), atPeakMiB: atPeak(uncapped), rssPeakAboveStartMiB: uncapped.rssPeakAboveStartKiB === null ? null : +(uncapped.rssPeakAboveStartKiB / 1024).toFixed(1) },
-    capped: { heapCapMiB: NODE_HEAP_CAP_MIB, ms: Math.round(capped.ms), peakAboveStartMiB: toMiB(capped.peakAboveStartBytes), atPeakMiB: atPeak(capped), rssPeakAboveStartMiB: capped.rssPeakAboveStartKiB === null ? null : +(capped.rssPeakAboveStartKiB / 1024).toFixed(1) },
+    uncapped: {
+      peakAboveStartMiB: toMiB(uncapped.peakAboveStartBytes),
+      atPeakMiB: atPeak(uncapped),
+      rssPeakAboveStartMiB: uncapped.rssPeakAboveStartKiB === null ? null : +(uncapped.rssPeakAboveStartKiB / 1024).toFixed(1),
+    },
+    capped: {
+      heapCapMiB: NODE_HEAP_CAP_MIB,
+      ms: Math.round(capped.ms),
+      peakAboveStartMiB: toMiB(capped.peakAboveStartBytes),
+      atPeakMiB: atPeak(capped),
+      rssPeakAboveStartMiB: capped.rssPeakAboveStartKiB === null ? null : +(capped.rssPeakAboveStartKiB / 1024).toFixed(1),
+    },
     retained: { aboveStartMiB: toMiB(retained.peakAboveStartBytes), atPeakMiB: atPeak(retained) },
   };
 }
@@ -423,7 +471,11 @@ export async function runReleaseBench({ config, bundle, port, viaEntry, doStorag
     const answered = await probe(instance.app.url, { method: "GET", path: "/v1/units", headers: EDGE_HEADERS });
     if (answered.status !== 200) throw new Error(`${instance.app.name}: warm-up answered ${answered.status}`);
     const db = await instance.app.mf.getD1Database("DB");
-    await db.prepare("SELECT (SELECT sum(length(name) + coalesce(weight_g, 0)) FROM products) AS p, (SELECT sum(quantity) FROM bill_of_materials) AS b").first();
+    await db
+      .prepare(
+        "SELECT (SELECT sum(length(name) + coalesce(weight_g, 0)) FROM products) AS p, (SELECT sum(quantity) FROM bill_of_materials) AS b",
+      )
+      .first();
     return instance;
   };
   let app;
@@ -436,8 +488,12 @@ export async function runReleaseBench({ config, bundle, port, viaEntry, doStorag
     if (first.status !== 200) throw new Error(`app-release: warm-up answered ${first.status}`);
     const seedStarted = performance.now();
     await db.batch(demoStatements({ products: RELEASE_PRODUCTS, seed: 1 }).map((statement) => db.prepare(statement)));
-    const counts = await db.prepare("SELECT (SELECT count(*) FROM products) AS records, (SELECT count(*) FROM bill_of_materials) AS bom").first();
-    log(`app-release: loaded ${RELEASE_PRODUCTS} demo products, ${counts.records} records, ${counts.bom} bill-of-materials rows, in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+    const counts = await db
+      .prepare("SELECT (SELECT count(*) FROM products) AS records, (SELECT count(*) FROM bill_of_materials) AS bom")
+      .first();
+    log(
+      `app-release: loaded ${RELEASE_PRODUCTS} demo products, ${counts.records} records, ${counts.bom} bill-of-materials rows, in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`,
+    );
     const token = await adminToken(app.url);
 
     const describeRun = (label, run) =>
@@ -455,7 +511,8 @@ export async function runReleaseBench({ config, bundle, port, viaEntry, doStorag
     for (let r = 0; r <= rounds; r++) {
       if (r > 0) ({ app, pid } = await warm(await start(`app-release-${r}`, {})));
       const run = await buildOnce(app, pid, queueLog, token, `${r}.0`);
-      if (run.release.counts.records !== counts.records) throw new Error(`release: ${run.version} holds ${run.release.counts.records} records, the database ${counts.records}`);
+      if (run.release.counts.records !== counts.records)
+        throw new Error(`release: ${run.version} holds ${run.release.counts.records} records, the database ${counts.records}`);
       // The first build is unrecorded (the isolate's first queue invocation, statement compiles); it is the one checked.
       if (r === 0) check = await checkRelease(app, run.release);
       await app.mf.dispose();
@@ -466,7 +523,8 @@ export async function runReleaseBench({ config, bundle, port, viaEntry, doStorag
         continue;
       }
       raw = await rawReads(findSqlite(path.join(persist, "d1")), 1);
-      if (raw.records.rows !== counts.records) throw new Error(`release: raw read ${raw.records.rows} records, the database holds ${counts.records}`);
+      if (raw.records.rows !== counts.records)
+        throw new Error(`release: raw read ${raw.records.rows} records, the database holds ${counts.records}`);
       run.rawMs = Object.values(raw).reduce((sum, q) => sum + q.ms, 0);
       run.rawRecordsMs = raw.records.ms;
       run.ofRaw = run.rawMs / run.ms;
@@ -507,7 +565,14 @@ export async function runReleaseBench({ config, bundle, port, viaEntry, doStorag
     const strip = ({ release: _release, ...run }) => ({
       ...run,
       ms: Math.round(run.ms),
-      ...(run.rawMs === undefined ? {} : { rawMs: Math.round(run.rawMs), rawRecordsMs: Math.round(run.rawRecordsMs), ofRaw: +run.ofRaw.toFixed(3), ofRawRecordsOnly: +run.ofRawRecordsOnly.toFixed(3) }),
+      ...(run.rawMs === undefined
+        ? {}
+        : {
+            rawMs: Math.round(run.rawMs),
+            rawRecordsMs: Math.round(run.rawRecordsMs),
+            ofRaw: +run.ofRaw.toFixed(3),
+            ofRawRecordsOnly: +run.ofRawRecordsOnly.toFixed(3),
+          }),
     });
     return {
       products: RELEASE_PRODUCTS,
@@ -557,7 +622,10 @@ export async function runReleaseBench({ config, bundle, port, viaEntry, doStorag
 export function formatRelease(result) {
   const b = result.build;
   const steps = b.runs[0]?.stepMs ?? {};
-  const stepLine = Object.entries(steps).filter(([, ms]) => ms >= 20).map(([name, ms]) => `${name} ${ms}`).join(", ");
+  const stepLine = Object.entries(steps)
+    .filter(([, ms]) => ms >= 20)
+    .map(([name, ms]) => `${name} ${ms}`)
+    .join(", ");
   const lines = [
     `releases: ${result.products.toLocaleString("en")} demo base products, ${result.records.toLocaleString("en")} records, ` +
       `${result.recordMaterials.toLocaleString("en")} bill-of-materials rows; medians over ${result.rounds} builds`,

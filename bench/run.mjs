@@ -2,21 +2,39 @@
 // baselines measured in the same run. See bench/README.md.
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
-import { performance } from "node:perf_hooks";
 import path from "node:path";
+import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { compareHashes, formatHashCompare } from "./hash-compare.mjs";
-import { ADDRESS_POOL, MAX_STEADY_ADDRESSES, addressPool, applyRotation, createRotation, rotationAddresses, runLoad } from "./load.mjs";
-import {
-  checkClientAddresses, formatAims, formatClientAddresses, formatLimiter, formatLogin, formatProducts, formatTable, summarize, summarizeAims, summarizeLimiter,
-  summarizeLogin, summarizeProducts,
-} from "./report.mjs";
 import { formatExport, runExportBench } from "./export.mjs";
+import { compareHashes, formatHashCompare } from "./hash-compare.mjs";
+import { ADDRESS_POOL, addressPool, applyRotation, createRotation, MAX_STEADY_ADDRESSES, rotationAddresses, runLoad } from "./load.mjs";
 import { formatMedia, MEDIA_IMAGE, runMediaBench } from "./media.mjs";
 import { formatRelease, runReleaseBench } from "./release.mjs";
+import {
+  checkClientAddresses,
+  formatAims,
+  formatClientAddresses,
+  formatLimiter,
+  formatLogin,
+  formatProducts,
+  formatTable,
+  summarize,
+  summarizeAims,
+  summarizeLimiter,
+  summarizeLogin,
+  summarizeProducts,
+} from "./report.mjs";
 import { scenarios as allScenarios } from "./scenarios.mjs";
 import {
-  BOOTSTRAP, HOST, applyMigrations, buildWorker, disposeAll, probe, readWranglerConfig, startApp, startBaselines,
+  applyMigrations,
+  BOOTSTRAP,
+  buildWorker,
+  disposeAll,
+  HOST,
+  probe,
+  readWranglerConfig,
+  startApp,
+  startBaselines,
 } from "./targets.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -48,10 +66,20 @@ const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH
 function settingsFromArgs() {
   const { values } = parseArgs({
     options: {
-      duration: { type: "string" }, rounds: { type: "string" }, connections: { type: "string" },
-      "max-requests": { type: "string" }, addresses: { type: "string" }, "do-storage": { type: "string" }, warmup: { type: "string" }, only: { type: "string", multiple: true },
-      "port-base": { type: "string" }, out: { type: "string" }, "via-entry": { type: "boolean" }, help: { type: "boolean", short: "h" },
-      "hash-runs": { type: "string" }, "hash-warmup": { type: "string" },
+      duration: { type: "string" },
+      rounds: { type: "string" },
+      connections: { type: "string" },
+      "max-requests": { type: "string" },
+      addresses: { type: "string" },
+      "do-storage": { type: "string" },
+      warmup: { type: "string" },
+      only: { type: "string", multiple: true },
+      "port-base": { type: "string" },
+      out: { type: "string" },
+      "via-entry": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+      "hash-runs": { type: "string" },
+      "hash-warmup": { type: "string" },
     },
   });
   if (values.help) {
@@ -76,18 +104,27 @@ function settingsFromArgs() {
     hashRuns: Math.round(num("hash-runs", 10, 0)),
     hashWarmup: Math.round(num("hash-warmup", 3, 0)),
     only: (values.only ?? (process.env.BENCH_ONLY ? [process.env.BENCH_ONLY] : []))
-      .flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean),
+      .flatMap((v) => v.split(","))
+      .map((v) => v.trim())
+      .filter(Boolean),
     out: path.resolve(values.out ?? process.env.BENCH_OUT ?? RESULTS),
     viaEntry: values["via-entry"] ?? ["1", "true"].includes(process.env.BENCH_VIA_ENTRY ?? ""),
   };
   if (!["tmpfs", "disk"].includes(s.doStorage)) throw new Error(`--do-storage must be tmpfs or disk\n${USAGE}`);
-  if (s.addresses > MAX_STEADY_ADDRESSES) throw new Error(`--addresses cannot exceed ${MAX_STEADY_ADDRESSES} (10.0.0.0/16; 10.1.0.0 up is the new-clients pool)`);
+  if (s.addresses > MAX_STEADY_ADDRESSES)
+    throw new Error(`--addresses cannot exceed ${MAX_STEADY_ADDRESSES} (10.0.0.0/16; 10.1.0.0 up is the new-clients pool)`);
   for (const sc of allScenarios) if (sc.addresses !== undefined) addressPool(sc.addresses);
   if (s.maxRequests < s.connections) throw new Error("--max-requests cannot be below --connections");
   const badInstance = allScenarios.filter((sc) => !INSTANCES[sc.instance ?? "app"]);
-  if (badInstance.length) throw new Error(`scenario(s) ${badInstance.map((sc) => sc.name).join(", ")}: unknown instance; known: ${Object.keys(INSTANCES).join(", ")}`);
+  if (badInstance.length)
+    throw new Error(
+      `scenario(s) ${badInstance.map((sc) => sc.name).join(", ")}: unknown instance; known: ${Object.keys(INSTANCES).join(", ")}`,
+    );
   const unknown = s.only.filter((name) => !SECTIONS.includes(name) && !allScenarios.some((sc) => sc.name === name));
-  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; known: ${allScenarios.map((sc) => sc.name).join(", ")}, ${SECTIONS.join(", ")}`);
+  if (unknown.length)
+    throw new Error(
+      `unknown scenario(s) ${unknown.join(", ")}; known: ${allScenarios.map((sc) => sc.name).join(", ")}, ${SECTIONS.join(", ")}`,
+    );
   return s;
 }
 
@@ -120,7 +157,13 @@ function toRequest(scenario, override, addresses) {
     body = JSON.stringify(body);
     merged.headers["content-type"] ??= "application/json";
   }
-  return { method: merged.method ?? "GET", path: merged.path, headers: merged.headers, body, rotation: createRotation(merged.vary ?? null, scenario.addresses ?? addresses) };
+  return {
+    method: merged.method ?? "GET",
+    path: merged.path,
+    headers: merged.headers,
+    body,
+    rotation: createRotation(merged.vary ?? null, scenario.addresses ?? addresses),
+  };
 }
 
 async function version(pkg) {
@@ -182,9 +225,17 @@ async function main() {
       // store failed and the read went through unlimited (fail open): nothing would be measured.
       const limitsOn = app.vars.RATE_LIMITS_ENABLED !== "false";
       if (limitsOn && !warm.rateLimitPolicy) {
-        throw new Error(`${app.name}: the warm-up read carries no RateLimit-Policy: the rate limiter's counter store is not working (see the worker output below)`);
+        throw new Error(
+          `${app.name}: the warm-up read carries no RateLimit-Policy: the rate limiter's counter store is not working (see the worker output below)`,
+        );
       }
-      seeding[key] = { name: app.name, vars: INSTANCES[key].vars, doStorage: app.doStorage, migrations, warmUp: { path: "/v1/units", status: warm.status, serverTiming: warm.serverTiming } };
+      seeding[key] = {
+        name: app.name,
+        vars: INSTANCES[key].vars,
+        doStorage: app.doStorage,
+        migrations,
+        warmUp: { path: "/v1/units", status: warm.status, serverTiming: warm.serverTiming },
+      };
     }
 
     // Then the scenario seeds, each against its instance, and one probe per scenario: the first
@@ -200,11 +251,21 @@ async function main() {
       const first = await probe(app.url, probeRequest);
       const ok = expectStatus === null ? first.status >= 200 && first.status < 300 : first.status === expectStatus;
       scenarioTargets.push({
-        name: sc.name, kind: "scenario", instance: app.name, url: app.url, request, expectStatus, users: sc.users ?? 1,
-        d1RoundTrips: first.d1RoundTrips, limiterCalls: first.limiterCalls, probe: first,
+        name: sc.name,
+        kind: "scenario",
+        instance: app.name,
+        url: app.url,
+        request,
+        expectStatus,
+        users: sc.users ?? 1,
+        d1RoundTrips: first.d1RoundTrips,
+        limiterCalls: first.limiterCalls,
+        probe: first,
         probeError: ok ? null : `first request answered ${first.status}, expected ${expectStatus ?? "2xx"}: ${first.bodySample}`,
       });
-      log(`${sc.name} (${app.name}): ${request.method} ${request.path} -> ${first.status}, Server-Timing ${first.serverTiming ?? "(none)"}`);
+      log(
+        `${sc.name} (${app.name}): ${request.method} ${request.path} -> ${first.status}, Server-Timing ${first.serverTiming ?? "(none)"}`,
+      );
     }
 
     const benchTargets = [
@@ -229,7 +290,10 @@ async function main() {
     if (settings.warmup > 0) {
       log(`warm-up: ${settings.warmup} s per target`);
       for (const t of benchTargets) {
-        if (!t.probeError) t.warmupResponses = (await runLoad(t.url, t.request, { ...loadOpts, duration: settings.warmup, expectStatus: t.expectStatus })).requests;
+        if (!t.probeError)
+          t.warmupResponses = (
+            await runLoad(t.url, t.request, { ...loadOpts, duration: settings.warmup, expectStatus: t.expectStatus })
+          ).requests;
         await settle(t);
       }
     }
@@ -242,7 +306,9 @@ async function main() {
         runs[t.name] = await runLoad(t.url, t.request, { ...loadOpts, expectStatus: t.expectStatus });
         const res = runs[t.name];
         res.drainMs = await settle(t);
-        log(`round ${r}/${settings.rounds} ${t.name.padEnd(20)} ${String(res.rps).padStart(9)} req/s  p50 ${res.p50} ms  p99 ${res.p99} ms  client cpu ${res.clientCpu}  drain ${res.drainMs} ms${res.ok ? "" : `  NOT ALL ${res.expectStatus}`}`);
+        log(
+          `round ${r}/${settings.rounds} ${t.name.padEnd(20)} ${String(res.rps).padStart(9)} req/s  p50 ${res.p50} ms  p99 ${res.p99} ms  client cpu ${res.clientCpu}  drain ${res.drainMs} ms${res.ok ? "" : `  NOT ALL ${res.expectStatus}`}`,
+        );
       }
       rounds.push({ round: r, runs });
     }
@@ -253,8 +319,14 @@ async function main() {
     if (settings.only.length === 0 || settings.only.includes("export")) {
       log(`exports: loading ${EXPORT_PRODUCTS_LABEL} demo products into app-export`);
       exportResult = await runExportBench({
-        root: ROOT, config: readWranglerConfig(ROOT), bundle, port: portFor(2 + Object.keys(instances).length), viaEntry: settings.viaEntry,
-        doStorage: settings.doStorage, rounds: settings.rounds, log,
+        root: ROOT,
+        config: readWranglerConfig(ROOT),
+        bundle,
+        port: portFor(2 + Object.keys(instances).length),
+        viaEntry: settings.viaEntry,
+        doStorage: settings.doStorage,
+        rounds: settings.rounds,
+        log,
       });
     }
 
@@ -264,8 +336,12 @@ async function main() {
     if (settings.only.length === 0 || settings.only.includes("media")) {
       log(`media: ${MEDIA_IMAGE.width}x${MEDIA_IMAGE.height} JPEG uploads and thumbnail jobs on app-media`);
       mediaResult = await runMediaBench({
-        config: readWranglerConfig(ROOT), bundle, port: portFor(3 + Object.keys(instances).length), viaEntry: settings.viaEntry,
-        doStorage: settings.doStorage, log,
+        config: readWranglerConfig(ROOT),
+        bundle,
+        port: portFor(3 + Object.keys(instances).length),
+        viaEntry: settings.viaEntry,
+        doStorage: settings.doStorage,
+        log,
       });
     }
 
@@ -275,8 +351,13 @@ async function main() {
     if (settings.only.length === 0 || settings.only.includes("release")) {
       log(`releases: loading ${EXPORT_PRODUCTS_LABEL} demo products into app-release`);
       releaseResult = await runReleaseBench({
-        config: readWranglerConfig(ROOT), bundle, port: portFor(4 + Object.keys(instances).length), viaEntry: settings.viaEntry,
-        doStorage: settings.doStorage, rounds: settings.rounds, log,
+        config: readWranglerConfig(ROOT),
+        bundle,
+        port: portFor(4 + Object.keys(instances).length),
+        viaEntry: settings.viaEntry,
+        doStorage: settings.doStorage,
+        rounds: settings.rounds,
+        log,
       });
     }
 
@@ -306,8 +387,14 @@ async function main() {
       `${settings.warmup} s warm-up per target; medians over rounds; ` +
       `Durable Object storage: SQLite files on ${instances.app.doStorage}; ` +
       `requests to the app from ${settings.addresses} rotating client addresses (CF-Connecting-IP ${describePool(settings.addresses)})` +
-      scenarios.filter((sc) => sc.addresses !== undefined).map((sc) => `, ${sc.name} from ${describePool(sc.addresses)}`).join("");
-    const machine = `${cpus.length} CPUs (${cpus[0]?.model?.trim() ?? "unknown"}), Node ${process.version}, ${os.platform()} ${os.release()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`;
+      scenarios
+        .filter((sc) => sc.addresses !== undefined)
+        .map((sc) => `, ${sc.name} from ${describePool(sc.addresses)}`)
+        .join("");
+    const machine = `${cpus.length} CPUs (${cpus[0]?.model?.trim() ?? "unknown"}), Node ${process.version}, ${os.platform()} ${os.release()}, load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`;
 
     console.log(`\n${how}`);
     console.log(`machine: ${machine}`);
@@ -317,8 +404,12 @@ async function main() {
     if (hashCompare) console.log(`\n${formatHashCompare(hashCompare)}`);
     if (limiter) console.log(`\n${formatLimiter(limiter)}`);
     if (storeFailed) {
-      console.log(`\nFAILED: "rate limiter unavailable" logged by ${Object.entries(storeFailures).filter(([, n]) => n > 0).map(([name, n]) => `${name} (${n})`).join(", ")}: ` +
-        "those requests went through unlimited (fail open); the limits-on figures are not comparable.");
+      console.log(
+        `\nFAILED: "rate limiter unavailable" logged by ${Object.entries(storeFailures)
+          .filter(([, n]) => n > 0)
+          .map(([name, n]) => `${name} (${n})`)
+          .join(", ")}: ` + "those requests went through unlimited (fail open); the limits-on figures are not comparable.",
+      );
     }
     if (login || hashCompare) console.log(`\n${formatLogin(login, hashCompare, { connections: settings.connections })}`);
     if (products) console.log(`\n${formatProducts(products)}`);
@@ -336,19 +427,29 @@ async function main() {
       how,
       settings: { ...settings, out: path.relative(ROOT, settings.out), scenarios: scenarios.map((sc) => sc.name) },
       machine: {
-        cpus: cpus.length, cpuModel: cpus[0]?.model?.trim() ?? null, totalMemGiB: +(os.totalmem() / 2 ** 30).toFixed(1),
-        node: process.version, platform: `${os.platform()} ${os.release()}`, loadavg: os.loadavg(),
+        cpus: cpus.length,
+        cpuModel: cpus[0]?.model?.trim() ?? null,
+        totalMemGiB: +(os.totalmem() / 2 ** 30).toFixed(1),
+        node: process.version,
+        platform: `${os.platform()} ${os.release()}`,
+        loadavg: os.loadavg(),
       },
       versions,
-      build: { command: "wrangler deploy --dry-run --outdir bench/.build --env=\"\"", bundleBytes },
+      build: { command: 'wrangler deploy --dry-run --outdir bench/.build --env=""', bundleBytes },
       seeding: { migrations: seeding.app.migrations, warmUp: seeding.app.warmUp, instances: seeding },
       targets: benchTargets.map((t) => ({
-        name: t.name, kind: t.kind, instance: t.instance ?? null, request: { method: t.request.method, path: t.request.path },
+        name: t.name,
+        kind: t.kind,
+        instance: t.instance ?? null,
+        request: { method: t.request.method, path: t.request.path },
         varied: t.kind === "scenario" ? (t.request.rotation.vary ? "client address and vary(i)" : "client address") : null,
         requestsSent: t.request.rotation?.next ?? null,
         rateLimitPolicy: t.probe?.rateLimitPolicy ?? null,
         expectStatus: t.expectStatus ?? "2xx",
-        d1RoundTrips: t.d1RoundTrips, limiterCalls: t.limiterCalls ?? null, serverTiming: t.probe?.serverTiming ?? null, probeError: t.probeError ?? null,
+        d1RoundTrips: t.d1RoundTrips,
+        limiterCalls: t.limiterCalls ?? null,
+        serverTiming: t.probe?.serverTiming ?? null,
+        probeError: t.probeError ?? null,
       })),
       summary: rows,
       // Argon2id: both implementations timed in Node (null with --hash-runs 0), and what the login

@@ -51,15 +51,18 @@ const registrations = new Map();
  */
 function registerLoginAccount({ fetch, url }) {
   if (!registrations.has(url)) {
-    registrations.set(url, (async () => {
-      const response = await fetch("/v1/auth/register", {
-        method: "POST",
-        headers: { "content-type": "application/json", "cf-connecting-ip": "127.0.0.1" },
-        body: JSON.stringify(LOGIN_ACCOUNT),
-      });
-      const text = await response.text();
-      if (response.status !== 201) throw new Error(`seed: POST /v1/auth/register answered ${response.status}: ${text.slice(0, 300)}`);
-    })());
+    registrations.set(
+      url,
+      (async () => {
+        const response = await fetch("/v1/auth/register", {
+          method: "POST",
+          headers: { "content-type": "application/json", "cf-connecting-ip": "127.0.0.1" },
+          body: JSON.stringify(LOGIN_ACCOUNT),
+        });
+        const text = await response.text();
+        if (response.status !== 201) throw new Error(`seed: POST /v1/auth/register answered ${response.status}: ${text.slice(0, 300)}`);
+      })(),
+    );
   }
   return registrations.get(url);
 }
@@ -91,19 +94,26 @@ const pools = new Map();
  */
 function seedAccountPool(ctx) {
   if (!pools.has(ctx.url)) {
-    pools.set(ctx.url, (async () => {
-      await registerLoginAccount(ctx);
-      const { results } = await ctx.db.prepare("SELECT name FROM pragma_table_info('users')").all();
-      const copied = results.map((r) => r.name).filter((c) => !["id", "email", "email_canonical", "username"].includes(c));
-      const cols = copied.map((c) => `"${c}"`).join(", ");
-      const result = await ctx.db.prepare(
-        `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < ?1)
+    pools.set(
+      ctx.url,
+      (async () => {
+        await registerLoginAccount(ctx);
+        const { results } = await ctx.db.prepare("SELECT name FROM pragma_table_info('users')").all();
+        const copied = results.map((r) => r.name).filter((c) => !["id", "email", "email_canonical", "username"].includes(c));
+        const cols = copied.map((c) => `"${c}"`).join(", ");
+        const result = await ctx.db
+          .prepare(
+            `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < ?1)
          INSERT INTO users (email, email_canonical, username, ${cols})
          SELECT 'bench.pool.' || seq.n || '@example.org', 'bench.pool.' || seq.n || '@example.org', 'bench_pool_' || seq.n, ${copied.map((c) => `u."${c}"`).join(", ")}
          FROM seq, users AS u WHERE u.email_canonical = ?2`,
-      ).bind(ACCOUNT_POOL, LOGIN_ACCOUNT.email).run();
-      if (result.meta.changes !== ACCOUNT_POOL) throw new Error(`seed: account pool inserted ${result.meta.changes} rows, expected ${ACCOUNT_POOL}`);
-    })());
+          )
+          .bind(ACCOUNT_POOL, LOGIN_ACCOUNT.email)
+          .run();
+        if (result.meta.changes !== ACCOUNT_POOL)
+          throw new Error(`seed: account pool inserted ${result.meta.changes} rows, expected ${ACCOUNT_POOL}`);
+      })(),
+    );
   }
   return pools.get(ctx.url);
 }
@@ -185,7 +195,8 @@ export const CREATE_COMPONENTS = 50;
 
 async function json(response, what, expectStatus) {
   const text = await response.text();
-  if (response.status !== expectStatus) throw new Error(`seed: ${what} answered ${response.status}, expected ${expectStatus}: ${text.slice(0, 300)}`);
+  if (response.status !== expectStatus)
+    throw new Error(`seed: ${what} answered ${response.status}, expected ${expectStatus}: ${text.slice(0, 300)}`);
   return JSON.parse(text);
 }
 
@@ -219,28 +230,46 @@ function seedProducts(ctx) {
 }
 
 async function doSeedProductUsers({ db, fetch }) {
-  await json(await fetch("/v1/auth/register", { method: "POST", headers: SEED_HEADERS, body: JSON.stringify(PRODUCTS_ACCOUNT) }), "POST /v1/auth/register", 201);
+  await json(
+    await fetch("/v1/auth/register", { method: "POST", headers: SEED_HEADERS, body: JSON.stringify(PRODUCTS_ACCOUNT) }),
+    "POST /v1/auth/register",
+    201,
+  );
   const verified = await db.prepare("UPDATE users SET is_verified = 1 WHERE email = ?").bind(PRODUCTS_ACCOUNT.email).run();
-  if (verified.meta.changes !== 1) throw new Error(`seed: marking ${PRODUCTS_ACCOUNT.email} verified changed ${verified.meta.changes} rows`);
+  if (verified.meta.changes !== 1)
+    throw new Error(`seed: marking ${PRODUCTS_ACCOUNT.email} verified changed ${verified.meta.changes} rows`);
   const { results: columns } = await db.prepare("SELECT name FROM pragma_table_info('users')").all();
   const copied = columns.map((r) => r.name).filter((c) => !["id", "email", "email_canonical", "username"].includes(c));
-  const pool = await db.prepare(
-    `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < ?1)
+  const pool = await db
+    .prepare(
+      `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < ?1)
      INSERT INTO users (email, email_canonical, username, ${copied.map((c) => `"${c}"`).join(", ")})
      SELECT 'bench.products.' || seq.n || '@example.org', 'bench.products.' || seq.n || '@example.org', 'bench_products_' || seq.n, ${copied.map((c) => `u."${c}"`).join(", ")}
      FROM seq, users AS u WHERE u.email_canonical = ?2`,
-  ).bind(PRODUCT_USERS, PRODUCTS_ACCOUNT.email).run();
-  if (pool.meta.changes !== PRODUCT_USERS) throw new Error(`seed: product user pool inserted ${pool.meta.changes} rows, expected ${PRODUCT_USERS}`);
+    )
+    .bind(PRODUCT_USERS, PRODUCTS_ACCOUNT.email)
+    .run();
+  if (pool.meta.changes !== PRODUCT_USERS)
+    throw new Error(`seed: product user pool inserted ${pool.meta.changes} rows, expected ${PRODUCT_USERS}`);
   const tokens = [];
   for (let n = 0; n < PRODUCT_USERS; n++) {
-    const login = await json(await fetch("/v1/auth/bearer/login", {
-      method: "POST", headers: SEED_HEADERS, body: JSON.stringify({ username: productUserEmail(n), password: PRODUCTS_ACCOUNT.password }),
-    }), `bearer login of ${productUserEmail(n)}`, 200);
+    const login = await json(
+      await fetch("/v1/auth/bearer/login", {
+        method: "POST",
+        headers: SEED_HEADERS,
+        body: JSON.stringify({ username: productUserEmail(n), password: PRODUCTS_ACCOUNT.password }),
+      }),
+      `bearer login of ${productUserEmail(n)}`,
+      200,
+    );
     if (typeof login.access_token !== "string") throw new Error(`seed: bearer login of ${productUserEmail(n)} returned no access_token`);
     tokens.push(login.access_token);
   }
   await db.batch(MATERIALS.map((name) => db.prepare("INSERT INTO materials (name) VALUES (?)").bind(name)));
-  const { results: materialRows } = await db.prepare(`SELECT id FROM materials WHERE name IN (${MATERIALS.map(() => "?").join(", ")}) ORDER BY id`).bind(...MATERIALS).all();
+  const { results: materialRows } = await db
+    .prepare(`SELECT id FROM materials WHERE name IN (${MATERIALS.map(() => "?").join(", ")}) ORDER BY id`)
+    .bind(...MATERIALS)
+    .all();
   return { tokens, materialIds: materialRows.map((r) => r.id) };
 }
 
@@ -251,43 +280,67 @@ async function doSeedProducts(ctx) {
   const type = await db.prepare("INSERT INTO product_types (name) VALUES ('Bench appliance') RETURNING id").first();
 
   const brands = LIST_BRANDS.map((b) => `'${b}'`).join(", ");
-  const list = await db.prepare(
-    `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < ?1)
+  const list = await db
+    .prepare(
+      `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < ?1)
      INSERT INTO products (owner_id, name, brand, model, weight_g, created_at, updated_at)
      SELECT ?2, 'Bench product ' || n, json_extract(json_array(${brands}), '$[' || (n % ${LIST_BRANDS.length}) || ']'),
             'M-' || n, 100 + n, unixepoch() - ?1 + n, unixepoch() - ?1 + n
      FROM seq`,
-  ).bind(LIST_PRODUCTS, owner.id).run();
+    )
+    .bind(LIST_PRODUCTS, owner.id)
+    .run();
   // meta.changes also counts the rows the full-text triggers write, so count the products.
   const listed = await db.prepare("SELECT count(*) AS n FROM products WHERE parent_id IS NULL").first();
-  if (!list.success || listed.n !== LIST_PRODUCTS) throw new Error(`seed: ${listed.n} base products after the list insert, expected ${LIST_PRODUCTS}`);
+  if (!list.success || listed.n !== LIST_PRODUCTS)
+    throw new Error(`seed: ${listed.n} base products after the list insert, expected ${LIST_PRODUCTS}`);
   await db.prepare("UPDATE id_blocks SET next_id = (SELECT max(id) + 1 FROM products) WHERE name = 'products'").run();
 
   const auth = { ...SEED_HEADERS, authorization: `Bearer ${tokens[0]}` };
-  const detail = await json(await fetch("/v1/products", {
-    method: "POST", headers: auth,
-    body: JSON.stringify({
-      name: "Bench coffee grinder", description: "The detail scenario's product.", brand: "Krups", model: "GVX2", weight_g: 1450,
-      height_cm: 25, width_cm: 14, depth_cm: 18, product_type_id: type.id,
-      circularity_properties: { recyclability: "Housing is PP, clip-fit.", disassemblability: null, remanufacturability: null },
-      bill_of_materials: materialIds.slice(0, 3).map((material_id, i) => ({ material_id, quantity: 0.1 * (i + 1), unit: "kg" })),
-      videos: [{ url: "https://www.youtube.com/watch?v=bench", title: "Teardown" }],
-      components: Array.from({ length: 10 }, (_, i) => ({
-        name: `Grinder part ${i}`, amount_in_parent: 1 + i, weight_g: 20 + i,
-        bill_of_materials: [{ material_id: materialIds[i % materialIds.length], quantity: 5, unit: "g" }],
-      })),
+  const detail = await json(
+    await fetch("/v1/products", {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({
+        name: "Bench coffee grinder",
+        description: "The detail scenario's product.",
+        brand: "Krups",
+        model: "GVX2",
+        weight_g: 1450,
+        height_cm: 25,
+        width_cm: 14,
+        depth_cm: 18,
+        product_type_id: type.id,
+        circularity_properties: { recyclability: "Housing is PP, clip-fit.", disassemblability: null, remanufacturability: null },
+        bill_of_materials: materialIds.slice(0, 3).map((material_id, i) => ({ material_id, quantity: 0.1 * (i + 1), unit: "kg" })),
+        videos: [{ url: "https://www.youtube.com/watch?v=bench", title: "Teardown" }],
+        components: Array.from({ length: 10 }, (_, i) => ({
+          name: `Grinder part ${i}`,
+          amount_in_parent: 1 + i,
+          weight_g: 20 + i,
+          bill_of_materials: [{ material_id: materialIds[i % materialIds.length], quantity: 5, unit: "g" }],
+        })),
+      }),
     }),
-  }), "POST /v1/products (detail product)", 201);
-  const tree = await json(await fetch("/v1/products", {
-    method: "POST", headers: auth,
-    body: JSON.stringify({
-      name: "Bench tree product",
-      components: Array.from({ length: TREE_TOP }, (_, i) => ({
-        name: `Assembly ${i}`, amount_in_parent: 1,
-        components: Array.from({ length: TREE_CHILDREN }, (_, j) => ({ name: `Part ${i}.${j}`, amount_in_parent: 1 + (j % 10) })),
-      })),
+    "POST /v1/products (detail product)",
+    201,
+  );
+  const tree = await json(
+    await fetch("/v1/products", {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({
+        name: "Bench tree product",
+        components: Array.from({ length: TREE_TOP }, (_, i) => ({
+          name: `Assembly ${i}`,
+          amount_in_parent: 1,
+          components: Array.from({ length: TREE_CHILDREN }, (_, j) => ({ name: `Part ${i}.${j}`, amount_in_parent: 1 + (j % 10) })),
+        })),
+      }),
     }),
-  }), "POST /v1/products (tree product, 1,000 components)", 201);
+    "POST /v1/products (tree product, 1,000 components)",
+    201,
+  );
   return { detailId: detail.id, treeId: tree.id };
 }
 
@@ -302,7 +355,12 @@ const SEARCH_PATH = `/v1/products?search=${encodeURIComponent(SEARCH_TEXT)}&orde
 
 /** The products scenarios, in this order in every round; their figures are summed up in the `Products` block of the output. */
 export const PRODUCT_SCENARIOS = {
-  detail: "product-detail", detailSignedIn: "product-detail-signed-in", list: "product-list", search: "product-list-search", tree: "product-tree", create: "product-create",
+  detail: "product-detail",
+  detailSignedIn: "product-detail-signed-in",
+  list: "product-list",
+  search: "product-list-search",
+  tree: "product-tree",
+  create: "product-create",
 };
 
 const productScenarios = [
@@ -316,7 +374,13 @@ const productScenarios = [
       const { detailId } = await seedProducts(ctx);
       const path = `/v1/products/${detailId}`;
       const body = await json(await ctx.fetch(path, { headers: SEED_HEADERS }), `GET ${path}`, 200);
-      if (body.id !== detailId || body.components?.length !== 10 || body.bill_of_materials?.length !== 3 || body.videos?.length !== 1 || !body.product_type) {
+      if (
+        body.id !== detailId ||
+        body.components?.length !== 10 ||
+        body.bill_of_materials?.length !== 3 ||
+        body.videos?.length !== 1 ||
+        !body.product_type
+      ) {
         throw new Error(`seed: GET ${path} lacks its embeds: ${JSON.stringify(body).slice(0, 300)}`);
       }
       return { path };
@@ -334,8 +398,13 @@ const productScenarios = [
       const { detailId } = await seedProducts(ctx);
       const { tokens } = await seedProductUsers(ctx);
       const path = `/v1/products/${detailId}`;
-      const body = await json(await ctx.fetch(path, { headers: { ...SEED_HEADERS, authorization: `Bearer ${tokens[1]}` } }), `GET ${path} signed in`, 200);
-      if (body.id !== detailId || body.components?.length !== 10) throw new Error(`seed: GET ${path} signed in lacks its embeds: ${JSON.stringify(body).slice(0, 300)}`);
+      const body = await json(
+        await ctx.fetch(path, { headers: { ...SEED_HEADERS, authorization: `Bearer ${tokens[1]}` } }),
+        `GET ${path} signed in`,
+        200,
+      );
+      if (body.id !== detailId || body.components?.length !== 10)
+        throw new Error(`seed: GET ${path} signed in lacks its embeds: ${JSON.stringify(body).slice(0, 300)}`);
       return {
         path,
         headers: { authorization: `Bearer ${tokens[0]}` },
@@ -354,8 +423,15 @@ const productScenarios = [
       const body = await json(await ctx.fetch(LIST_PATH, { headers: SEED_HEADERS }), `GET ${LIST_PATH}`, 200);
       const perBrand = LIST_PRODUCTS / LIST_BRANDS.length;
       const times = (body.items ?? []).map((p) => Date.parse(p.created_at));
-      if (body.total !== perBrand || body.items?.length !== 50 || body.items.some((p) => p.brand !== LIST_BRAND) || times.some((t, i) => i > 0 && t > times[i - 1])) {
-        throw new Error(`seed: GET ${LIST_PATH} is not the first 50 of ${perBrand} ${LIST_BRAND} products, newest first: ${JSON.stringify(body).slice(0, 300)}`);
+      if (
+        body.total !== perBrand ||
+        body.items?.length !== 50 ||
+        body.items.some((p) => p.brand !== LIST_BRAND) ||
+        times.some((t, i) => i > 0 && t > times[i - 1])
+      ) {
+        throw new Error(
+          `seed: GET ${LIST_PATH} is not the first 50 of ${perBrand} ${LIST_BRAND} products, newest first: ${JSON.stringify(body).slice(0, 300)}`,
+        );
       }
     },
   },
@@ -370,7 +446,11 @@ const productScenarios = [
       await seedProducts(ctx);
       const body = await json(await ctx.fetch(SEARCH_PATH, { headers: SEED_HEADERS }), `GET ${SEARCH_PATH}`, 200);
       const words = (p) => p.name.split(" ");
-      if (body.total !== SEARCH_MATCHES || body.items?.length !== 50 || body.items.some((p) => !words(p).includes("product") || !words(p).some((w) => w.startsWith("12")))) {
+      if (
+        body.total !== SEARCH_MATCHES ||
+        body.items?.length !== 50 ||
+        body.items.some((p) => !words(p).includes("product") || !words(p).some((w) => w.startsWith("12")))
+      ) {
         throw new Error(`seed: GET ${SEARCH_PATH} is not the first 50 of ${SEARCH_MATCHES} matches: ${JSON.stringify(body).slice(0, 300)}`);
       }
     },
@@ -385,7 +465,12 @@ const productScenarios = [
       const { treeId } = await seedProducts(ctx);
       const path = treePath(treeId);
       const body = await json(await ctx.fetch(path, { headers: SEED_HEADERS }), `GET ${path}`, 200);
-      if (!Array.isArray(body) || body.length !== TREE_TOP || countTree(body) !== TREE_COMPONENTS || body.some((c) => c.components.length !== TREE_CHILDREN)) {
+      if (
+        !Array.isArray(body) ||
+        body.length !== TREE_TOP ||
+        countTree(body) !== TREE_COMPONENTS ||
+        body.some((c) => c.components.length !== TREE_CHILDREN)
+      ) {
         throw new Error(`seed: GET ${path} is not a tree of ${TREE_COMPONENTS} components: ${JSON.stringify(body).slice(0, 300)}`);
       }
       return { path };
@@ -405,13 +490,21 @@ const productScenarios = [
     seed: async (ctx) => {
       const { tokens, materialIds } = await seedProductUsers(ctx);
       const body = createBody(materialIds);
-      const created = await json(await ctx.fetch("/v1/products", {
-        method: "POST", headers: { ...SEED_HEADERS, authorization: `Bearer ${tokens[PRODUCT_USERS - 1]}` }, body: JSON.stringify(body),
-      }), "POST /v1/products (50 components)", 201);
+      const created = await json(
+        await ctx.fetch("/v1/products", {
+          method: "POST",
+          headers: { ...SEED_HEADERS, authorization: `Bearer ${tokens[PRODUCT_USERS - 1]}` },
+          body: JSON.stringify(body),
+        }),
+        "POST /v1/products (50 components)",
+        201,
+      );
       const path = treePath(created.id);
       const tree = await json(await ctx.fetch(path, { headers: SEED_HEADERS }), `GET ${path}`, 200);
       if (created.components?.length !== 10 || created.bill_of_materials?.length !== 2 || countTree(tree) !== CREATE_COMPONENTS) {
-        throw new Error(`seed: POST /v1/products did not create 10 components with ${CREATE_COMPONENTS} in all: ${JSON.stringify(created).slice(0, 300)}`);
+        throw new Error(
+          `seed: POST /v1/products did not create 10 components with ${CREATE_COMPONENTS} in all: ${JSON.stringify(created).slice(0, 300)}`,
+        );
       }
       return {
         body,

@@ -208,13 +208,15 @@ function durableObjectStorage(kind) {
 }
 
 export async function disposeAll(targets) {
-  const results = await Promise.allSettled(targets.map(async (t) => {
-    try {
-      await t.mf.dispose();
-    } finally {
-      t.removeStorage?.();
-    }
-  }));
+  const results = await Promise.allSettled(
+    targets.map(async (t) => {
+      try {
+        await t.mf.dispose();
+      } finally {
+        t.removeStorage?.();
+      }
+    }),
+  );
   const failed = results.filter((r) => r.status === "rejected");
   if (failed.length) console.error(`warning: ${failed.length} Miniflare instance(s) failed to dispose`);
 }

@@ -22,17 +22,43 @@ try {
     `export { componentTreeJson, toComponentSummary } from ${JSON.stringify(path.join(ROOT, "src/routes/products/products.mappers.ts"))};`,
   ].join("\n");
   const outfile = path.join(dir, "tree.mjs");
-  await build({ stdin: { contents: entry, resolveDir: ROOT, loader: "ts" }, bundle: true, format: "esm", platform: "node", logLevel: "error", outfile });
+  await build({
+    stdin: { contents: entry, resolveDir: ROOT, loader: "ts" },
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    logLevel: "error",
+    outfile,
+  });
   const lib = await import(pathToFileURL(outfile).href);
 
   const ROOT_ID = 1;
   const rows = [];
   let id = 1;
   const row = (parentId, i) => ({
-    id: ++id, parent_id: parentId, owner_id: 7, owner_username: "bench_products_0", owner_visibility: "public",
-    name: `Part ${i}`, description: null, brand: null, model: null, weight_g: null, height_cm: null, width_cm: null, depth_cm: null, volume_cm3: null,
-    circularity_properties: null, product_type_id: null, product_type_name: null, amount_in_parent: 1 + (i % 10), depth: 2, version: 1,
-    created_at: 1_764_180_000, updated_at: 1_764_180_000, level: 1,
+    id: ++id,
+    parent_id: parentId,
+    owner_id: 7,
+    owner_username: "bench_products_0",
+    owner_visibility: "public",
+    name: `Part ${i}`,
+    description: null,
+    brand: null,
+    model: null,
+    weight_g: null,
+    height_cm: null,
+    width_cm: null,
+    depth_cm: null,
+    volume_cm3: null,
+    circularity_properties: null,
+    product_type_id: null,
+    product_type_name: null,
+    amount_in_parent: 1 + (i % 10),
+    depth: 2,
+    version: 1,
+    created_at: 1_764_180_000,
+    updated_at: 1_764_180_000,
+    level: 1,
   });
   for (let i = 0; i < 10; i++) {
     const top = row(ROOT_ID, i);
@@ -56,9 +82,13 @@ try {
   };
   const objects = time(before);
   const writer = time(after);
-  console.log(`tree of ${rows.length} components, ${(text.length / 1024).toFixed(0)} KiB of JSON, equal byte for byte; median of ${runs} calls in Node ${process.version}:`);
+  console.log(
+    `tree of ${rows.length} components, ${(text.length / 1024).toFixed(0)} KiB of JSON, equal byte for byte; median of ${runs} calls in Node ${process.version}:`,
+  );
   console.log(`  objects (nestRows + toComponentSummary) + JSON.stringify: ${objects.toFixed(2)} ms`);
-  console.log(`  componentTreeJson (written member by member):            ${writer.toFixed(2)} ms  (×${(objects / writer).toFixed(1)} faster)`);
+  console.log(
+    `  componentTreeJson (written member by member):            ${writer.toFixed(2)} ms  (×${(objects / writer).toFixed(1)} faster)`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -28,22 +28,40 @@ const MUST_HAVE_PASSWORDS = ["password1234", "123456789012", "qwertyuiop123", "1
 // What the corpus's README must say about its licence, recorded in COMMON_PASSWORDS_SOURCE.
 const CORPUS_LICENCE = { phrase: "Creative Commons Attribution ShareAlike 3.0", spdx: "CC-BY-SA-3.0" };
 
-const MUST_HAVE_DOMAINS = [
-  "mailinator.com",
-  "guerrillamail.com",
-  "10minutemail.com",
-  "yopmail.com",
-  "temp-mail.org",
-  "trashmail.com",
-];
+const MUST_HAVE_DOMAINS = ["mailinator.com", "guerrillamail.com", "10minutemail.com", "yopmail.com", "temp-mail.org", "trashmail.com"];
 // Mainstream providers: removed if a source lists them, and asserted absent. The check also
 // covers parent domains, since the service blocks a domain when it or any parent is listed.
 const MAINSTREAM_DOMAINS = [
-  "gmail.com", "googlemail.com", "outlook.com", "hotmail.com", "live.com", "msn.com",
-  "yahoo.com", "ymail.com", "icloud.com", "me.com", "mac.com", "proton.me", "protonmail.com",
-  "pm.me", "gmx.de", "gmx.net", "gmx.com", "web.de", "fastmail.com", "aol.com", "mail.com",
-  "zoho.com", "tutanota.com", "mail.ru", "yandex.ru", "yandex.com", "qq.com", "163.com",
-  "126.com", "naver.com",
+  "gmail.com",
+  "googlemail.com",
+  "outlook.com",
+  "hotmail.com",
+  "live.com",
+  "msn.com",
+  "yahoo.com",
+  "ymail.com",
+  "icloud.com",
+  "me.com",
+  "mac.com",
+  "proton.me",
+  "protonmail.com",
+  "pm.me",
+  "gmx.de",
+  "gmx.net",
+  "gmx.com",
+  "web.de",
+  "fastmail.com",
+  "aol.com",
+  "mail.com",
+  "zoho.com",
+  "tutanota.com",
+  "mail.ru",
+  "yandex.ru",
+  "yandex.com",
+  "qq.com",
+  "163.com",
+  "126.com",
+  "naver.com",
 ];
 
 const [corpusPath, domainsPath] = process.argv.slice(2);
@@ -123,8 +141,7 @@ function corpusLicence(file) {
   return CORPUS_LICENCE.spdx;
 }
 
-const HOSTNAME =
-  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 function renderModule(header, sourceName, sourceValue, listName, doc, entries) {
   return [
@@ -183,9 +200,7 @@ const mainstream = new Set(MAINSTREAM_DOMAINS);
 const rawDomains = normalise(readJsonArray(domainsPath).map((d) => d.replace(/\.$/, "")));
 const invalid = rawDomains.filter((d) => !HOSTNAME.test(d));
 const removedMainstream = rawDomains.filter((d) => mainstream.has(d));
-const domains = rawDomains
-  .filter((d) => HOSTNAME.test(d) && !mainstream.has(d))
-  .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+const domains = rawDomains.filter((d) => HOSTNAME.test(d) && !mainstream.has(d)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 const domainSet = new Set(domains);
 for (const d of MUST_HAVE_DOMAINS) if (!domainSet.has(d)) fail(`disposable domain ${d} missing`);
 for (const d of MAINSTREAM_DOMAINS) {
@@ -214,7 +229,9 @@ for (const { path, text } of pending) {
 }
 
 console.log(`common passwords:   ${passwords.length} entries, ${passwordBytes} bytes -> ${PASSWORDS_OUT}`);
-console.log(`  ${corpusSource}: ${corpusLines.length} lines, ${passwords.length} of ${PASSWORD_MIN_LENGTH}..${PASSWORD_MAX_LENGTH} characters`);
+console.log(
+  `  ${corpusSource}: ${corpusLines.length} lines, ${passwords.length} of ${PASSWORD_MIN_LENGTH}..${PASSWORD_MAX_LENGTH} characters`,
+);
 console.log(`disposable domains: ${domains.length} entries, ${domainBytes} bytes -> ${DOMAINS_OUT}`);
 console.log(`  ${domainsSource}: ${rawDomains.length}; dropped ${invalid.length} invalid, ${removedMainstream.length} mainstream`);
 if (invalid.length > 0) console.log(`  invalid: ${invalid.join(" ")}`);

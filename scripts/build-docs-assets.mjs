@@ -15,14 +15,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const ASSETS_DIR = "build/assets";
 
 // What the page loads, plus the licence texts that must travel with a redistributed copy.
-const FILES = [
-  "swagger-ui-bundle.js",
-  "swagger-ui-bundle.js.LICENSE.txt",
-  "swagger-ui.css",
-  "favicon-32x32.png",
-  "LICENSE",
-  "NOTICE",
-];
+const FILES = ["swagger-ui-bundle.js", "swagger-ui-bundle.js.LICENSE.txt", "swagger-ui.css", "favicon-32x32.png", "LICENSE", "NOTICE"];
 
 /** Copies the files (when changed) and removes anything else from the assets directory; returns the version directory. */
 export function buildDocsAssets(root = ROOT) {

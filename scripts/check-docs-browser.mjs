@@ -153,7 +153,11 @@ async function startChromium(binary) {
   const timeout = new Promise((_, reject) =>
     setTimeout(() => reject(new Error(`Chromium did not start:\n${browser.lines.join("\n")}`)), 30_000).unref(),
   );
-  return Promise.race([url, timeout, browser.exited.then(() => Promise.reject(new Error(`Chromium exited:\n${browser.lines.join("\n")}`)))]);
+  return Promise.race([
+    url,
+    timeout,
+    browser.exited.then(() => Promise.reject(new Error(`Chromium exited:\n${browser.lines.join("\n")}`))),
+  ]);
 }
 
 /** A minimal Chrome DevTools Protocol client over one WebSocket (flat sessions). */
@@ -281,7 +285,11 @@ document.addEventListener("securitypolicyviolation", (e) => window.__cspViolatio
   const foreign = requests.filter((url) => !url.startsWith("data:") && new URL(url).origin !== origin);
   const missing = expected.filter((summary) => !seen.has(summary));
   const checks = [
-    [`the schema's ${expected.length} operations are rendered`, expected.length > 0 && missing.length === 0, `missing: ${missing.slice(0, 10).join(" | ")} (${seen.size} seen)`],
+    [
+      `the schema's ${expected.length} operations are rendered`,
+      expected.length > 0 && missing.length === 0,
+      `missing: ${missing.slice(0, 10).join(" | ")} (${seen.size} seen)`,
+    ],
     ["the API's title is shown", typeof page.title === "string" && page.title.includes("relab"), `title: ${page.title}`],
     [`all ${requests.length} requests go to ${origin}`, foreign.length === 0, `other origins: ${foreign.join(", ")}`],
     ["no CSP violation", page.csp.length === 0, page.csp.join("; ")],

@@ -51,7 +51,9 @@ export async function executeLocal(statements, { persistTo } = {}) {
       child.stdout.on("data", (chunk) => out.push(chunk));
       child.stderr.on("data", (chunk) => err.push(chunk));
       child.on("error", reject);
-      child.on("close", (status) => resolve({ code: status, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
+      child.on("close", (status) =>
+        resolve({ code: status, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }),
+      );
     });
     if (code !== 0) throw new Error(`wrangler ${args.join(" ")} exited with ${code}:\n${stdout}\n${stderr}`);
     const parsed = JSON.parse(stdout.slice(stdout.indexOf("[")));
@@ -73,7 +75,11 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   try {
     const counts = await seedStarter({ persistTo: values["persist-to"] });
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    console.log(`Starter data in place (${seconds} s): ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+    console.log(
+      `Starter data in place (${seconds} s): ${Object.entries(counts)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ")}`,
+    );
   } catch (error) {
     console.error(`Seeding the starter data failed: ${error?.message ?? error}`);
     process.exit(1);

@@ -98,10 +98,7 @@ function parseConfig(env: Env): AppConfig {
     iterations: positiveInt(env.ARGON2_ITERATIONS, "ARGON2_ITERATIONS", ARGON2_MINIMUM.iterations),
     parallelism: ARGON2_MINIMUM.parallelism,
   };
-  if (
-    !isDevelopment &&
-    (argon2.memoryKib < ARGON2_MINIMUM.memoryKib || argon2.iterations < ARGON2_MINIMUM.iterations)
-  ) {
+  if (!isDevelopment && (argon2.memoryKib < ARGON2_MINIMUM.memoryKib || argon2.iterations < ARGON2_MINIMUM.iterations)) {
     throw new ConfigError("ARGON2_MEMORY_KIB / ARGON2_ITERATIONS are below the OWASP minimum");
   }
 
@@ -140,10 +137,7 @@ function parseConfig(env: Env): AppConfig {
       ),
     ),
     argon2,
-    bootstrap:
-      bootstrapEmail && bootstrapPassword
-        ? { email: bootstrapEmail, password: bootstrapPassword }
-        : null,
+    bootstrap: bootstrapEmail && bootstrapPassword ? { email: bootstrapEmail, password: bootstrapPassword } : null,
     tokenSecret,
     dataKey,
     appUrl,
@@ -163,7 +157,12 @@ function parseConfig(env: Env): AppConfig {
     oauth,
     videoPlatform: { apiUrl: videoApiUrl, timeoutMs: positiveInt(env.VIDEO_PLATFORM_TIMEOUT_MS, "VIDEO_PLATFORM_TIMEOUT_MS", 10_000) },
     rateLimitsEnabled: flag(env.RATE_LIMITS_ENABLED, "RATE_LIMITS_ENABLED", true),
-    rateLimitStoreTimeoutMs: positiveInt(env.RATE_LIMIT_STORE_TIMEOUT_MS, "RATE_LIMIT_STORE_TIMEOUT_MS", LIMITER_TIMEOUT_MS.failOpen, 30_000),
+    rateLimitStoreTimeoutMs: positiveInt(
+      env.RATE_LIMIT_STORE_TIMEOUT_MS,
+      "RATE_LIMIT_STORE_TIMEOUT_MS",
+      LIMITER_TIMEOUT_MS.failOpen,
+      30_000,
+    ),
     contributorTermsVersion: positiveInt(env.CONTRIBUTOR_TERMS_VERSION, "CONTRIBUTOR_TERMS_VERSION", 1, 1_000_000),
     releaseBuildSliceMs: positiveInt(env.RELEASE_BUILD_SLICE_MS, "RELEASE_BUILD_SLICE_MS", 60_000, 600_000),
   };
@@ -173,7 +172,9 @@ function outboundPolicy(isDevelopment: boolean, entries: string[]): OutboundPoli
   try {
     return createOutboundPolicy(entries, { loopbackHttp: isDevelopment });
   } catch (error) {
-    throw new ConfigError(`EMAIL_PROVIDER_URL, MALWARE_SCANNER_URL or an OAUTH_* endpoint is not a plain https URL (${(error as Error).message})`);
+    throw new ConfigError(
+      `EMAIL_PROVIDER_URL, MALWARE_SCANNER_URL or an OAUTH_* endpoint is not a plain https URL (${(error as Error).message})`,
+    );
   }
 }
 

@@ -52,7 +52,11 @@ describe("configuration", () => {
 
   it("allow-lists the email provider URL exactly", () => {
     // Without the test suite's OAuth providers, whose endpoints would join the list too.
-    const config = withVars({ EMAIL_PROVIDER_URL: "https://api.resend.com/emails", OAUTH_GOOGLE_CLIENT_ID: "", OAUTH_GITHUB_CLIENT_ID: "" });
+    const config = withVars({
+      EMAIL_PROVIDER_URL: "https://api.resend.com/emails",
+      OAUTH_GOOGLE_CLIENT_ID: "",
+      OAUTH_GITHUB_CLIENT_ID: "",
+    });
     expect([...config.outbound.exact]).toEqual(["https://api.resend.com/emails"]);
   });
 
@@ -89,9 +93,20 @@ describe("configuration", () => {
   it("puts the configured providers' token, profile and revoke endpoints on the outbound allow-list, and the video API as a prefix", () => {
     const config = withVars({});
     expect([...config.outbound.exact]).toEqual(
-      expect.arrayContaining(["https://google.oauth.test/token", "https://google.oauth.test/v1/userinfo", "https://github.oauth.test/user/emails"]),
+      expect.arrayContaining([
+        "https://google.oauth.test/token",
+        "https://google.oauth.test/v1/userinfo",
+        "https://github.oauth.test/user/emails",
+      ]),
     );
     expect(config.outbound.prefixes).toContain("https://youtube.video.test/youtube/v3/");
-    expect(() => withVars({ ENVIRONMENT: "production", ARGON2_MEMORY_KIB: "19456", ARGON2_ITERATIONS: "2", OAUTH_GOOGLE_TOKEN_URL: "http://127.0.0.1:8790/google/token" })).toThrow(ConfigError);
+    expect(() =>
+      withVars({
+        ENVIRONMENT: "production",
+        ARGON2_MEMORY_KIB: "19456",
+        ARGON2_ITERATIONS: "2",
+        OAUTH_GOOGLE_TOKEN_URL: "http://127.0.0.1:8790/google/token",
+      }),
+    ).toThrow(ConfigError);
   });
 });

@@ -1,7 +1,8 @@
 // The state file and the key pair in it are the device's whole identity: every device request
 // and every tunnel is signed with that key.
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+
 import { randomBytes, randomUUID } from "node:crypto";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT } from "jose";
 import { log } from "./log.mjs";
 

@@ -15,7 +15,8 @@ export const PRODUCT_TAXONOMY = {
   version: "1",
   description: "Common electronic and household products, grouped as shops and WEEE collection schemes group them.",
   domains: ["products"],
-  source: "relab starter data (scripts/seed/starter-data.mjs); groupings after common retail categories and the EU WEEE Directive (2012/19/EU) product categories.",
+  source:
+    "relab starter data (scripts/seed/starter-data.mjs); groupings after common retail categories and the EU WEEE Directive (2012/19/EU) product categories.",
 };
 
 export const MATERIAL_TAXONOMY = {
@@ -23,7 +24,8 @@ export const MATERIAL_TAXONOMY = {
   version: "1",
   description: "Materials found when taking apart electronic and household products.",
   domains: ["materials"],
-  source: "relab starter data (scripts/seed/starter-data.mjs); densities from engineering handbooks and the Wikipedia pages of each material; CRM flags per Regulation (EU) 2024/1252, Annex II.",
+  source:
+    "relab starter data (scripts/seed/starter-data.mjs); densities from engineering handbooks and the Wikipedia pages of each material; CRM flags per Regulation (EU) 2024/1252, Annex II.",
 };
 
 /**
@@ -98,8 +100,16 @@ export const MATERIAL_CATEGORIES = [
   { id: "mat.elastomers", name: "Rubber and elastomers" },
   { id: "mat.wood_paper", name: "Wood and paper" },
   { id: "mat.textiles", name: "Textiles" },
-  { id: "mat.electronics", name: "Electronics materials", description: "Laminates, solders and other materials made for electronic assemblies." },
-  { id: "mat.crm", name: "Critical raw materials", description: "Materials on the EU list of critical raw materials (Regulation (EU) 2024/1252, Annex II)." },
+  {
+    id: "mat.electronics",
+    name: "Electronics materials",
+    description: "Laminates, solders and other materials made for electronic assemblies.",
+  },
+  {
+    id: "mat.crm",
+    name: "Critical raw materials",
+    description: "Materials on the EU list of critical raw materials (Regulation (EU) 2024/1252, Annex II).",
+  },
   { id: "mat.crm.battery", parent: "mat.crm", name: "Battery materials" },
   { id: "mat.crm.magnets", parent: "mat.crm", name: "Rare-earth magnets" },
   { id: "mat.crm.semiconductors", parent: "mat.crm", name: "Semiconductor and capacitor materials" },
@@ -127,21 +137,49 @@ export const MATERIALS = [
   { name: "Stainless steel", category: "mat.metals.ferrous", density: 8000, description: "Austenitic stainless steel (AISI 304)." },
   { name: "Cast iron", category: "mat.metals.ferrous", density: 7200, description: "Grey cast iron." },
   // Non-ferrous
-  { name: "Aluminium", category: "mat.metals.nonferrous", density: 2700, crm: true, description: "Wrought aluminium and its alloys (listed as bauxite/alumina/aluminium)." },
+  {
+    name: "Aluminium",
+    category: "mat.metals.nonferrous",
+    density: 2700,
+    crm: true,
+    description: "Wrought aluminium and its alloys (listed as bauxite/alumina/aluminium).",
+  },
   { name: "Copper", category: "mat.metals.nonferrous", density: 8960, crm: true, description: "Copper wire, windings and foil." },
-  { name: "Brass", category: "mat.metals.nonferrous", density: 8500, description: "Copper-zinc alloy (CuZn37 about 8440, free-cutting grades up to 8500)." },
+  {
+    name: "Brass",
+    category: "mat.metals.nonferrous",
+    density: 8500,
+    description: "Copper-zinc alloy (CuZn37 about 8440, free-cutting grades up to 8500).",
+  },
   { name: "Zinc", category: "mat.metals.nonferrous", density: 7140 },
   { name: "Tin", category: "mat.metals.nonferrous", density: 7265, description: "White (beta) tin." },
   { name: "Lead", category: "mat.metals.nonferrous", density: 11340 },
   { name: "Nichrome", category: "mat.metals.nonferrous", density: 8400, description: "Nickel-chromium resistance wire (NiCr 80/20)." },
-  { name: "Nickel", category: "mat.metals.nonferrous", density: 8908, description: "Nickel metal and plating (only battery-grade nickel is a critical raw material)." },
+  {
+    name: "Nickel",
+    category: "mat.metals.nonferrous",
+    density: 8908,
+    description: "Nickel metal and plating (only battery-grade nickel is a critical raw material).",
+  },
   { name: "Magnesium", category: "mat.metals.nonferrous", density: 1738, crm: true },
   { name: "Titanium", category: "mat.metals.nonferrous", density: 4506, crm: true },
-  { name: "Tungsten", category: "mat.metals.nonferrous", density: 19250, crm: true, description: "Tungsten, e.g. vibration-motor weights and filaments." },
+  {
+    name: "Tungsten",
+    category: "mat.metals.nonferrous",
+    density: 19250,
+    crm: true,
+    description: "Tungsten, e.g. vibration-motor weights and filaments.",
+  },
   // Precious
   { name: "Gold", category: "mat.metals.precious", density: 19300, description: "Contact and bond-wire plating." },
   { name: "Silver", category: "mat.metals.precious", density: 10490 },
-  { name: "Palladium", category: "mat.metals.precious", density: 12023, crm: true, description: "A platinum group metal; in multilayer ceramic capacitors and plating." },
+  {
+    name: "Palladium",
+    category: "mat.metals.precious",
+    density: 12023,
+    crm: true,
+    description: "A platinum group metal; in multilayer ceramic capacitors and plating.",
+  },
   { name: "Platinum", category: "mat.metals.precious", density: 21450, crm: true },
   // Thermoplastics (unfilled grades)
   { name: "ABS", category: "mat.plastics.thermoplastics", density: 1050, description: "Acrylonitrile butadiene styrene." },
@@ -150,31 +188,66 @@ export const MATERIALS = [
   { name: "PE-LD", category: "mat.plastics.thermoplastics", density: 920, description: "Low-density polyethylene." },
   { name: "PC", category: "mat.plastics.thermoplastics", density: 1200, description: "Polycarbonate." },
   { name: "PC/ABS", category: "mat.plastics.thermoplastics", density: 1150, description: "Polycarbonate/ABS blend." },
-  { name: "PVC", category: "mat.plastics.thermoplastics", density: 1380, description: "Polyvinyl chloride; rigid about 1380, flexible cable sheath 1200 to 1400." },
+  {
+    name: "PVC",
+    category: "mat.plastics.thermoplastics",
+    density: 1380,
+    description: "Polyvinyl chloride; rigid about 1380, flexible cable sheath 1200 to 1400.",
+  },
   { name: "PA6", category: "mat.plastics.thermoplastics", density: 1140, description: "Polyamide 6 (nylon 6)." },
-  { name: "PET", category: "mat.plastics.thermoplastics", density: 1380, description: "Polyethylene terephthalate (amorphous 1370, crystalline up to 1455)." },
+  {
+    name: "PET",
+    category: "mat.plastics.thermoplastics",
+    density: 1380,
+    description: "Polyethylene terephthalate (amorphous 1370, crystalline up to 1455).",
+  },
   { name: "PS", category: "mat.plastics.thermoplastics", density: 1050, description: "Polystyrene." },
   { name: "PMMA", category: "mat.plastics.thermoplastics", density: 1180, description: "Polymethyl methacrylate (acrylic glass)." },
   { name: "POM", category: "mat.plastics.thermoplastics", density: 1410, description: "Polyoxymethylene (acetal)." },
   // Thermosets
   { name: "Epoxy resin", category: "mat.plastics.thermosets", density: 1200, description: "Cured, unfilled epoxy (1100 to 1400)." },
-  { name: "Polyurethane foam", category: "mat.plastics.thermosets", density: 40, description: "Flexible foam, apparent density (20 to 80)." },
+  {
+    name: "Polyurethane foam",
+    category: "mat.plastics.thermosets",
+    density: 40,
+    description: "Flexible foam, apparent density (20 to 80).",
+  },
   { name: "Phenolic resin", category: "mat.plastics.thermosets", density: 1300, description: "Phenol-formaldehyde (Bakelite), unfilled." },
   // Glass
   { name: "Soda-lime glass", category: "mat.glass", density: 2500 },
   { name: "Borosilicate glass", category: "mat.glass", density: 2230 },
-  { name: "Aluminosilicate glass", category: "mat.glass", density: 2400, description: "Chemically strengthened cover glass of phones and tablets." },
+  {
+    name: "Aluminosilicate glass",
+    category: "mat.glass",
+    density: 2400,
+    description: "Chemically strengthened cover glass of phones and tablets.",
+  },
   // Ceramics and minerals
   { name: "Alumina", category: "mat.ceramics", density: 3950, description: "Aluminium oxide ceramic (insulators, substrates)." },
   { name: "Porcelain", category: "mat.ceramics", density: 2400 },
   { name: "Ferrite", category: "mat.ceramics", density: 4800, description: "Manganese-zinc ferrite of transformer and choke cores." },
-  { name: "Mica", category: "mat.ceramics", density: 2820, description: "Muscovite mica sheet, the carrier of heating wires in toasters and hair dryers (2760 to 2880)." },
+  {
+    name: "Mica",
+    category: "mat.ceramics",
+    density: 2820,
+    description: "Muscovite mica sheet, the carrier of heating wires in toasters and hair dryers (2760 to 2880).",
+  },
   { name: "Concrete", category: "mat.ceramics", density: 2400, description: "Counterweights of washing machines." },
   { name: "Magnesium oxide", category: "mat.ceramics", density: 3580, description: "Insulating filler of sheathed heating elements." },
   // Elastomers
-  { name: "Natural rubber", category: "mat.elastomers", density: 920, description: "Not on the 2023 EU critical raw materials list (it was on the 2020 one)." },
+  {
+    name: "Natural rubber",
+    category: "mat.elastomers",
+    density: 920,
+    description: "Not on the 2023 EU critical raw materials list (it was on the 2020 one).",
+  },
   { name: "Silicone rubber", category: "mat.elastomers", density: 1200, description: "Filled silicone rubber (1100 to 1500)." },
-  { name: "EPDM", category: "mat.elastomers", density: 1150, description: "Compounded ethylene propylene diene rubber (the raw polymer is about 860)." },
+  {
+    name: "EPDM",
+    category: "mat.elastomers",
+    density: 1150,
+    description: "Compounded ethylene propylene diene rubber (the raw polymer is about 860).",
+  },
   { name: "TPE", category: "mat.elastomers", density: 1000, description: "Thermoplastic elastomer (styrenic TPE, 890 to 1200)." },
   // Wood and paper
   { name: "Cardboard", category: "mat.wood_paper", density: 690 },
@@ -187,18 +260,47 @@ export const MATERIALS = [
   // Electronics materials
   { name: "FR-4", category: "mat.electronics", density: 1850, description: "Glass-fibre epoxy laminate of printed circuit boards." },
   { name: "Solder (SAC305)", category: "mat.electronics", density: 7370, description: "Lead-free tin-silver-copper solder." },
-  { name: "Indium tin oxide", category: "mat.electronics", density: 7140, description: "Transparent electrode of displays (indium is not on the 2023 EU list)." },
+  {
+    name: "Indium tin oxide",
+    category: "mat.electronics",
+    density: 7140,
+    description: "Transparent electrode of displays (indium is not on the 2023 EU list).",
+  },
   // Critical raw materials
   { name: "Cobalt", category: "mat.crm", density: 8900, crm: true },
   { name: "Silicon", category: "mat.crm.semiconductors", density: 2329, crm: true, description: "Silicon metal, e.g. semiconductor dies." },
   { name: "Gallium nitride", category: "mat.crm.semiconductors", density: 6150, crm: true, description: "GaN power transistors and LEDs." },
-  { name: "Gallium arsenide", category: "mat.crm.semiconductors", density: 5320, crm: true, description: "Listed twice: gallium and arsenic." },
+  {
+    name: "Gallium arsenide",
+    category: "mat.crm.semiconductors",
+    density: 5320,
+    crm: true,
+    description: "Listed twice: gallium and arsenic.",
+  },
   { name: "Tantalum", category: "mat.crm.semiconductors", density: 16690, crm: true, description: "Tantalum capacitor anodes." },
-  { name: "Lithium cobalt oxide", category: "mat.crm.battery", density: 5050, crm: true, description: "LCO cathode material of phone and laptop cells." },
-  { name: "Lithium nickel manganese cobalt oxide", category: "mat.crm.battery", density: 4700, crm: true, description: "NMC cathode material." },
+  {
+    name: "Lithium cobalt oxide",
+    category: "mat.crm.battery",
+    density: 5050,
+    crm: true,
+    description: "LCO cathode material of phone and laptop cells.",
+  },
+  {
+    name: "Lithium nickel manganese cobalt oxide",
+    category: "mat.crm.battery",
+    density: 4700,
+    crm: true,
+    description: "NMC cathode material.",
+  },
   { name: "Lithium iron phosphate", category: "mat.crm.battery", density: 3600, crm: true, description: "LFP cathode material." },
   { name: "Natural graphite", category: "mat.crm.battery", density: 2200, crm: true, description: "Anode material (2090 to 2230)." },
-  { name: "Neodymium magnet", category: "mat.crm.magnets", density: 7500, crm: true, description: "Sintered NdFeB (7300 to 7600), with neodymium, praseodymium and dysprosium." },
+  {
+    name: "Neodymium magnet",
+    category: "mat.crm.magnets",
+    density: 7500,
+    crm: true,
+    description: "Sintered NdFeB (7300 to 7600), with neodymium, praseodymium and dysprosium.",
+  },
   { name: "Samarium-cobalt magnet", category: "mat.crm.magnets", density: 8400, crm: true, description: "Sintered SmCo." },
 ];
 
@@ -243,8 +345,14 @@ const taxonomyId = (t) => `(SELECT id FROM taxonomies WHERE name = ${sqlValue(t.
 
 function taxonomyStatement(t) {
   return `INSERT INTO taxonomies (name, version, description, domains, source) VALUES (${[
-    t.name, t.version, t.description, JSON.stringify(t.domains), t.source,
-  ].map(sqlValue).join(", ")}) ON CONFLICT (name, version) DO NOTHING;`;
+    t.name,
+    t.version,
+    t.description,
+    JSON.stringify(t.domains),
+    t.source,
+  ]
+    .map(sqlValue)
+    .join(", ")}) ON CONFLICT (name, version) DO NOTHING;`;
 }
 
 /** One statement per category, parents first, each parent found by its external id. */
@@ -285,7 +393,19 @@ export function starterStatements() {
     ...categoryStatements(MATERIAL_TAXONOMY, MATERIAL_CATEGORIES),
     `INSERT INTO materials (name, description, density_kg_m3, is_crm) VALUES\n  ${materials.join(",\n  ")}\nON CONFLICT (name) DO NOTHING;`,
     `INSERT INTO product_types (name, description) VALUES\n  ${types.join(",\n  ")}\nON CONFLICT (name) DO NOTHING;`,
-    linkStatement("material_categories", "material_id", "materials", MATERIAL_TAXONOMY, MATERIALS.map((m) => [m.name, m.category])),
-    linkStatement("product_type_categories", "product_type_id", "product_types", PRODUCT_TAXONOMY, PRODUCT_TYPES.map((t) => [t.name, t.category])),
+    linkStatement(
+      "material_categories",
+      "material_id",
+      "materials",
+      MATERIAL_TAXONOMY,
+      MATERIALS.map((m) => [m.name, m.category]),
+    ),
+    linkStatement(
+      "product_type_categories",
+      "product_type_id",
+      "product_types",
+      PRODUCT_TAXONOMY,
+      PRODUCT_TYPES.map((t) => [t.name, t.category]),
+    ),
   ];
 }

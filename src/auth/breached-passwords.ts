@@ -1,8 +1,8 @@
 import type { AppConfig } from "../config";
 import { BREACHED_PASSWORDS_RANGE_URL } from "../config";
+import { toHex } from "../lib/encoding";
 import type { Logger } from "../lib/logger";
 import { safeFetch } from "../lib/outbound";
-import { toHex } from "../lib/encoding";
 
 const RANGE_BASE = BREACHED_PASSWORDS_RANGE_URL.slice(0, -1);
 /** Registration waits at most this long for the range service; then the check passes. */

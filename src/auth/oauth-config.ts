@@ -1,4 +1,3 @@
-
 /** A sign-in provider (Google, GitHub) or the video-platform association (`google-youtube`). */
 export type OAuthProvider = "google" | "github" | "google-youtube";
 /** What a callback does: start a browser session, start a bearer session (via a hand-off), or link. */

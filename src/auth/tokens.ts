@@ -127,13 +127,7 @@ export function fingerprint(token: string): string {
  * Not a JWT on purpose: no one else reads it, its MAC covers a value the token does not carry,
  * and it must stay short enough to survive being copied out of an email.
  */
-export function signLinkToken(
-  secret: string,
-  purpose: "verify" | "reset",
-  userId: number,
-  expiresAt: number,
-  binding: string,
-): string {
+export function signLinkToken(secret: string, purpose: "verify" | "reset", userId: number, expiresAt: number, binding: string): string {
   const head = `${userId}.${expiresAt}`;
   return `${head}.${toBase64Url(mac(keysFor(secret)[purpose], `${head}.${binding}`))}`;
 }
@@ -145,13 +139,7 @@ export function parseLinkToken(token: string): { userId: number; expiresAt: numb
 }
 
 /** Whether a link token is unexpired and was made for `purpose` and the current `binding`. */
-export function checkLinkToken(
-  secret: string,
-  purpose: "verify" | "reset",
-  token: string,
-  binding: string,
-  nowSeconds: number,
-): boolean {
+export function checkLinkToken(secret: string, purpose: "verify" | "reset", token: string, binding: string, nowSeconds: number): boolean {
   const parsed = parseLinkToken(token);
   if (!parsed || parsed.expiresAt <= nowSeconds) return false;
   const expected = signLinkToken(secret, purpose, parsed.userId, parsed.expiresAt, binding);

@@ -55,12 +55,7 @@ export function totp(key: Uint8Array, nowSeconds: number, options: { digits?: nu
  * Returns the matched step, to be stored as the new `lastAcceptedStep`, or null. Steps at or before
  * `lastAcceptedStep` are refused so an observed code cannot be replayed.
  */
-export function matchTotp(
-  key: Uint8Array,
-  code: string,
-  nowSeconds: number,
-  lastAcceptedStep: number | null,
-): number | null {
+export function matchTotp(key: Uint8Array, code: string, nowSeconds: number, lastAcceptedStep: number | null): number | null {
   const cleaned = code.replaceAll(" ", "");
   if (!TOTP_CODE_PATTERN.test(cleaned)) return null;
   const timestamp = millis(nowSeconds);

@@ -27,8 +27,22 @@ const CHECK_POINTERS: Record<string, string> = {
 
 /** Columns that are body members of the same name wherever a client writes them. */
 const MEMBER_COLUMNS = new Set([
-  "name", "description", "brand", "model", "url", "title", "username", "email", "external_id", "version", "source",
-  "quantity", "unit", "amount_in_parent", "material_id", "product_type_id",
+  "name",
+  "description",
+  "brand",
+  "model",
+  "url",
+  "title",
+  "username",
+  "email",
+  "external_id",
+  "version",
+  "source",
+  "quantity",
+  "unit",
+  "amount_in_parent",
+  "material_id",
+  "product_type_id",
 ]);
 
 const FAILURE = /\b(UNIQUE|CHECK|NOT NULL|FOREIGN KEY) constraint failed(?:: ([\w.]+(?:, [\w.]+)*))?/;
@@ -79,5 +93,9 @@ export function constraintError(failure: ConstraintFailure): ApiError {
     });
   }
   // A 422 always says where; the whole body when the constraint names no member.
-  return new ApiError(422, { code: "VALIDATION_FAILED", detail: "The request did not pass validation.", errors: entries(pointers.length > 0 ? pointers : [""]) });
+  return new ApiError(422, {
+    code: "VALIDATION_FAILED",
+    detail: "The request did not pass validation.",
+    errors: entries(pointers.length > 0 ? pointers : [""]),
+  });
 }

@@ -1,15 +1,5 @@
 import { sql } from "drizzle-orm";
-import {
-  type AnySQLiteColumn,
-  check,
-  index,
-  integer,
-  primaryKey,
-  real,
-  sqliteTable,
-  text,
-  uniqueIndex,
-} from "drizzle-orm/sqlite-core";
+import { type AnySQLiteColumn, check, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Unix seconds: the API's timestamps have seconds precision, and SQLite date functions read them directly. */
 export const timestamps = {
@@ -35,9 +25,7 @@ export const users = sqliteTable(
     isVerified: integer("is_verified", { mode: "boolean" }).notNull().default(false),
     isSuperuser: integer("is_superuser", { mode: "boolean" }).notNull().default(false),
     role: text("role", { enum: ROLES }).notNull().default("contributor"),
-    profileVisibility: text("profile_visibility", { enum: PROFILE_VISIBILITIES })
-      .notNull()
-      .default("public"),
+    profileVisibility: text("profile_visibility", { enum: PROFILE_VISIBILITIES }).notNull().default("public"),
     lastLoginAt: integer("last_login_at", { mode: "timestamp" }),
     /**
      * Revocation epoch in milliseconds of the database clock: an access token issued before it is
@@ -75,10 +63,7 @@ export const users = sqliteTable(
     uniqueIndex("users_email_canonical_unique").on(t.emailCanonical),
     uniqueIndex("users_username_unique").on(t.username),
     check("users_role_check", sql`${t.role} IN ('contributor', 'lab')`),
-    check(
-      "users_profile_visibility_check",
-      sql`${t.profileVisibility} IN ('public', 'community', 'private')`,
-    ),
+    check("users_profile_visibility_check", sql`${t.profileVisibility} IN ('public', 'community', 'private')`),
     check("users_superuser_is_lab", sql`${t.isSuperuser} = 0 OR ${t.role} = 'lab'`),
   ],
 );
@@ -128,10 +113,7 @@ export const products = sqliteTable(
     heightCm: real("height_cm"),
     widthCm: real("width_cm"),
     depthCm: real("depth_cm"),
-    volumeCm3: real("volume_cm3").generatedAlwaysAs(
-      sql`height_cm * width_cm * depth_cm`,
-      { mode: "virtual" },
-    ),
+    volumeCm3: real("volume_cm3").generatedAlwaysAs(sql`height_cm * width_cm * depth_cm`, { mode: "virtual" }),
     /** JSON object with optional recyclability, disassemblability, remanufacturability notes. */
     circularityProperties: text("circularity_properties", { mode: "json" }).$type<
       Partial<Record<"recyclability" | "disassemblability" | "remanufacturability", string>>
@@ -159,10 +141,7 @@ export const products = sqliteTable(
       "products_component_amount",
       sql`(${t.parentId} IS NULL AND ${t.amountInParent} IS NULL) OR (${t.parentId} IS NOT NULL AND ${t.amountInParent} BETWEEN 1 AND 1000)`,
     ),
-    check(
-      "products_depth",
-      sql`(${t.parentId} IS NULL AND ${t.depth} = 0) OR (${t.parentId} IS NOT NULL AND ${t.depth} BETWEEN 1 AND 10)`,
-    ),
+    check("products_depth", sql`(${t.parentId} IS NULL AND ${t.depth} = 0) OR (${t.parentId} IS NOT NULL AND ${t.depth} BETWEEN 1 AND 10)`),
     check(
       "products_positive_dimensions",
       sql`(${t.weightG} IS NULL OR ${t.weightG} > 0) AND (${t.heightCm} IS NULL OR ${t.heightCm} > 0) AND (${t.widthCm} IS NULL OR ${t.widthCm} > 0) AND (${t.depthCm} IS NULL OR ${t.depthCm} > 0)`,

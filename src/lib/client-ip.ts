@@ -15,7 +15,10 @@ export function ipLimitKey(ip: string | null): string {
     const [high, low] = [groups[6]!, groups[7]!];
     return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
   }
-  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(":")}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(":")}::/64`;
 }
 
 /** The eight 16-bit groups of an IPv6 address, or null when it is not one. */

@@ -42,18 +42,42 @@ export const RESEARCH_FILE_FORMATS: Readonly<Record<string, FileFormat>> = {
   md: text("text/markdown", ["text/x-markdown", "text/plain"]),
   json: text("application/json", ["text/json", "text/plain"]),
   pdf: { contentType: "application/pdf", declared: ["application/pdf"], check: { kind: "magic", signatures: [bytesOf("%PDF-")] } },
-  docx: { contentType: `${OOXML}wordprocessingml.document`, declared: [`${OOXML}wordprocessingml.document`], check: { kind: "ooxml", folder: "word/" } },
+  docx: {
+    contentType: `${OOXML}wordprocessingml.document`,
+    declared: [`${OOXML}wordprocessingml.document`],
+    check: { kind: "ooxml", folder: "word/" },
+  },
   xlsx: { contentType: `${OOXML}spreadsheetml.sheet`, declared: [`${OOXML}spreadsheetml.sheet`], check: { kind: "ooxml", folder: "xl/" } },
-  pptx: { contentType: `${OOXML}presentationml.presentation`, declared: [`${OOXML}presentationml.presentation`], check: { kind: "ooxml", folder: "ppt/" } },
+  pptx: {
+    contentType: `${OOXML}presentationml.presentation`,
+    declared: [`${OOXML}presentationml.presentation`],
+    check: { kind: "ooxml", folder: "ppt/" },
+  },
   hdr: text("text/plain", ["application/x-envi"], "ENVI"),
   dat: { contentType: "application/octet-stream", declared: [], check: { kind: "none" } },
   img: { contentType: "application/octet-stream", declared: [], check: { kind: "none" } },
   raw: { contentType: "application/octet-stream", declared: [], check: { kind: "none" } },
   // An HDF5 file may start with a user block of 512, 1024, 2048... bytes before its signature.
-  h5: { contentType: "application/x-hdf5", declared: ["application/x-hdf5", "application/x-hdf"], check: { kind: "magic", signatures: HDF5, offsets: [0, 512, 1024, 2048, 4096] } },
-  hdf5: { contentType: "application/x-hdf5", declared: ["application/x-hdf5", "application/x-hdf"], check: { kind: "magic", signatures: HDF5, offsets: [0, 512, 1024, 2048, 4096] } },
-  ntf: { contentType: "application/vnd.nitf", declared: ["application/vnd.nitf"], check: { kind: "magic", signatures: [bytesOf("NITF"), bytesOf("NSIF")] } },
-  nitf: { contentType: "application/vnd.nitf", declared: ["application/vnd.nitf"], check: { kind: "magic", signatures: [bytesOf("NITF"), bytesOf("NSIF")] } },
+  h5: {
+    contentType: "application/x-hdf5",
+    declared: ["application/x-hdf5", "application/x-hdf"],
+    check: { kind: "magic", signatures: HDF5, offsets: [0, 512, 1024, 2048, 4096] },
+  },
+  hdf5: {
+    contentType: "application/x-hdf5",
+    declared: ["application/x-hdf5", "application/x-hdf"],
+    check: { kind: "magic", signatures: HDF5, offsets: [0, 512, 1024, 2048, 4096] },
+  },
+  ntf: {
+    contentType: "application/vnd.nitf",
+    declared: ["application/vnd.nitf"],
+    check: { kind: "magic", signatures: [bytesOf("NITF"), bytesOf("NSIF")] },
+  },
+  nitf: {
+    contentType: "application/vnd.nitf",
+    declared: ["application/vnd.nitf"],
+    check: { kind: "magic", signatures: [bytesOf("NITF"), bytesOf("NSIF")] },
+  },
   tif: { contentType: "image/tiff", declared: ["image/tiff"], check: { kind: "magic", signatures: TIFF } },
   tiff: { contentType: "image/tiff", declared: ["image/tiff"], check: { kind: "magic", signatures: TIFF } },
 };

@@ -29,7 +29,8 @@ const TAGS: OpenApiTag[] = [
   { name: "Statistics", description: "Public aggregate counts over the dataset, cached for a few minutes." },
   {
     name: "Releases",
-    description: "Published dataset releases: immutable, citable snapshots of the dataset as CSV and Parquet, with datapackage.json, SHA256SUMS and a README.",
+    description:
+      "Published dataset releases: immutable, citable snapshots of the dataset as CSV and Parquet, with datapackage.json, SHA256SUMS and a README.",
   },
   { name: "Admin", description: "Superusers with TOTP only: users, roles, MFA resets, account deletion, caches, dataset releases." },
 ];
@@ -83,11 +84,13 @@ const BOOKMARK_PARAMETER = {
   name: "X-D1-Bookmark",
   in: "header" as const,
   required: false,
-  description: "The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable.",
+  description:
+    "The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable.",
   schema: { type: "string" as const, maxLength: 256 },
 };
 const BOOKMARK_RESPONSE_HEADER = {
-  description: "The D1 session bookmark of the database state this request saw (or the one it was sent, if it read nothing); send it back to read your own writes.",
+  description:
+    "The D1 session bookmark of the database state this request saw (or the one it was sent, if it read nothing); send it back to read your own writes.",
   schema: { type: "string" as const },
 };
 
@@ -95,7 +98,10 @@ const RATE_LIMITED_RESPONSE = {
   description: "Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds.",
   headers: {
     "Retry-After": { description: "Seconds until the spent limit's window ends.", schema: { type: "integer", minimum: 1 } },
-    RateLimit: { description: 'Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`.', schema: { type: "string" } },
+    RateLimit: {
+      description: 'Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`.',
+      schema: { type: "string" },
+    },
     "RateLimit-Policy": { description: 'Quota and window per policy, e.g. `"read-ip";q=300;w=60`.', schema: { type: "string" } },
   },
   content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } },
@@ -154,7 +160,8 @@ const CONSTRAINT_RESPONSES = {
     content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } },
   },
   "422": {
-    description: "Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed.",
+    description:
+      "Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed.",
     content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } },
   },
 };
@@ -198,7 +205,10 @@ function addBookmarkHeaders(document: Document): void {
       for (const [status, response] of Object.entries(responses)) {
         if (!response || "$ref" in response) continue;
         // A copy: the shared responses (429, 403, ...) are the same object in every operation.
-        responses[status] = { ...response, headers: { ...response.headers, "X-D1-Bookmark": { $ref: "#/components/headers/X-D1-Bookmark" } } };
+        responses[status] = {
+          ...response,
+          headers: { ...response.headers, "X-D1-Bookmark": { $ref: "#/components/headers/X-D1-Bookmark" } },
+        };
       }
     }
   }
@@ -206,7 +216,8 @@ function addBookmarkHeaders(document: Document): void {
 
 const PROBLEM_CONTENT = { "application/problem+json": { schema: { $ref: "#/components/schemas/ProblemDetails" } } };
 const PAYLOAD_TOO_LARGE_RESPONSE = {
-  description: "Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one.",
+  description:
+    "Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one.",
   content: PROBLEM_CONTENT,
 };
 const MALFORMED_JSON_RESPONSE = { description: "Bad Request: `MALFORMED_JSON`, a body that is not valid JSON.", content: PROBLEM_CONTENT };

@@ -69,9 +69,7 @@ export function isAllowedUrl(policy: OutboundPolicy, url: URL): boolean {
   if ((url.protocol !== "https:" && !isLoopbackHttp(url)) || url.username || url.password) return false;
   const href = url.href;
   if (policy.exact.has(href)) return true;
-  return policy.prefixes.some(
-    (prefix) => href.startsWith(prefix) && !ENCODED_ESCAPE.test(href.slice(prefix.length)),
-  );
+  return policy.prefixes.some((prefix) => href.startsWith(prefix) && !ENCODED_ESCAPE.test(href.slice(prefix.length)));
 }
 
 export interface OutboundOptions {

@@ -134,11 +134,9 @@ export function problemResponses<const S extends readonly number[]>(...statuses:
 }
 
 /** 404 with a message, and optionally a more specific code (`USER_NOT_FOUND`, ...). */
-export const notFound = (detail = "The requested resource does not exist.", code = "NOT_FOUND") =>
-  new ApiError(404, { code, detail });
+export const notFound = (detail = "The requested resource does not exist.", code = "NOT_FOUND") => new ApiError(404, { code, detail });
 
 /** The 404 of a path no route serves; identical wherever it is raised, so nothing is revealed. */
 export const noSuchPath = () => new ApiError(404, { code: "NOT_FOUND", detail: "No resource exists at this path." });
 
-export const internalError = () =>
-  new ApiError(500, { code: "INTERNAL_ERROR", detail: "Internal server error" });
+export const internalError = () => new ApiError(500, { code: "INTERNAL_ERROR", detail: "Internal server error" });

@@ -1,6 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
-import { validationError, type ValidationTarget } from "./validation";
+import { type ValidationTarget, validationError } from "./validation";
 
 /**
  * A router for one resource. Request validation failures are thrown as a 422 `ApiError`, so the

@@ -5,8 +5,8 @@ import { carryInNextBatch, flushCarried } from "../db/client";
 import type { AppEnv } from "../env";
 import { matchesIfNoneMatch } from "../lib/etag";
 import { writableHeaders } from "../lib/http";
+import { expectedClass, generationFrom, type ReadScope, type ViewerClass, validatorStatement, viewerClass } from "../services/read-cache";
 import { accessCheckStatement, userFromAccessCheck } from "../services/sessions";
-import { expectedClass, generationFrom, type ReadScope, validatorStatement, type ViewerClass, viewerClass } from "../services/read-cache";
 import { presentedAccessToken } from "./authenticate";
 
 /** The Workers cache the public reads keep their answers in (per data centre; docs/storage.md "Cached reads"). */
@@ -102,7 +102,8 @@ export function cachedRead(scope: ReadScope) {
     if (entry) {
       // A copy is cached for this viewer: the token check and the validator, and nothing else, first.
       await flushCarried(svc.db);
-      const current = generation !== null && viewerClass(scope, c.get("user")) === expected && entry.headers.get(GENERATION_HEADER) === generation;
+      const current =
+        generation !== null && viewerClass(scope, c.get("user")) === expected && entry.headers.get(GENERATION_HEADER) === generation;
       if (current) return fromEntry(c, entry);
       // Stale: the handler's batch reads the generation again, with the answer it stores.
       generation = null;
@@ -116,7 +117,11 @@ export function cachedRead(scope: ReadScope) {
     if (!cache || stamped === null || c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
     writableHeaders(c).set("X-Cache", "miss");
     const key = cacheKey(url, viewerClass(scope, c.get("user")));
-    const headers = new Headers({ "Content-Type": c.res.headers.get("content-type")!, "Cache-Control": `max-age=${STORED_SECONDS}`, [GENERATION_HEADER]: stamped });
+    const headers = new Headers({
+      "Content-Type": c.res.headers.get("content-type")!,
+      "Cache-Control": `max-age=${STORED_SECONDS}`,
+      [GENERATION_HEADER]: stamped,
+    });
     const etag = c.res.headers.get("etag");
     if (etag) headers.set("ETag", etag);
     // Stored after the answer is sent: the copy's bytes are read from a clone meanwhile.

@@ -4,8 +4,7 @@ import { writableHeaders } from "../lib/http";
 import { ApiError } from "../lib/problem";
 
 const ALLOW_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
-const ALLOW_HEADERS =
-  "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-ID, X-D1-Bookmark";
+const ALLOW_HEADERS = "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-ID, X-D1-Bookmark";
 const EXPOSE_HEADERS =
   "X-Request-ID, ETag, Location, Retry-After, RateLimit, RateLimit-Policy, Content-Disposition, Idempotent-Replayed, X-D1-Bookmark";
 const PREFLIGHT_MAX_AGE_SECONDS = "600";
@@ -24,10 +23,8 @@ export function isAllowedOrigin(origin: string, allowed: ReadonlySet<string>, re
  */
 export const cors = createMiddleware<AppEnv>(async (c, next) => {
   const origin = c.req.header("origin");
-  const allowed =
-    origin !== undefined && isAllowedOrigin(origin, c.get("services").config.corsOrigins, c.req.url);
-  const isPreflight =
-    c.req.method === "OPTIONS" && origin !== undefined && c.req.header("access-control-request-method");
+  const allowed = origin !== undefined && isAllowedOrigin(origin, c.get("services").config.corsOrigins, c.req.url);
+  const isPreflight = c.req.method === "OPTIONS" && origin !== undefined && c.req.header("access-control-request-method");
 
   if (isPreflight) {
     if (!allowed) {

@@ -47,7 +47,11 @@ export const onError: ErrorHandler<AppEnv> = (error, c) => {
   const failure = error instanceof ApiError || error instanceof HTTPException ? null : constraintFailure(error);
   if (failure) {
     const log = c.get("log") ?? createLogger({ request_id: c.get("requestId") });
-    log.warn("constraint failure answered as a client error", { method: c.req.method, path: c.req.path, constraint: `${failure.kind} ${failure.target}`.trim() });
+    log.warn("constraint failure answered as a client error", {
+      method: c.req.method,
+      path: c.req.path,
+      constraint: `${failure.kind} ${failure.target}`.trim(),
+    });
     return problemResponse(c, constraintError(failure));
   }
 

@@ -5,7 +5,15 @@ import type { Services } from "../container";
 import type { AppEnv } from "../env";
 import type { HeldKey } from "../lib/idempotency-key";
 import { ApiError } from "../lib/problem";
-import { claimKey, type ClaimResult, releaseKey, requestInProgress, sha256Hex, storeResponse, type StoredResponse } from "../services/idempotency";
+import {
+  type ClaimResult,
+  claimKey,
+  releaseKey,
+  requestInProgress,
+  type StoredResponse,
+  sha256Hex,
+  storeResponse,
+} from "../services/idempotency";
 import { requireUser } from "./guards";
 
 /** The request header that names a create request for safe retries. */
@@ -57,8 +65,7 @@ function malformedKey(): ApiError {
 function keyReused(): ApiError {
   return new ApiError(422, {
     code: "IDEMPOTENCY_KEY_REUSED",
-    detail:
-      "This Idempotency-Key was already used on this path with another body or query string; send a new key for a new request.",
+    detail: "This Idempotency-Key was already used on this path with another body or query string; send a new key for a new request.",
   });
 }
 

@@ -34,9 +34,7 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
     if (remembered) throw rateLimited(remembered.counters);
   }
   const remember = calls.length === 1;
-  const settled = await Promise.allSettled(
-    calls.map((call) => enforceLimits(services, call.subject, call.names, { userId, remember })),
-  );
+  const settled = await Promise.allSettled(calls.map((call) => enforceLimits(services, call.subject, call.names, { userId, remember })));
   const refusal = settled.find((outcome) => outcome.status === "rejected");
   if (refusal) {
     // Counted in parallel: what one subject counted for a request the other refused is given

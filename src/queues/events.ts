@@ -11,7 +11,8 @@ function parseEvent(body: unknown): DomainEvent | null {
   if (event?.type === "records.deleted" && Array.isArray(event.ids) && event.ids.every((id) => Number.isSafeInteger(id))) {
     return { type: "records.deleted", ids: event.ids as number[] };
   }
-  if (event?.type === "account.deleted" && Number.isSafeInteger(event.userId)) return { type: "account.deleted", userId: event.userId as number };
+  if (event?.type === "account.deleted" && Number.isSafeInteger(event.userId))
+    return { type: "account.deleted", userId: event.userId as number };
   return null;
 }
 
@@ -27,7 +28,9 @@ export async function handleEventBatch(batch: MessageBatch<unknown>, batchServic
     const svc = withLog(batchServices, batchServices.log.child({ queue: batch.queue, message_id: message.id, attempt: message.attempts }));
     const event = parseEvent(message.body);
     if (!event) {
-      svc.log.error("queue message is no domain event", { type: typeof (message.body as { type?: unknown })?.type === "string" ? (message.body as { type: string }).type : null });
+      svc.log.error("queue message is no domain event", {
+        type: typeof (message.body as { type?: unknown })?.type === "string" ? (message.body as { type: string }).type : null,
+      });
       message.ack();
       continue;
     }

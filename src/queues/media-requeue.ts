@@ -31,7 +31,11 @@ export type Requeued = Record<MediaKind, string[]>;
  * search to the pending rows. The scan job is idempotent, so a message that was only late does no
  * harm. Should the queue refuse, the claimed rows come round again after another interval.
  */
-export async function requeueStrandedMedia(svc: Pick<Services, "db" | "bindings" | "log">, now: number, limit = REQUEUE_BATCH): Promise<Requeued> {
+export async function requeueStrandedMedia(
+  svc: Pick<Services, "db" | "bindings" | "log">,
+  now: number,
+  limit = REQUEUE_BATCH,
+): Promise<Requeued> {
   const { log } = svc;
   const cutoff = now - REQUEUE_AFTER_SECONDS;
   const claim = (kind: MediaKind) => {

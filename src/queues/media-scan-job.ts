@@ -9,8 +9,8 @@ import { sniffImageFormat } from "../lib/images/formats";
 import { makeThumbnails, type Thumbnail } from "../lib/images/thumbnails";
 import { rejectMedia } from "../services/media";
 import type { MediaMessage } from "../services/media-messages";
-import { THUMBNAIL_WIDTHS, thumbnailKey } from "../services/media-records";
 import { uprightBytes } from "../services/media-orient";
+import { THUMBNAIL_WIDTHS, thumbnailKey } from "../services/media-records";
 import { builtInScan, externalScan, type ScanVerdict } from "../services/media-scan";
 import {
   deleteUnreferencedObjects,
@@ -90,7 +90,9 @@ export async function scanJob(svc: Services, message: Extract<MediaMessage, { ty
       httpMetadata: { contentType: thumbnail.contentType, cacheControl: IMMUTABLE_CACHE },
     });
   }
-  await bucket.put(servedKey(kind, row.storage_key), body, { httpMetadata: { contentType: row.content_type, cacheControl: IMMUTABLE_CACHE } });
+  await bucket.put(servedKey(kind, row.storage_key), body, {
+    httpMetadata: { contentType: row.content_type, cacheControl: IMMUTABLE_CACHE },
+  });
   const published = await publish(svc, kind, id, body instanceof Uint8Array ? body.length : quarantined.size, thumbnails.length > 0);
   await bucket.delete(quarantineKey(kind, id));
   if (published.length === 0) {
@@ -107,7 +109,13 @@ export async function scanJob(svc: Services, message: Extract<MediaMessage, { ty
  * size it received; turning a JPEG losslessly changes it by a few per cent). Returns the ids
  * published (none when the row was settled or deleted meanwhile).
  */
-async function publish(svc: Pick<Services, "db">, kind: MediaKind, id: string, sizeBytes: number, thumbnailsReady: boolean): Promise<{ id: string }[]> {
+async function publish(
+  svc: Pick<Services, "db">,
+  kind: MediaKind,
+  id: string,
+  sizeBytes: number,
+  thumbnailsReady: boolean,
+): Promise<{ id: string }[]> {
   const table = sql.raw(kind);
   const ready = kind === "images" ? sql`, thumbnails_ready = ${thumbnailsReady ? 1 : 0}` : sql``;
   const charged = sql`SELECT size_bytes FROM ${table} WHERE id = ${id} AND status = 'pending'`;
@@ -126,11 +134,15 @@ async function publish(svc: Pick<Services, "db">, kind: MediaKind, id: string, s
  * (`uprightBytes`: the pixel work the upload request leaves to this job). The bytes are in
  * memory, so a failure is the data's: the image is rejected as undecodable, never retried.
  */
-export function turnUpright(bytes: Uint8Array, recorded: string | undefined): { ok: true; bytes: Uint8Array } | { ok: false; reason: string } {
+export function turnUpright(
+  bytes: Uint8Array,
+  recorded: string | undefined,
+): { ok: true; bytes: Uint8Array } | { ok: false; reason: string } {
   const orientation = recorded === undefined ? 1 : Number(recorded);
   const format = sniffImageFormat(bytes.subarray(0, 16));
   try {
-    if (!Number.isInteger(orientation) || orientation < 1 || orientation > 8) throw new ImageStructureError(`orientation ${recorded} recorded`);
+    if (!Number.isInteger(orientation) || orientation < 1 || orientation > 8)
+      throw new ImageStructureError(`orientation ${recorded} recorded`);
     if (!format) throw new ImageStructureError("not in an image format");
     return { ok: true, bytes: uprightBytes(bytes, format, orientation) };
   } catch (error) {

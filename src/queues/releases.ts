@@ -16,7 +16,9 @@ export async function handleReleaseBatch(batch: MessageBatch<unknown>, batchServ
   for (const message of batch.messages) {
     const svc = withLog(batchServices, batchServices.log.child({ queue: batch.queue, message_id: message.id, attempt: message.attempts }));
     if (!isReleaseMessage(message.body)) {
-      svc.log.error("release message is malformed", { type: typeof message.body === "object" ? ((message.body as { type?: unknown } | null)?.type ?? null) : null });
+      svc.log.error("release message is malformed", {
+        type: typeof message.body === "object" ? ((message.body as { type?: unknown } | null)?.type ?? null) : null,
+      });
       message.ack();
       continue;
     }

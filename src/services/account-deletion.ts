@@ -111,10 +111,16 @@ export async function deleteAccount(svc: Services, deletion: AccountDeletion): P
   audit(svc.log, "auth.sessions.revoked", { user_id: userId, reason: "account_deleted" });
   await sendQuietly(svc, accountDeletedEmail(former.email, deletion.actorId !== undefined));
   const removed: RemovedMediaKeys = { images: [], files: [] };
-  if (content === "delete") for (const row of rest[0] as { kind: "images" | "files"; storage_key: string }[]) removed[row.kind].push(row.storage_key);
+  if (content === "delete")
+    for (const row of rest[0] as { kind: "images" | "files"; storage_key: string }[]) removed[row.kind].push(row.storage_key);
   await Promise.all(
     links.map((link) =>
-      revokeLink(svc, { provider: link.provider, accountId: link.account_id, accessTokenSealed: link.access_token_sealed, refreshTokenSealed: link.refresh_token_sealed }),
+      revokeLink(svc, {
+        provider: link.provider,
+        accountId: link.account_id,
+        accessTokenSealed: link.access_token_sealed,
+        refreshTokenSealed: link.refresh_token_sealed,
+      }),
     ),
   );
   await queuePurge(svc, removed);

@@ -127,9 +127,7 @@ function invalidVerifyToken(): ApiError {
 export async function verifyEmail(svc: Services, token: string): Promise<SessionUser> {
   const parsed = parseLinkToken(token);
   if (!parsed) throw invalidVerifyToken();
-  const rows = await svc.db.all<UserRow>(
-    sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${parsed.userId}`,
-  );
+  const rows = await svc.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${parsed.userId}`);
   const found = rows[0] ? toSessionUser(rows[0]) : null;
   const nowSeconds = Math.floor(svc.clock.now() / 1000);
   if (!found || !found.isActive || !checkLinkToken(svc.config.tokenSecret, "verify", token, found.email, nowSeconds)) {

@@ -26,7 +26,11 @@ export interface AdminUserFilter {
 const ADMINISTERED = sql`is_system = 0`;
 
 /** One page of accounts, ordered by id, and how many match; one round trip. */
-export async function listUsers(svc: Pick<Services, "db">, filter: AdminUserFilter, page: PageQuery): Promise<{ users: SessionUser[]; total: number }> {
+export async function listUsers(
+  svc: Pick<Services, "db">,
+  filter: AdminUserFilter,
+  page: PageQuery,
+): Promise<{ users: SessionUser[]; total: number }> {
   const where: SQL[] = [ADMINISTERED];
   if (filter.search !== undefined) {
     where.push(sql`(${containsText(sql.raw("username"), filter.search)} OR ${containsText(sql.raw("email"), filter.search)})`);
@@ -79,7 +83,12 @@ async function withUsableUsername(svc: Pick<Services, "db">, userId: number, cha
  * active superuser, decided inside the UPDATE so two concurrent deactivations of the last two
  * cannot both pass. A taken username is 409.
  */
-export async function updateUser(svc: Pick<Services, "db" | "log">, actor: SessionUser, userId: number, requested: AdminUserChanges): Promise<SessionUser> {
+export async function updateUser(
+  svc: Pick<Services, "db" | "log">,
+  actor: SessionUser,
+  userId: number,
+  requested: AdminUserChanges,
+): Promise<SessionUser> {
   const changes = await withUsableUsername(svc, userId, requested);
   const values = CHANGE_COLUMNS.flatMap((column) => {
     const value = changes[column];
@@ -94,8 +103,14 @@ export async function updateUser(svc: Pick<Services, "db" | "log">, actor: Sessi
   }
 
   const deactivating = changes.is_active === false;
-  const sets = sql.join(values.map(({ column, value }) => sql`${column} = ${value}`), sql`, `);
-  const differs = sql.join(values.map(({ column, value }) => sql`${column} IS NOT ${value}`), sql` OR `);
+  const sets = sql.join(
+    values.map(({ column, value }) => sql`${column} = ${value}`),
+    sql`, `,
+  );
+  const differs = sql.join(
+    values.map(({ column, value }) => sql`${column} IS NOT ${value}`),
+    sql` OR `,
+  );
   const guard = deactivating ? sql`AND ${notLastSuperuser(userId)}` : sql``;
   // The revocation runs only if this batch's UPDATE left the account inactive.
   const inactive = sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND ${ADMINISTERED} AND is_active = 0)`;
@@ -131,7 +146,12 @@ function superuserRoleFixed(): ApiError {
 }
 
 /** Sets an account's role in one batch; a superuser keeps `lab` (400 for `contributor`). */
-export async function setRole(svc: Pick<Services, "db" | "log">, actor: SessionUser, userId: number, role: SessionUser["role"]): Promise<SessionUser> {
+export async function setRole(
+  svc: Pick<Services, "db" | "log">,
+  actor: SessionUser,
+  userId: number,
+  role: SessionUser["role"],
+): Promise<SessionUser> {
   // In the UPDATE itself, so a concurrent promotion to superuser cannot slip between check and write.
   const keepsLab = role === "contributor" ? sql`AND is_superuser = 0` : sql``;
   const [found, updated] = await batchRows<[{ role: SessionUser["role"] }, UserRow]>(svc.db, [

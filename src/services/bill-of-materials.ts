@@ -14,7 +14,6 @@ import { type BomRow, existingIdStatements, kindCondition, type RecordKind, read
 /** Most entries one record's bill of materials holds (and one request may add or remove). */
 export const MAX_BOM_ENTRIES = 100;
 
-
 /** One entry as a client adds it. */
 export interface BomEntryValues {
   material_id: number;
@@ -32,8 +31,7 @@ export interface BomRecord {
 }
 
 /** 404 for a material that is not in the record's bill of materials. */
-export const entryMissing = (materialId: number) =>
-  notFound(`Material ${materialId} is not in this bill of materials.`);
+export const entryMissing = (materialId: number) => notFound(`Material ${materialId} is not in this bill of materials.`);
 
 const recordStatement = (record: BomRecord): SQL =>
   sql`SELECT p.owner_id FROM products p WHERE p.id = ${record.id} AND ${kindCondition(record.kind)}`;
@@ -69,7 +67,10 @@ export async function readBomEntry(svc: Pick<Services, "db">, record: BomRecord,
 function raceProblem(error: unknown, record: BomRecord): ApiError | null {
   const message = String((error as Error)?.message ?? error) + String((error as Error)?.cause ?? "");
   if (/UNIQUE constraint failed: bill_of_materials|PRIMARY KEY/i.test(message)) {
-    return new ApiError(409, { code: "BOM_ENTRY_EXISTS", detail: "A material of the request was added to this bill of materials meanwhile; read it again." });
+    return new ApiError(409, {
+      code: "BOM_ENTRY_EXISTS",
+      detail: "A material of the request was added to this bill of materials meanwhile; read it again.",
+    });
   }
   if (/NOT NULL constraint failed: bill_of_materials\.quantity/i.test(message)) return bomFull(MAX_BOM_ENTRIES);
   // The record (or a material) was deleted between the checks and the write.
@@ -101,10 +102,9 @@ export async function addBomEntries(
 ): Promise<BomRow[]> {
   const ids = entries.map((entry) => entry.material_id);
   const lookups = existingIdStatements("materials", ids);
-  const [owners, present, ...found] = await batchRows<[{ owner_id: number }, { material_id: number; material_name: string }, ...{ id: number; name: string }[]]>(
-    svc.db,
-    [recordStatement(record), entriesStatement(record.id), ...lookups] as [SQL, SQL, ...SQL[]],
-  );
+  const [owners, present, ...found] = await batchRows<
+    [{ owner_id: number }, { material_id: number; material_name: string }, ...{ id: number; name: string }[]]
+  >(svc.db, [recordStatement(record), entriesStatement(record.id), ...lookups] as [SQL, SQL, ...SQL[]]);
   // Adding is never moderation: only the owner adds materials.
   assertMayModify(user, owners[0] ? { ownerId: owners[0].owner_id } : null, record.missing, "add");
 
@@ -113,7 +113,8 @@ export async function addBomEntries(
   entries.forEach((entry, i) => {
     if (!known.has(entry.material_id)) errors.push({ pointer: pointerOf(i), detail: "No material has this id." });
   });
-  if (errors.length > 0) throw new ApiError(422, { code: "VALIDATION_FAILED", detail: "The request names materials that do not exist.", errors });
+  if (errors.length > 0)
+    throw new ApiError(422, { code: "VALIDATION_FAILED", detail: "The request names materials that do not exist.", errors });
 
   const clashes = present.filter((row) => ids.includes(row.material_id));
   if (clashes.length > 0) {
@@ -185,7 +186,12 @@ export async function removeBomEntry(svc: Pick<Services, "db">, user: SessionUse
  * Removes the entries of the listed materials in two round trips (ownership, then one batch);
  * materials not in the bill are ignored, so the call can be retried.
  */
-export async function removeBomEntries(svc: Pick<Services, "db">, user: SessionUser, record: BomRecord, materialIds: readonly number[]): Promise<void> {
+export async function removeBomEntries(
+  svc: Pick<Services, "db">,
+  user: SessionUser,
+  record: BomRecord,
+  materialIds: readonly number[],
+): Promise<void> {
   await assertOwner(svc, user, record);
   const statements: SQL[] = [];
   // D1 binds at most 100 parameters per statement.

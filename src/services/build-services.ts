@@ -37,7 +37,8 @@ export function buildServices(env: Env, options: BuildOptions = {}): Services {
   let db: Db | undefined;
   let email: EmailSender | undefined;
   let limiter: Limiter | undefined;
-  const defer = options.defer ?? ((work: Promise<unknown>) => void work.catch((error: unknown) => log.error("deferred work failed", { error })));
+  const defer =
+    options.defer ?? ((work: Promise<unknown>) => void work.catch((error: unknown) => log.error("deferred work failed", { error })));
   const services: Services = {
     get db() {
       return (db ??= createDb(env.DB, options.dbSession, roundTrips).db);

@@ -13,8 +13,8 @@ import {
   changedFields,
   deleteRow,
   nameContains,
-  recordTable,
   type ReferenceServices,
+  recordTable,
   refusingDuplicates,
   rowStatement,
   updateStatement,
@@ -91,8 +91,18 @@ export interface CategoryPage {
  * one round trip; null when the parent does not exist.
  */
 export async function listCategories(svc: Pick<Services, "db">, filter: CategoryFilter, page: PageQuery): Promise<CategoryPage>;
-export async function listCategories(svc: Pick<Services, "db">, filter: CategoryFilter, page: PageQuery, parent: CategoryParent): Promise<CategoryPage | null>;
-export async function listCategories(svc: Pick<Services, "db">, filter: CategoryFilter, page: PageQuery, parent?: CategoryParent): Promise<CategoryPage | null> {
+export async function listCategories(
+  svc: Pick<Services, "db">,
+  filter: CategoryFilter,
+  page: PageQuery,
+  parent: CategoryParent,
+): Promise<CategoryPage | null>;
+export async function listCategories(
+  svc: Pick<Services, "db">,
+  filter: CategoryFilter,
+  page: PageQuery,
+  parent?: CategoryParent,
+): Promise<CategoryPage | null> {
   const where = conditions(filter, parent);
   const { limit, offset } = pageWindow(page);
   const found = parent ? parentExists(parent) : sql`1`;
@@ -161,7 +171,8 @@ const taxonomyMismatch = () =>
     detail: "The supercategory belongs to another taxonomy; a category moves only within its own.",
   });
 
-const writing = <T>(write: () => Promise<T>) => refusingDuplicates("categories.taxonomy_id, categories.external_id", externalIdTaken, write);
+const writing = <T>(write: () => Promise<T>) =>
+  refusingDuplicates("categories.taxonomy_id, categories.external_id", externalIdTaken, write);
 
 /**
  * Creates a category in one statement: the INSERT selects its taxonomy from the taxonomy or the
@@ -213,7 +224,12 @@ const CHANGE_COLUMNS = ["name", "description", "external_id", "supercategory_id"
  * it), so two concurrent moves cannot build a cycle between them. When the UPDATE refuses, the
  * diagnosis read just before it in the same transaction says why.
  */
-export async function updateCategory(svc: ReferenceServices, actor: SessionUser, id: number, changes: CategoryChanges): Promise<CategoryRow> {
+export async function updateCategory(
+  svc: ReferenceServices,
+  actor: SessionUser,
+  id: number,
+  changes: CategoryChanges,
+): Promise<CategoryRow> {
   const set = assignments(CHANGE_COLUMNS, changes);
   const current = rowStatement(CATEGORIES, id);
   if (set.length === 0) {

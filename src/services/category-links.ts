@@ -62,7 +62,10 @@ export function linkedToCategory<Row>(kind: LinkedKind<Row>, categoryId: number)
 
 /** A record and its categories in one round trip; the kind's 404 when there is no such record. */
 export async function readLinkedRecord<Row>(svc: Pick<Services, "db">, kind: LinkedKind<Row>, id: number): Promise<LinkedRecord<Row>> {
-  const [rows, categories] = await batchRows<[Row, LinkedCategoryRow]>(svc.db, [rowStatement(kind, id), linkedCategoriesStatement(kind, id)]);
+  const [rows, categories] = await batchRows<[Row, LinkedCategoryRow]>(svc.db, [
+    rowStatement(kind, id),
+    linkedCategoriesStatement(kind, id),
+  ]);
   if (!rows[0]) throw kind.missing();
   return { row: rows[0], categories };
 }
@@ -100,7 +103,11 @@ export async function updateLinkedRecord<Row>(
   }
   // The row before the change comes in the same batch, so the audit names what really changed.
   const [before, rows, categories] = await refusingDuplicates(takenName(kind), kind.nameTaken, () =>
-    batchRows<[Row, Row, LinkedCategoryRow]>(svc.db, [rowStatement(kind, id), updateStatement(kind, id, set), linkedCategoriesStatement(kind, id)]),
+    batchRows<[Row, Row, LinkedCategoryRow]>(svc.db, [
+      rowStatement(kind, id),
+      updateStatement(kind, id, set),
+      linkedCategoriesStatement(kind, id),
+    ]),
   );
   const [old, now] = [before[0], rows[0]];
   if (!old || !now) throw kind.missing();
@@ -122,21 +129,23 @@ export async function addCategoryLinks<Row>(
 ): Promise<LinkedRecord<Row>> {
   const list = JSON.stringify(categoryIds);
   const unknown = sql`SELECT j.key AS position FROM json_each(${list}) j WHERE NOT EXISTS (SELECT 1 FROM categories c WHERE c.id = j.value)`;
-  const [missingCategories, added, rows, categories] = await batchRows<[{ position: number }, { category_id: number }, Row, LinkedCategoryRow]>(
-    svc.db,
-    [
-      unknown,
-      sql`INSERT OR IGNORE INTO ${sql.raw(kind.linkTable)} (${sql.raw(kind.ownerColumn)}, category_id)
+  const [missingCategories, added, rows, categories] = await batchRows<
+    [{ position: number }, { category_id: number }, Row, LinkedCategoryRow]
+  >(svc.db, [
+    unknown,
+    sql`INSERT OR IGNORE INTO ${sql.raw(kind.linkTable)} (${sql.raw(kind.ownerColumn)}, category_id)
         SELECT ${id}, j.value FROM json_each(${list}) j
         WHERE EXISTS (SELECT 1 FROM ${sql.raw(kind.table)} WHERE id = ${id}) AND NOT EXISTS (${unknown})
         RETURNING category_id`,
-      rowStatement(kind, id),
-      linkedCategoriesStatement(kind, id),
-    ],
-  );
+    rowStatement(kind, id),
+    linkedCategoriesStatement(kind, id),
+  ]);
   if (!rows[0]) throw kind.missing();
   if (missingCategories.length > 0) {
-    const errors: FieldError[] = missingCategories.map(({ position }) => ({ pointer: `/category_ids/${position}`, detail: "No category has this id." }));
+    const errors: FieldError[] = missingCategories.map(({ position }) => ({
+      pointer: `/category_ids/${position}`,
+      detail: "No category has this id.",
+    }));
     throw new ApiError(422, { code: "VALIDATION_FAILED", detail: "The request names records that do not exist.", errors });
   }
   const addedIds = [...new Set(added.map((row) => row.category_id))];

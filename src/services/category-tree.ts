@@ -24,7 +24,10 @@ export const DEFAULT_CATEGORY_DEPTH = 1;
 export type TreeScope = { kind: "all"; taxonomyId?: number } | CategoryParent;
 
 /** A node of the tree as read: its own fields, its parent, and how far below the top level it sits (0: top). */
-export type CategoryTreeRow = RowOf<typeof categories, "id" | "name" | "description" | "external_id" | "taxonomy_id" | "supercategory_id"> & {
+export type CategoryTreeRow = RowOf<
+  typeof categories,
+  "id" | "name" | "description" | "external_id" | "taxonomy_id" | "supercategory_id"
+> & {
   level: number;
 };
 
@@ -75,9 +78,24 @@ export interface CategoryTreePage {
 }
 
 /** A page of the tree as rows, and the number of top-level nodes; null when the scope's parent does not exist. */
-export async function readCategoryTree(svc: Pick<Services, "db">, scope: { kind: "all"; taxonomyId?: number }, depth: number, page: PageQuery): Promise<CategoryTreePage>;
-export async function readCategoryTree(svc: Pick<Services, "db">, scope: CategoryParent, depth: number, page: PageQuery): Promise<CategoryTreePage | null>;
-export async function readCategoryTree(svc: Pick<Services, "db">, scope: TreeScope, depth: number, page: PageQuery): Promise<CategoryTreePage | null> {
+export async function readCategoryTree(
+  svc: Pick<Services, "db">,
+  scope: { kind: "all"; taxonomyId?: number },
+  depth: number,
+  page: PageQuery,
+): Promise<CategoryTreePage>;
+export async function readCategoryTree(
+  svc: Pick<Services, "db">,
+  scope: CategoryParent,
+  depth: number,
+  page: PageQuery,
+): Promise<CategoryTreePage | null>;
+export async function readCategoryTree(
+  svc: Pick<Services, "db">,
+  scope: TreeScope,
+  depth: number,
+  page: PageQuery,
+): Promise<CategoryTreePage | null> {
   const [rows, summary] = await batchRows<[CategoryTreeRow, { total: number; found: number }]>(
     svc.db,
     categoryTreeStatements(scope, depth, page),
@@ -93,7 +111,10 @@ export type CategoryTreeNode<N> = N & { subcategories: CategoryTreeNode<N>[] };
  * Nests tree rows: level-0 rows are the top level, every other row goes under its
  * supercategory, in the order of `rows`. Linear in the number of rows.
  */
-export function nestCategories<N extends object>(rows: readonly CategoryTreeRow[], toNode: (row: CategoryTreeRow) => N): CategoryTreeNode<N>[] {
+export function nestCategories<N extends object>(
+  rows: readonly CategoryTreeRow[],
+  toNode: (row: CategoryTreeRow) => N,
+): CategoryTreeNode<N>[] {
   const children = new Map<number, CategoryTreeNode<N>[]>();
   const nodes = rows.map((row) => {
     const node: CategoryTreeNode<N> = { ...toNode(row), subcategories: [] };

@@ -137,7 +137,12 @@ export function componentTreeSummaryStatements(id: number, kind: RecordKind, dep
 }
 
 /** `readComponentTree` with only the columns the answer shows (`TreeSummaryRow`). */
-export async function readComponentTreeSummaries(svc: Pick<Services, "db">, id: number, kind: RecordKind, depth: number): Promise<TreeSummaryRow[] | null> {
+export async function readComponentTreeSummaries(
+  svc: Pick<Services, "db">,
+  id: number,
+  kind: RecordKind,
+  depth: number,
+): Promise<TreeSummaryRow[] | null> {
   const [root, rows] = await batchRows<[IdRow, TreeSummaryRow]>(svc.db, componentTreeSummaryStatements(id, kind, depth));
   if (root.length === 0) return null;
   if (rows.length > MAX_TREE_COMPONENTS) throw componentTreeTooLarge(depth);
@@ -150,7 +155,11 @@ export async function readComponentTreeSummaries(svc: Pick<Services, "db">, id: 
  * `rows`, as `nestRows` would nest them. Rows whose parent is neither the root nor another row are
  * left out. Linear in the number of rows; recursion is bounded by the tree's depth.
  */
-export function nestedJson<R extends { id: number; parent_id: number | null }>(rootId: number, rows: readonly R[], open: (row: R) => string): string {
+export function nestedJson<R extends { id: number; parent_id: number | null }>(
+  rootId: number,
+  rows: readonly R[],
+  open: (row: R) => string,
+): string {
   const children = new Map<number, R[]>();
   for (const row of rows) {
     if (row.parent_id === null) continue;

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
+import type { SessionUser } from "../auth/session-user";
+import type { Services } from "../container";
 import { audit } from "../lib/audit";
 import { ApiError } from "../lib/problem";
-import type { Services } from "../container";
-import type { SessionUser } from "../auth/session-user";
 import { toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
 
 /**
@@ -17,7 +17,11 @@ import { toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
  * (otherwise 422 at `/version`). Accepting the version already accepted keeps its first time.
  * One round trip.
  */
-export async function acceptContributorTerms(svc: Pick<Services, "db" | "config" | "log">, user: SessionUser, version: number): Promise<SessionUser> {
+export async function acceptContributorTerms(
+  svc: Pick<Services, "db" | "config" | "log">,
+  user: SessionUser,
+  version: number,
+): Promise<SessionUser> {
   const current = svc.config.contributorTermsVersion;
   if (version !== current) {
     throw new ApiError(422, {
@@ -33,7 +37,8 @@ export async function acceptContributorTerms(svc: Pick<Services, "db" | "config"
     RETURNING ${USER_COLUMNS}`);
   const row = rows[0];
   if (!row) throw new ApiError(404, { code: "USER_NOT_FOUND", detail: "This account no longer exists." });
-  if (user.termsAcceptedVersion !== version) audit(svc.log, "account.contributor_terms.accepted", { user_id: user.id, terms_version: version });
+  if (user.termsAcceptedVersion !== version)
+    audit(svc.log, "account.contributor_terms.accepted", { user_id: user.id, terms_version: version });
   return toSessionUser(row);
 }
 

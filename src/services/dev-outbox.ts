@@ -20,10 +20,7 @@ function keyPrefix(to: string): string {
 }
 
 /** Keeps a message in the development outbox (KV, 7 days). */
-export async function storeInOutbox(
-  kv: KVNamespace,
-  message: { to: string; subject: string; text: string },
-): Promise<OutboxItem> {
+export async function storeInOutbox(kv: KVNamespace, message: { to: string; subject: string; text: string }): Promise<OutboxItem> {
   const now = Date.now();
   sequence = (sequence + 1) % 1_000_000;
   const countdown = String(EPOCH_CEILING - now).padStart(13, "0");

@@ -1,6 +1,6 @@
 import type { AppConfig } from "../config";
 import type { EmailMessage, EmailSender, Services } from "../container";
-import { type Logger } from "../lib/logger";
+import type { Logger } from "../lib/logger";
 import { safeFetch } from "../lib/outbound";
 import { storeInOutbox } from "./dev-outbox";
 

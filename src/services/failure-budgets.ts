@@ -17,7 +17,12 @@ type BudgetServices = Pick<Services, "limiter" | "log" | "config">;
  * A spent budget is 429 and the secret is not checked; the store being unreachable is 503 (these
  * budgets fail closed).
  */
-async function reserve(svc: BudgetServices, subject: string, names: readonly LimitName[], userId: number | null): Promise<FailureReservation> {
+async function reserve(
+  svc: BudgetServices,
+  subject: string,
+  names: readonly LimitName[],
+  userId: number | null,
+): Promise<FailureReservation> {
   const decision = await enforceLimits(svc, subject, names, { userId });
   return {
     async refund() {

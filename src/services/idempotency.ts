@@ -63,7 +63,10 @@ export type ClaimResult =
   /** The key was used on this path for another request (query string or body) within the retention time. */
   | { kind: "mismatch" };
 
-type KeyRow = RowOf<typeof idempotencyKeys, "target" | "body_hash" | "resource_id" | "response_status" | "response_body" | "response_headers">;
+type KeyRow = RowOf<
+  typeof idempotencyKeys,
+  "target" | "body_hash" | "resource_id" | "response_status" | "response_body" | "response_headers"
+>;
 
 /** 409 while the request that holds a key runs (or took it over from this one). */
 export function requestInProgress(): ApiError {

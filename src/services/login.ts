@@ -29,9 +29,7 @@ export function badCredentials(): ApiError {
 export async function findUserByIdentifier(svc: Pick<Services, "db">, identifier: string): Promise<SessionUser | null> {
   const { kind, key } = loginIdentifier(identifier);
   const condition = kind === "email" ? sql`email_canonical = ${key}` : sql`username = ${key}`;
-  const rows = await svc.db.all<UserRow>(
-    sql`SELECT ${USER_COLUMNS} FROM users WHERE ${condition}`,
-  );
+  const rows = await svc.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE ${condition}`);
   return rows[0] ? toSessionUser(rows[0]) : null;
 }
 
@@ -40,12 +38,7 @@ export async function findUserByIdentifier(svc: Pick<Services, "db">, identifier
  * verification (a dummy hash when there is no account) and end in the same `badCredentials()`.
  * Each attempt first takes a unit of the account's failed-login budget, given back on success.
  */
-export async function passwordLogin(
-  svc: Services,
-  identifier: string,
-  password: string,
-  transport: LoginTransport,
-): Promise<LoginOutcome> {
+export async function passwordLogin(svc: Services, identifier: string, password: string, transport: LoginTransport): Promise<LoginOutcome> {
   // The budget does not depend on the account, so it is taken while the account is looked up.
   const [found, reserved] = await Promise.allSettled([findUserByIdentifier(svc, identifier), reserveLoginFailure(svc, identifier)]);
   if (reserved.status === "rejected") throw reserved.reason;

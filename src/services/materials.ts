@@ -17,7 +17,7 @@ import {
   updateLinkedRecord,
 } from "./category-links";
 import { type ListOrder, type OrderTerm, orderClause, referenceOrderColumns } from "./reference-order";
-import { assignments, listPage, nameContains, recordTable, type ReferenceServices, referenceWritten } from "./reference-records";
+import { assignments, listPage, nameContains, type ReferenceServices, recordTable, referenceWritten } from "./reference-records";
 
 export type MaterialRow = Row<typeof materials>;
 
@@ -64,7 +64,11 @@ function conditions(filter: MaterialFilter): SQL {
 }
 
 /** One page of materials and how many match, in one round trip. */
-export function listMaterials(svc: Pick<Services, "db">, filter: MaterialFilter, page: PageQuery): Promise<{ rows: MaterialRow[]; total: number }> {
+export function listMaterials(
+  svc: Pick<Services, "db">,
+  filter: MaterialFilter,
+  page: PageQuery,
+): Promise<{ rows: MaterialRow[]; total: number }> {
   return listPage<MaterialRow>(svc, MATERIAL, conditions(filter), orderClause(filter.orderBy, ORDER), page);
 }
 
@@ -130,7 +134,12 @@ export async function deleteMaterial(svc: ReferenceServices, actor: SessionUser,
   await referenceWritten(svc, actor, "admin.reference.deleted", MATERIAL.kind, id);
 }
 
-export function linkMaterialCategories(svc: ReferenceServices, actor: SessionUser, id: number, categoryIds: readonly number[]): Promise<MaterialDetail> {
+export function linkMaterialCategories(
+  svc: ReferenceServices,
+  actor: SessionUser,
+  id: number,
+  categoryIds: readonly number[],
+): Promise<MaterialDetail> {
   return addCategoryLinks(svc, actor, MATERIAL, id, categoryIds);
 }
 

@@ -34,8 +34,8 @@ export function purgeMessages(keys: Record<MediaKind, readonly string[]>): Media
 export async function queuePurge(svc: Pick<Services, "bindings" | "log">, keys: Record<MediaKind, readonly string[]>): Promise<void> {
   const messages = purgeMessages(keys);
   for (let i = 0; i < messages.length; i += 100) {
-    await svc.bindings.MEDIA_QUEUE
-      .sendBatch(messages.slice(i, i + 100).map((body) => ({ body })))
-      .catch((error: unknown) => svc.log.error("media purge could not be queued", { error, messages: messages.length }));
+    await svc.bindings.MEDIA_QUEUE.sendBatch(messages.slice(i, i + 100).map((body) => ({ body }))).catch((error: unknown) =>
+      svc.log.error("media purge could not be queued", { error, messages: messages.length }),
+    );
   }
 }

@@ -30,7 +30,9 @@ export function assertOrientable(format: ImageFormat, width: number, height: num
   if (orientation === 1 || format === "jpeg") return;
   const pixels = width * height;
   if (pixels > PHOTON_MAX_PIXELS) {
-    throw cannotOrient(`turning a ${format.toUpperCase()} of ${pixels} pixels needs it decoded whole, which is done up to ${PHOTON_MAX_PIXELS} pixels`);
+    throw cannotOrient(
+      `turning a ${format.toUpperCase()} of ${pixels} pixels needs it decoded whole, which is done up to ${PHOTON_MAX_PIXELS} pixels`,
+    );
   }
 }
 

@@ -34,12 +34,28 @@ export const SHOWN_MEDIA_CONDITION = "status = 'clean'";
 
 /** Columns of `ImageRow`, as the reads select them from `images`. */
 export const IMAGE_FIELDS = [
-  "id", "product_id", "storage_key", "filename", "description", "image_metadata", "thumbnails_ready", "status", "rejected_reason", "created_at",
+  "id",
+  "product_id",
+  "storage_key",
+  "filename",
+  "description",
+  "image_metadata",
+  "thumbnails_ready",
+  "status",
+  "rejected_reason",
+  "created_at",
 ] as const satisfies readonly (keyof Row<typeof images>)[];
 
 /** Columns of `FileRow`, as the reads select them from `files`. */
 export const FILE_FIELDS = [
-  "id", "product_id", "storage_key", "filename", "description", "status", "rejected_reason", "created_at",
+  "id",
+  "product_id",
+  "storage_key",
+  "filename",
+  "description",
+  "status",
+  "rejected_reason",
+  "created_at",
 ] as const satisfies readonly (keyof Row<typeof files>)[];
 
 const IMAGE_COLUMNS = sql.raw(IMAGE_FIELDS.join(", "));

@@ -60,7 +60,11 @@ export function objectKeys(kind: MediaKind, storageKey: string): string[] {
  * bytes). Run after the rows are gone or rejected; a key still named by a pending or clean row is
  * kept (a rejected row never needs its object).
  */
-export async function deleteUnreferencedObjects(svc: Pick<Services, "db" | "bindings">, kind: MediaKind, storageKeys: readonly string[]): Promise<number> {
+export async function deleteUnreferencedObjects(
+  svc: Pick<Services, "db" | "bindings">,
+  kind: MediaKind,
+  storageKeys: readonly string[],
+): Promise<number> {
   const unique = [...new Set(storageKeys)];
   if (unique.length === 0) return 0;
   const table = sql.raw(kind);
@@ -70,7 +74,10 @@ export async function deleteUnreferencedObjects(svc: Pick<Services, "db" | "bind
     const chunk = unique.slice(i, i + 90);
     const rows = await svc.db.all<{ storage_key: string }>(
       sql`SELECT DISTINCT storage_key FROM ${table}
-          WHERE storage_key IN (${sql.join(chunk.map((key) => sql`${key}`), sql`, `)}) AND status <> 'rejected'`,
+          WHERE storage_key IN (${sql.join(
+            chunk.map((key) => sql`${key}`),
+            sql`, `,
+          )}) AND status <> 'rejected'`,
     );
     for (const row of rows) referenced.add(row.storage_key);
   }

@@ -1,4 +1,11 @@
-import { checkFileBytes, declaredTypeFits, essenceOf, extensionOf, RESEARCH_FILE_EXTENSIONS, RESEARCH_FILE_FORMATS } from "../lib/file-formats";
+import {
+  checkFileBytes,
+  declaredTypeFits,
+  essenceOf,
+  extensionOf,
+  RESEARCH_FILE_EXTENSIONS,
+  RESEARCH_FILE_FORMATS,
+} from "../lib/file-formats";
 import { assertDecodableVariant, decodablePixels } from "../lib/images/decodable";
 import { ImageStructureError, UnsupportedImageError } from "../lib/images/exif";
 import { IMAGE_FORMATS, IMAGE_TYPES, type ImageFormat, imageDimensions, sniffImageFormat } from "../lib/images/formats";
@@ -41,7 +48,11 @@ export interface PreparedUpload {
 }
 
 const field = (name: string, detail: string) =>
-  new ApiError(422, { code: "VALIDATION_FAILED", detail: "The request did not pass validation.", errors: [{ pointer: `/${name}`, detail }] });
+  new ApiError(422, {
+    code: "VALIDATION_FAILED",
+    detail: "The request did not pass validation.",
+    errors: [{ pointer: `/${name}`, detail }],
+  });
 
 const unsupported = (detail: string) => new ApiError(415, { code: "UNSUPPORTED_MEDIA_TYPE", detail });
 const mismatch = (detail: string) => new ApiError(415, { code: "MEDIA_TYPE_MISMATCH", detail });
@@ -50,7 +61,10 @@ const mismatch = (detail: string) => new ApiError(415, { code: "MEDIA_TYPE_MISMA
 function cleanFilename(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? "";
   // eslint-disable-next-line no-control-regex
-  return base.replace(/[\u0000-\u001f\u007f]/g, "").trim().slice(0, 255);
+  return base
+    .replace(/[\u0000-\u001f\u007f]/g, "")
+    .trim()
+    .slice(0, 255);
 }
 
 /** Reads and checks the text fields and the `file` part; 422 with a pointer at the field at fault. */
@@ -101,9 +115,7 @@ export function fileCap(kind: "images" | "files", role: Role): number {
 
 /** The 413 detail for an upload over `cap`. */
 export function tooLargeDetail(kind: "images" | "files", role: Role, cap: number): string {
-  return kind === "images"
-    ? `Images are limited to ${cap} bytes for the ${role} role.`
-    : `Research files are limited to ${cap} bytes.`;
+  return kind === "images" ? `Images are limited to ${cap} bytes for the ${role} role.` : `Research files are limited to ${cap} bytes.`;
 }
 
 const STORED_EXTENSION: Record<ImageFormat, string> = { jpeg: "jpg", png: "png", gif: "gif", webp: "webp", bmp: "bmp" };
@@ -132,7 +144,9 @@ export async function prepareImage(form: UploadForm, role: Role): Promise<Prepar
   const bytes = new Uint8Array(await form.file.arrayBuffer());
   const sniffed = sniffImageFormat(bytes.subarray(0, 16));
   if (sniffed !== format) {
-    throw mismatch(`The part declares ${IMAGE_TYPES[format].mime}, but its bytes are ${sniffed ? `a ${sniffed.toUpperCase()} image` : "not an image of an allowed format"}.`);
+    throw mismatch(
+      `The part declares ${IMAGE_TYPES[format].mime}, but its bytes are ${sniffed ? `a ${sniffed.toUpperCase()} image` : "not an image of an allowed format"}.`,
+    );
   }
   const size = imageDimensions(bytes, format);
   if (!size) throw unreadable("its header gives no size");
@@ -140,7 +154,10 @@ export async function prepareImage(form: UploadForm, role: Role): Promise<Prepar
   // GIF and WebP are decoded whole by the media job, which bounds them lower than the role does.
   const maxPixels = Math.min(ROLE_LIMITS[role].imageUploadMaxPixels, decodablePixels(format));
   if (pixels > maxPixels) {
-    throw new ApiError(400, { code: "IMAGE_TOO_MANY_PIXELS", detail: `Image has ${pixels} pixels, exceeding the maximum allowed ${maxPixels}.` });
+    throw new ApiError(400, {
+      code: "IMAGE_TOO_MANY_PIXELS",
+      detail: `Image has ${pixels} pixels, exceeding the maximum allowed ${maxPixels}.`,
+    });
   }
   let clean;
   try {

@@ -62,14 +62,24 @@ function visibleCondition(parent: MediaParent, viewer: SessionUser | null): SQL 
  * One page of the record's media that `viewer` sees (`visibleCondition`), oldest first, and
  * their count: one round trip.
  */
-export async function readMediaPage<K extends MediaKind>(svc: Pick<Services, "db">, parent: MediaParent, kind: K, page: PageQuery, viewer: SessionUser | null) {
+export async function readMediaPage<K extends MediaKind>(
+  svc: Pick<Services, "db">,
+  parent: MediaParent,
+  kind: K,
+  page: PageQuery,
+  viewer: SessionUser | null,
+) {
   const table = sql.raw(kind);
   const visible = visibleCondition(parent, viewer);
   const { limit, offset } = pageWindow(page);
   const [owners, rows, counts] = await batchRows<[{ owner_id: number }, MediaRow<K>, { total: number }]>(svc.db, [
     parentStatement(parent),
     sql`SELECT ${columns(kind, "m")} FROM ${table} m WHERE m.product_id = ${parent.id} AND ${visible}
-        ORDER BY ${sql.raw(MEDIA_ORDER.split(", ").map((field) => `m.${field}`).join(", "))} LIMIT ${limit} OFFSET ${offset}`,
+        ORDER BY ${sql.raw(
+          MEDIA_ORDER.split(", ")
+            .map((field) => `m.${field}`)
+            .join(", "),
+        )} LIMIT ${limit} OFFSET ${offset}`,
     sql`SELECT count(*) AS total FROM ${table} m WHERE m.product_id = ${parent.id} AND ${visible}`,
   ]);
   if (!owners[0]) throw parent.missing();
@@ -80,7 +90,13 @@ export async function readMediaPage<K extends MediaKind>(svc: Pick<Services, "db
  * One media item of the record. Pending and rejected media is shown to the record's owner (and a
  * superuser with TOTP) only; anyone else gets the same 404 as for an unknown id.
  */
-export async function readMediaItem<K extends MediaKind>(svc: Pick<Services, "db">, parent: MediaParent, kind: K, mediaId: string, viewer: SessionUser | null) {
+export async function readMediaItem<K extends MediaKind>(
+  svc: Pick<Services, "db">,
+  parent: MediaParent,
+  kind: K,
+  mediaId: string,
+  viewer: SessionUser | null,
+) {
   const [owners, rows] = await batchRows<[{ owner_id: number }, MediaRow<K>]>(svc.db, [
     parentStatement(parent),
     sql`SELECT ${columns(kind, "m")} FROM ${sql.raw(kind)} m WHERE m.id = ${mediaId} AND m.product_id = ${parent.id}`,
@@ -145,7 +161,12 @@ export interface NewMedia {
  * insert happens only while the owner is within quota, and the charge only if the row went in.
  * Returns the row; 404 when the record went away meanwhile, 403 when the quota ran out meanwhile.
  */
-export async function insertMedia<K extends MediaKind>(svc: Pick<Services, "db">, parent: MediaParent, kind: K, media: NewMedia): Promise<MediaRow<K>> {
+export async function insertMedia<K extends MediaKind>(
+  svc: Pick<Services, "db">,
+  parent: MediaParent,
+  kind: K,
+  media: NewMedia,
+): Promise<MediaRow<K>> {
   const now = Math.floor(Date.now() / 1000);
   const common = sql`${media.id}, p.id, ${media.storageKey}, ${media.filename}, ${media.contentType}, ${media.sizeBytes}, ${media.description}, 'pending', ${media.uploadedBy}, ${now}, ${now}`;
   const insert =
@@ -166,7 +187,10 @@ export async function insertMedia<K extends MediaKind>(svc: Pick<Services, "db">
   const row = inserted[0];
   if (row) return row;
   if (!targets[0]) throw parent.missing();
-  throw new ApiError(403, { code: "UPLOAD_QUOTA_EXCEEDED", detail: "The record owner's upload quota ran out while this upload was being stored." });
+  throw new ApiError(403, {
+    code: "UPLOAD_QUOTA_EXCEEDED",
+    detail: "The record owner's upload quota ran out while this upload was being stored.",
+  });
 }
 
 /** What a media deletion leaves for the caller: the objects to remove, unless other rows share them. */
@@ -205,7 +229,13 @@ export async function deleteMedia(svc: Pick<Services, "db">, parent: MediaParent
  * time. Returns the storage key, or null when the row was not in that state (or is gone). The
  * caller removes the bytes (`deleteUnreferencedObjects` spares those other rows still use).
  */
-export async function rejectMedia(svc: Pick<Services, "db">, kind: MediaKind, mediaId: string, reason: MediaRejection, from: "pending" | "clean"): Promise<string | null> {
+export async function rejectMedia(
+  svc: Pick<Services, "db">,
+  kind: MediaKind,
+  mediaId: string,
+  reason: MediaRejection,
+  from: "pending" | "clean",
+): Promise<string | null> {
   const table = sql.raw(kind);
   const item = sql`SELECT size_bytes FROM ${table} WHERE id = ${mediaId} AND status = ${from}`;
   const [, rejected] = await batchRows<[unknown, { storage_key: string }]>(svc.db, [

@@ -53,7 +53,8 @@ export async function startChallenge(svc: Pick<Services, "db">, user: SessionUse
 }
 
 /** The challenge with its account's TOTP state. */
-type ChallengeRow = RowOf<typeof mfaChallenges, "user_id" | "transport" | "tokens_valid_after"> & RowOf<typeof users, "totp_secret" | "totp_last_step">;
+type ChallengeRow = RowOf<typeof mfaChallenges, "user_id" | "transport" | "tokens_valid_after"> &
+  RowOf<typeof users, "totp_secret" | "totp_last_step">;
 
 /**
  * Completes a login challenge with an authenticator or recovery code, in two round trips and one

@@ -48,16 +48,28 @@ async function linkStatement(
  * Writes or refreshes a link. An account already linked to ANOTHER account of this provider keeps
  * that link (`link_exists`): replacing it silently would strand the old grant; unlink first.
  */
-async function upsertLink(svc: Pick<Services, "db" | "config">, userId: number, provider: OAuthProvider, profile: ProviderProfile, tokens: ProviderTokens): Promise<void> {
+async function upsertLink(
+  svc: Pick<Services, "db" | "config">,
+  userId: number,
+  provider: OAuthProvider,
+  profile: ProviderProfile,
+  tokens: ProviderTokens,
+): Promise<void> {
   const rows = await svc.db.all(await linkStatement(svc, sql`${userId}`, provider, profile, tokens));
   if (rows.length === 0) throw new OAuthFailure("link_exists", "the account already has another account of this provider linked");
 }
 
-const linkedElsewhere = (error: unknown) => error instanceof Error && /UNIQUE constraint failed: oauth_accounts\.provider/.test(`${error.message} ${(error.cause as Error | undefined)?.message ?? ""}`);
+const linkedElsewhere = (error: unknown) =>
+  error instanceof Error &&
+  /UNIQUE constraint failed: oauth_accounts\.provider/.test(`${error.message} ${(error.cause as Error | undefined)?.message ?? ""}`);
 
 /** A free username from the provider's login or the address: lower-case, `[a-z0-9_]`, with a random suffix when taken. */
 async function freeUsername(svc: Pick<Services, "db">, hint: string): Promise<string> {
-  let base = hint.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 40);
+  let base = hint
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .slice(0, 40);
   if (base.length < 2 || usernameViolation(base)) base = `user_${base}`.slice(0, 40);
   for (let attempt = 0; attempt < 5; attempt++) {
     const candidate = attempt === 0 ? base : `${base}_${crypto.getRandomValues(new Uint32Array(1))[0]! % 100_000}`;
@@ -106,7 +118,8 @@ export async function signInAccount(
     if (!profile.emailVerified) throw new OAuthFailure("email_not_verified", "Google has not verified this address");
     // An unverified account may be someone else's squat on this address (its password, its TOTP):
     // only an account that proved the address itself is joined automatically.
-    if (!user.isVerified) throw new OAuthFailure("account_exists", "the account holding this address is not verified; sign in to it and link Google");
+    if (!user.isVerified)
+      throw new OAuthFailure("account_exists", "the account holding this address is not verified; sign in to it and link Google");
     if (!user.isActive) throw new OAuthFailure("account_inactive", "the account is inactive");
     try {
       await upsertLink(svc, user.id, provider, profile, tokens);
@@ -123,7 +136,7 @@ export async function signInAccount(
   let created: UserRow[];
   try {
     [created] = await batchRows<[UserRow, unknown]>(svc.db, [
-    sql`INSERT INTO users (email, email_canonical, username, hashed_password, is_verified)
+      sql`INSERT INTO users (email, email_canonical, username, hashed_password, is_verified)
         VALUES (${email}, ${canonicalEmail(email)}, ${name}, NULL, ${profile.emailVerified ? 1 : 0}) RETURNING ${USER_COLUMNS}`,
       await linkStatement(svc, sql`(SELECT id FROM users WHERE email = ${email})`, provider, profile, tokens),
     ]);
@@ -162,10 +175,13 @@ export async function associateAccount(
     throw error;
   }
   if (rows.length === 0) {
-    const users = await svc.db.all<{ is_active: number; tokens_valid_after: number }>(sql`SELECT is_active, tokens_valid_after FROM users WHERE id = ${userId}`);
+    const users = await svc.db.all<{ is_active: number; tokens_valid_after: number }>(
+      sql`SELECT is_active, tokens_valid_after FROM users WHERE id = ${userId}`,
+    );
     const user = users[0];
     if (!user || user.is_active !== 1) throw new OAuthFailure("account_inactive", "the account to link is gone or inactive");
-    if (user.tokens_valid_after !== tokensValidAfter) throw new OAuthFailure("session_revoked", "the account's sessions were revoked since the link began");
+    if (user.tokens_valid_after !== tokensValidAfter)
+      throw new OAuthFailure("session_revoked", "the account's sessions were revoked since the link began");
     throw new OAuthFailure("link_exists", "the account already has another account of this provider linked");
   }
   audit(svc.log, "auth.oauth.linked", { user_id: userId, provider, by: "association" });
@@ -184,8 +200,14 @@ export interface RemovedLink {
  * last way to sign in: no password and no other sign-in provider (the video association is not a
  * sign-in). The check is part of the DELETE, so two unlinks racing cannot strand the account.
  */
-export async function unlinkAccount(svc: Pick<Services, "db">, userId: number, provider: OAuthProvider): Promise<RemovedLink | "not_linked" | "last_method"> {
-  const [removed, remaining] = await batchRows<[{ account_id: string; access_token_sealed: string | null; refresh_token_sealed: string | null }, { n: number }]>(svc.db, [
+export async function unlinkAccount(
+  svc: Pick<Services, "db">,
+  userId: number,
+  provider: OAuthProvider,
+): Promise<RemovedLink | "not_linked" | "last_method"> {
+  const [removed, remaining] = await batchRows<
+    [{ account_id: string; access_token_sealed: string | null; refresh_token_sealed: string | null }, { n: number }]
+  >(svc.db, [
     sql`DELETE FROM oauth_accounts WHERE user_id = ${userId} AND provider = ${provider}
           AND (provider = 'google-youtube'
             OR EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND hashed_password IS NOT NULL)
@@ -194,7 +216,12 @@ export async function unlinkAccount(svc: Pick<Services, "db">, userId: number, p
     sql`SELECT count(*) AS n FROM oauth_accounts WHERE user_id = ${userId} AND provider = ${provider}`,
   ]);
   if (removed[0]) {
-    return { provider, accountId: removed[0].account_id, accessTokenSealed: removed[0].access_token_sealed, refreshTokenSealed: removed[0].refresh_token_sealed };
+    return {
+      provider,
+      accountId: removed[0].account_id,
+      accessTokenSealed: removed[0].access_token_sealed,
+      refreshTokenSealed: removed[0].refresh_token_sealed,
+    };
   }
   return (remaining[0]?.n ?? 0) > 0 ? "last_method" : "not_linked";
 }

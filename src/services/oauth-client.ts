@@ -49,7 +49,13 @@ export interface ProviderProfile {
 const USER_AGENT = "relab-api";
 
 /** The URL the browser is sent to: the provider's consent screen, with PKCE (S256) and the sealed state. */
-export function authorizationUrl(provider: OAuthProvider, config: OAuthProviderConfig, callbackUrl: string, state: string, challenge: string): string {
+export function authorizationUrl(
+  provider: OAuthProvider,
+  config: OAuthProviderConfig,
+  callbackUrl: string,
+  state: string,
+  challenge: string,
+): string {
   const url = new URL(config.authorizeUrl);
   const params: Record<string, string> = {
     client_id: config.clientId,
@@ -139,7 +145,9 @@ export async function fetchProfile(
   }
   if (typeof body.id !== "number" && typeof body.id !== "string") throw new OAuthFailure("provider_error", "GitHub user has no id");
   const emails = await call(svc, config.emailsUrl!, { headers: auth });
-  const list = emails.ok ? ((await emails.json().catch(() => [])) as Array<{ email?: unknown; primary?: unknown; verified?: unknown }>) : [];
+  const list = emails.ok
+    ? ((await emails.json().catch(() => [])) as Array<{ email?: unknown; primary?: unknown; verified?: unknown }>)
+    : [];
   const primary = Array.isArray(list) ? list.find((entry) => entry.primary === true && typeof entry.email === "string") : undefined;
   return {
     accountId: String(body.id),

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { OAuthFlow, OAuthProvider, OAuthProviderConfig } from "../auth/oauth-config";
 import { normalizeRedirectTarget } from "../auth/oauth-config";
-import { createState, csrfMatches, type LinkTarget, openState, type OAuthState } from "../auth/oauth-state";
+import { createState, csrfMatches, type LinkTarget, type OAuthState, openState } from "../auth/oauth-state";
 import type { Services } from "../container";
 import { audit } from "../lib/audit";
 import { ApiError, notFound } from "../lib/problem";
@@ -36,7 +36,8 @@ export function allowedRedirect(svc: Pick<Services, "config">, raw: string): str
   if (target === null || !svc.config.oauth.redirectTargets.has(target)) {
     throw new ApiError(400, {
       code: "REDIRECT_URI_NOT_ALLOWED",
-      detail: "redirect_uri must be exactly one of the app's sign-in targets (its /login or /account page, or the native app's login or account link).",
+      detail:
+        "redirect_uri must be exactly one of the app's sign-in targets (its /login or /account page, or the native app's login or account link).",
     });
   }
   return target;
@@ -68,7 +69,10 @@ export async function beginAuthorization(
     });
   }
   if (request.flow === "token" && !request.appChallenge) {
-    throw new ApiError(400, { code: "CODE_CHALLENGE_REQUIRED", detail: "The token flow needs `code_challenge`: base64url(SHA-256(code_verifier)); the claim sends the verifier." });
+    throw new ApiError(400, {
+      code: "CODE_CHALLENGE_REQUIRED",
+      detail: "The token flow needs `code_challenge`: base64url(SHA-256(code_verifier)); the claim sends the verifier.",
+    });
   }
   const { state, csrf, challenge } = await createState(
     svc.config.dataKey,
@@ -108,7 +112,13 @@ const withFragment = (target: string, fields: Record<string, string>) => `${targ
  */
 export async function completeCallback(
   svc: Services,
-  request: { provider: OAuthProvider; flow: OAuthFlow; query: Record<string, string | undefined>; csrfCookie: string | undefined; callbackUrl: string },
+  request: {
+    provider: OAuthProvider;
+    flow: OAuthFlow;
+    query: Record<string, string | undefined>;
+    csrfCookie: string | undefined;
+    callbackUrl: string;
+  },
 ): Promise<CallbackResult> {
   const config = providerFor(svc, request.provider, request.flow);
   const sealed = request.query.state;
@@ -127,7 +137,13 @@ async function finish(
   svc: Services,
   config: OAuthProviderConfig,
   state: OAuthState,
-  request: { provider: OAuthProvider; flow: OAuthFlow; query: Record<string, string | undefined>; csrfCookie: string | undefined; callbackUrl: string },
+  request: {
+    provider: OAuthProvider;
+    flow: OAuthFlow;
+    query: Record<string, string | undefined>;
+    csrfCookie: string | undefined;
+    callbackUrl: string;
+  },
 ): Promise<CallbackResult> {
   if (!csrfMatches(state, request.csrfCookie)) throw new OAuthFailure("invalid_state", "CSRF cookie missing or different");
   if (!(await spendStateNonce(svc, state.nonce, state.expiresAt))) throw new OAuthFailure("invalid_state", "state already used");
@@ -140,7 +156,13 @@ async function finish(
   const success = withFragment(state.redirect, { status: "success" });
 
   if (state.flow === "associate") {
-    await associateAccount(svc, { userId: state.userId!, tokensValidAfter: state.tokensValidAfter ?? null }, request.provider, profile, tokens);
+    await associateAccount(
+      svc,
+      { userId: state.userId!, tokensValidAfter: state.tokensValidAfter ?? null },
+      request.provider,
+      profile,
+      tokens,
+    );
     return { location: success, grant: null };
   }
 

@@ -66,5 +66,8 @@ export async function claimHandoff(
   );
   const row = rows[0];
   if (!row) throw handoffInvalid();
-  return { userId: row.user_id, secret: row.secret_sealed === null ? null : await openFieldText(svc.config.dataKey, row.secret_sealed, context(id)) };
+  return {
+    userId: row.user_id,
+    secret: row.secret_sealed === null ? null : await openFieldText(svc.config.dataKey, row.secret_sealed, context(id)),
+  };
 }

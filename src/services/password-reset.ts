@@ -18,8 +18,7 @@ const NO_PASSWORD = "no-password";
 
 // The token is bound to the password hash and the address it was sent to: a reset, a password
 // change or an email change each void every earlier link.
-const resetBinding = (user: { hashed_password: string | null; email: string }) =>
-  `${user.hashed_password ?? NO_PASSWORD}|${user.email}`;
+const resetBinding = (user: { hashed_password: string | null; email: string }) => `${user.hashed_password ?? NO_PASSWORD}|${user.email}`;
 
 /**
  * Emails a reset link when the address belongs to an active account. The caller answers the same

@@ -50,7 +50,14 @@ interface Planned {
 export interface CreatedRecords {
   rows: RecordRow[];
   bom: Map<number, { material_id: number; material_name: string; quantity: number; unit: string }[]>;
-  videos: { id: number; url: string; title: string | null; description: string | null; video_metadata: string | null; created_at: number }[];
+  videos: {
+    id: number;
+    url: string;
+    title: string | null;
+    description: string | null;
+    video_metadata: string | null;
+    created_at: number;
+  }[];
 }
 
 function plan(input: ProductCreate | ComponentCreate): Planned[] {
@@ -148,7 +155,9 @@ export async function createRecords(
   statements.push(...typeStatements, ...materialStatements);
   // Last, so that the key is marked committed only if the top record was made (a component create
   // under someone else's parent makes nothing and is refused below, releasing the key).
-  const commit = idempotencyKey ? commitStatements(idempotencyKey, idOf(0), now, sql`EXISTS (SELECT 1 FROM products WHERE id = ${idOf(0)})`) : [];
+  const commit = idempotencyKey
+    ? commitStatements(idempotencyKey, idOf(0), now, sql`EXISTS (SELECT 1 FROM products WHERE id = ${idOf(0)})`)
+    : [];
   statements.push(...commit);
 
   let results: unknown[][];
@@ -156,7 +165,10 @@ export async function createRecords(
     results = (await batchRows<unknown[]>(svc.db, statements)).slice(0, statements.length - commit.length);
   } catch (error) {
     if (isKeyLost(error)) throw requestInProgress();
-    if (!/FOREIGN KEY constraint failed|CHECK constraint failed|NOT NULL constraint failed/i.test(String((error as Error)?.message ?? error))) throw error;
+    if (
+      !/FOREIGN KEY constraint failed|CHECK constraint failed|NOT NULL constraint failed/i.test(String((error as Error)?.message ?? error))
+    )
+      throw error;
     throw await diagnose(svc, owner, planned, parent, notFound, typeIds, materialIds, error);
   }
   const reserved = results[0] as { first_id: number }[];
@@ -167,9 +179,21 @@ export async function createRecords(
   if (topRows.length === 0) throw await diagnose(svc, owner, planned, parent, notFound, typeIds, materialIds, null);
 
   const lookups = results.slice(results.length - typeStatements.length - materialStatements.length) as { id: number; name: string }[][];
-  const typeNames = new Map(lookups.slice(0, typeStatements.length).flat().map((row) => [row.id, row.name]));
-  const materialNames = new Map(lookups.slice(typeStatements.length).flat().map((row) => [row.id, row.name]));
-  const videoResults = results.slice(results.length - lookups.length - videoInputs.length, results.length - lookups.length) as { id: number }[][];
+  const typeNames = new Map(
+    lookups
+      .slice(0, typeStatements.length)
+      .flat()
+      .map((row) => [row.id, row.name]),
+  );
+  const materialNames = new Map(
+    lookups
+      .slice(typeStatements.length)
+      .flat()
+      .map((row) => [row.id, row.name]),
+  );
+  const videoResults = results.slice(results.length - lookups.length - videoInputs.length, results.length - lookups.length) as {
+    id: number;
+  }[][];
   const topDepth = topRows[0]!.depth;
 
   const rows: RecordRow[] = [];
@@ -197,7 +221,7 @@ export async function createRecords(
       circularity_properties: normalizeCircularity(record.circularity_properties),
       product_type_id: record.product_type_id ?? null,
       product_type_name: record.product_type_id ? (typeNames.get(record.product_type_id) ?? null) : null,
-      amount_in_parent: parentId === null ? null : ("amount_in_parent" in record ? record.amount_in_parent : null),
+      amount_in_parent: parentId === null ? null : "amount_in_parent" in record ? record.amount_in_parent : null,
       depth: topDepth + p.depth,
       version: 1,
       created_at: now,
@@ -209,7 +233,10 @@ export async function createRecords(
       quantity: entry.quantity,
       unit: entry.unit,
     }));
-    bom.set(id, entries.sort((a, b) => a.material_name.localeCompare(b.material_name) || a.material_id - b.material_id));
+    bom.set(
+      id,
+      entries.sort((a, b) => a.material_name.localeCompare(b.material_name) || a.material_id - b.material_id),
+    );
   });
   const videos = videoInputs.map((video, i) => ({
     id: videoResults[i]![0]!.id,
@@ -239,7 +266,9 @@ async function diagnose(
 ): Promise<unknown> {
   const typeStatements = existingIdStatements("product_types", typeIds);
   const [parentRows, ...lookups] = await batchRows<[{ owner_id: number; depth: number }, ...{ id: number; name: string }[]]>(svc.db, [
-    parent ? sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}` : sql`SELECT 1 WHERE 0`,
+    parent
+      ? sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}`
+      : sql`SELECT 1 WHERE 0`,
     ...typeStatements,
     ...existingIdStatements("materials", materialIds),
   ] as [SQL, ...SQL[]]);
@@ -251,8 +280,18 @@ async function diagnose(
   }
   const culprit = planned.find((p) => p.depth + baseDepth > MAX_COMPONENT_DEPTH);
   if (culprit) return tooDeep(culprit.pointer, culprit.depth + baseDepth);
-  const types = new Set(lookups.slice(0, typeStatements.length).flat().map((row) => row.id));
-  const materials = new Set(lookups.slice(typeStatements.length).flat().map((row) => row.id));
+  const types = new Set(
+    lookups
+      .slice(0, typeStatements.length)
+      .flat()
+      .map((row) => row.id),
+  );
+  const materials = new Set(
+    lookups
+      .slice(typeStatements.length)
+      .flat()
+      .map((row) => row.id),
+  );
   const errors: FieldError[] = [];
   for (const p of planned) {
     if (p.input.product_type_id && !types.has(p.input.product_type_id)) {
@@ -264,6 +303,7 @@ async function diagnose(
       }
     });
   }
-  if (errors.length > 0) return new ApiError(422, { code: "VALIDATION_FAILED", detail: "The request names records that do not exist.", errors });
+  if (errors.length > 0)
+    return new ApiError(422, { code: "VALIDATION_FAILED", detail: "The request names records that do not exist.", errors });
   return original ?? notFound();
 }

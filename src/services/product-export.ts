@@ -51,11 +51,17 @@ function jsonArrayOf(fields: readonly string[], from: string): string {
 }
 
 const IMAGES_JSON = sql.raw(
-  jsonArrayOf(IMAGE_FIELDS, `SELECT ${IMAGE_FIELDS.join(", ")} FROM images WHERE product_id = p.id AND ${SHOWN_MEDIA_CONDITION} ORDER BY ${MEDIA_ORDER}`),
+  jsonArrayOf(
+    IMAGE_FIELDS,
+    `SELECT ${IMAGE_FIELDS.join(", ")} FROM images WHERE product_id = p.id AND ${SHOWN_MEDIA_CONDITION} ORDER BY ${MEDIA_ORDER}`,
+  ),
 );
 
 const FILES_JSON = sql.raw(
-  jsonArrayOf(FILE_FIELDS, `SELECT ${FILE_FIELDS.join(", ")} FROM files WHERE product_id = p.id AND ${SHOWN_MEDIA_CONDITION} ORDER BY ${MEDIA_ORDER}`),
+  jsonArrayOf(
+    FILE_FIELDS,
+    `SELECT ${FILE_FIELDS.join(", ")} FROM files WHERE product_id = p.id AND ${SHOWN_MEDIA_CONDITION} ORDER BY ${MEDIA_ORDER}`,
+  ),
 );
 
 const BOM_FIELDS = ["material_id", "material_name", "quantity", "unit"] as const;
@@ -63,8 +69,11 @@ const VIDEO_FIELDS = ["id", "url", "title", "description", "video_metadata", "cr
 
 // In the detail read's orders: materials by name, then id; videos by id (integer ids, in creation order).
 const BOM_JSON = sql.raw(
-  jsonArrayOf(BOM_FIELDS, `SELECT b.material_id, m.name AS material_name, b.quantity, b.unit
-    FROM bill_of_materials b JOIN materials m ON m.id = b.material_id WHERE b.product_id = p.id ORDER BY m.name, b.material_id`),
+  jsonArrayOf(
+    BOM_FIELDS,
+    `SELECT b.material_id, m.name AS material_name, b.quantity, b.unit
+    FROM bill_of_materials b JOIN materials m ON m.id = b.material_id WHERE b.product_id = p.id ORDER BY m.name, b.material_id`,
+  ),
 );
 
 const VIDEOS_JSON = sql.raw(

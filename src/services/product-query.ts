@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { RecordRow } from "./product-records";
 import type { PageQuery } from "../lib/pagination";
 import { pageWindow } from "../lib/pagination";
+import type { RecordRow } from "./product-records";
 
 /**
  * The query builder behind the product list, its export, facets and suggestions
@@ -127,7 +127,6 @@ const ROW_COLUMNS = sql.raw(
 );
 
 const ROW_JOINS = sql.raw("JOIN users u ON u.id = p.owner_id LEFT JOIN product_types pt ON pt.id = p.product_type_id");
-
 
 /**
  * Partial indexes over base products (`WHERE parent_id IS NULL`, which every filter has, so
@@ -286,9 +285,10 @@ function afterCursor(order: readonly OrderTerm[], cursor: ProductExportCursor): 
   // OR below, and without the bound each chunk would walk the index from its start again.
   const first = order[0] ? ORDER_COLUMNS[order[0].field] : undefined;
   const firstValue = order[0] ? cursor[order[0].field] : null;
-  const bound = first && !first.nullable && firstValue !== null
-    ? sql`${first.expr} ${sql.raw(order[0]!.descending ? "<=" : ">=")} ${firstValue} AND `
-    : sql``;
+  const bound =
+    first && !first.nullable && firstValue !== null
+      ? sql`${first.expr} ${sql.raw(order[0]!.descending ? "<=" : ">=")} ${firstValue} AND `
+      : sql``;
   const disjuncts: SQL[] = [];
   const equalSoFar: SQL[] = [];
   for (const { field, descending } of order) {
@@ -303,7 +303,10 @@ function afterCursor(order: readonly OrderTerm[], cursor: ProductExportCursor): 
     }
   }
   disjuncts.push(whereSql([...equalSoFar, sql`p.id ${sql.raw(idDescending(order) ? "<" : ">")} ${cursor.id}`]));
-  return sql`(${bound}(${sql.join(disjuncts.map((d) => sql`(${d})`), sql` OR `)}))`;
+  return sql`(${bound}(${sql.join(
+    disjuncts.map((d) => sql`(${d})`),
+    sql` OR `,
+  )}))`;
 }
 
 function exportWhere(filter: ProductFilter, viewerId: number | null, after: ProductExportCursor | null): SQL {
@@ -323,12 +326,7 @@ const ROOT_COLUMNS = sql.raw("p.id, p.name, p.brand, p.model, p.created_at, p.up
  * removed meanwhile. `product-export.ts` reads each root's whole tree around it and orders the
  * roots again with `productExportRootOrder` over alias `c`.
  */
-export function productExportRoots(
-  filter: ProductFilter,
-  viewerId: number | null,
-  after: ProductExportCursor | null,
-  limit: number,
-): SQL {
+export function productExportRoots(filter: ProductFilter, viewerId: number | null, after: ProductExportCursor | null, limit: number): SQL {
   const order = effectiveOrder(filter);
   const source = sql`${productsAs(listIndex(filter, order))} LEFT JOIN product_types pt ON pt.id = p.product_type_id`;
   return sql`SELECT ${ROOT_COLUMNS} FROM ${source} WHERE ${exportWhere(filter, viewerId, after)} ORDER BY ${orderBySql(order)} LIMIT ${limit}`;
@@ -366,7 +364,10 @@ export function facetStatements(filter: ProductFilter, fields: readonly ProductF
 }
 
 /** `{brand: [{value, count}], ...}` from the rows of `facetStatements(filter, fields)`. */
-export function facetsFromRows(fields: readonly ProductFacetField[], rows: readonly FacetValue[][]): Partial<Record<ProductFacetField, FacetValue[]>> {
+export function facetsFromRows(
+  fields: readonly ProductFacetField[],
+  rows: readonly FacetValue[][],
+): Partial<Record<ProductFacetField, FacetValue[]>> {
   return Object.fromEntries(fields.map((field, i) => [field, rows[i] ?? []]));
 }
 

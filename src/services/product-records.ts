@@ -54,9 +54,7 @@ export const RECORD_COLUMNS = sql.raw(
    p.version, p.created_at, p.updated_at`,
 );
 
-export const RECORD_FROM = sql.raw(
-  "products p JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id",
-);
+export const RECORD_FROM = sql.raw("products p JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id");
 
 /** `p.parent_id IS NULL` for base products, `IS NOT NULL` for components: each resource's routes see only their kind. */
 export function kindCondition(kind: RecordKind, alias = "p"): SQL {
@@ -92,11 +90,15 @@ export function existingIdStatements(table: "materials" | "product_types", ids: 
   const statements: SQL[] = [];
   for (let i = 0; i < ids.length; i += 90) {
     const chunk = ids.slice(i, i + 90);
-    statements.push(sql`SELECT id, name FROM ${sql.raw(table)} WHERE id IN (${sql.join(chunk.map((id) => sql`${id}`), sql`, `)})`);
+    statements.push(
+      sql`SELECT id, name FROM ${sql.raw(table)} WHERE id IN (${sql.join(
+        chunk.map((id) => sql`${id}`),
+        sql`, `,
+      )})`,
+    );
   }
   return statements;
 }
-
 
 /** A record with what its detail read embeds. */
 export interface RecordDetail {
@@ -119,7 +121,11 @@ export async function readDetail(svc: Pick<Services, "db">, id: number, kind: Re
 }
 
 /** Who owns a record of this kind and how deep it sits; null when there is none. */
-export async function readOwnership(svc: Pick<Services, "db">, id: number, kind: RecordKind): Promise<{ ownerId: number; depth: number } | null> {
+export async function readOwnership(
+  svc: Pick<Services, "db">,
+  id: number,
+  kind: RecordKind,
+): Promise<{ ownerId: number; depth: number } | null> {
   const rows = await svc.db.all<{ owner_id: number; depth: number }>(
     sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
   );

@@ -16,7 +16,7 @@ import {
   updateLinkedRecord,
 } from "./category-links";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./reference-order";
-import { assignments, deleteRow, listPage, nameContains, recordTable, type ReferenceServices, referenceWritten } from "./reference-records";
+import { assignments, deleteRow, listPage, nameContains, type ReferenceServices, recordTable, referenceWritten } from "./reference-records";
 
 export type ProductTypeRow = Row<typeof productTypes>;
 
@@ -51,7 +51,11 @@ function conditions(filter: ProductTypeFilter): SQL {
 }
 
 /** One page of product types and how many match, in one round trip. */
-export function listProductTypes(svc: Pick<Services, "db">, filter: ProductTypeFilter, page: PageQuery): Promise<{ rows: ProductTypeRow[]; total: number }> {
+export function listProductTypes(
+  svc: Pick<Services, "db">,
+  filter: ProductTypeFilter,
+  page: PageQuery,
+): Promise<{ rows: ProductTypeRow[]; total: number }> {
   return listPage<ProductTypeRow>(svc, PRODUCT_TYPE, conditions(filter), orderClause(filter.orderBy, ORDER), page);
 }
 
@@ -76,7 +80,12 @@ export function createProductType(svc: ReferenceServices, actor: SessionUser, va
  * Applies the given members in one round trip with the type's categories; `updated_at` moves
  * only when a value really changes. 404 for an unknown id, 409 for a name in use.
  */
-export function updateProductType(svc: ReferenceServices, actor: SessionUser, id: number, changes: ProductTypeChanges): Promise<ProductTypeDetail> {
+export function updateProductType(
+  svc: ReferenceServices,
+  actor: SessionUser,
+  id: number,
+  changes: ProductTypeChanges,
+): Promise<ProductTypeDetail> {
   return updateLinkedRecord(svc, actor, PRODUCT_TYPE, id, assignments(PRODUCT_TYPE.changeColumns, changes));
 }
 

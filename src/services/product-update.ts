@@ -39,7 +39,8 @@ function storedValues(changes: RecordChanges): Partial<Record<Column, string | n
   for (const [key, value] of Object.entries(changes) as [Column, unknown][]) {
     if (value === undefined) continue;
     if (key === "brand") values.brand = normalizeBrand(value as string | null);
-    else if (key === "circularity_properties") values.circularity_properties = normalizeCircularity(value as RecordChanges["circularity_properties"]);
+    else if (key === "circularity_properties")
+      values.circularity_properties = normalizeCircularity(value as RecordChanges["circularity_properties"]);
     else values[key] = value as string | number | null;
   }
   return values;
@@ -51,7 +52,12 @@ function storedValues(changes: RecordChanges): Partial<Record<Column, string | n
  * the same version one wins and the other gets 412. A PATCH that changes nothing succeeds
  * whatever version it names and changes neither `version` nor `updated_at`.
  */
-export async function updateRecord(svc: Pick<Services, "db">, current: RecordDetail, changes: RecordChanges, expected: number): Promise<RecordDetail> {
+export async function updateRecord(
+  svc: Pick<Services, "db">,
+  current: RecordDetail,
+  changes: RecordChanges,
+  expected: number,
+): Promise<RecordDetail> {
   const values = storedValues(changes);
   const changed = (Object.keys(values) as Column[]).filter((column) => values[column] !== current.row[column]);
   if (changed.length === 0) return current;
@@ -65,7 +71,10 @@ export async function updateRecord(svc: Pick<Services, "db">, current: RecordDet
   let updated: { version: number; updated_at: number; volume_cm3: number | null }[];
   let types: { name: string }[];
   try {
-    [updated, types] = await batchRows<[{ version: number; updated_at: number; volume_cm3: number | null }, { name: string }]>(svc.db, [update, typeName]);
+    [updated, types] = await batchRows<[{ version: number; updated_at: number; volume_cm3: number | null }, { name: string }]>(svc.db, [
+      update,
+      typeName,
+    ]);
   } catch (error) {
     if (/FOREIGN KEY constraint failed/i.test(String((error as Error)?.message ?? error))) {
       throw new ApiError(422, {
@@ -83,7 +92,13 @@ export async function updateRecord(svc: Pick<Services, "db">, current: RecordDet
       detail: `The record changed since version ${expected}; read it again and resend your change with the new version.`,
     });
   }
-  const next: RecordRow = { ...current.row, ...(values as Partial<RecordRow>), version: row.version, updated_at: row.updated_at, volume_cm3: row.volume_cm3 };
+  const next: RecordRow = {
+    ...current.row,
+    ...(values as Partial<RecordRow>),
+    version: row.version,
+    updated_at: row.updated_at,
+    volume_cm3: row.volume_cm3,
+  };
   if (changed.includes("product_type_id")) next.product_type_name = typeId === null ? null : (types[0]?.name ?? null);
   return { ...current, row: next };
 }

@@ -93,10 +93,7 @@ function storeAnswer<T extends Partial<StoreFailure> | null>(answer: T): T {
  * a call for fail-open limits waits (`RATE_LIMIT_STORE_TIMEOUT_MS`); fail-closed calls wait at
  * least `LIMITER_TIMEOUT_MS.failClosed`.
  */
-export function createLimiter(
-  namespace: DurableObjectNamespace<RateLimiter>,
-  failOpenMs: number = LIMITER_TIMEOUT_MS.failOpen,
-): Limiter {
+export function createLimiter(namespace: DurableObjectNamespace<RateLimiter>, failOpenMs: number = LIMITER_TIMEOUT_MS.failOpen): Limiter {
   const failClosedMs = Math.max(LIMITER_TIMEOUT_MS.failClosed, failOpenMs);
   let calls = 0;
   const stub = (subject: string) => {
@@ -117,9 +114,7 @@ export function createLimiter(
         windowSeconds: LIMITS[name].windowSeconds,
         durable: isDurable(name),
       }));
-      const result = storeAnswer(
-        await withinTimeout(stub(subject).consume(specs), failsClosed(names) ? failClosedMs : failOpenMs),
-      );
+      const result = storeAnswer(await withinTimeout(stub(subject).consume(specs), failsClosed(names) ? failClosedMs : failOpenMs));
       if (!result.allowed && remember) rememberBlocks(subject, result.counters);
       return result;
     },
@@ -190,7 +185,10 @@ export async function enforceLimits(
 /** Audits a refusal: the limits and the kind of subject, never the subject itself (an IP or a digest). */
 export function auditRefusal(log: Logger, subject: string, decision: LimitDecision, userId: number | null): void {
   audit(log, "rate_limit.exceeded", {
-    limits: decision.counters.filter((c) => c.exhausted).map((c) => c.name).join(","),
+    limits: decision.counters
+      .filter((c) => c.exhausted)
+      .map((c) => c.name)
+      .join(","),
     subject: subject.slice(0, subject.indexOf(":")),
     user_id: userId,
   });

@@ -99,7 +99,13 @@ export async function refusingDuplicates<T>(columns: string, taken: () => ApiErr
 }
 
 /** One page of `from`'s rows matching `where`, in `order`, and how many match, in one round trip. */
-export async function listPage<Row>(svc: Pick<Services, "db">, from: RecordTable, where: SQL, order: SQL, page: PageQuery): Promise<{ rows: Row[]; total: number }> {
+export async function listPage<Row>(
+  svc: Pick<Services, "db">,
+  from: RecordTable,
+  where: SQL,
+  order: SQL,
+  page: PageQuery,
+): Promise<{ rows: Row[]; total: number }> {
   const source = sql.raw(`${from.table} ${from.alias}`);
   const { limit, offset } = pageWindow(page);
   const [rows, counted] = await batchRows<[Row, { total: number }]>(svc.db, [
@@ -117,7 +123,10 @@ export function rowStatement(from: RecordTable, id: number): SQL {
 /** `INSERT` of one row of `into` from its column values, returning the row. */
 export function insertStatement(into: RecordTable, values: Record<string, unknown>): SQL {
   const columns = Object.keys(values);
-  const params = sql.join(columns.map((column) => sql`${values[column]}`), sql`, `);
+  const params = sql.join(
+    columns.map((column) => sql`${values[column]}`),
+    sql`, `,
+  );
   return sql`INSERT INTO ${sql.raw(into.table)} (${sql.raw(columns.join(", "))}) VALUES (${params}) RETURNING ${into.returned}`;
 }
 
@@ -136,8 +145,14 @@ export function assignments<C extends string>(
  */
 export function updateStatement(target: RecordTable, id: number, set: readonly Assignment[], guard: SQL = sql``): SQL {
   const pairs = set.map(({ column, value }) => ({ column: sql.raw(column), value }));
-  const assigned = sql.join(pairs.map(({ column, value }) => sql`${column} = ${value}`), sql`, `);
-  const differs = sql.join(pairs.map(({ column, value }) => sql`${column} IS NOT ${value}`), sql` OR `);
+  const assigned = sql.join(
+    pairs.map(({ column, value }) => sql`${column} = ${value}`),
+    sql`, `,
+  );
+  const differs = sql.join(
+    pairs.map(({ column, value }) => sql`${column} IS NOT ${value}`),
+    sql` OR `,
+  );
   return sql`UPDATE ${sql.raw(target.table)} SET ${assigned}, updated_at = CASE WHEN ${differs} THEN unixepoch() ELSE updated_at END
     WHERE id = ${id} ${guard} RETURNING ${target.returned}`;
 }

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
 import type { Services } from "../container";
+import { batchRows, type Db } from "../db/client";
 import type { CsvWriterState } from "../lib/release/csv-table-writer";
 import type { MultipartSinkState } from "../lib/release/multipart-sink";
 import type { ParquetWriterState } from "../lib/release/parquet-table-writer";
@@ -110,7 +110,8 @@ export async function claimBuild(db: Db, version: string, buildId: string, lease
   const row = claimed[0];
   if (!row) {
     const found = current[0];
-    if (found?.status === "building" && found.build_id === buildId) return { kind: "busy", retryAfterSeconds: Math.max(1, (found.remaining ?? 0) + 1) };
+    if (found?.status === "building" && found.build_id === buildId)
+      return { kind: "busy", retryAfterSeconds: Math.max(1, (found.remaining ?? 0) + 1) };
     return { kind: "stale" };
   }
   return {
@@ -125,7 +126,12 @@ export async function claimBuild(db: Db, version: string, buildId: string, lease
       counts:
         row.snapshot_at === null
           ? null
-          : { records: row.records ?? 0, baseProducts: row.base_products ?? 0, images: row.images ?? 0, recordMaterials: row.record_materials ?? 0 },
+          : {
+              records: row.records ?? 0,
+              baseProducts: row.base_products ?? 0,
+              images: row.images ?? 0,
+              recordMaterials: row.record_materials ?? 0,
+            },
       state: row.build_state === null ? INITIAL_STATE : (JSON.parse(row.build_state) as BuildState),
       buildFailures: row.build_failures,
     },
@@ -162,7 +168,8 @@ export async function saveState(
 
 /** Renews the lease and reports progress (rows of `records` written), in one round trip. */
 export async function heartbeat(db: Db, fence: BuildFence, recordsWritten: number): Promise<void> {
-  const rows = await db.all(sql`UPDATE releases SET records_written = ${recordsWritten}, lease_until = unixepoch() + ${fence.leaseSeconds}, updated_at = unixepoch()
+  const rows =
+    await db.all(sql`UPDATE releases SET records_written = ${recordsWritten}, lease_until = unixepoch() + ${fence.leaseSeconds}, updated_at = unixepoch()
     WHERE ${fenced(fence)} RETURNING 1 AS held`);
   if (rows.length === 0) throw new LeaseLost(`the lease of release ${fence.version} was lost`);
 }
@@ -183,7 +190,9 @@ export async function markFailed(db: Db, fence: BuildFence, reason: string): Pro
  * Returns the failed attempts in a row, or null when the slice no longer owned the build.
  */
 export async function recordFailure(db: Db, fence: BuildFence, state: BuildState, recordsWritten: number): Promise<number | null> {
-  const rows = await db.all<{ failures: number }>(sql`UPDATE releases SET build_failures = build_failures + 1, build_state = ${JSON.stringify(state)},
+  const rows = await db.all<{
+    failures: number;
+  }>(sql`UPDATE releases SET build_failures = build_failures + 1, build_state = ${JSON.stringify(state)},
       records_written = ${recordsWritten}, lease_id = NULL, lease_until = NULL, updated_at = unixepoch()
     WHERE ${fenced(fence)} RETURNING build_failures AS failures`);
   return rows[0]?.failures ?? null;

@@ -15,8 +15,8 @@ import {
   INITIAL_STATE,
   LeaseLost,
   markFailed,
-  recordFailure,
   type ReleaseSliceServices,
+  recordFailure,
   saveState,
   type TableProgress,
   type WrittenFile,
@@ -183,7 +183,14 @@ class BuildSlice {
           break;
         }
         case "table": {
-          const expected = step.table.name === "records" ? counts.records : step.table.name === "record_materials" ? counts.recordMaterials : step.table.name === "images" ? counts.images : null;
+          const expected =
+            step.table.name === "records"
+              ? counts.records
+              : step.table.name === "record_materials"
+                ? counts.recordMaterials
+                : step.table.name === "images"
+                  ? counts.images
+                  : null;
           if (!(await this.writeTable(step.table, expected))) return paused();
           break;
         }
@@ -210,7 +217,12 @@ class BuildSlice {
   /** Saves the checkpoint, gives the lease up, and asks for the next slice. */
   private async pause(): Promise<SliceOutcome> {
     await saveState(this.svc.db, this.fence, this.state, { recordsWritten: this.recordsWritten, release: true });
-    this.svc.log.info("release build slice ended", { release: this.fence.version, step: this.state.step, records_written: this.recordsWritten, step_ms: this.timings });
+    this.svc.log.info("release build slice ended", {
+      release: this.fence.version,
+      step: this.state.step,
+      records_written: this.recordsWritten,
+      step_ms: this.timings,
+    });
     return { kind: "continue" };
   }
 
@@ -256,7 +268,10 @@ class BuildSlice {
     if (sha256 !== row.storage_key.slice(0, 64) || bytes.length !== row.bytes) {
       throw new ReleaseBuildError(`The image object ${source} does not hold the bytes its records name (SHA-256 or size differs).`);
     }
-    await this.bucket.put(releaseKey(this.fence.version, row.file), bytes, { sha256, httpMetadata: { contentType: servedContentType(row.content_type) } });
+    await this.bucket.put(releaseKey(this.fence.version, row.file), bytes, {
+      sha256,
+      httpMetadata: { contentType: servedContentType(row.content_type) },
+    });
     return { path: row.file, bytes: bytes.length, sha256, mediaType: row.content_type };
   }
 
@@ -275,7 +290,9 @@ class BuildSlice {
       if (page.rows.length === 0) break;
       // The next page is read while this one is written.
       const last = page.rows.length < table.pageRows;
-      next = last ? Promise.resolve({ rows: [], cursor: page.cursor }) : table.page(this.svc.db, this.fence.version, page.cursor, table.pageRows, this.rowContext);
+      next = last
+        ? Promise.resolve({ rows: [], cursor: page.cursor })
+        : table.page(this.svc.db, this.fence.version, page.cursor, table.pageRows, this.rowContext);
       await files.csv.writer.writeValues(page.rows);
       await files.parquet.writer.writeValues(page.rows);
       cursor = page.cursor;
@@ -331,8 +348,14 @@ class BuildSlice {
         parquet: { sink: parquetSink, writer: ParquetTableWriter.resume(parquetSink, table.columns, saved.parquet.writer) },
       };
     }
-    const csvSink = MultipartSink.create(this.bucket, csvFile.key, { ...csvFile.options, contentType: servedContentType(RELEASE_MEDIA_TYPES.csv) });
-    const parquetSink = MultipartSink.create(this.bucket, parquetFile.key, { ...parquetFile.options, contentType: RELEASE_MEDIA_TYPES.parquet });
+    const csvSink = MultipartSink.create(this.bucket, csvFile.key, {
+      ...csvFile.options,
+      contentType: servedContentType(RELEASE_MEDIA_TYPES.csv),
+    });
+    const parquetSink = MultipartSink.create(this.bucket, parquetFile.key, {
+      ...parquetFile.options,
+      contentType: RELEASE_MEDIA_TYPES.parquet,
+    });
     this.open.add(csvSink);
     this.open.add(parquetSink);
     return {
@@ -343,7 +366,11 @@ class BuildSlice {
     };
   }
 
-  private async checkpointTable(files: Awaited<ReturnType<BuildSlice["openTable"]>>, cursor: PageCursor, rows: number): Promise<TableProgress> {
+  private async checkpointTable(
+    files: Awaited<ReturnType<BuildSlice["openTable"]>>,
+    cursor: PageCursor,
+    rows: number,
+  ): Promise<TableProgress> {
     const parquetWriter = await files.parquet.writer.checkpoint();
     return {
       cursor,
@@ -359,13 +386,18 @@ class BuildSlice {
    */
   private async publish(): Promise<void> {
     const { version, buildId } = this.fence;
-    const updated = await this.svc.db.all(sql`UPDATE releases SET status = 'published', published_at = unixepoch(), records_written = records,
+    const updated =
+      await this.svc.db.all(sql`UPDATE releases SET status = 'published', published_at = unixepoch(), records_written = records,
         build_state = NULL, lease_id = NULL, lease_until = NULL, build_failures = 0, updated_at = unixepoch()
       WHERE ${fenced(this.fence)} RETURNING version`);
     if (updated.length === 0) throw new LeaseLost(`the lease of release ${version} was lost before it was published`);
     const cleanup = Date.now();
     try {
-      await clearStaging(this.svc.db, version, sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'published')`);
+      await clearStaging(
+        this.svc.db,
+        version,
+        sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'published')`,
+      );
     } catch (error) {
       this.svc.log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error });
     }
@@ -392,8 +424,12 @@ class BuildSlice {
           log.error("release build failed", { release: this.fence.version, reason, error });
           await this.discardUploads();
           const { version, buildId } = this.fence;
-          await clearStaging(this.svc.db, version, sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'failed')`).catch(
-            (cleanup: unknown) => log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error: cleanup }),
+          await clearStaging(
+            this.svc.db,
+            version,
+            sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'failed')`,
+          ).catch((cleanup: unknown) =>
+            log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error: cleanup }),
           );
           return { kind: "failed", reason };
         }

@@ -61,14 +61,22 @@ function facts(files: Map<string, FileRow>, path: string): FileFacts {
 /** README.md: what the release is, how to cite it, its licence and tables, how to open them. */
 export async function writeReadme(db: Db, bucket: R2Bucket, release: ReleaseFacts): Promise<WrittenFile> {
   const files = await tableFiles(db, release.version);
-  const [images] = await db.all<{ files: number; bytes: number | null }>(sql`SELECT count(*) AS files, sum(bytes) AS bytes FROM release_files
+  const [images] = await db.all<{
+    files: number;
+    bytes: number | null;
+  }>(sql`SELECT count(*) AS files, sum(bytes) AS bytes FROM release_files
     WHERE release_version = ${release.version} AND substr(path, 1, 7) = 'images/'`);
   const url = releaseUrl(release.baseUrl, release.version);
   const listed = RELEASE_TABLES.flatMap((table) =>
     ["csv", "parquet"].map((extension) => ({ ...facts(files, `${table.path}.${extension}`), description: table.title })),
   );
   if (images && images.files > 0) {
-    listed.push({ path: "images/", sha256: "", bytes: images.bytes ?? 0, description: `${images.files} image files, listed in images.csv` });
+    listed.push({
+      path: "images/",
+      sha256: "",
+      bytes: images.bytes ?? 0,
+      description: `${images.files} image files, listed in images.csv`,
+    });
   }
   const text = releaseReadme({
     title: release.title,

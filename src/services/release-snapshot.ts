@@ -51,7 +51,12 @@ function leftoverDeletes(version: string, condition: SQL): SQL[] {
  * attempt's staging and file rows, and the staging rows of ended releases whose cleanup failed. Every statement is fenced on the build's lease and on the
  * snapshot not having been taken; returns null when the fence no longer holds.
  */
-export async function takeSnapshot(svc: Pick<ReleaseSliceServices, "db">, fence: BuildFence, termsVersion: number, initialState: string): Promise<SnapshotCounts | null> {
+export async function takeSnapshot(
+  svc: Pick<ReleaseSliceServices, "db">,
+  fence: BuildFence,
+  termsVersion: number,
+  initialState: string,
+): Promise<SnapshotCounts | null> {
   const { version } = fence;
   const guard = sql`EXISTS (SELECT 1 FROM releases WHERE ${fenced(fence)} AND snapshot_at IS NULL)`;
   const staged = sql`release_version = ${version}`;

@@ -29,7 +29,13 @@ export function servedContentType(mediaType: string): string {
 }
 
 /** Writes a small file in one put, which R2 checks against the SHA-256 computed here. */
-export async function putFile(bucket: R2Bucket, version: string, path: string, body: Uint8Array | string, mediaType: string): Promise<WrittenFile> {
+export async function putFile(
+  bucket: R2Bucket,
+  version: string,
+  path: string,
+  body: Uint8Array | string,
+  mediaType: string,
+): Promise<WrittenFile> {
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   const sha256 = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
   await bucket.put(releaseKey(version, path), bytes, { sha256, httpMetadata: { contentType: servedContentType(mediaType) } });

@@ -35,7 +35,13 @@ export interface ReleaseTable {
    * rows: no object per row, which D1 would otherwise build and send key by key), and the cursor
    * after them.
    */
-  page(db: Db, version: string, cursor: PageCursor, limit: number, context: RowContext): Promise<{ rows: TableValues[]; cursor: PageCursor }>;
+  page(
+    db: Db,
+    version: string,
+    cursor: PageCursor,
+    limit: number,
+    context: RowContext,
+  ): Promise<{ rows: TableValues[]; cursor: PageCursor }>;
 }
 
 const id = (description: string): Column => ({ name: "id", type: "int64", nullable: false, description });
@@ -52,7 +58,8 @@ export const RECORD_COLUMNS: readonly Column[] = [
     name: "owner_pseudonym",
     type: "string",
     nullable: false,
-    description: "Who contributed the record (a component: its base product's owner), as a keyed hash: the same in every release, meaningless without the service's key.",
+    description:
+      "Who contributed the record (a component: its base product's owner), as a keyed hash: the same in every release, meaningless without the service's key.",
   },
   { name: "name", type: "string", nullable: false },
   { name: "description", type: "string" },
@@ -67,7 +74,8 @@ export const RECORD_COLUMNS: readonly Column[] = [
   {
     name: "circularity_properties",
     type: "object",
-    description: "Notes on recyclability, disassemblability and remanufacturability: a JSON object with those three members (null when absent).",
+    description:
+      "Notes on recyclability, disassemblability and remanufacturability: a JSON object with those three members (null when absent).",
   },
   ...timestamps("record"),
 ];
@@ -165,7 +173,12 @@ export const REFERENCE_TABLES: readonly ReferenceDefinition[] = [
     name: "product_types",
     title: "Product types",
     description: "The kinds of product records are.",
-    columns: [id("The product type's id."), { name: "name", type: "string", nullable: false }, { name: "description", type: "string" }, ...timestamps("product type")],
+    columns: [
+      id("The product type's id."),
+      { name: "name", type: "string", nullable: false },
+      { name: "description", type: "string" },
+      ...timestamps("product type"),
+    ],
     primaryKey: ["id"],
     source: "product_types",
     row: "json_object('id', id, 'name', name, 'description', description, 'created_at', created_at, 'updated_at', updated_at)",
@@ -198,7 +211,8 @@ const recordsTable: ReleaseTable = {
   name: "records",
   path: "records",
   title: "Records",
-  description: "Base products and their components at every depth, one row each: parent_id links a component to the record it was taken out of.",
+  description:
+    "Base products and their components at every depth, one row each: parent_id links a component to the record it was taken out of.",
   columns: RECORD_COLUMNS,
   primaryKey: ["id"],
   foreignKeys: [
@@ -250,7 +264,8 @@ const imagesTable: ReleaseTable = {
   name: "images",
   path: "images",
   title: "Images",
-  description: "The images of the records: one row per image and record, naming the image file under images/ (identical images share one file).",
+  description:
+    "The images of the records: one row per image and record, naming the image file under images/ (identical images share one file).",
   columns: IMAGE_COLUMNS,
   primaryKey: ["file", "record_id"],
   foreignKeys: [{ fields: ["record_id"], reference: { resource: "records", fields: ["id"] } }],
@@ -282,7 +297,10 @@ function referenceTable(definition: ReferenceDefinition): ReleaseTable {
         WHERE ${byVersion(version)} AND table_name = ${definition.name} AND position > ${(cursor as number | null) ?? 0}
         ORDER BY position LIMIT ${limit}`);
       const last = rows[rows.length - 1];
-      return { rows: rows.map((r) => valuesOf(definition.columns, JSON.parse(r.row) as Record<string, unknown>, r.position)), cursor: last ? last.position : cursor };
+      return {
+        rows: rows.map((r) => valuesOf(definition.columns, JSON.parse(r.row) as Record<string, unknown>, r.position)),
+        cursor: last ? last.position : cursor,
+      };
     },
   };
 }
@@ -296,7 +314,12 @@ function valuesOf(columns: readonly Column[], row: Record<string, unknown>, posi
 }
 
 /** Every table of a release, in the order the build writes them. */
-export const RELEASE_TABLES: readonly ReleaseTable[] = [recordsTable, recordMaterialsTable, imagesTable, ...REFERENCE_TABLES.map(referenceTable)];
+export const RELEASE_TABLES: readonly ReleaseTable[] = [
+  recordsTable,
+  recordMaterialsTable,
+  imagesTable,
+  ...REFERENCE_TABLES.map(referenceTable),
+];
 
 /** The snapshot's copy of each reference table into `release_reference_rows` (statements for the snapshot batch). */
 export function referenceCopies(version: string, guard: SQL): SQL[] {

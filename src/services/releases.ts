@@ -1,10 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
-import { batchRows, type Db } from "../db/client";
+import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
+import { batchRows, type Db } from "../db/client";
 import { audit } from "../lib/audit";
 import { ApiError } from "../lib/problem";
 import type { ReleaseMessage } from "./release-messages";
-import type { SessionUser } from "../auth/session-user";
 
 /**
  * Dataset releases as the routes see them: creating one (its build then runs on the release
@@ -88,7 +88,12 @@ function toRelease(row: ReleaseRow): Release {
     counts:
       row.snapshot_at === null
         ? null
-        : { records: row.records ?? 0, baseProducts: row.base_products ?? 0, images: row.images ?? 0, recordMaterials: row.record_materials ?? 0 },
+        : {
+            records: row.records ?? 0,
+            baseProducts: row.base_products ?? 0,
+            images: row.images ?? 0,
+            recordMaterials: row.record_materials ?? 0,
+          },
     recordsWritten: row.records_written,
     failureReason: row.failure_reason,
     updatedAt: row.updated_at,
@@ -179,7 +184,9 @@ export async function retryRelease(svc: ReleaseServices, actor: SessionUser, ver
     await svc.db
       .run(sql`UPDATE releases SET status = 'failed', failure_reason = 'The retry could not be queued; retry again.', updated_at = unixepoch()
         WHERE version = ${version} AND build_id = ${buildId} AND status = 'building' AND lease_id IS NULL AND snapshot_at IS NULL`)
-      .catch((undo: unknown) => svc.log.error("a retry that could not be queued could not be marked failed either", { release: version, error: undo }));
+      .catch((undo: unknown) =>
+        svc.log.error("a retry that could not be queued could not be marked failed either", { release: version, error: undo }),
+      );
     throw queueUnavailable();
   }
   audit(svc.log, "admin.release.retried", { actor_id: actor.id, release: version });
@@ -194,7 +201,11 @@ export function releaseNotFound(): ApiError {
  * One release and its files, except the image files (the images table lists those), in one
  * round trip; null when there is none the viewer may see. `version` null: the latest published.
  */
-export async function getRelease(db: Db, version: string | null, includeUnpublished: boolean): Promise<{ release: Release; files: ReleaseFile[] } | null> {
+export async function getRelease(
+  db: Db,
+  version: string | null,
+  includeUnpublished: boolean,
+): Promise<{ release: Release; files: ReleaseFile[] } | null> {
   const chosen =
     version === null
       ? sql`(SELECT version FROM releases WHERE status = 'published' ORDER BY created_at DESC, version DESC LIMIT 1)`

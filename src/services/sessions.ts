@@ -3,8 +3,8 @@ import type { SessionUser } from "../auth/session-user";
 import {
   ACCESS_TOKEN_TTL_SECONDS,
   fingerprint,
-  randomToken,
   REFRESH_TOKEN_TTL_SECONDS,
+  randomToken,
   SESSION_TTL_SECONDS,
   signAccessToken,
 } from "../auth/tokens";

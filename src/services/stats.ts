@@ -219,7 +219,11 @@ const SCOPE_CONDITIONS: Record<StatsScope, SQL> = {
  * same name in different taxonomies are two entries; a record counts once per category, since a
  * type links to a category at most once.
  */
-export async function statsCategories(svc: Pick<Services, "db">, query: { limit: number; scope: StatsScope }, now: Date): Promise<StatsCategories> {
+export async function statsCategories(
+  svc: Pick<Services, "db">,
+  query: { limit: number; scope: StatsScope },
+  now: Date,
+): Promise<StatsCategories> {
   const rows = await svc.db.all<CategoryCount>(sql`
     SELECT c.name AS name, count(*) AS count
     FROM products p

@@ -3,8 +3,8 @@ import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
 import { batchRows } from "../db/client";
 import type { Row } from "../db/rows";
-import { TAXONOMY_DOMAINS } from "../db/schema";
 import type { taxonomies } from "../db/schema";
+import { TAXONOMY_DOMAINS } from "../db/schema";
 import type { PageQuery } from "../lib/pagination";
 import { ApiError, notFound } from "../lib/problem";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./reference-order";
@@ -16,8 +16,8 @@ import {
   insertStatement,
   listPage,
   nameContains,
-  recordTable,
   type ReferenceServices,
+  recordTable,
   refusingDuplicates,
   rowStatement,
   updateStatement,
@@ -37,7 +37,16 @@ const ORDER: ListOrder<ReferenceOrderField> = { columns: referenceOrderColumns("
 /** A taxonomy as stored; `domains` is JSON text. */
 export type TaxonomyRow = Row<typeof taxonomies>;
 
-const TAXONOMIES = recordTable("taxonomies", "t", ["id", "name", "version", "description", "domains", "source", "created_at", "updated_at"]);
+const TAXONOMIES = recordTable("taxonomies", "t", [
+  "id",
+  "name",
+  "version",
+  "description",
+  "domains",
+  "source",
+  "created_at",
+  "updated_at",
+]);
 
 export interface TaxonomyFilter {
   /** Only taxonomies that cover this domain. */
@@ -47,7 +56,11 @@ export interface TaxonomyFilter {
 }
 
 /** One page of taxonomies and how many match, in one round trip. */
-export function listTaxonomies(svc: Pick<Services, "db">, filter: TaxonomyFilter, page: PageQuery): Promise<{ rows: TaxonomyRow[]; total: number }> {
+export function listTaxonomies(
+  svc: Pick<Services, "db">,
+  filter: TaxonomyFilter,
+  page: PageQuery,
+): Promise<{ rows: TaxonomyRow[]; total: number }> {
   const where: SQL[] = [];
   if (filter.domain !== undefined) where.push(sql`EXISTS (SELECT 1 FROM json_each(t.domains) WHERE value = ${filter.domain})`);
   if (filter.nameIlike !== undefined) where.push(nameContains(TAXONOMIES, filter.nameIlike));
@@ -81,8 +94,7 @@ function domainsText(domains: readonly TaxonomyDomain[]): string {
   return JSON.stringify(TAXONOMY_DOMAINS.filter((domain) => domains.includes(domain)));
 }
 
-const nameTaken = () =>
-  new ApiError(409, { code: "TAXONOMY_NAME_TAKEN", detail: "A taxonomy with this name and version already exists." });
+const nameTaken = () => new ApiError(409, { code: "TAXONOMY_NAME_TAKEN", detail: "A taxonomy with this name and version already exists." });
 
 const writing = <T>(write: () => Promise<T>) => refusingDuplicates("taxonomies.name, taxonomies.version", nameTaken, write);
 
@@ -101,8 +113,15 @@ export async function createTaxonomy(svc: ReferenceServices, actor: SessionUser,
 }
 
 /** Applies an administrator's changes in one batch; `updated_at` moves only when a value does. */
-export async function updateTaxonomy(svc: ReferenceServices, actor: SessionUser, id: number, changes: TaxonomyChanges): Promise<TaxonomyRow> {
-  const set = assignments(CHANGE_COLUMNS, changes, (column, value) => (column === "domains" ? domainsText(value as TaxonomyDomain[]) : value));
+export async function updateTaxonomy(
+  svc: ReferenceServices,
+  actor: SessionUser,
+  id: number,
+  changes: TaxonomyChanges,
+): Promise<TaxonomyRow> {
+  const set = assignments(CHANGE_COLUMNS, changes, (column, value) =>
+    column === "domains" ? domainsText(value as TaxonomyDomain[]) : value,
+  );
   const statements: SQL[] = [rowStatement(TAXONOMIES, id)];
   if (set.length > 0) statements.push(updateStatement(TAXONOMIES, id, set));
   const [before = [], updated = []] = await writing(() => batchRows<TaxonomyRow[]>(svc.db, statements));

@@ -1,7 +1,15 @@
 import { sql } from "drizzle-orm";
 import type { SessionUser } from "../auth/session-user";
 import { randomToken } from "../auth/tokens";
-import { base32Encode, matchTotp, newRecoveryCodes, newTotpSecret, normalizeRecoveryCode, otpauthUri, recoveryCodeHash } from "../auth/totp";
+import {
+  base32Encode,
+  matchTotp,
+  newRecoveryCodes,
+  newTotpSecret,
+  normalizeRecoveryCode,
+  otpauthUri,
+  recoveryCodeHash,
+} from "../auth/totp";
 import type { Services } from "../container";
 import { batchRows } from "../db/client";
 import { audit } from "../lib/audit";
@@ -95,11 +103,16 @@ export async function confirmTotp(
   if (user.totpEnabled) throw alreadyEnabled();
   const seed = await openSetupToken(svc.config.dataKey, user.id, input.setupToken);
   let step: number | null = null;
-  await assertStepUp(svc, user, { currentPassword: input.currentPassword }, {
-    operation: "Turning on two-step verification",
-    mfa: false,
-    extra: async () => (step = matchTotp(seed, input.code, Date.now() / 1000, null)) !== null,
-  });
+  await assertStepUp(
+    svc,
+    user,
+    { currentPassword: input.currentPassword },
+    {
+      operation: "Turning on two-step verification",
+      mfa: false,
+      extra: async () => (step = matchTotp(seed, input.code, Date.now() / 1000, null)) !== null,
+    },
+  );
 
   const sealed = await sealField(svc.config.dataKey, seed, totpContext(user.id));
   // The sealed value is unique (random IV): the rest of the batch runs only if this request stored it.
@@ -141,9 +154,14 @@ export async function disableTotp(
   input: { code: string; currentPassword?: string | undefined },
 ): Promise<void> {
   if (!user.totpEnabled) throw totpNotEnabled();
-  await assertStepUp(svc, user, { currentPassword: input.currentPassword, mfaCode: input.code }, {
-    operation: "Turning off two-step verification",
-  });
+  await assertStepUp(
+    svc,
+    user,
+    { currentPassword: input.currentPassword, mfaCode: input.code },
+    {
+      operation: "Turning off two-step verification",
+    },
+  );
   await batchRows(svc.db, [...totpRemovalStatements(user.id)]);
   audit(svc.log, "auth.mfa.disabled", { user_id: user.id });
 }
@@ -173,7 +191,13 @@ interface RegenerationState {
  * if that claim is this request's. Of two concurrent regenerations exactly one wins; the other
  * changes nothing and is told so (409): the codes it would have shown never exist.
  */
-async function spendAndReplace(svc: Services, userId: number, seen: string | null, code: string, hashes: string[]): Promise<boolean | ApiError> {
+async function spendAndReplace(
+  svc: Services,
+  userId: number,
+  seen: string | null,
+  code: string,
+  hashes: string[],
+): Promise<boolean | ApiError> {
   const rows = await svc.db.all<RegenerationState>(
     sql`SELECT totp_secret, totp_last_step, recovery_codes_generation FROM users WHERE id = ${userId}`,
   );
@@ -212,11 +236,16 @@ async function spendAndReplace(svc: Services, userId: number, seen: string | nul
 export async function regenerateRecoveryCodes(svc: Services, user: SessionUser, code: string): Promise<string[]> {
   if (!user.totpEnabled) throw totpNotEnabled();
   const codes = freshRecoveryCodes();
-  await assertStepUp(svc, user, { mfaCode: code }, {
-    operation: "Regenerating recovery codes",
-    password: false,
-    spendCode: (given) => spendAndReplace(svc, user.id, user.recoveryCodesGeneration, given, codes.hashes),
-  });
+  await assertStepUp(
+    svc,
+    user,
+    { mfaCode: code },
+    {
+      operation: "Regenerating recovery codes",
+      password: false,
+      spendCode: (given) => spendAndReplace(svc, user.id, user.recoveryCodesGeneration, given, codes.hashes),
+    },
+  );
   audit(svc.log, "auth.mfa.recovery_codes_regenerated", { user_id: user.id });
   return codes.shown;
 }

@@ -23,8 +23,7 @@ export const videoMissing = () => notFound("The product has no video with this i
 
 /** Columns of `VideoRow`, for SELECT and RETURNING. */
 export const VIDEO_COLUMNS = sql.raw("id, url, title, description, video_metadata, created_at");
-const productStatement = (productId: number) =>
-  sql`SELECT owner_id FROM products WHERE id = ${productId} AND parent_id IS NULL`;
+const productStatement = (productId: number) => sql`SELECT owner_id FROM products WHERE id = ${productId} AND parent_id IS NULL`;
 
 /** The videos of a base product, by id (creation order), in one round trip. */
 export async function readVideos(svc: Pick<Services, "db">, productId: number): Promise<VideoRow[]> {
@@ -69,7 +68,12 @@ export async function addVideo(svc: Pick<Services, "db" | "clock">, productId: n
 }
 
 /** Changes the members given; the rest stay. */
-export async function updateVideo(svc: Pick<Services, "db" | "clock">, productId: number, videoId: number, values: Partial<VideoValues>): Promise<VideoRow> {
+export async function updateVideo(
+  svc: Pick<Services, "db" | "clock">,
+  productId: number,
+  videoId: number,
+  values: Partial<VideoValues>,
+): Promise<VideoRow> {
   const sets = [sql`updated_at = ${Math.floor(svc.clock.now() / 1000)}`];
   if (values.url !== undefined) sets.push(sql`url = ${values.url}`);
   if (values.title !== undefined) sets.push(sql`title = ${values.title}`);

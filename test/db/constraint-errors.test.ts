@@ -17,7 +17,9 @@ async function failure(statement: string): Promise<unknown> {
 }
 
 async function ownerId(): Promise<number> {
-  await env.DB.prepare("INSERT OR IGNORE INTO users (email, email_canonical, username, hashed_password, created_at, updated_at) VALUES ('c@example.org', 'c@example.org', 'constraint_owner', 'x', 0, 0)").run();
+  await env.DB.prepare(
+    "INSERT OR IGNORE INTO users (email, email_canonical, username, hashed_password, created_at, updated_at) VALUES ('c@example.org', 'c@example.org', 'constraint_owner', 'x', 0, 0)",
+  ).run();
   return (await env.DB.prepare("SELECT id FROM users WHERE username = 'constraint_owner'").first<{ id: number }>())!.id;
 }
 
@@ -28,8 +30,13 @@ describe("constraintFailure", () => {
     expect(constraintFailure(await failure(insert("'a'")))).toEqual({ kind: "CHECK", target: "products_name_length" });
     expect(constraintFailure(await failure(insert("NULL")))).toEqual({ kind: "NOT NULL", target: "products.name" });
     await env.DB.prepare("INSERT OR IGNORE INTO materials (name) VALUES ('Constraint steel')").run();
-    expect(constraintFailure(await failure("INSERT INTO materials (name) VALUES ('Constraint steel')"))).toEqual({ kind: "UNIQUE", target: "materials.name" });
-    expect(constraintFailure(await failure("INSERT INTO products (owner_id, name, created_at, updated_at) VALUES (999999, 'Orphan', 0, 0)"))).toEqual({
+    expect(constraintFailure(await failure("INSERT INTO materials (name) VALUES ('Constraint steel')"))).toEqual({
+      kind: "UNIQUE",
+      target: "materials.name",
+    });
+    expect(
+      constraintFailure(await failure("INSERT INTO products (owner_id, name, created_at, updated_at) VALUES (999999, 'Orphan', 0, 0)")),
+    ).toEqual({
       kind: "FOREIGN KEY",
       target: "",
     });

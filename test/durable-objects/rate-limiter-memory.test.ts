@@ -1,14 +1,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { CounterSpec } from "../../durable-objects/rate-limiter";
-import { freshStub, pendingAlarm, sleep, type Stub, storedRows } from "../support/limits";
+import { freshStub, pendingAlarm, type Stub, sleep, storedRows } from "../support/limits";
 
 // The minute request rates, which the counter store keeps in memory and never in storage.
 
 /** Whether the object has created its `counters` table (its first durable counter does). */
 function hasTable(stub: Stub): Promise<boolean> {
-  return runInDurableObject(stub, (_, state) =>
-    state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'counters'").toArray().length === 1,
+  return runInDurableObject(
+    stub,
+    (_, state) => state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'counters'").toArray().length === 1,
   );
 }
 

@@ -1,13 +1,13 @@
-import type { Schema as ValidatorSchema } from "@cfworker/json-schema";
 import { env } from "cloudflare:workers";
+import type { Schema as ValidatorSchema } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { appFor } from "../../src/app";
 import { openApiDocument } from "../../src/lib/openapi";
 import { contractDocument, schemaViolations } from "../support/contract";
+import { replayCommand } from "./options";
 import { isSelfOperation, type Operation, type OperationObject, RequestArbitraries } from "./requests";
 import { SchemaArbitraries } from "./schema-arbitraries";
-import { replayCommand } from "./options";
 import { type FileBases, fileBases, send } from "./send";
 import { jsonText } from "./values";
 import { type Principal, World } from "./world";
@@ -39,7 +39,10 @@ function operations(): Operation[] {
     for (const method of METHODS) if (item[method]) all.push({ method, template, object: item[method]! });
   }
   const rank = (operation: Operation) => (operation.method === "delete" ? 1_000 - operation.template.split("/").length : 0);
-  return all.map((operation, index) => ({ operation, index })).sort((a, b) => rank(a.operation) - rank(b.operation) || a.index - b.index).map(({ operation }) => operation);
+  return all
+    .map((operation, index) => ({ operation, index }))
+    .sort((a, b) => rank(a.operation) - rank(b.operation) || a.index - b.index)
+    .map(({ operation }) => operation);
 }
 
 /**
@@ -73,7 +76,9 @@ describe("fuzz: every operation of the OpenAPI document through the real fetch h
   const arbitraries = new RequestArbitraries(openApiDocument(served, "http://localhost") as never);
 
   beforeAll(async () => {
-    console.log(`fuzz: seed ${options.seed}, ${options.runs} runs per operation, ${selected.length} operations, time limit ${options.timeLimitMs || "none"} ms per operation`);
+    console.log(
+      `fuzz: seed ${options.seed}, ${options.runs} runs per operation, ${selected.length} operations, time limit ${options.timeLimitMs || "none"} ms per operation`,
+    );
     world = await World.create(all.some((operation) => operation.template.startsWith("/v1/plugins/rpi-cam/")));
     bases = await fileBases();
   }, 120_000);
@@ -82,7 +87,10 @@ describe("fuzz: every operation of the OpenAPI document through the real fetch h
 
   it("generates, for every request body schema, values the schema accepts as valid", () => {
     // The contract's copy of the document: without examples, which the validator would read as schemas.
-    const document = contractDocument() as unknown as { paths: Record<string, Record<string, OperationObject>>; components: { schemas: Record<string, ValidatorSchema> } };
+    const document = contractDocument() as unknown as {
+      paths: Record<string, Record<string, OperationObject>>;
+      components: { schemas: Record<string, ValidatorSchema> };
+    };
     const space = new SchemaArbitraries(document.components.schemas);
     let checked = 0;
     for (const [template, item] of Object.entries(document.paths)) {
@@ -100,33 +108,37 @@ describe("fuzz: every operation of the OpenAPI document through the real fetch h
   });
 
   for (const operation of selected) {
-    it(name(operation), async ({ task }) => {
-      // The statuses answered, for the report printed after the run (vitest.config.ts).
-      const counts: Record<number, number> = {};
-      task.meta.fuzzStatuses = counts;
-      const self = isSelfOperation(name(operation));
-      const property = fc.asyncProperty(arbitraries.forOperation(operation), async (request) => {
-        let principal: Principal | undefined;
-        if (request.as === "scratch" || request.as === "scratch-totp") principal = await world.scratch(request.as === "scratch-totp");
-        else if (request.as !== "none") principal = world.principals.get(request.as);
-        if (self && principal && !request.as.startsWith("scratch")) throw new Error(`a self operation sent as ${request.as}`);
-        const sent = await send(request, world, principal, bases, served);
-        counts[sent.status] = (counts[sent.status] ?? 0) + 1;
-        if (sent.violations.length > 0) throw new Error(`${sent.violations.join("\n")}\n\nthe request:\n${sent.shown}`);
-      });
-      try {
-        await fc.assert(property, {
-          seed: seedOf(operation),
-          numRuns: options.runs,
-          ...(options.timeLimitMs > 0 ? { interruptAfterTimeLimit: options.timeLimitMs } : {}),
-          ...(options.path ? { path: options.path } : {}),
+    it(
+      name(operation),
+      async ({ task }) => {
+        // The statuses answered, for the report printed after the run (vitest.config.ts).
+        const counts: Record<number, number> = {};
+        task.meta.fuzzStatuses = counts;
+        const self = isSelfOperation(name(operation));
+        const property = fc.asyncProperty(arbitraries.forOperation(operation), async (request) => {
+          let principal: Principal | undefined;
+          if (request.as === "scratch" || request.as === "scratch-totp") principal = await world.scratch(request.as === "scratch-totp");
+          else if (request.as !== "none") principal = world.principals.get(request.as);
+          if (self && principal && !request.as.startsWith("scratch")) throw new Error(`a self operation sent as ${request.as}`);
+          const sent = await send(request, world, principal, bases, served);
+          counts[sent.status] = (counts[sent.status] ?? 0) + 1;
+          if (sent.violations.length > 0) throw new Error(`${sent.violations.join("\n")}\n\nthe request:\n${sent.shown}`);
         });
-      } catch (error) {
-        const pathOf = /path: "([^"]*)"/.exec(String(error))?.[1];
-        const replay = replayCommand(options, `^${name(operation).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, pathOf);
-        const cause = (error as Error).cause instanceof Error ? `\n\n${((error as Error).cause as Error).message}` : "";
-        throw new Error(shorten(`${(error as Error).message}${cause}\n\nseed ${options.seed}, replay: ${replay}`));
-      }
-    }, Math.max(600_000, options.runs * 5_000));
+        try {
+          await fc.assert(property, {
+            seed: seedOf(operation),
+            numRuns: options.runs,
+            ...(options.timeLimitMs > 0 ? { interruptAfterTimeLimit: options.timeLimitMs } : {}),
+            ...(options.path ? { path: options.path } : {}),
+          });
+        } catch (error) {
+          const pathOf = /path: "([^"]*)"/.exec(String(error))?.[1];
+          const replay = replayCommand(options, `^${name(operation).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, pathOf);
+          const cause = (error as Error).cause instanceof Error ? `\n\n${((error as Error).cause as Error).message}` : "";
+          throw new Error(shorten(`${(error as Error).message}${cause}\n\nseed ${options.seed}, replay: ${replay}`));
+        }
+      },
+      Math.max(600_000, options.runs * 5_000),
+    );
   }
 });

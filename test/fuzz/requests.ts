@@ -1,15 +1,6 @@
 import fc from "fast-check";
 import { type Hint, type Schema, SchemaArbitraries } from "./schema-arbitraries";
-import {
-  deepNesting,
-  HOSTILE_HEADER_VALUES,
-  HOSTILE_SEGMENTS,
-  hostileNumber,
-  hostileString,
-  poolRef,
-  Raw,
-  Ref,
-} from "./values";
+import { deepNesting, HOSTILE_HEADER_VALUES, HOSTILE_SEGMENTS, hostileNumber, hostileString, poolRef, Raw, Ref } from "./values";
 import type { PrincipalName } from "./world";
 
 // One generated request per fast-check run, built from one operation of the OpenAPI document: the
@@ -116,14 +107,21 @@ function hintsFor(operation: string): Hint {
       case "new_password":
         // The schema says only "12 to 128 characters" in words (the length check has its own code).
         return fc.oneof(
-          { weight: 4, arbitrary: fc.stringMatching(/^[a-z]{4,9}(-[a-z0-9]{3,9}){2,4}$/).filter((text) => text.length >= 12 && text.length <= 128) },
+          {
+            weight: 4,
+            arbitrary: fc.stringMatching(/^[a-z]{4,9}(-[a-z0-9]{3,9}){2,4}$/).filter((text) => text.length >= 12 && text.length <= 128),
+          },
           { weight: 1, arbitrary: fc.string({ maxLength: 140 }) },
         );
       case "refresh_token":
-        return fc.oneof({ weight: 3, arbitrary: fc.constant(new Ref("refresh-token")) }, { weight: 1, arbitrary: fc.string({ maxLength: 60 }) });
+        return fc.oneof(
+          { weight: 3, arbitrary: fc.constant(new Ref("refresh-token")) },
+          { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
+        );
       case "code":
         if (operation === "POST /v1/plugins/rpi-cam/pairing/claim") return poolRef("pairing-code");
-        if (operation.startsWith("POST /v1/auth/mfa/")) return fc.oneof({ weight: 3, arbitrary: fc.constant(new Ref("totp")) }, { weight: 1, arbitrary: fc.stringMatching(/^\d{6}$/) });
+        if (operation.startsWith("POST /v1/auth/mfa/"))
+          return fc.oneof({ weight: 3, arbitrary: fc.constant(new Ref("totp")) }, { weight: 1, arbitrary: fc.stringMatching(/^\d{6}$/) });
         return undefined;
       case "url":
         return fc.oneof(
@@ -140,16 +138,53 @@ function principals(operation: Operation, self: boolean, valid: boolean): fc.Arb
   const secured = (operation.object.security?.length ?? 0) > 0;
   const weighted = (entries: [PrincipalName, number][]) =>
     fc.oneof(...entries.filter(([, weight]) => weight > 0).map(([name, weight]) => ({ weight, arbitrary: fc.constant(name) })));
-  if (self) return weighted([["scratch", 6], ["scratch-totp", operation.template.includes("/mfa/") ? 4 : 1], ["none", valid ? 0 : 1]]);
+  if (self)
+    return weighted([
+      ["scratch", 6],
+      ["scratch-totp", operation.template.includes("/mfa/") ? 4 : 1],
+      ["none", valid ? 0 : 1],
+    ]);
   if (operation.template.startsWith("/v1/admin/")) {
-    return valid ? fc.constant("admin") : weighted([["admin", 4], ["owner", 1], ["superuser-without-totp", 1], ["unverified", 1], ["none", 1]]);
+    return valid
+      ? fc.constant("admin")
+      : weighted([
+          ["admin", 4],
+          ["owner", 1],
+          ["superuser-without-totp", 1],
+          ["unverified", 1],
+          ["none", 1],
+        ]);
   }
-  if (secured) return valid ? weighted([["owner", 6], ["admin", 1]]) : weighted([["owner", 3], ["admin", 1], ["stranger", 2], ["unverified", 1], ["none", 1]]);
-  return valid ? weighted([["none", 3], ["owner", 2], ["admin", 1]]) : weighted([["none", 3], ["owner", 2], ["admin", 1], ["stranger", 1]]);
+  if (secured)
+    return valid
+      ? weighted([
+          ["owner", 6],
+          ["admin", 1],
+        ])
+      : weighted([
+          ["owner", 3],
+          ["admin", 1],
+          ["stranger", 2],
+          ["unverified", 1],
+          ["none", 1],
+        ]);
+  return valid
+    ? weighted([
+        ["none", 3],
+        ["owner", 2],
+        ["admin", 1],
+      ])
+    : weighted([
+        ["none", 3],
+        ["owner", 2],
+        ["admin", 1],
+        ["stranger", 1],
+      ]);
 }
 
 function credentials(valid: boolean): fc.Arbitrary<Credential> {
-  if (valid) return fc.oneof({ weight: 5, arbitrary: fc.constant("bearer" as const) }, { weight: 1, arbitrary: fc.constant("cookie" as const) });
+  if (valid)
+    return fc.oneof({ weight: 5, arbitrary: fc.constant("bearer" as const) }, { weight: 1, arbitrary: fc.constant("cookie" as const) });
   return fc.oneof(
     { weight: 6, arbitrary: fc.constant("bearer" as const) },
     { weight: 1, arbitrary: fc.constant("cookie" as const) },
@@ -177,7 +212,12 @@ function asText(value: unknown): unknown {
 const hostileQueryValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: hostileString() },
   { weight: 2, arbitrary: hostileNumber().map((raw) => raw.text) },
-  { weight: 2, arbitrary: fc.constantFrom("%", "%zz", "%00", "%ED%A0%80", "%FF%FE", "%C0%80", "a%2Cb", "+", "%2B", "%20", ",,,", "a,".repeat(60)).map((text) => new Raw(text)) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom("%", "%zz", "%00", "%ED%A0%80", "%FF%FE", "%C0%80", "a%2Cb", "+", "%2B", "%20", ",,,", "a,".repeat(60))
+      .map((text) => new Raw(text)),
+  },
 );
 
 const FORMATS = ["json", "csv", "parquet"];
@@ -207,7 +247,16 @@ export class RequestArbitraries {
           body: this.body(operation, space, valid),
         })
         .map(({ params, query, headers, as, credential, body }) => {
-          const built: FuzzRequest = { operation: name, method: operation.method.toUpperCase(), template: operation.template, params, query, headers, as, credential };
+          const built: FuzzRequest = {
+            operation: name,
+            method: operation.method.toUpperCase(),
+            template: operation.template,
+            params,
+            query,
+            headers,
+            as,
+            credential,
+          };
           if (body) built.body = body;
           return built;
         });
@@ -220,7 +269,8 @@ export class RequestArbitraries {
     // One index for all parameters, so pairs (a product and one of its images) stay together.
     const existing = fc.nat(31).map((index) => Object.fromEntries(names.map((param) => [param, new Ref("pool", param, index)])));
     if (valid) return existing;
-    const schemaOf = (param: string) => operation.object.parameters?.find((p) => p.in === "path" && p.name === param)?.schema ?? { type: "string" };
+    const schemaOf = (param: string) =>
+      operation.object.parameters?.find((p) => p.in === "path" && p.name === param)?.schema ?? { type: "string" };
     const space = new SchemaArbitraries(this.schemas);
     const other = (param: string) =>
       fc.oneof(
@@ -231,7 +281,12 @@ export class RequestArbitraries {
       );
     return fc.oneof(
       { weight: 1, arbitrary: existing },
-      { weight: 2, arbitrary: fc.tuple(existing, fc.constantFrom(...names)).chain(([values, param]) => other(param).map((value) => ({ ...values, [param]: value }))) },
+      {
+        weight: 2,
+        arbitrary: fc
+          .tuple(existing, fc.constantFrom(...names))
+          .chain(([values, param]) => other(param).map((value) => ({ ...values, [param]: value }))),
+      },
     );
   }
 
@@ -239,10 +294,17 @@ export class RequestArbitraries {
     const params = (operation.object.parameters ?? []).filter((p) => p.in === "query");
     const pairs = params.map((param) => {
       // An array parameter (`fields` of the facets) is sent repeated, one pair per item.
-      const good = param.name === "format" ? fc.constantFrom(...FORMATS) : space.valid(param.schema).map((value) => (Array.isArray(value) ? value.map(asText) : asText(value)));
+      const good =
+        param.name === "format"
+          ? fc.constantFrom(...FORMATS)
+          : space.valid(param.schema).map((value) => (Array.isArray(value) ? value.map(asText) : asText(value)));
       const values = valid
         ? good
-        : fc.oneof({ weight: 2, arbitrary: good }, { weight: 2, arbitrary: space.invalid(param.schema, 2).map(asText) }, { weight: 2, arbitrary: hostileQueryValue });
+        : fc.oneof(
+            { weight: 2, arbitrary: good },
+            { weight: 2, arbitrary: space.invalid(param.schema, 2).map(asText) },
+            { weight: 2, arbitrary: hostileQueryValue },
+          );
       const pair = values.map((value): [string, unknown] => [param.name, value]);
       // Required parameters nearly always (always in valid requests); optional ones in one run of three.
       return param.required ? (valid ? pair : rarely(pair, 19, 20)) : rarely(pair, 1, 3);
@@ -253,7 +315,9 @@ export class RequestArbitraries {
           fc.oneof(
             fc.tuple(fc.constantFrom("unknown", "page[size]", "size[]", "__proto__", "name[like]", "order_by", ""), hostileQueryValue),
             // A parameter given twice.
-            params.length > 0 ? fc.tuple(fc.constantFrom(...params.map((p) => p.name)), fc.constantFrom("1", "2", "x")) : fc.tuple(fc.constant("x"), fc.constant("1")),
+            params.length > 0
+              ? fc.tuple(fc.constantFrom(...params.map((p) => p.name)), fc.constantFrom("1", "2", "x"))
+              : fc.tuple(fc.constant("x"), fc.constant("1")),
           ),
           1,
           3,
@@ -261,7 +325,9 @@ export class RequestArbitraries {
     return fc.tuple(fc.tuple(...pairs), unknown).map(([chosen, extra]) => {
       const list = chosen
         .filter((pair): pair is [string, unknown] => pair !== undefined)
-        .flatMap(([name, value]): [string, unknown][] => (Array.isArray(value) ? value.map((item): [string, unknown] => [name, item]) : [[name, value]]));
+        .flatMap(([name, value]): [string, unknown][] =>
+          Array.isArray(value) ? value.map((item): [string, unknown] => [name, item]) : [[name, value]],
+        );
       if (extra) list.push(extra as [string, unknown]);
       return list;
     });
@@ -278,8 +344,13 @@ export class RequestArbitraries {
             ? // A few fixed keys, so that keys are reused with the same and with another body.
               fc.oneof(fc.constantFrom("fuzz-key-1", "fuzz-key-2"), space.valid(param.schema).map(String))
             : space.valid(param.schema).map(String);
-      const value = valid ? good : fc.oneof({ weight: 3, arbitrary: good }, { weight: 2, arbitrary: fc.constantFrom(...HOSTILE_HEADER_VALUES) });
-      return fc.option(value.map((v): [string, string | Ref] => [param.name, v]), { freq: param.required ? 20 : 2, nil: undefined });
+      const value = valid
+        ? good
+        : fc.oneof({ weight: 3, arbitrary: good }, { weight: 2, arbitrary: fc.constantFrom(...HOSTILE_HEADER_VALUES) });
+      return fc.option(
+        value.map((v): [string, string | Ref] => [param.name, v]),
+        { freq: param.required ? 20 : 2, nil: undefined },
+      );
     });
     const extra = valid
       ? fc.constant(undefined)
@@ -290,7 +361,19 @@ export class RequestArbitraries {
             fc.tuple(fc.constant("if-none-match"), fc.constantFrom(...HOSTILE_HEADER_VALUES)),
             fc.tuple(fc.constant("origin"), fc.constantFrom("https://evil.example", "null", "http://localhost")),
             fc.tuple(fc.constant("sec-fetch-site"), fc.constantFrom("cross-site", "same-origin", "none")),
-            fc.tuple(fc.constant("range"), fc.constantFrom("bytes=0-1", "bytes=5-2", "bytes=-1", "bytes=0-", "bytes=99999999-", "bytes=a-b", "items=0-1", "bytes=0-1,3-4")),
+            fc.tuple(
+              fc.constant("range"),
+              fc.constantFrom(
+                "bytes=0-1",
+                "bytes=5-2",
+                "bytes=-1",
+                "bytes=0-",
+                "bytes=99999999-",
+                "bytes=a-b",
+                "items=0-1",
+                "bytes=0-1,3-4",
+              ),
+            ),
           ),
           1,
           3,
@@ -331,7 +414,16 @@ export class RequestArbitraries {
           {
             weight: 1,
             arbitrary: fc
-              .tuple(space.valid(schema), fc.constantFrom("text/plain", "application/json; charset=utf-8", "application/JSON", "application/merge-patch+json", "application/json;charset=latin1"))
+              .tuple(
+                space.valid(schema),
+                fc.constantFrom(
+                  "text/plain",
+                  "application/json; charset=utf-8",
+                  "application/JSON",
+                  "application/merge-patch+json",
+                  "application/json;charset=latin1",
+                ),
+              )
               .map(([value, type]) => asJson(value, type)),
           },
         );
@@ -341,10 +433,15 @@ export class RequestArbitraries {
     if (form?.schema) {
       options.push({
         weight: 3,
-        arbitrary: (valid ? space.valid(form.schema) : space.invalid(form.schema, 1)).map((value): Body => ({
-          kind: "form",
-          fields: value !== null && typeof value === "object" && !Array.isArray(value) ? Object.entries(value).map(([k, v]) => [k, asText(v)]) : [["value", asText(value)]],
-        })),
+        arbitrary: (valid ? space.valid(form.schema) : space.invalid(form.schema, 1)).map(
+          (value): Body => ({
+            kind: "form",
+            fields:
+              value !== null && typeof value === "object" && !Array.isArray(value)
+                ? Object.entries(value).map(([k, v]) => [k, asText(v)])
+                : [["value", asText(value)]],
+          }),
+        ),
       });
     }
     const multipart = content["multipart/form-data"];
@@ -369,32 +466,38 @@ export function encodePiece(text: string): string {
 
 /** Bodies that are no valid instance of anything: not JSON, not UTF-8, too deep, too large. */
 const hostileBody: fc.Arbitrary<Body> = fc.oneof(
-  fc.constantFrom(
-    "",
-    "null",
-    "[]",
-    "{",
-    '{"a":1,}',
-    '{"a":1}{',
-    "\ufeff{}",
-    '{"name":"a","name":"b"}',
-    '{"__proto__":{"polluted":true}}',
-    '{"constructor":{"prototype":{"polluted":true}}}',
-    "1e400",
-    '"\\ud800"',
-    "NaN",
-    "{'a':1}",
-  ).map((text): Body => ({ kind: "text", text, contentType: "application/json" })),
+  fc
+    .constantFrom(
+      "",
+      "null",
+      "[]",
+      "{",
+      '{"a":1,}',
+      '{"a":1}{',
+      "\ufeff{}",
+      '{"name":"a","name":"b"}',
+      '{"__proto__":{"polluted":true}}',
+      '{"constructor":{"prototype":{"polluted":true}}}',
+      "1e400",
+      '"\\ud800"',
+      "NaN",
+      "{'a':1}",
+    )
+    .map((text): Body => ({ kind: "text", text, contentType: "application/json" })),
   deepNesting().map((raw): Body => ({ kind: "text", text: raw.text, contentType: "application/json" })),
   // Invalid UTF-8 inside a JSON string (a lone byte, an encoded surrogate, an overlong NUL).
-  fc.constantFrom([0xff], [0xed, 0xa0, 0x80], [0xc0, 0x80], [0xe2, 0x82]).map((bad): Body => ({
-    kind: "bytes",
-    bytes: [...new TextEncoder().encode('{"name":"a'), ...bad, ...new TextEncoder().encode('b"}')],
-    contentType: "application/json",
-  })),
+  fc.constantFrom([0xff], [0xed, 0xa0, 0x80], [0xc0, 0x80], [0xe2, 0x82]).map(
+    (bad): Body => ({
+      kind: "bytes",
+      bytes: [...new TextEncoder().encode('{"name":"a'), ...bad, ...new TextEncoder().encode('b"}')],
+      contentType: "application/json",
+    }),
+  ),
   // Over the 1 MiB body limit.
   fc.constant<Body>({ kind: "text", text: `{"name":"${"a".repeat(1_100_000)}"}`, contentType: "application/json" }),
-  fc.constantFrom("a=1&b=2", "<x/>", "--x--").map((text): Body => ({ kind: "text", text, contentType: "application/x-www-form-urlencoded" })),
+  fc
+    .constantFrom("a=1&b=2", "<x/>", "--x--")
+    .map((text): Body => ({ kind: "text", text, contentType: "application/x-www-form-urlencoded" })),
   fc.constant<Body>({ kind: "text", text: "{}", contentType: null }),
 );
 
@@ -429,7 +532,17 @@ const TYPES_FOR: Record<FileFixture["base"], string[]> = {
   empty: ["image/jpeg", "text/plain"],
   random: ["application/octet-stream", "image/png"],
 };
-const EXTENSIONS: Record<FileFixture["base"], string> = { jpeg: "jpg", png: "png", gif: "gif", webp: "webp", bmp: "bmp", csv: "csv", pdf: "pdf", empty: "jpg", random: "raw" };
+const EXTENSIONS: Record<FileFixture["base"], string> = {
+  jpeg: "jpg",
+  png: "png",
+  gif: "gif",
+  webp: "webp",
+  bmp: "bmp",
+  csv: "csv",
+  pdf: "pdf",
+  empty: "jpg",
+  random: "raw",
+};
 
 /** A multipart upload: a file part (a fixture, possibly mutated) and the optional text fields, or framing that is wrong. */
 function multipartBody(template: string, valid: boolean): fc.Arbitrary<Body> {
@@ -439,11 +552,18 @@ function multipartBody(template: string, valid: boolean): fc.Arbitrary<Body> {
     return fc
       .record({
         base: fc.constantFrom(...bases),
-        description: fc.option(fc.string({ maxLength: 40 }).filter((text) => !/[\u0000-\u001f]/.test(text)), { nil: undefined }),
-        metadata: images ? fc.option(fc.constantFrom("{}", '{"lens":"50mm"}', '{"light":{"kelvin":5600}}'), { nil: undefined }) : fc.constant(undefined),
+        description: fc.option(
+          fc.string({ maxLength: 40 }).filter((text) => !/[\u0000-\u001f]/.test(text)),
+          { nil: undefined },
+        ),
+        metadata: images
+          ? fc.option(fc.constantFrom("{}", '{"lens":"50mm"}', '{"light":{"kelvin":5600}}'), { nil: undefined })
+          : fc.constant(undefined),
       })
       .map(({ base, description, metadata }): Body => {
-        const parts: MultipartPart[] = [{ name: "file", value: { fixture: { base, flips: [] }, filename: `upload.${EXTENSIONS[base]}`, type: TYPES_FOR[base][0]! } }];
+        const parts: MultipartPart[] = [
+          { name: "file", value: { fixture: { base, flips: [] }, filename: `upload.${EXTENSIONS[base]}`, type: TYPES_FOR[base][0]! } },
+        ];
         if (description !== undefined) parts.push({ name: "description", value: description });
         if (metadata !== undefined) parts.push({ name: "image_metadata", value: metadata });
         return { kind: "multipart", parts, boundary: "fuzz-boundary-7d3f" };
@@ -452,18 +572,42 @@ function multipartBody(template: string, valid: boolean): fc.Arbitrary<Body> {
   const filename = fc.oneof(
     { weight: 6, arbitrary: fc.constant(null) },
     { weight: 2, arbitrary: hostileString().map((text) => `${text}.jpg`) },
-    { weight: 1, arbitrary: fc.constantFrom("../../x.jpg", "a".repeat(300) + ".jpg", "noext", ".jpg", "x.JPG", "x.tar.gz", "😀.png", 'quo"te.jpg') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom("../../x.jpg", "a".repeat(300) + ".jpg", "noext", ".jpg", "x.JPG", "x.tar.gz", "😀.png", 'quo"te.jpg'),
+    },
   );
   const file = fc
-    .tuple(fileFixture, filename, rarely(fc.constantFrom("image/jpeg", "image/png", "text/plain", "application/octet-stream", "image/svg+xml", ""), 1, 5))
-    .map(([fixture, name, type]): MultipartPart => ({
-      name: "file",
-      value: { fixture, filename: name ?? `upload.${EXTENSIONS[fixture.base]}`, type: type ?? TYPES_FOR[fixture.base][0]! },
-    }));
+    .tuple(
+      fileFixture,
+      filename,
+      rarely(fc.constantFrom("image/jpeg", "image/png", "text/plain", "application/octet-stream", "image/svg+xml", ""), 1, 5),
+    )
+    .map(
+      ([fixture, name, type]): MultipartPart => ({
+        name: "file",
+        value: { fixture, filename: name ?? `upload.${EXTENSIONS[fixture.base]}`, type: type ?? TYPES_FOR[fixture.base][0]! },
+      }),
+    );
   const text = (field: string, good: fc.Arbitrary<string>) =>
-    rarely(fc.oneof({ weight: 3, arbitrary: good }, { weight: 2, arbitrary: hostileString() }).map((value): MultipartPart => ({ name: field, value })), 1, 2);
+    rarely(
+      fc
+        .oneof({ weight: 3, arbitrary: good }, { weight: 2, arbitrary: hostileString() })
+        .map((value): MultipartPart => ({ name: field, value })),
+      1,
+      2,
+    );
   const metadata = fc.oneof(
-    fc.constantFrom("{}", '{"lens":"50mm"}', '{"exif":{"iso":100}}', "[]", "null", "not json", "{", '{"a":'.repeat(20) + "1" + "}".repeat(20)),
+    fc.constantFrom(
+      "{}",
+      '{"lens":"50mm"}',
+      '{"exif":{"iso":100}}',
+      "[]",
+      "null",
+      "not json",
+      "{",
+      '{"a":'.repeat(20) + "1" + "}".repeat(20),
+    ),
     fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value)),
   );
   return fc

@@ -16,9 +16,37 @@ export type Schema = { [keyword: string]: any };
 export type Hint = (name: string, schema: Schema) => fc.Arbitrary<unknown> | undefined;
 
 const KNOWN = new Set([
-  "$ref", "allOf", "anyOf", "oneOf", "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
-  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "pattern", "format", "enum", "const",
-  "default", "description", "example", "examples", "title", "nullable", "readOnly", "writeOnly", "deprecated", "discriminator",
+  "$ref",
+  "allOf",
+  "anyOf",
+  "oneOf",
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "minItems",
+  "maxItems",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "format",
+  "enum",
+  "const",
+  "default",
+  "description",
+  "example",
+  "examples",
+  "title",
+  "nullable",
+  "readOnly",
+  "writeOnly",
+  "deprecated",
+  "discriminator",
 ]);
 
 /** Patterns of the text members (src/lib/text.ts): no C0 control character, or none but tab, LF and CR. */
@@ -28,7 +56,11 @@ const MULTI_LINE = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F]*$";
 const ascii = fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code));
 const wider = fc.constantFrom("é", "ß", "Ω", "中", "🧪", "\u00a0", "\u0301", "\u200d", "ı", "\u007f", "\u0085", "\ufeff");
 const singleLineUnit = fc.oneof({ weight: 12, arbitrary: ascii }, { weight: 1, arbitrary: wider });
-const multiLineUnit = fc.oneof({ weight: 12, arbitrary: ascii }, { weight: 1, arbitrary: wider }, { weight: 1, arbitrary: fc.constantFrom("\t", "\n", "\r") });
+const multiLineUnit = fc.oneof(
+  { weight: 12, arbitrary: ascii },
+  { weight: 1, arbitrary: wider },
+  { weight: 1, arbitrary: fc.constantFrom("\t", "\n", "\r") },
+);
 
 /** Code points, as JSON Schema (and SQLite's `length()`) count them. */
 const codePoints = (text: string) => [...text].length;
@@ -116,7 +148,8 @@ export class SchemaArbitraries {
     const types = this.types(schema);
     const nonNull = types.filter((type) => type !== "null");
     const arbitraries = nonNull.map((type) => this.validOfType(schema, type, depth));
-    if (types.includes("null")) return fc.oneof({ weight: 5, arbitrary: fc.oneof(...arbitraries) }, { weight: 1, arbitrary: fc.constant(null) });
+    if (types.includes("null"))
+      return fc.oneof({ weight: 5, arbitrary: fc.oneof(...arbitraries) }, { weight: 1, arbitrary: fc.constant(null) });
     return arbitraries.length === 1 ? arbitraries[0]! : fc.oneof(...arbitraries);
   }
 
@@ -156,7 +189,10 @@ export class SchemaArbitraries {
     if (names.length === 0) {
       // Free-form JSON (metadata, preferences): a small dictionary.
       if (schema.additionalProperties === false) return fc.constant({});
-      const values = typeof schema.additionalProperties === "object" ? this.valid(schema.additionalProperties, depth + 1) : fc.jsonValue({ maxDepth: 2 });
+      const values =
+        typeof schema.additionalProperties === "object"
+          ? this.valid(schema.additionalProperties, depth + 1)
+          : fc.jsonValue({ maxDepth: 2 });
       return fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), values, { maxKeys: 4 });
     }
     const model: Record<string, fc.Arbitrary<unknown>> = {};
@@ -171,7 +207,10 @@ export class SchemaArbitraries {
     const shallow = depth >= 2;
     const options: fc.WeightedArbitrary<unknown>[] = [{ weight: 2, arbitrary: wrongValue() }];
     if (schema.enum) {
-      options.push({ weight: 3, arbitrary: fc.oneof(hostileString(), fc.constantFrom(...(schema.enum as unknown[]).map((value) => String(value).toUpperCase()))) });
+      options.push({
+        weight: 3,
+        arbitrary: fc.oneof(hostileString(), fc.constantFrom(...(schema.enum as unknown[]).map((value) => String(value).toUpperCase()))),
+      });
       return fc.oneof(...options);
     }
     for (const type of this.types(schema)) {
@@ -215,7 +254,23 @@ export class SchemaArbitraries {
     const options: fc.Arbitrary<unknown>[] = [
       // Unknown members: read-only ones a client might try, prototype keys, anything.
       fc
-        .tuple(base, fc.constantFrom("id", "owner_id", "created_at", "version", "is_superuser", "role", "__proto__", "constructor", "prototype", "extra", ""), wrongValue())
+        .tuple(
+          base,
+          fc.constantFrom(
+            "id",
+            "owner_id",
+            "created_at",
+            "version",
+            "is_superuser",
+            "role",
+            "__proto__",
+            "constructor",
+            "prototype",
+            "extra",
+            "",
+          ),
+          wrongValue(),
+        )
         .map(([value, name, extra]) => withMember(value, name, extra)),
       deepNesting(),
     ];
@@ -229,7 +284,9 @@ export class SchemaArbitraries {
         ),
       );
       // Every member present, each possibly null: the widest valid-looking body.
-      options.push(fc.record(Object.fromEntries(names.map((name) => [name, fc.oneof(this.valid(properties[name]!, MAX_DEPTH), fc.constant(null))]))));
+      options.push(
+        fc.record(Object.fromEntries(names.map((name) => [name, fc.oneof(this.valid(properties[name]!, MAX_DEPTH), fc.constant(null))]))),
+      );
     }
     const required = (schema.required ?? []) as string[];
     if (required.length > 0) {
@@ -257,9 +314,13 @@ function validString(schema: Schema): fc.Arbitrary<string> {
   const maxLength: number = schema.maxLength ?? Number.POSITIVE_INFINITY;
   switch (schema.format) {
     case "date-time":
-      return fc.date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2099-12-31T23:59:59Z"), noInvalidDate: true }).map((date) => date.toISOString());
+      return fc
+        .date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2099-12-31T23:59:59Z"), noInvalidDate: true })
+        .map((date) => date.toISOString());
     case "date":
-      return fc.date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2099-12-31T00:00:00Z"), noInvalidDate: true }).map((date) => date.toISOString().slice(0, 10));
+      return fc
+        .date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2099-12-31T00:00:00Z"), noInvalidDate: true })
+        .map((date) => date.toISOString().slice(0, 10));
     case "email":
       return fc.stringMatching(/^[a-z][a-z0-9]{0,11}$/).map((local) => `fz.${local}@example.org`);
     case "uuid":
@@ -294,16 +355,39 @@ function invalidString(schema: Schema): fc.Arbitrary<unknown> {
   }
   if (schema.minLength) options.push(fc.constant("a".repeat(schema.minLength - 1)), fc.constant(" ".repeat(schema.minLength)));
   if (schema.format === "date-time" || schema.format === "date") {
-    options.push(fc.constantFrom("2026-02-30T00:00:00Z", "2026-13-01", "0000-00-00T00:00:00Z", "99999-01-01T00:00:00Z", "2026-05-01T25:61:61Z", "yesterday", "1714560000"));
+    options.push(
+      fc.constantFrom(
+        "2026-02-30T00:00:00Z",
+        "2026-13-01",
+        "0000-00-00T00:00:00Z",
+        "99999-01-01T00:00:00Z",
+        "2026-05-01T25:61:61Z",
+        "yesterday",
+        "1714560000",
+      ),
+    );
   }
-  if (schema.format === "email") options.push(fc.constantFrom("@", "a@", "a@b", "a b@example.org", "a@example.org\u0000", `${"a".repeat(300)}@example.org`, "\"a\"@example.org"));
+  if (schema.format === "email")
+    options.push(
+      fc.constantFrom("@", "a@", "a@b", "a b@example.org", "a@example.org\u0000", `${"a".repeat(300)}@example.org`, '"a"@example.org'),
+    );
   return fc.oneof(...options);
 }
 
 function validInteger(schema: Schema): fc.Arbitrary<number> {
-  const min = Math.max(schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : (schema.minimum ?? -1_000), Number.MIN_SAFE_INTEGER);
-  const max = Math.min(schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : (schema.maximum ?? min + 1_000_000), Number.MAX_SAFE_INTEGER);
-  return fc.oneof({ weight: 4, arbitrary: fc.integer({ min, max: Math.min(max, min + 100) }) }, { weight: 1, arbitrary: fc.integer({ min, max }) }, { weight: 1, arbitrary: fc.constantFrom(min, max) });
+  const min = Math.max(
+    schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : (schema.minimum ?? -1_000),
+    Number.MIN_SAFE_INTEGER,
+  );
+  const max = Math.min(
+    schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : (schema.maximum ?? min + 1_000_000),
+    Number.MAX_SAFE_INTEGER,
+  );
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.integer({ min, max: Math.min(max, min + 100) }) },
+    { weight: 1, arbitrary: fc.integer({ min, max }) },
+    { weight: 1, arbitrary: fc.constantFrom(min, max) },
+  );
 }
 
 function validNumber(schema: Schema): fc.Arbitrary<number> {
@@ -311,8 +395,20 @@ function validNumber(schema: Schema): fc.Arbitrary<number> {
   const min: number = exclusive ? schema.exclusiveMinimum : (schema.minimum ?? -1e6);
   const max: number = schema.exclusiveMaximum ?? schema.maximum ?? 1e9;
   return fc.oneof(
-    { weight: 4, arbitrary: fc.double({ min, max: Math.min(max, min + 1_000), minExcluded: exclusive, maxExcluded: schema.exclusiveMaximum !== undefined, noNaN: true }) },
-    { weight: 1, arbitrary: fc.double({ min, max, minExcluded: exclusive, maxExcluded: schema.exclusiveMaximum !== undefined, noNaN: true }) },
+    {
+      weight: 4,
+      arbitrary: fc.double({
+        min,
+        max: Math.min(max, min + 1_000),
+        minExcluded: exclusive,
+        maxExcluded: schema.exclusiveMaximum !== undefined,
+        noNaN: true,
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.double({ min, max, minExcluded: exclusive, maxExcluded: schema.exclusiveMaximum !== undefined, noNaN: true }),
+    },
   );
 }
 

@@ -89,7 +89,10 @@ function renderBody(body: Body | undefined, resolve: (ref: Ref) => unknown, base
       return { body: new Uint8Array(body.bytes), contentType: body.contentType, shownBody: `bytes [${body.bytes.join(",")}]` };
     case "form": {
       const text = body.fields
-        .map(([name, value]) => `${encodePiece(name)}=${value instanceof Raw ? value.text : encodePiece(String(value instanceof Ref ? resolve(value) : value))}`)
+        .map(
+          ([name, value]) =>
+            `${encodePiece(name)}=${value instanceof Raw ? value.text : encodePiece(String(value instanceof Ref ? resolve(value) : value))}`,
+        )
         .join("&");
       return { body: text, contentType: "application/x-www-form-urlencoded", shownBody: text };
     }
@@ -104,20 +107,36 @@ function renderBody(body: Body | undefined, resolve: (ref: Ref) => unknown, base
         } else {
           const bytes = fileBytes(part.value.fixture, bases);
           const filename = part.value.filename.replace(/"/g, "%22");
-          chunks.push(encoder.encode(`--${body.boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${filename}"\r\nContent-Type: ${part.value.type}\r\n\r\n`), bytes, encoder.encode("\r\n"));
-          shown.push(`${part.name}=<${bytes.length} bytes of ${JSON.stringify(part.value.fixture)} as ${JSON.stringify(part.value.filename)}, ${part.value.type}>`);
+          chunks.push(
+            encoder.encode(
+              `--${body.boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${filename}"\r\nContent-Type: ${part.value.type}\r\n\r\n`,
+            ),
+            bytes,
+            encoder.encode("\r\n"),
+          );
+          shown.push(
+            `${part.name}=<${bytes.length} bytes of ${JSON.stringify(part.value.fixture)} as ${JSON.stringify(part.value.filename)}, ${part.value.type}>`,
+          );
         }
       }
       if (body.broken !== "no-end") chunks.push(encoder.encode(`--${body.boundary}--\r\n`));
       const contentType =
-        body.broken === "no-type-boundary" ? "multipart/form-data" : `multipart/form-data; boundary=${body.broken === "wrong-boundary" ? "other" : body.boundary}`;
+        body.broken === "no-type-boundary"
+          ? "multipart/form-data"
+          : `multipart/form-data; boundary=${body.broken === "wrong-boundary" ? "other" : body.boundary}`;
       return { body: concat(chunks), contentType, shownBody: `multipart (${body.broken ?? "well-formed"}): ${shown.join("; ")}` };
     }
   }
 }
 
 /** Sends `request` as `principal` and checks the answer; the violations found, if any. */
-export async function send(request: FuzzRequest, world: World, principal: Principal | undefined, bases: FileBases, served: App): Promise<Sent> {
+export async function send(
+  request: FuzzRequest,
+  world: World,
+  principal: Principal | undefined,
+  bases: FileBases,
+  served: App,
+): Promise<Sent> {
   // Path parameters: a Ref picks one of the world's assignments for the template.
   const assignments = Object.keys(request.params).length > 0 ? world.assignments(request.template, request.method.toLowerCase()) : [];
   const params: Record<string, string> = {};
@@ -166,7 +185,11 @@ export async function send(request: FuzzRequest, world: World, principal: Princi
     case "tampered-bearer":
       if (principal) {
         const token = principal.accessToken;
-        set("authorization", `Bearer ${token.slice(0, -2)}${token.endsWith("AA") ? "BB" : "AA"}`, `Bearer ${who} access token, last two characters changed`);
+        set(
+          "authorization",
+          `Bearer ${token.slice(0, -2)}${token.endsWith("AA") ? "BB" : "AA"}`,
+          `Bearer ${who} access token, last two characters changed`,
+        );
       }
       break;
     case "basic":
@@ -175,8 +198,13 @@ export async function send(request: FuzzRequest, world: World, principal: Princi
   }
   const rendered = renderBody(request.body, resolve, bases);
   if (rendered.contentType !== null) set("content-type", rendered.contentType);
-  const shownBody = rendered.shownBody.length > 2_000 ? `${rendered.shownBody.slice(0, 2_000)}… (${rendered.shownBody.length} chars)` : rendered.shownBody;
-  const shown = [`${request.method} ${url.length > 2_000 ? `${url.slice(0, 2_000)}…` : url}`, ...shownHeaders, ...(shownBody ? ["", shownBody] : [])].join("\n");
+  const shownBody =
+    rendered.shownBody.length > 2_000 ? `${rendered.shownBody.slice(0, 2_000)}… (${rendered.shownBody.length} chars)` : rendered.shownBody;
+  const shown = [
+    `${request.method} ${url.length > 2_000 ? `${url.slice(0, 2_000)}…` : url}`,
+    ...shownHeaders,
+    ...(shownBody ? ["", shownBody] : []),
+  ].join("\n");
 
   let target: URL;
   let fetchRequest: Request;
@@ -192,7 +220,11 @@ export async function send(request: FuzzRequest, world: World, principal: Princi
   const answered = await Promise.race([exports.default.fetch(fetchRequest), timeout]);
   if (timer !== undefined) clearTimeout(timer);
   if (answered === "timeout") return { shown, status: 0, violations: [`no answer within ${ANSWER_TIMEOUT_MS / 1000} s`] };
-  return { shown, status: answered.status, violations: await checkAnswer(request.method, target, answered, world.hiddenFrom(request.as, principal), served) };
+  return {
+    shown,
+    status: answered.status,
+    violations: await checkAnswer(request.method, target, answered, world.hiddenFrom(request.as, principal), served),
+  };
 }
 
 /** What is wrong with `response` by the fuzz test's invariants; `hidden`: texts the sender must not see. */
@@ -215,18 +247,27 @@ async function checkAnswer(method: string, url: URL, response: Response, hidden:
   } else if (bytes !== null && essence !== null) {
     body = null;
   }
-  for (const secret of hidden) if (text?.includes(secret)) violations.push(`the answer holds another user's private ${JSON.stringify(secret)}: ${text.slice(0, 300)}`);
-  const problem = body as { type?: unknown; title?: unknown; status?: unknown; code?: unknown; detail?: unknown; request_id?: unknown } | undefined;
+  for (const secret of hidden)
+    if (text?.includes(secret)) violations.push(`the answer holds another user's private ${JSON.stringify(secret)}: ${text.slice(0, 300)}`);
+  const problem = body as
+    | { type?: unknown; title?: unknown; status?: unknown; code?: unknown; detail?: unknown; request_id?: unknown }
+    | undefined;
   if (response.status >= 500) {
     const code = typeof problem?.code === "string" ? problem.code : "(no code)";
     if (!ENVIRONMENT_CODES.has(code)) violations.push(`answered ${response.status} ${code}: ${String(problem?.detail ?? "")}`);
   }
   if (response.status >= 400) {
-    if (essence !== "application/problem+json") violations.push(`a ${response.status} with Content-Type ${type}, not application/problem+json`);
-    else if (problem?.status !== response.status || typeof problem.code !== "string" || problem.request_id !== response.headers.get("x-request-id")) {
+    if (essence !== "application/problem+json")
+      violations.push(`a ${response.status} with Content-Type ${type}, not application/problem+json`);
+    else if (
+      problem?.status !== response.status ||
+      typeof problem.code !== "string" ||
+      problem.request_id !== response.headers.get("x-request-id")
+    ) {
       violations.push(`a ${response.status} whose Problem Details do not agree with it: ${text?.slice(0, 300)}`);
     }
   }
-  if (documentedOperation(method, url.pathname, served)) violations.push(...contractViolations(method, url.pathname, response.status, type, body, served));
+  if (documentedOperation(method, url.pathname, served))
+    violations.push(...contractViolations(method, url.pathname, response.status, type, body, served));
   return violations;
 }

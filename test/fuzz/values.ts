@@ -258,7 +258,11 @@ export const hostileString = (): fc.Arbitrary<string> =>
     {
       weight: 2,
       arbitrary: fc
-        .tuple(fc.string({ maxLength: 8 }), fc.constantFrom("\u0000", "\u0001", "\u001f", "\ud800", "\udfff", "\u0085", "\u2028", "\ufeff"), fc.string({ maxLength: 8 }))
+        .tuple(
+          fc.string({ maxLength: 8 }),
+          fc.constantFrom("\u0000", "\u0001", "\u001f", "\ud800", "\udfff", "\u0085", "\u2028", "\ufeff"),
+          fc.string({ maxLength: 8 }),
+        )
         .map(([a, b, c]) => a + b + c),
     },
     { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 30 }) },
@@ -267,7 +271,9 @@ export const hostileString = (): fc.Arbitrary<string> =>
 export const hostileNumber = (): fc.Arbitrary<Raw> => fc.constantFrom(...HOSTILE_NUMBERS).map((text) => new Raw(text));
 
 export const deepNesting = (): fc.Arbitrary<Raw> =>
-  fc.tuple(fc.constantFrom(...DEPTHS), fc.constantFrom("array" as const, "object" as const)).map(([levels, kind]) => nestedText(levels, kind));
+  fc
+    .tuple(fc.constantFrom(...DEPTHS), fc.constantFrom("array" as const, "object" as const))
+    .map(([levels, kind]) => nestedText(levels, kind));
 
 /** Any value a member should not hold: wrong types, hostile text and numbers, deep nesting. */
 export const wrongValue = (): fc.Arbitrary<unknown> =>

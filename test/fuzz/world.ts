@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { bearer, bearerLogin, postJson, registerUser, verifiedUser } from "../support/accounts";
-import { type DeviceAnswer, openTunnel, pairCamera, registeredPairing, type RequestFrame, type TestTunnel } from "../support/camera";
+import { type DeviceAnswer, openTunnel, pairCamera, type RequestFrame, registeredPairing, type TestTunnel } from "../support/camera";
 import { api } from "../support/http";
 import { encodeJpeg, testPixel } from "../support/image-fixtures";
 import { scan, setRole, upload } from "../support/media";
@@ -14,7 +14,16 @@ import type { Ref } from "./values";
 // TOTP, an online camera whose test device answers its commands.
 
 /** Who sends a request. `scratch` is a fresh account made for one request that may end its session or delete it. */
-export type PrincipalName = "none" | "owner" | "stranger" | "unverified" | "admin" | "superuser-without-totp" | "secret" | "scratch" | "scratch-totp";
+export type PrincipalName =
+  | "none"
+  | "owner"
+  | "stranger"
+  | "unverified"
+  | "admin"
+  | "superuser-without-totp"
+  | "secret"
+  | "scratch"
+  | "scratch-totp";
 
 export interface Principal {
   id: number;
@@ -71,7 +80,12 @@ export class World {
 
   private async build(): Promise<void> {
     const admin = await bootstrapAdmin();
-    this.principals.set("admin", { ...admin, username: "admin", accessToken: admin.tokens.access_token, refreshToken: admin.tokens.refresh_token });
+    this.principals.set("admin", {
+      ...admin,
+      username: "admin",
+      accessToken: admin.tokens.access_token,
+      refreshToken: admin.tokens.refresh_token,
+    });
     const owner = principalOf(await verifiedUser("fzowner"));
     // Research files need the lab role.
     await setRole(owner.id, "lab");
@@ -80,7 +94,11 @@ export class World {
     this.principals.set("stranger", stranger);
     const unverified = await registerUser();
     const unverifiedTokens = await bearerLogin(unverified);
-    this.principals.set("unverified", { ...unverified, accessToken: unverifiedTokens.access_token, refreshToken: unverifiedTokens.refresh_token });
+    this.principals.set("unverified", {
+      ...unverified,
+      accessToken: unverifiedTokens.access_token,
+      refreshToken: unverifiedTokens.refresh_token,
+    });
     const lonelySuperuser = principalOf(await verifiedUser("fzsuper"));
     await env.DB.prepare("UPDATE users SET is_superuser = 1, role = 'lab' WHERE id = ?").bind(lonelySuperuser.id).run();
     this.principals.set("superuser-without-totp", lonelySuperuser);
@@ -89,21 +107,45 @@ export class World {
     // A user whose profile is private: their username, like every user's email, is theirs (and
     // the administrators') to see; nobody else's answer may hold it.
     const secret = principalOf(await verifiedUser("fzsecret"));
-    await json(api("/v1/users/me", { method: "PATCH", headers: { ...bearer(secret.accessToken), "content-type": "application/json" }, body: JSON.stringify({ preferences: { profile_visibility: "private" } }) }), 200);
+    await json(
+      api("/v1/users/me", {
+        method: "PATCH",
+        headers: { ...bearer(secret.accessToken), "content-type": "application/json" },
+        body: JSON.stringify({ preferences: { profile_visibility: "private" } }),
+      }),
+      200,
+    );
     this.principals.set("secret", secret);
 
     const asAdmin = (method: string, path: string, body?: unknown) =>
-      api(path, { method, headers: { ...bearer(admin.tokens.access_token), "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const taxonomy = await json<{ id: number }>(asAdmin("POST", "/v1/admin/taxonomies", { name: "Fuzz taxonomy", version: "1", domains: ["products", "materials"] }), 201);
-    const root = await json<{ id: number }>(asAdmin("POST", "/v1/admin/categories", { name: "Fuzz root", taxonomy_id: taxonomy.id, external_id: "fz-root" }), 201);
-    const child = await json<{ id: number }>(asAdmin("POST", "/v1/admin/categories", { name: "Fuzz child", supercategory_id: root.id }), 201);
+      api(path, {
+        method,
+        headers: { ...bearer(admin.tokens.access_token), "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const taxonomy = await json<{ id: number }>(
+      asAdmin("POST", "/v1/admin/taxonomies", { name: "Fuzz taxonomy", version: "1", domains: ["products", "materials"] }),
+      201,
+    );
+    const root = await json<{ id: number }>(
+      asAdmin("POST", "/v1/admin/categories", { name: "Fuzz root", taxonomy_id: taxonomy.id, external_id: "fz-root" }),
+      201,
+    );
+    const child = await json<{ id: number }>(
+      asAdmin("POST", "/v1/admin/categories", { name: "Fuzz child", supercategory_id: root.id }),
+      201,
+    );
     const steel = await json<{ id: number }>(asAdmin("POST", "/v1/admin/materials", { name: "Fuzz steel", density_kg_m3: 7850 }), 201);
     const glass = await json<{ id: number }>(asAdmin("POST", "/v1/admin/materials", { name: "Fuzz glass" }), 201);
     await json(asAdmin("POST", `/v1/admin/materials/${steel.id}/categories`, { category_ids: [root.id] }), 200);
     const type = await json<{ id: number }>(asAdmin("POST", "/v1/admin/product-types", { name: "Fuzz grinder" }), 201);
     await json(asAdmin("POST", `/v1/admin/product-types/${type.id}/categories`, { category_ids: [root.id] }), 200);
 
-    const create = (principal: Principal, body: unknown) => json<{ id: number; components: { id: number }[]; videos?: { id: number }[] }>(postJson("/v1/products", body, bearer(principal.accessToken)), 201);
+    const create = (principal: Principal, body: unknown) =>
+      json<{ id: number; components: { id: number }[]; videos?: { id: number }[] }>(
+        postJson("/v1/products", body, bearer(principal.accessToken)),
+        201,
+      );
     const main = await create(owner, {
       name: "Fuzz grinder",
       brand: "krups",
@@ -118,8 +160,16 @@ export class World {
     const secretProduct = await create(secret, { name: "Hidden owner's toaster", components: [{ name: "Element", amount_in_parent: 1 }] });
     const foreign = await create(stranger, { name: "Stranger lamp", components: [{ name: "Bulb", amount_in_parent: 1 }] });
     const motor = main.components[0]!.id;
-    const rotor = (await json<{ id: number }>(postJson(`/v1/components/${motor}/components`, { name: "Rotor", amount_in_parent: 2 }, bearer(owner.accessToken)), 201)).id;
-    await json(postJson(`/v1/components/${motor}/materials`, [{ material_id: glass.id, quantity: 2, unit: "g" }], bearer(owner.accessToken)), 201);
+    const rotor = (
+      await json<{ id: number }>(
+        postJson(`/v1/components/${motor}/components`, { name: "Rotor", amount_in_parent: 2 }, bearer(owner.accessToken)),
+        201,
+      )
+    ).id;
+    await json(
+      postJson(`/v1/components/${motor}/materials`, [{ material_id: glass.id, quantity: 2, unit: "g" }], bearer(owner.accessToken)),
+      201,
+    );
 
     // Media on the owner's records, scanned so they are clean and served.
     const productImages: [number, string][] = [];
@@ -135,19 +185,28 @@ export class World {
       ["components", motor, componentImages, componentFiles],
       ["components", rotor, componentImages, componentFiles],
     ] as const) {
-      const image = await json<{ id: string }>(upload(`/v1/${kind}/${id}/images`, owner.accessToken, jpeg, { description: "Fuzz image" }), 201);
+      const image = await json<{ id: string }>(
+        upload(`/v1/${kind}/${id}/images`, owner.accessToken, jpeg, { description: "Fuzz image" }),
+        201,
+      );
       await scan("images", image.id);
       images.push([id, image.id]);
       const file = await json<{ id: string }>(upload(`/v1/${kind}/${id}/files`, owner.accessToken, csv), 201);
       await scan("files", file.id);
       files.push([id, file.id]);
     }
-    const served = await json<{ items: { image_url: string; thumbnail_url: string }[] }>(api(`/v1/products/${main.id}/images`, { headers: bearer(owner.accessToken) }), 200);
+    const served = await json<{ items: { image_url: string; thumbnail_url: string }[] }>(
+      api(`/v1/products/${main.id}/images`, { headers: bearer(owner.accessToken) }),
+      200,
+    );
     for (const item of served.items) {
       keys.images.push(new URL(item.image_url).pathname.split("/").pop()!);
       keys.thumbnails.push(new URL(item.thumbnail_url).pathname.split("/").pop()!);
     }
-    const servedFiles = await json<{ items: { file_url: string }[] }>(api(`/v1/products/${main.id}/files`, { headers: bearer(owner.accessToken) }), 200);
+    const servedFiles = await json<{ items: { file_url: string }[] }>(
+      api(`/v1/products/${main.id}/files`, { headers: bearer(owner.accessToken) }),
+      200,
+    );
     for (const item of servedFiles.items) keys.files.push(new URL(item.file_url).pathname.split("/").pop()!);
 
     // Cameras: one online (a test device answers), one paired but never connected.
@@ -160,9 +219,18 @@ export class World {
     this.pools.set("product", [main.id, second.id, foreign.id, secretProduct.id]);
     this.pools.set("component", [motor, rotor, foreign.components[0]!.id, secretProduct.components[0]!.id]);
     this.privateTexts = [
-      ...[owner, stranger, secret, this.principals.get("unverified")!, lonelySuperuser, ...victims].map((user) => ({ text: user.email, of: user.id })),
+      ...[owner, stranger, secret, this.principals.get("unverified")!, lonelySuperuser, ...victims].map((user) => ({
+        text: user.email,
+        of: user.id,
+      })),
       { text: secret.username, of: secret.id },
-      ...(cameras ? [{ text: cameraNames[0]!, of: owner.id }, { text: cameraNames[1]!, of: owner.id }, { text: cameraNames[2]!, of: secret.id }] : []),
+      ...(cameras
+        ? [
+            { text: cameraNames[0]!, of: owner.id },
+            { text: cameraNames[1]!, of: owner.id },
+            { text: cameraNames[2]!, of: secret.id },
+          ]
+        : []),
     ];
     this.pools.set("taxonomy", [taxonomy.id]);
     this.pools.set("category", [root.id, child.id]);
@@ -170,7 +238,8 @@ export class World {
     this.pools.set("product-type", [type.id]);
 
     const one = (name: string, values: unknown[]) => values.map((value) => ({ [name]: String(value) }));
-    const pairs = (first: string, second: string, values: [unknown, unknown][]) => values.map(([a, b]) => ({ [first]: String(a), [second]: String(b) }));
+    const pairs = (first: string, second: string, values: [unknown, unknown][]) =>
+      values.map(([a, b]) => ({ [first]: String(a), [second]: String(b) }));
     const paths = this.paths;
     const withId = (prefix: string, pool: string) => paths.set(`${prefix}/{id}`, one("id", this.pool(pool)));
     withId("/v1/products", "product");
@@ -183,27 +252,92 @@ export class World {
     withId("/v1/admin/materials", "material");
     withId("/v1/product-types", "product-type");
     withId("/v1/admin/product-types", "product-type");
-    paths.set("{user_id}:read", one("user_id", [...users, secret].map((user) => user.id)));
-    paths.set("{user_id}:write", one("user_id", victims.map((user) => user.id)));
-    paths.set("{username}", one("username", users.map((user) => user.username)));
+    paths.set(
+      "{user_id}:read",
+      one(
+        "user_id",
+        [...users, secret].map((user) => user.id),
+      ),
+    );
+    paths.set(
+      "{user_id}:write",
+      one(
+        "user_id",
+        victims.map((user) => user.id),
+      ),
+    );
+    paths.set(
+      "{username}",
+      one(
+        "username",
+        users.map((user) => user.username),
+      ),
+    );
     paths.set("{provider}", one("provider", ["google", "github"]));
     paths.set("{namespace}", one("namespace", ["reference-data", "stats"]));
-    paths.set("/v1/admin/materials/{id}/categories/{category_id}", pairs("id", "category_id", [[steel.id, root.id], [glass.id, child.id]]));
-    paths.set("/v1/admin/product-types/{id}/categories/{category_id}", pairs("id", "category_id", [[type.id, root.id], [type.id, child.id]]));
-    paths.set("/v1/products/{id}/materials/{material_id}", pairs("id", "material_id", [[main.id, steel.id], [main.id, glass.id], [second.id, steel.id]]));
-    paths.set("/v1/components/{id}/materials/{material_id}", pairs("id", "material_id", [[motor, glass.id], [motor, steel.id], [rotor, glass.id]]));
+    paths.set(
+      "/v1/admin/materials/{id}/categories/{category_id}",
+      pairs("id", "category_id", [
+        [steel.id, root.id],
+        [glass.id, child.id],
+      ]),
+    );
+    paths.set(
+      "/v1/admin/product-types/{id}/categories/{category_id}",
+      pairs("id", "category_id", [
+        [type.id, root.id],
+        [type.id, child.id],
+      ]),
+    );
+    paths.set(
+      "/v1/products/{id}/materials/{material_id}",
+      pairs("id", "material_id", [
+        [main.id, steel.id],
+        [main.id, glass.id],
+        [second.id, steel.id],
+      ]),
+    );
+    paths.set(
+      "/v1/components/{id}/materials/{material_id}",
+      pairs("id", "material_id", [
+        [motor, glass.id],
+        [motor, steel.id],
+        [rotor, glass.id],
+      ]),
+    );
     paths.set("/v1/products/{id}/images/{image_id}", pairs("id", "image_id", productImages));
     paths.set("/v1/components/{id}/images/{image_id}", pairs("id", "image_id", componentImages));
     paths.set("/v1/products/{id}/files/{file_id}", pairs("id", "file_id", productFiles));
     paths.set("/v1/components/{id}/files/{file_id}", pairs("id", "file_id", componentFiles));
-    paths.set("/v1/products/{id}/videos/{video_id}", pairs("id", "video_id", videoIds.map((video) => [main.id, video])));
+    paths.set(
+      "/v1/products/{id}/videos/{video_id}",
+      pairs(
+        "id",
+        "video_id",
+        videoIds.map((video) => [main.id, video]),
+      ),
+    );
     if (cameras) {
       const { online, offline } = cameras;
       this.pools.set("pairing-code", cameras.pairingCodes);
       paths.set("{camera_id}", one("camera_id", [online, offline]));
-      paths.set("/v1/plugins/rpi-cam/cameras/{camera_id}/hls/{path}", pairs("camera_id", "path", [[online, "index.m3u8"], [online, "segment0.ts"], [offline, "index.m3u8"]]));
+      paths.set(
+        "/v1/plugins/rpi-cam/cameras/{camera_id}/hls/{path}",
+        pairs("camera_id", "path", [
+          [online, "index.m3u8"],
+          [online, "segment0.ts"],
+          [offline, "index.m3u8"],
+        ]),
+      );
     }
-    paths.set("/uploads/images/thumbnails/{width}/{key}", pairs("width", "key", keys.thumbnails.map((key) => ["200", key])));
+    paths.set(
+      "/uploads/images/thumbnails/{width}/{key}",
+      pairs(
+        "width",
+        "key",
+        keys.thumbnails.map((key) => ["200", key]),
+      ),
+    );
     paths.set("/uploads/images/{key}", one("key", keys.images));
     paths.set("/uploads/files/{key}", one("key", keys.files));
   }
@@ -223,8 +357,14 @@ export class World {
   private async capture(owner: Principal, body: { product_id: number; description: string }): Promise<DeviceAnswer> {
     const photo = { bytes: smallJpeg(), name: "capture.jpg", type: "image/jpeg" };
     for (const kind of ["products", "components"]) {
-      const response = await upload(`/v1/${kind}/${body.product_id}/images`, owner.accessToken, photo, body.description ? { description: body.description } : {});
-      if (response.status === 201) return { status: 200, data: { status: "uploaded", image_id: ((await response.json()) as { id: string }).id } };
+      const response = await upload(
+        `/v1/${kind}/${body.product_id}/images`,
+        owner.accessToken,
+        photo,
+        body.description ? { description: body.description } : {},
+      );
+      if (response.status === 201)
+        return { status: 200, data: { status: "uploaded", image_id: ((await response.json()) as { id: string }).id } };
     }
     return { status: 404, data: { detail: "No such record" } };
   }
@@ -238,7 +378,8 @@ export class World {
       const param = params[0]!;
       const prefix = template.slice(0, template.indexOf(`{${param}}`) - 1);
       const byPrefix = param === "id" ? this.paths.get(`${prefix}/{id}`) : undefined;
-      const byName = param === "user_id" ? this.paths.get(`{user_id}:${method === "get" ? "read" : "write"}`) : this.paths.get(`{${param}}`);
+      const byName =
+        param === "user_id" ? this.paths.get(`{user_id}:${method === "get" ? "read" : "write"}`) : this.paths.get(`{${param}}`);
       const found = byPrefix ?? byName;
       if (found) return found;
     }
@@ -276,7 +417,12 @@ export class World {
     const user = principalOf(await verifiedUser("fzscratch"));
     if (!withTotp) return user;
     const enrolment = await enrolTotp(user.accessToken, user.password);
-    return { ...user, accessToken: enrolment.tokens.access_token, refreshToken: enrolment.tokens.refresh_token, authenticator: enrolment.authenticator };
+    return {
+      ...user,
+      accessToken: enrolment.tokens.access_token,
+      refreshToken: enrolment.tokens.refresh_token,
+      authenticator: enrolment.authenticator,
+    };
   }
 
   /** What a `Ref` stands for when sent by `principal` to a path whose parameters are `params`. */

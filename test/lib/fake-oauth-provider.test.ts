@@ -11,7 +11,10 @@ const UA = { "user-agent": "relab-api-test" };
 async function pkce(): Promise<{ verifier: string; challenge: string }> {
   const verifier = `verifier-${crypto.randomUUID()}-${crypto.randomUUID()}`;
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-  const challenge = btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const challenge = btoa(String.fromCharCode(...digest))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
   return { verifier, challenge };
 }
 
@@ -49,7 +52,11 @@ async function authorize(
 }
 
 const form = (url: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
-  fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(body) });
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: new URLSearchParams(body),
+  });
 
 function googleToken(code: string, verifier: string, extra: Record<string, string> = {}) {
   return form(FAKE_GOOGLE.tokenUrl, {
@@ -64,7 +71,14 @@ function googleToken(code: string, verifier: string, extra: Record<string, strin
 }
 
 function githubToken(code: string, verifier: string, extra: Record<string, string> = {}) {
-  const body = { client_id: FAKE_GITHUB.clientId, client_secret: FAKE_GITHUB.clientSecret, code, redirect_uri: REDIRECT, code_verifier: verifier, ...extra };
+  const body = {
+    client_id: FAKE_GITHUB.clientId,
+    client_secret: FAKE_GITHUB.clientSecret,
+    code,
+    redirect_uri: REDIRECT,
+    code_verifier: verifier,
+    ...extra,
+  };
   return form(FAKE_GITHUB.tokenUrl, body, { accept: "application/json" });
 }
 
@@ -153,7 +167,14 @@ describe("fake Google", () => {
 
   it("answers 400 (no redirect) without PKCE S256", async () => {
     const url = new URL(FAKE_GOOGLE.authorizeUrl);
-    const params = { client_id: FAKE_GOOGLE.clientId, redirect_uri: REDIRECT, response_type: "code", code_challenge: "abc", code_challenge_method: "plain", login_hint: encodeProfile(profile()) };
+    const params = {
+      client_id: FAKE_GOOGLE.clientId,
+      redirect_uri: REDIRECT,
+      response_type: "code",
+      code_challenge: "abc",
+      code_challenge_method: "plain",
+      login_hint: encodeProfile(profile()),
+    };
     for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
     expect((await fetch(url, { redirect: "manual" })).status).toBe(400);
   });

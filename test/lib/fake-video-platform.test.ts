@@ -4,9 +4,9 @@ import {
   FAKE_GOOGLE,
   FAKE_YOUTUBE_API,
   FAKE_YOUTUBE_INGEST,
+  type FakeProfile,
   YOUTUBE_SCOPES,
   YOUTUBE_TITLE_SWITCHES,
-  type FakeProfile,
 } from "../support/fake-upstream-config";
 
 // Checks the fake YouTube Live Streaming API, with tokens obtained from the fake Google exactly as
@@ -15,7 +15,11 @@ import {
 const REDIRECT = "https://api.relab.test/auth/oauth/callback";
 const ORIGIN = new URL(FAKE_YOUTUBE_API).origin;
 const form = (body: Record<string, string>) =>
-  fetch(FAKE_GOOGLE.tokenUrl, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body) });
+  fetch(FAKE_GOOGLE.tokenUrl, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(body),
+  });
 
 type Tokens = { access_token: string; refresh_token: string };
 
@@ -24,7 +28,10 @@ async function googleTokens(scope = `openid email ${YOUTUBE_SCOPES[0]}`): Promis
   const who: FakeProfile = { sub: `sub-${crypto.randomUUID()}`, email: "streamer@example.test", email_verified: true };
   const verifier = `verifier-${crypto.randomUUID()}-${crypto.randomUUID()}`;
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-  const challenge = btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const challenge = btoa(String.fromCharCode(...digest))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
   const url = new URL(FAKE_GOOGLE.authorizeUrl);
   const params = {
     client_id: FAKE_GOOGLE.clientId,
@@ -68,11 +75,20 @@ const insertBroadcast = (token: string, title: string, extra: Record<string, unk
   yt(token, "POST", "liveBroadcasts?part=snippet,status,contentDetails", broadcastBody(title, extra));
 
 type State = {
-  broadcasts: { id: string; title: string; privacyStatus: string; lifeCycleStatus: string; boundStreamId: string | null; deleted: boolean; owner_sub: string }[];
+  broadcasts: {
+    id: string;
+    title: string;
+    privacyStatus: string;
+    lifeCycleStatus: string;
+    boundStreamId: string | null;
+    deleted: boolean;
+    owner_sub: string;
+  }[];
   streams: { id: string; deleted: boolean; owner_sub: string }[];
 };
 const state = async () => (await (await fetch(`${ORIGIN}/__state`)).json()) as State;
-const reasonOf = async (response: Response) => ((await response.json()) as { error: { errors: { reason: string }[] } }).error.errors[0]!.reason;
+const reasonOf = async (response: Response) =>
+  ((await response.json()) as { error: { errors: { reason: string }[] } }).error.errors[0]!.reason;
 
 describe("fake YouTube Live Streaming API", () => {
   it("runs insert broadcast, insert stream, bind, list, transition to complete and delete", async () => {
@@ -98,7 +114,10 @@ describe("fake YouTube Live Streaming API", () => {
     expect(stream).toMatchObject({
       kind: "youtube#liveStream",
       id: expect.stringMatching(/^st-/),
-      cdn: { ingestionType: "rtmp", ingestionInfo: { ingestionAddress: FAKE_YOUTUBE_INGEST, streamName: expect.stringMatching(/^([a-z0-9]{4}-){4}[a-z0-9]{4}$/) } },
+      cdn: {
+        ingestionType: "rtmp",
+        ingestionInfo: { ingestionAddress: FAKE_YOUTUBE_INGEST, streamName: expect.stringMatching(/^([a-z0-9]{4}-){4}[a-z0-9]{4}$/) },
+      },
       status: { streamStatus: "ready" },
     });
 
@@ -118,7 +137,11 @@ describe("fake YouTube Live Streaming API", () => {
     expect(await listed.json()).toMatchObject({ items: [{ id: broadcast.id, status: { lifeCycleStatus: "ready" } }] });
 
     const done = await yt(token, "POST", `liveBroadcasts/transition?broadcastStatus=complete&id=${broadcast.id}&part=status`);
-    expect(await done.json()).toEqual({ kind: "youtube#liveBroadcast", id: broadcast.id, status: { lifeCycleStatus: "complete", privacyStatus: "unlisted" } });
+    expect(await done.json()).toEqual({
+      kind: "youtube#liveBroadcast",
+      id: broadcast.id,
+      status: { lifeCycleStatus: "complete", privacyStatus: "unlisted" },
+    });
     const again = await yt(token, "POST", `liveBroadcasts/transition?broadcastStatus=complete&id=${broadcast.id}&part=status`);
     expect(await reasonOf(again)).toBe("redundantTransition");
 
@@ -151,7 +174,11 @@ describe("fake YouTube Live Streaming API", () => {
       expect(await response.json()).toMatchObject({ error: { code: 401, message: "Invalid Credentials" } });
     }
     const { access_token } = await googleTokens();
-    const revoke = await fetch(FAKE_GOOGLE.revokeUrl, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token: access_token }) });
+    const revoke = await fetch(FAKE_GOOGLE.revokeUrl, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: access_token }),
+    });
     expect(revoke.status).toBe(200);
     expect((await insertBroadcast(access_token, "After revocation")).status).toBe(401);
   });
@@ -161,7 +188,12 @@ describe("fake YouTube Live Streaming API", () => {
     expect((await fetch(`${ORIGIN}/__expire`, { method: "POST", body: JSON.stringify({ token: access_token }) })).status).toBe(204);
     expect((await insertBroadcast(access_token, "Expired")).status).toBe(401);
 
-    const refreshed = await form({ grant_type: "refresh_token", refresh_token, client_id: FAKE_GOOGLE.clientId, client_secret: FAKE_GOOGLE.clientSecret });
+    const refreshed = await form({
+      grant_type: "refresh_token",
+      refresh_token,
+      client_id: FAKE_GOOGLE.clientId,
+      client_secret: FAKE_GOOGLE.clientSecret,
+    });
     const { access_token: fresh } = (await refreshed.json()) as { access_token: string };
     const retried = await insertBroadcast(fresh, "After refresh");
     expect(retried.status).toBe(200);

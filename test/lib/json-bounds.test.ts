@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { FREE_FORM_JSON_BOUNDS, jsonBoundsViolation, jsonTextDeeperThan, pathBeyondDepth, storedJsonObject } from "../../src/lib/json-bounds";
+import {
+  FREE_FORM_JSON_BOUNDS,
+  jsonBoundsViolation,
+  jsonTextDeeperThan,
+  pathBeyondDepth,
+  storedJsonObject,
+} from "../../src/lib/json-bounds";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const deepText = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`;

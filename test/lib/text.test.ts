@@ -1,6 +1,6 @@
+import { z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
 import { multilineText, oneLine, singleLineText, textViolation } from "../../src/lib/text";
-import { z } from "@hono/zod-openapi";
 
 const C0 = Array.from({ length: 0x20 }, (_, code) => String.fromCharCode(code));
 const LINE_BREAKS = ["\t", "\n", "\r"];

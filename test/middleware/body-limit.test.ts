@@ -63,8 +63,15 @@ describe("request body size", () => {
 
   it("a write that takes no body answers an oversized one with a documented 413 too (found by the fuzz test)", async () => {
     // The limit runs in front of every route; the OpenAPI document listed 413 only where a body is declared.
-    for (const [method, path] of [["POST", "/v1/auth/sessions/revoke-all"], ["DELETE", "/v1/admin/materials/1/categories/1"]] as const) {
-      const response = await api(path, { method, headers: { "Content-Type": "application/json" }, body: jsonOfSize(MAX_JSON_BODY_BYTES + 1) });
+    for (const [method, path] of [
+      ["POST", "/v1/auth/sessions/revoke-all"],
+      ["DELETE", "/v1/admin/materials/1/categories/1"],
+    ] as const) {
+      const response = await api(path, {
+        method,
+        headers: { "Content-Type": "application/json" },
+        body: jsonOfSize(MAX_JSON_BODY_BYTES + 1),
+      });
       await expectProblem(response, 413, "PAYLOAD_TOO_LARGE");
     }
   });

@@ -8,9 +8,7 @@ describe("bootstrap superuser when its address is already taken", () => {
   afterEach(() => logs.restore());
 
   it("does not promote the ordinary account, and says so in the log", async () => {
-    await env.DB.prepare(
-      "INSERT INTO users (email, email_canonical, username, hashed_password) VALUES (?1, ?1, 'squatter', NULL)",
-    )
+    await env.DB.prepare("INSERT INTO users (email, email_canonical, username, hashed_password) VALUES (?1, ?1, 'squatter', NULL)")
       .bind(env.BOOTSTRAP_SUPERUSER_EMAIL)
       .run();
     logs = captureLogs();
@@ -21,7 +19,9 @@ describe("bootstrap superuser when its address is already taken", () => {
     expect(superusers?.n).toBe(0);
     const squatter = await env.DB.prepare("SELECT role, is_verified FROM users WHERE username = 'squatter'").first();
     expect(squatter).toEqual({ role: "contributor", is_verified: 0 });
-    expect(logs.entries().some((entry) => entry.level === "error" && String(entry.msg).startsWith("bootstrap superuser not created"))).toBe(true);
+    expect(logs.entries().some((entry) => entry.level === "error" && String(entry.msg).startsWith("bootstrap superuser not created"))).toBe(
+      true,
+    );
     expect(logs.lines.join("\n")).not.toContain(env.BOOTSTRAP_SUPERUSER_EMAIL);
   });
 });

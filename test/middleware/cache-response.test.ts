@@ -43,7 +43,12 @@ describe("the response cache", () => {
 describe("what the cache stores", () => {
   it("never stores answers to free-text or range filters, second spellings of numbers, or empty pages", async () => {
     await env.DB.prepare("INSERT INTO materials (name, density_kg_m3) VALUES ('Cache test steel', 7850)").run();
-    for (const path of ["/v1/materials?name[ilike]=steel", "/v1/materials?density_kg_m3[ge]=1000", "/v1/materials?page=01", "/v1/materials?page=999"]) {
+    for (const path of [
+      "/v1/materials?name[ilike]=steel",
+      "/v1/materials?density_kg_m3[ge]=1000",
+      "/v1/materials?page=01",
+      "/v1/materials?page=999",
+    ]) {
       expect((await api(path)).status).toBe(200);
     }
     await new Promise((resolve) => setTimeout(resolve, 150));

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { bearer, bearerLogin, newIdentity, postJson, registerUser } from "../support/accounts";
-import { ORIGIN, api, expectProblem, getSetCookie } from "../support/http";
+import { api, expectProblem, getSetCookie, ORIGIN } from "../support/http";
 
 const ACCESS = "__Host-relab-auth";
 const REFRESH = "__Host-relab-refresh";
@@ -214,10 +214,16 @@ describe("cross-site protection of the session login", () => {
   const badBodies: [string, RequestInit][] = [
     ["no body", {}],
     ["malformed JSON", { headers: { "content-type": "application/json" }, body: "{not json" }],
-    ["an unknown member", { headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "a", password: "b", role: "lab" }) }],
+    [
+      "an unknown member",
+      { headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "a", password: "b", role: "lab" }) },
+    ],
     ["a missing password", { headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "a" }) }],
     ["an unsupported content type", { headers: { "content-type": "text/plain" }, body: "username=a&password=b" }],
-    ["an oversized body", { headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "a", password: "x".repeat(1_100_000) }) }],
+    [
+      "an oversized body",
+      { headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "a", password: "x".repeat(1_100_000) }) },
+    ],
   ];
   it.each(badBodies.flatMap(([label, init]) => MARKERS.map(([marker, headers]) => [label, marker, init, headers] as const)))(
     "checks before reading the body: %s with %s gets 403",
@@ -244,7 +250,11 @@ describe("cross-site protection of the session login", () => {
     ["a doubled slash", "/v1//auth/session/login"],
   ])("cannot be dodged with %s in the path", async (_label, path) => {
     const user = await registerUser();
-    const response = await postJson(path, { username: user.email, password: user.password }, { "sec-fetch-site": "cross-site", origin: EVIL });
+    const response = await postJson(
+      path,
+      { username: user.email, password: user.password },
+      { "sec-fetch-site": "cross-site", origin: EVIL },
+    );
     expect(getSetCookie(response)).toEqual([]);
     expect([403, 404]).toContain(response.status);
     expect(await sessionRows(user.id)).toBe(0);

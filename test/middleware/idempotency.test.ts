@@ -1,13 +1,13 @@
-import { createRoute, z } from "@hono/zod-openapi";
 import { env } from "cloudflare:workers";
+import { createRoute, z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
 import type { Context } from "hono";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { batchRows } from "../../src/db/client";
 import type { AppEnv } from "../../src/env";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { authenticate } from "../../src/middleware/authenticate";
 import { ApiError, problemResponses } from "../../src/lib/problem";
 import { createRouter } from "../../src/lib/router";
+import { authenticate } from "../../src/middleware/authenticate";
 import { onError } from "../../src/middleware/error-handler";
 import { IdempotencyKeyHeaderSchema, idempotent } from "../../src/middleware/idempotency";
 import { requestContext } from "../../src/middleware/request-context";
@@ -94,7 +94,10 @@ app.openapi(createCommittedChild, async (c) => {
   const commit = held ? commitStatements(held, sql`(SELECT id FROM materials WHERE name = ${stored})`, Math.floor(Date.now() / 1000)) : [];
   let id: number;
   try {
-    const [rows] = await batchRows<[{ id: number }, ...never[]]>(c.get("services").db, [sql`INSERT INTO materials (name) VALUES (${stored}) RETURNING id`, ...commit]);
+    const [rows] = await batchRows<[{ id: number }, ...never[]]>(c.get("services").db, [
+      sql`INSERT INTO materials (name) VALUES (${stored}) RETURNING id`,
+      ...commit,
+    ]);
     id = rows[0]!.id;
   } catch (error) {
     if (isKeyLost(error)) throw requestInProgress();
@@ -450,7 +453,12 @@ describe("the key itself", () => {
     const document = app.getOpenAPI31Document({ openapi: "3.1.0", info: { title: "test", version: "1" } });
     const parameters = document.paths?.["/parents/{parent_id}/children"]?.post?.parameters ?? [];
     expect(parameters).toContainEqual(
-      expect.objectContaining({ name: "Idempotency-Key", in: "header", required: false, schema: expect.objectContaining({ type: "string" }) }),
+      expect.objectContaining({
+        name: "Idempotency-Key",
+        in: "header",
+        required: false,
+        schema: expect.objectContaining({ type: "string" }),
+      }),
     );
   });
 });

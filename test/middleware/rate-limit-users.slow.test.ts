@@ -1,6 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { bearer, verifiedUser } from "../support/accounts";
-import { expectRefused, fireTogether, freshIp, limitedApi, READ, remaining, statusCounts, theRefused, UPLOAD, validateEmail } from "../support/limits";
+import {
+  expectRefused,
+  fireTogether,
+  freshIp,
+  limitedApi,
+  READ,
+  remaining,
+  statusCounts,
+  theRefused,
+  UPLOAD,
+  validateEmail,
+} from "../support/limits";
 
 // The slow tier (npm run test:slow) of rate-limit-users.test.ts: bursts of hundreds of requests
 // at one per-user bucket's boundary.

@@ -52,7 +52,6 @@ describe("signed-in callers: per-user buckets, whatever the IP", () => {
     // Neither IP's own read bucket was touched.
     expect(remaining(await limitedApi(second, READ), "read-ip")).toBe(299);
   });
-
 });
 
 describe("tokens that select no user: counted in the IP bucket", () => {

@@ -5,7 +5,7 @@ const MARKDOWN = [
   "# Title", // 1
   "", // 2
   "```sh", // 3
-  "curl -s localhost:8787/live   # {\"status\":\"alive\"}", // 4
+  'curl -s localhost:8787/live   # {"status":"alive"}', // 4
   "# a comment line", // 5
   "curl -si -X DELETE localhost:8787/v1/units \\", // 6
   "  -H 'X-Request-ID: x'    # 405, and 404 when gone", // 7

@@ -3,17 +3,15 @@ import { describe, expect, it } from "vitest";
 import {
   buildPhaseBodies,
   COUNTRIES_PLACEHOLDER,
-  entrypointUrl,
-  highRiskMatch,
   type EdgeRule,
   type EdgeRulesConfig,
+  entrypointUrl,
+  highRiskMatch,
 } from "../../scripts/apply-edge-rules.mjs";
 
 // The Cloudflare edge rules (docs/edge-rules.md): the spec's rate limit on /v1/auth/* and its
 // admin geo block, checked here as the request bodies the apply script would send.
-const config = JSON.parse(
-  readFileSync(new URL("../../infra/edge-rules.json", import.meta.url), "utf8"),
-) as EdgeRulesConfig;
+const config = JSON.parse(readFileSync(new URL("../../infra/edge-rules.json", import.meta.url), "utf8")) as EdgeRulesConfig;
 const calls = buildPhaseBodies(config);
 const body = (phase: string) => calls.find((call) => call.phase === phase)!.body;
 const onlyRule = (phase: string): EdgeRule => {
@@ -90,9 +88,7 @@ describe("edge rules (infra/edge-rules.json)", () => {
     expect(rule).toMatchObject({ action: "block", enabled: true });
     expect(rule.ratelimit).toBeUndefined();
     expect(pathPrefix(rule.expression)).toBe("/v1/admin/");
-    expect(rule.expression).toBe(
-      `starts_with(http.request.uri.path, "/v1/admin/") and ${highRiskMatch(config.high_risk_countries)}`,
-    );
+    expect(rule.expression).toBe(`starts_with(http.request.uri.path, "/v1/admin/") and ${highRiskMatch(config.high_risk_countries)}`);
     const set = /ip\.src\.country in \{([^}]*)\}/.exec(rule.expression)![1]!;
     expect(set.split(" ").map((code) => JSON.parse(code) as string)).toEqual(config.high_risk_countries);
     expect(rule.expression.includes('ip.src.continent eq "T1"')).toBe(config.high_risk_countries.includes("T1"));

@@ -1,5 +1,5 @@
-import { PhotonImage } from "@cf-wasm/photon";
 import { env } from "cloudflare:workers";
+import { PhotonImage } from "@cf-wasm/photon";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, me, verifiedUser } from "../support/accounts";
 import { EXTERNAL_SCANNER_VARS } from "../support/fake-upstream-config";
@@ -75,14 +75,20 @@ describe("dead letters", () => {
     const before = await usage();
     const item = await uploaded(`/v1/products/${product}/files`, owner.token, text("never scanned\n"));
     expect(await usage()).toBe(before + 1);
-    expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, {}, "relab-media-dlq")).toEqual({ acked: true, retried: false });
+    expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, {}, "relab-media-dlq")).toEqual({
+      acked: true,
+      retried: false,
+    });
     expect(await usage()).toBe(before);
     const own = await api(`/v1/products/${product}/files/${item.id}`, { headers: bearer(owner.token) });
     expect(await own.json()).toMatchObject({ status: "rejected", rejected_reason: "unscanned" });
     await expectProblem(await api(`/v1/products/${product}/files/${item.id}`), 404, "NOT_FOUND");
     expect(await env.UPLOADS.head(`quarantine/files/${item.id}`)).toBeNull();
     // Delivered again (or a late scan), nothing changes: the quota is not released twice.
-    expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, {}, "relab-media-dlq")).toEqual({ acked: true, retried: false });
+    expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, {}, "relab-media-dlq")).toEqual({
+      acked: true,
+      retried: false,
+    });
     await scan("files", item.id);
     expect(await usage()).toBe(before);
   });
@@ -94,7 +100,10 @@ describe("the external scanner", () => {
     const clean = await uploaded(`/v1/products/${product}/files`, owner.token, text("ordinary notes\n"));
     const positive = await uploaded(`/v1/products/${product}/files`, owner.token, text("EXTERNAL-SCANNER-POSITIVE\n"));
     for (const item of [clean, positive]) {
-      expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, EXTERNAL_SCANNER_VARS)).toEqual({ acked: true, retried: false });
+      expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, EXTERNAL_SCANNER_VARS)).toEqual({
+        acked: true,
+        retried: false,
+      });
     }
     expect((await api(pathOf(clean.file_url!))).status).toBe(200);
     const own = await api(`/v1/products/${product}/files/${positive.id}`, { headers: bearer(owner.token) });
@@ -107,7 +116,10 @@ describe("the external scanner", () => {
     for (const marker of ["EXTERNAL-SCANNER-SLOW", "EXTERNAL-SCANNER-BROKEN"]) {
       // No queue message: the real consumer, without the external scanner, would publish it meanwhile.
       const item = await pendingWithoutJob("files", product, owner.id, text(`${marker}\n`));
-      expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, EXTERNAL_SCANNER_VARS)).toEqual({ acked: false, retried: true });
+      expect(await runMediaJob({ type: "media.scan", kind: "files", id: item.id }, EXTERNAL_SCANNER_VARS)).toEqual({
+        acked: false,
+        retried: true,
+      });
       const pending = (await (await api(`/v1/products/${product}/files/${item.id}`, { headers: bearer(owner.token) })).json()) as MediaItem;
       expect(pending.status).toBe("pending");
       await expectProblem(await api(pathOf(item.url)), 404, "NOT_FOUND");

@@ -1,8 +1,8 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import worker from "../../src/index";
 import { createDb } from "../../src/db/client";
+import worker from "../../src/index";
 import { createLogger } from "../../src/lib/logger";
 import { notFound } from "../../src/lib/problem";
 import { REQUEUE_AFTER_SECONDS, requeueStrandedMedia } from "../../src/queues/media-requeue";
@@ -127,7 +127,10 @@ describe("requeueStrandedMedia", () => {
     for (let n = 0; n < 4; n++) ids.push(await strandedUpload(product, "files", csv(n)));
     const [oldest, older, old, young] = ids as [string, string, string, string];
     const now = Math.floor(Date.now() / 1000);
-    const age = async (id: string, seconds: number) => env.DB.prepare("UPDATE files SET updated_at = ? WHERE id = ?").bind(now - seconds, id).run();
+    const age = async (id: string, seconds: number) =>
+      env.DB.prepare("UPDATE files SET updated_at = ? WHERE id = ?")
+        .bind(now - seconds, id)
+        .run();
     await age(oldest, 3000);
     await age(older, 2000);
     await age(old, REQUEUE_AFTER_SECONDS);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { DEMO_ACCOUNT, DEMO_COUNTS_QUERY, checkTemplates, demoStatements, generateDemo } from "../../scripts/seed/demo-data.mjs";
+import { checkTemplates, DEMO_ACCOUNT, DEMO_COUNTS_QUERY, demoStatements, generateDemo } from "../../scripts/seed/demo-data.mjs";
 import {
   MATERIAL_TAXONOMY,
   MATERIALS,
@@ -36,7 +36,9 @@ async function counts() {
 }
 
 async function taxonomyId(name: string, version: string) {
-  const row = await env.DB.prepare("SELECT id FROM taxonomies WHERE name = ?1 AND version = ?2").bind(name, version).first<{ id: number }>();
+  const row = await env.DB.prepare("SELECT id FROM taxonomies WHERE name = ?1 AND version = ?2")
+    .bind(name, version)
+    .first<{ id: number }>();
   return row!.id;
 }
 
@@ -57,7 +59,9 @@ describe("starter data", () => {
   it("holds a product taxonomy of 30 to 50 categories, 2 to 3 levels deep", async () => {
     await run(starterStatements());
     const id = await taxonomyId(PRODUCT_TAXONOMY.name, PRODUCT_TAXONOMY.version);
-    const taxonomy = await env.DB.prepare("SELECT domains, source FROM taxonomies WHERE id = ?1").bind(id).first<{ domains: string; source: string }>();
+    const taxonomy = await env.DB.prepare("SELECT domains, source FROM taxonomies WHERE id = ?1")
+      .bind(id)
+      .first<{ domains: string; source: string }>();
     expect(JSON.parse(taxonomy!.domains)).toEqual(["products"]);
     expect(taxonomy!.source).toBeTruthy();
     const { results: levels } = await env.DB.prepare(
@@ -65,7 +69,9 @@ describe("starter data", () => {
          SELECT id, 1 FROM categories WHERE taxonomy_id = ?1 AND supercategory_id IS NULL
          UNION ALL SELECT c.id, t.level + 1 FROM categories c JOIN t ON c.supercategory_id = t.id)
        SELECT level, count(*) AS n FROM t GROUP BY level ORDER BY level`,
-    ).bind(id).all<{ level: number; n: number }>();
+    )
+      .bind(id)
+      .all<{ level: number; n: number }>();
     expect(levels.map((l) => l.level)).toEqual([1, 2, 3]);
     const total = levels.reduce((sum, l) => sum + l.n, 0);
     expect(total).toBe(PRODUCT_CATEGORIES.length);
@@ -76,7 +82,9 @@ describe("starter data", () => {
       `SELECT c.name, p.name AS parent, g.name AS grandparent FROM categories c
        JOIN categories p ON p.id = c.supercategory_id JOIN categories g ON g.id = p.supercategory_id
        WHERE c.taxonomy_id = ?1 AND c.external_id = 'prod.kitchen.kettles'`,
-    ).bind(id).first();
+    )
+      .bind(id)
+      .first();
     expect(kettles).toEqual({ name: "Kettles", parent: "Kitchen appliances", grandparent: "Household appliances" });
   });
 
@@ -89,7 +97,9 @@ describe("starter data", () => {
          (SELECT count(*) FROM material_categories mc JOIN categories c ON c.id = mc.category_id
           WHERE mc.material_id = m.id AND c.taxonomy_id = ?1) AS links
        FROM materials m WHERE m.name IN (${names})`,
-    ).bind(id).all<{ name: string; density: number; is_crm: number; links: number }>();
+    )
+      .bind(id)
+      .all<{ name: string; density: number; is_crm: number; links: number }>();
     expect(results).toHaveLength(MATERIALS.length);
     for (const m of results) {
       expect(m.density, m.name).toBeGreaterThan(0);
@@ -106,9 +116,37 @@ describe("starter data", () => {
 
   it("flags the materials of the EU 2023 critical raw materials list, and only those", async () => {
     await run(starterStatements());
-    const crm = ["Cobalt", "Lithium cobalt oxide", "Lithium iron phosphate", "Natural graphite", "Neodymium magnet", "Gallium nitride", "Tantalum", "Palladium", "Silicon", "Tungsten", "Magnesium", "Aluminium", "Copper"];
-    const notCrm = ["Steel", "Stainless steel", "Brass", "Nickel", "Tin", "Gold", "Natural rubber", "Indium tin oxide", "ABS", "FR-4", "Solder (SAC305)"];
-    const { results } = await env.DB.prepare(`SELECT name, is_crm FROM materials WHERE name IN (${[...crm, ...notCrm].map((n) => sqlValue(n)).join(", ")})`).all<{ name: string; is_crm: number }>();
+    const crm = [
+      "Cobalt",
+      "Lithium cobalt oxide",
+      "Lithium iron phosphate",
+      "Natural graphite",
+      "Neodymium magnet",
+      "Gallium nitride",
+      "Tantalum",
+      "Palladium",
+      "Silicon",
+      "Tungsten",
+      "Magnesium",
+      "Aluminium",
+      "Copper",
+    ];
+    const notCrm = [
+      "Steel",
+      "Stainless steel",
+      "Brass",
+      "Nickel",
+      "Tin",
+      "Gold",
+      "Natural rubber",
+      "Indium tin oxide",
+      "ABS",
+      "FR-4",
+      "Solder (SAC305)",
+    ];
+    const { results } = await env.DB.prepare(
+      `SELECT name, is_crm FROM materials WHERE name IN (${[...crm, ...notCrm].map((n) => sqlValue(n)).join(", ")})`,
+    ).all<{ name: string; is_crm: number }>();
     const flags = Object.fromEntries(results.map((r) => [r.name, r.is_crm]));
     for (const name of crm) expect(flags[name], name).toBe(1);
     for (const name of notCrm) expect(flags[name], name).toBe(0);
@@ -121,8 +159,13 @@ describe("starter data", () => {
       const link = await env.DB.prepare(
         `SELECT c.external_id FROM product_types t JOIN product_type_categories l ON l.product_type_id = t.id
          JOIN categories c ON c.id = l.category_id WHERE t.name = ?1 AND c.taxonomy_id = ?2`,
-      ).bind(type.name, id).all<{ external_id: string }>();
-      expect(link.results.map((r) => r.external_id), type.name).toEqual([type.category]);
+      )
+        .bind(type.name, id)
+        .all<{ external_id: string }>();
+      expect(
+        link.results.map((r) => r.external_id),
+        type.name,
+      ).toEqual([type.category]);
     }
   });
 
@@ -137,7 +180,12 @@ describe("starter data", () => {
 
 describe("demo data", () => {
   it("names only starter materials and product types", () => {
-    expect(checkTemplates(MATERIALS.map((m) => m.name), PRODUCT_TYPES.map((t) => t.name))).toEqual([]);
+    expect(
+      checkTemplates(
+        MATERIALS.map((m) => m.name),
+        PRODUCT_TYPES.map((t) => t.name),
+      ),
+    ).toEqual([]);
   });
 
   it("is reproducible for a seed", () => {
@@ -147,20 +195,28 @@ describe("demo data", () => {
 
   it("adds products with component trees and bills of materials past the reserved ids, and --reset replaces them", async () => {
     const { records, bom } = generateDemo(25, 3);
-    const [first] = await run([...demoStatements({ products: 25, seed: 3 }), DEMO_COUNTS_QUERY]).then((r) => r.at(-1)!.results as Record<string, number>[]);
+    const [first] = await run([...demoStatements({ products: 25, seed: 3 }), DEMO_COUNTS_QUERY]).then(
+      (r) => r.at(-1)!.results as Record<string, number>[],
+    );
     expect(first).toMatchObject({ base_products: 25, components: records.length - 25, bom_entries: bom.length, max_depth: 3 });
 
-    const owner = await env.DB.prepare("SELECT id, hashed_password, is_verified FROM users WHERE username = ?1").bind(DEMO_ACCOUNT.username).first();
+    const owner = await env.DB.prepare("SELECT id, hashed_password, is_verified FROM users WHERE username = ?1")
+      .bind(DEMO_ACCOUNT.username)
+      .first();
     expect(owner).toMatchObject({ hashed_password: null, is_verified: 1 });
     // Every component sits one level below its parent; base products have a type of the starter set.
     const bad = await env.DB.prepare(
       `SELECT count(*) AS n FROM products c LEFT JOIN products p ON p.id = c.parent_id
        WHERE c.owner_id = ?1 AND ((c.parent_id IS NULL AND (c.depth <> 0 OR c.product_type_id IS NULL))
          OR (c.parent_id IS NOT NULL AND (p.id IS NULL OR c.depth <> p.depth + 1 OR c.amount_in_parent < 1)))`,
-    ).bind(owner!.id).first<{ n: number }>();
+    )
+      .bind(owner!.id)
+      .first<{ n: number }>();
     expect(bad!.n).toBe(0);
     // The id block moved past the new rows: the API's next create cannot collide with them.
-    const block = await env.DB.prepare("SELECT next_id, (SELECT max(id) FROM products) AS max_id FROM id_blocks WHERE name = 'products'").first<{ next_id: number; max_id: number }>();
+    const block = await env.DB.prepare(
+      "SELECT next_id, (SELECT max(id) FROM products) AS max_id FROM id_blocks WHERE name = 'products'",
+    ).first<{ next_id: number; max_id: number }>();
     expect(block!.next_id).toBeGreaterThan(block!.max_id);
 
     await run(demoStatements({ products: 10, seed: 4 }));

@@ -1,10 +1,19 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
-import { createDb } from "../../src/db/client";
 import { sql } from "drizzle-orm";
-import { batchRows } from "../../src/db/client";
+import { describe, expect, it } from "vitest";
+import { batchRows, createDb } from "../../src/db/client";
 import type { HeldKey } from "../../src/lib/idempotency-key";
-import { claimKey, type ClaimInput, commitStatements, IDEMPOTENCY_LEASE_SECONDS, IDEMPOTENCY_TTL_SECONDS, isKeyLost, releaseKey, sha256Hex, storeResponse } from "../../src/services/idempotency";
+import {
+  type ClaimInput,
+  claimKey,
+  commitStatements,
+  IDEMPOTENCY_LEASE_SECONDS,
+  IDEMPOTENCY_TTL_SECONDS,
+  isKeyLost,
+  releaseKey,
+  sha256Hex,
+  storeResponse,
+} from "../../src/services/idempotency";
 
 let sequence = 0;
 
@@ -44,9 +53,7 @@ async function rowsFor(userId: number) {
 
 describe("sha256Hex", () => {
   it("is the lower-case hex SHA-256 of the bytes", async () => {
-    expect(await sha256Hex(new TextEncoder().encode("abc"))).toBe(
-      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-    );
+    expect(await sha256Hex(new TextEncoder().encode("abc"))).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     expect(await sha256Hex(new ArrayBuffer(0))).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   });
 });

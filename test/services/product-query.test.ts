@@ -1,5 +1,5 @@
-import { createRoute } from "@hono/zod-openapi";
 import { env } from "cloudflare:workers";
+import { createRoute } from "@hono/zod-openapi";
 import { type SQL, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -8,23 +8,23 @@ import type { Problem } from "../../src/lib/problem";
 import { createRouter } from "../../src/lib/router";
 import { onError } from "../../src/middleware/error-handler";
 import {
-  parseProductListQuery,
-  productFilterFromQuery,
   ProductFacetsQuerySchema,
   ProductListQuerySchema,
   ProductSuggestionsQuerySchema,
+  parseProductListQuery,
+  productFilterFromQuery,
 } from "../../src/routes/products/products.query";
 import {
   type CountRow,
-  facetsFromRows,
-  facetStatements,
   type FacetValue,
+  facetStatements,
+  facetsFromRows,
   ftsMatchQuery,
   type ProductExportCursor,
-  productExportRoots,
   type ProductFilter,
-  productListStatements,
   type ProductListRow,
+  productExportRoots,
+  productListStatements,
   suggestionStatements,
 } from "../../src/services/product-query";
 
@@ -84,12 +84,78 @@ beforeAll(async () => {
   await insertType("Kettle");
 
   const seeds: Seed[] = [
-    { label: "fairphone", owner: "alice", name: "Fairphone 4", description: "Modular phone with a replaceable battery", brand: "fairphone", model: "FP4", weight: 225, type: smartphone, created: 100, updated: 500 },
-    { label: "nokia", owner: "alice", name: "Nokia 3310", description: "Classic candy bar phone", brand: "nokia", model: "3310", weight: 133, type: smartphone, created: 200, updated: 200 },
-    { label: "thinkpad", owner: "bob", name: "ThinkPad X220", description: "Business laptop", brand: "lenovo", model: "X220", weight: 1300, type: laptop, created: 300, updated: 900 },
-    { label: "kettle", owner: "bob", name: "Kettle pro_2", description: "Electric kettle OR teapot", brand: null, model: null, weight: null, type: null, created: 300, updated: 300 },
-    { label: "framework", owner: "carol", name: "Framework Laptop", description: 'Repairable NEAR(laptop) with "quotes"', brand: "framework", model: "13 AMD", weight: 1300, type: laptop, created: 400, updated: 400 },
-    { label: "fairbuds", owner: "carol", name: "fairbuds XL 100%", description: "Headphones: over-ear", brand: "fairphone", model: "XL", weight: 50.5, type: null, created: 500, updated: 500 },
+    {
+      label: "fairphone",
+      owner: "alice",
+      name: "Fairphone 4",
+      description: "Modular phone with a replaceable battery",
+      brand: "fairphone",
+      model: "FP4",
+      weight: 225,
+      type: smartphone,
+      created: 100,
+      updated: 500,
+    },
+    {
+      label: "nokia",
+      owner: "alice",
+      name: "Nokia 3310",
+      description: "Classic candy bar phone",
+      brand: "nokia",
+      model: "3310",
+      weight: 133,
+      type: smartphone,
+      created: 200,
+      updated: 200,
+    },
+    {
+      label: "thinkpad",
+      owner: "bob",
+      name: "ThinkPad X220",
+      description: "Business laptop",
+      brand: "lenovo",
+      model: "X220",
+      weight: 1300,
+      type: laptop,
+      created: 300,
+      updated: 900,
+    },
+    {
+      label: "kettle",
+      owner: "bob",
+      name: "Kettle pro_2",
+      description: "Electric kettle OR teapot",
+      brand: null,
+      model: null,
+      weight: null,
+      type: null,
+      created: 300,
+      updated: 300,
+    },
+    {
+      label: "framework",
+      owner: "carol",
+      name: "Framework Laptop",
+      description: 'Repairable NEAR(laptop) with "quotes"',
+      brand: "framework",
+      model: "13 AMD",
+      weight: 1300,
+      type: laptop,
+      created: 400,
+      updated: 400,
+    },
+    {
+      label: "fairbuds",
+      owner: "carol",
+      name: "fairbuds XL 100%",
+      description: "Headphones: over-ear",
+      brand: "fairphone",
+      model: "XL",
+      weight: 50.5,
+      type: null,
+      created: 500,
+      updated: 500,
+    },
   ];
   for (const seed of seeds) ids[seed.label] = await insertProduct(seed);
 
@@ -105,7 +171,11 @@ beforeAll(async () => {
 });
 
 /** Labels of the listed rows, in order, and the total. */
-async function list(filter: ProductFilter, viewerId: number | null = null, page = ALL): Promise<{ labels: string[]; total: number; rows: ProductListRow[] }> {
+async function list(
+  filter: ProductFilter,
+  viewerId: number | null = null,
+  page = ALL,
+): Promise<{ labels: string[]; total: number; rows: ProductListRow[] }> {
   const { db } = createDb(env.DB);
   const [rows, count] = await batchRows<[ProductListRow, CountRow]>(db, productListStatements(filter, viewerId, page));
   return { labels: rows.map((r) => labelOf.get(r.id) ?? `?${r.id}`), total: count[0]!.total, rows };
@@ -151,9 +221,28 @@ describe("product list statements", () => {
     });
     expect(Object.keys(fairphone).sort()).toEqual(
       [
-        "id", "parent_id", "owner_id", "name", "description", "brand", "model", "weight_g", "height_cm", "width_cm",
-        "depth_cm", "volume_cm3", "circularity_properties", "product_type_id", "amount_in_parent", "depth", "version",
-        "created_at", "updated_at", "owner_username", "owner_visibility", "product_type_name",
+        "id",
+        "parent_id",
+        "owner_id",
+        "name",
+        "description",
+        "brand",
+        "model",
+        "weight_g",
+        "height_cm",
+        "width_cm",
+        "depth_cm",
+        "volume_cm3",
+        "circularity_properties",
+        "product_type_id",
+        "amount_in_parent",
+        "depth",
+        "version",
+        "created_at",
+        "updated_at",
+        "owner_username",
+        "owner_visibility",
+        "product_type_name",
       ].sort(),
     );
     const kettle = rows.find((r) => r.id === ids.kettle)!;
@@ -203,17 +292,20 @@ describe("product list statements", () => {
     expect(await set({ search: "fair", ownerMe: true }, users.carol!)).toEqual(["fairbuds"]);
     expect(await set({ productTypeNameIn: ["laptop"], nameIlike: "frame", createdAt: { ge: T0 + 400 } })).toEqual(["framework"]);
     expect(
-      await set({
-        search: "phone",
-        ownerMe: true,
-        nameIlike: "o",
-        brandIn: ["nokia", "fairphone"],
-        modelIlike: "3",
-        createdAt: { ge: T0, le: T0 + 1000 },
-        updatedAt: { ge: T0, le: T0 + 1000 },
-        weightG: { ge: 1, le: 1000 },
-        productTypeNameIn: ["Smartphone"],
-      }, users.alice!),
+      await set(
+        {
+          search: "phone",
+          ownerMe: true,
+          nameIlike: "o",
+          brandIn: ["nokia", "fairphone"],
+          modelIlike: "3",
+          createdAt: { ge: T0, le: T0 + 1000 },
+          updatedAt: { ge: T0, le: T0 + 1000 },
+          weightG: { ge: 1, le: 1000 },
+          productTypeNameIn: ["Smartphone"],
+        },
+        users.alice!,
+      ),
     ).toEqual(["nokia"]);
   });
 });
@@ -240,7 +332,7 @@ describe("search", () => {
     expect(ftsMatchQuery('say "hi"')).toBe('"say" """hi"""*');
     expect(ftsMatchQuery("nokia * - :")).toBe('"nokia"*');
     expect(ftsMatchQuery("a\u0000b")).toBe('"a" "b"*');
-    expect(ftsMatchQuery(" * \" ")).toBeNull();
+    expect(ftsMatchQuery(' * " ')).toBeNull();
   });
 
   it("treats FTS syntax in the input as text, never as an error", async () => {
@@ -253,7 +345,27 @@ describe("search", () => {
     expect(await set({ search: "headphones:" })).toEqual(["fairbuds"]);
     expect(await set({ search: "name:fair" })).toEqual([]);
     expect(await set({ search: "nokia *" })).toEqual(["nokia"]);
-    const hostile = ['"', "*", "OR", "NEAR(", "-", ":", "^", "(", ")", "a OR", "NOT nokia", 'a" OR "b', "NEAR(a b, 2)", "{name}: x", "nok\u0000ia", "AND", "+", "\\", "''"];
+    const hostile = [
+      '"',
+      "*",
+      "OR",
+      "NEAR(",
+      "-",
+      ":",
+      "^",
+      "(",
+      ")",
+      "a OR",
+      "NOT nokia",
+      'a" OR "b',
+      "NEAR(a b, 2)",
+      "{name}: x",
+      "nok\u0000ia",
+      "AND",
+      "+",
+      "\\",
+      "''",
+    ];
     for (const search of hostile) {
       const { total } = await list({ search });
       expect(total, search).toBeGreaterThanOrEqual(0);
@@ -311,7 +423,17 @@ describe("export chunks", () => {
   }
 
   it("returns every matching base product exactly once, in the list's order", async () => {
-    const orders = [undefined, "created_at", "brand,-created_at", "-brand", "-model", "product_type_name,name", "-updated_at", "model,brand,-name", "-product_type_name,-brand"];
+    const orders = [
+      undefined,
+      "created_at",
+      "brand,-created_at",
+      "-brand",
+      "-model",
+      "product_type_name,name",
+      "-updated_at",
+      "model,brand,-name",
+      "-product_type_name,-brand",
+    ];
     for (const text of orders) {
       const filter = text ? productFilterFromQuery({ order_by: ProductListQuerySchema.shape.order_by.parse(text) }) : {};
       const expected = await labels(filter);
@@ -333,7 +455,18 @@ describe("export chunks", () => {
     const first = await db.all<ProductExportCursor>(productExportRoots({}, null, null, 3));
     expect(first.map((r) => labelOf.get(r.id))).toEqual(NEWEST_FIRST.slice(0, 3));
     // A newer product sorts before the cursor: the rest of the export must not show it.
-    const late = await insertProduct({ label: "late", owner: "alice", name: "Late entry", description: null, brand: null, model: null, weight: null, type: null, created: 999, updated: 999 });
+    const late = await insertProduct({
+      label: "late",
+      owner: "alice",
+      name: "Late entry",
+      description: null,
+      brand: null,
+      model: null,
+      weight: null,
+      type: null,
+      created: 999,
+      updated: 999,
+    });
     try {
       const rest = await db.all<ProductExportCursor>(productExportRoots({}, null, first[2]!, 100));
       expect(rest.map((r) => labelOf.get(r.id))).toEqual(NEWEST_FIRST.slice(3));
@@ -416,7 +549,9 @@ describe("list plans", () => {
   const dialect = new SQLiteAsyncDialect();
   async function plan(query: SQL): Promise<string[]> {
     const { sql: text, params } = dialect.sqlToQuery(query);
-    const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${text}`).bind(...params).all<{ detail: string }>();
+    const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${text}`)
+      .bind(...params)
+      .all<{ detail: string }>();
     return rows.results.map((row) => row.detail);
   }
   const page = { page: 1, size: 50 };
@@ -433,7 +568,9 @@ describe("list plans", () => {
     // Every base product, from an index alone (a partial index is not covering for `parent_id IS NULL`).
     expect(counted).toEqual([expect.stringMatching(/^SEARCH p USING COVERING INDEX products_parent_idx \(parent_id=\?\)/)]);
     // Ascending too, and with a created_at range it is a range search on the same index.
-    expect(unsorted(await plan(productListStatements({ orderBy: [{ field: "created_at", descending: false }] }, null, page)[0]))).toEqual([]);
+    expect(unsorted(await plan(productListStatements({ orderBy: [{ field: "created_at", descending: false }] }, null, page)[0]))).toEqual(
+      [],
+    );
     for (const query of productListStatements({ createdAt: { ge: T0 } }, null, page)) {
       expect(await plan(query)).toContainEqual(expect.stringMatching(/^SEARCH p USING INDEX products_base_created_idx \(created_at>\?\)/));
     }
@@ -442,17 +579,23 @@ describe("list plans", () => {
   it("seeks products_base_brand_created_idx for brand[in], in order for one brand, and counts on it", async () => {
     const [rows, total] = productListStatements({ brandIn: ["fairphone"] }, null, page);
     const steps = await plan(rows);
-    expect(steps).toContainEqual(expect.stringMatching(/^SEARCH p USING INDEX products_base_brand_created_idx \(brand=\? AND parent_id=\?\)/));
+    expect(steps).toContainEqual(
+      expect.stringMatching(/^SEARCH p USING INDEX products_base_brand_created_idx \(brand=\? AND parent_id=\?\)/),
+    );
     expect(unsorted(steps)).toEqual([]);
     expect(parentIndex(steps)).toEqual([]);
     const counted = await plan(total);
-    expect(counted).toContainEqual(expect.stringMatching(/^SEARCH p USING COVERING INDEX products_base_brand_created_idx \(brand=\? AND parent_id=\?\)/));
+    expect(counted).toContainEqual(
+      expect.stringMatching(/^SEARCH p USING COVERING INDEX products_base_brand_created_idx \(brand=\? AND parent_id=\?\)/),
+    );
     expect(parentIndex(counted)).toEqual([]);
     // Several brands: one seek per brand, then only their rows are sorted.
     const [many, manyTotal] = productListStatements({ brandIn: ["fairphone", "nokia"] }, null, page);
     for (const query of [many, manyTotal]) {
       const manySteps = await plan(query);
-      expect(manySteps).toContainEqual(expect.stringMatching(/^SEARCH p USING (COVERING )?INDEX products_base_brand_created_idx \(brand=\? AND parent_id=\?\)/));
+      expect(manySteps).toContainEqual(
+        expect.stringMatching(/^SEARCH p USING (COVERING )?INDEX products_base_brand_created_idx \(brand=\? AND parent_id=\?\)/),
+      );
       expect(parentIndex(manySteps)).toEqual([]);
     }
   });
@@ -505,15 +648,30 @@ describe("query schemas", () => {
   const app = createRouter();
   app.onError(onError);
   app.openapi(
-    createRoute({ method: "get", path: "/products", request: { query: ProductListQuerySchema }, responses: { 200: { description: "ok" } } }),
+    createRoute({
+      method: "get",
+      path: "/products",
+      request: { query: ProductListQuerySchema },
+      responses: { 200: { description: "ok" } },
+    }),
     (c) => c.json(parseProductListQuery(c.req.valid("query")), 200),
   );
   app.openapi(
-    createRoute({ method: "get", path: "/facets", request: { query: ProductFacetsQuerySchema }, responses: { 200: { description: "ok" } } }),
+    createRoute({
+      method: "get",
+      path: "/facets",
+      request: { query: ProductFacetsQuerySchema },
+      responses: { 200: { description: "ok" } },
+    }),
     (c) => c.json(c.req.valid("query").fields, 200),
   );
   app.openapi(
-    createRoute({ method: "get", path: "/suggestions", request: { query: ProductSuggestionsQuerySchema }, responses: { 200: { description: "ok" } } }),
+    createRoute({
+      method: "get",
+      path: "/suggestions",
+      request: { query: ProductSuggestionsQuerySchema },
+      responses: { 200: { description: "ok" } },
+    }),
     (c) => c.json(c.req.valid("query"), 200),
   );
 
@@ -607,15 +765,35 @@ describe("query schemas", () => {
 
   it("documents each bracket parameter", () => {
     const document = app.getOpenAPI31Document({ openapi: "3.1.0", info: { title: "t", version: "1" } });
-    const parameters = (document.paths?.["/products"]?.get?.parameters ?? []) as { name: string; in: string; description?: string; schema?: { type?: string; example?: unknown } }[];
+    const parameters = (document.paths?.["/products"]?.get?.parameters ?? []) as {
+      name: string;
+      in: string;
+      description?: string;
+      schema?: { type?: string; example?: unknown };
+    }[];
     const names = parameters.map((p) => p.name);
-    expect(names).toEqual(expect.arrayContaining(["search", "owner", "name[ilike]", "brand[in]", "created_at[ge]", "weight_g[le]", "product_type_name[in]", "order_by", "page", "size"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "search",
+        "owner",
+        "name[ilike]",
+        "brand[in]",
+        "created_at[ge]",
+        "weight_g[le]",
+        "product_type_name[in]",
+        "order_by",
+        "page",
+        "size",
+      ]),
+    );
     for (const parameter of parameters) {
       expect(parameter.in).toBe("query");
       expect(parameter.description, parameter.name).toBeTruthy();
       expect(parameter.schema?.example, parameter.name).toBeDefined();
     }
-    const fields = (document.paths?.["/facets"]?.get?.parameters ?? []).find((p) => "name" in p && p.name === "fields") as { schema?: { type?: string } };
+    const fields = (document.paths?.["/facets"]?.get?.parameters ?? []).find((p) => "name" in p && p.name === "fields") as {
+      schema?: { type?: string };
+    };
     expect(fields.schema?.type).toBe("array");
   });
 });

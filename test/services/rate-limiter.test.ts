@@ -4,19 +4,22 @@ import type { CounterReading } from "../../durable-objects/rate-limiter";
 import { createLogger } from "../../src/lib/logger";
 import { ApiError } from "../../src/lib/problem";
 import { LIMITS, type LimitName } from "../../src/lib/rate-limits";
-import {
-  LimiterUnavailable,
-  createLimiter,
-  enforceLimits,
-  rateLimitHeaders,
-  rateLimited,
-  subjects,
-} from "../../src/services/rate-limiter";
+import { createLimiter, enforceLimits, LimiterUnavailable, rateLimited, rateLimitHeaders, subjects } from "../../src/services/rate-limiter";
 import { stallStore, withBrokenTable } from "../support/limits";
 
 function reading(name: LimitName, overrides: Partial<CounterReading> = {}): CounterReading {
   const { amount, windowSeconds } = LIMITS[name];
-  return { name, amount, windowSeconds, used: 0, remaining: amount, resetSeconds: windowSeconds, windowStart: 0, exhausted: false, ...overrides };
+  return {
+    name,
+    amount,
+    windowSeconds,
+    used: 0,
+    remaining: amount,
+    resetSeconds: windowSeconds,
+    windowStart: 0,
+    exhausted: false,
+    ...overrides,
+  };
 }
 
 /** A subject no other test uses. */
@@ -202,7 +205,14 @@ describe("enforceLimits", () => {
     expect((error as ApiError).code).toBe("RATE_LIMITED");
     expect((error as ApiError).headers["RateLimit-Policy"]).toBe('"verify-ip";q=3;w=3600');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: "info", msg: "audit", event: "rate_limit.exceeded", limits: "verify-ip", subject: "ip", user_id: 9 });
+    expect(lines[0]).toMatchObject({
+      level: "info",
+      msg: "audit",
+      event: "rate_limit.exceeded",
+      limits: "verify-ip",
+      subject: "ip",
+      user_id: 9,
+    });
   });
 
   it("lets a request through when the store does not answer in time and every limit fails open", async () => {

@@ -9,7 +9,8 @@ import { beginTestFile } from "../support/test-file";
 // Work the previous file left running (a deferred write, an alarm) can reach the database while
 // it is wiped and bring its tables back; the wipe is then repeated once that work has ended.
 const tables = async () =>
-  (await env.DB.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'").first<{ n: number }>())?.n ?? 0;
+  (await env.DB.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'").first<{ n: number }>())
+    ?.n ?? 0;
 for (let attempt = 0; ; attempt++) {
   await reset();
   if ((await tables()) === 0) break;

@@ -62,7 +62,9 @@ export async function registeredPairing(): Promise<{ keys: DeviceKeys; code: str
 /** Moves a registration's end into the past, as ten minutes would. */
 export async function expirePairing(code: string): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
-  const result = await env.DB.prepare("UPDATE camera_pairings SET expires_at = ? WHERE code = ?").bind(now - 1, code).run();
+  const result = await env.DB.prepare("UPDATE camera_pairings SET expires_at = ? WHERE code = ?")
+    .bind(now - 1, code)
+    .run();
   expect(result.meta.changes).toBe(1);
 }
 
@@ -157,7 +159,8 @@ export async function assertionRefusal(camera: TestCamera): Promise<AssertionRef
     expect(problem.detail).toBe(refusalDetail);
     expect(response.headers.get("www-authenticate")).toMatch(/^Bearer /);
   };
-  const refused = async (token: string, target: TestCamera = camera): Promise<void> => expectRefusedAssertion(await handshake(target, token));
+  const refused = async (token: string, target: TestCamera = camera): Promise<void> =>
+    expectRefusedAssertion(await handshake(target, token));
   return { expectRefusedAssertion, refused };
 }
 
@@ -192,7 +195,10 @@ export interface TestTunnel {
  * Opens the tunnel and, when `answer` is given, answers every command with it (a response frame,
  * then the binary frame when there is one), as a camera would; pings are answered with pongs.
  */
-export async function openTunnel(camera: TestCamera, answer?: (request: RequestFrame) => DeviceAnswer | Promise<DeviceAnswer> | null): Promise<TestTunnel> {
+export async function openTunnel(
+  camera: TestCamera,
+  answer?: (request: RequestFrame) => DeviceAnswer | Promise<DeviceAnswer> | null,
+): Promise<TestTunnel> {
   const response = await handshake(camera);
   expect(response.status, response.status === 101 ? "" : await response.text()).toBe(101);
   const socket = response.webSocket!;

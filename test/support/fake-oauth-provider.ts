@@ -54,7 +54,10 @@ const text = (status: number, body: string): OAuthReply => ({ status, headers: {
 const empty = (status: number): OAuthReply => ({ status, headers: {}, body: null });
 
 const base64url = (bytes: Uint8Array) =>
-  btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 
 /** Unguessable, so that a test cannot pass by predicting a code or token. */
 function random(prefix: string): string {
@@ -127,10 +130,7 @@ function authorize(state: ProviderState, url: URL, clientId: string, hintParam: 
  * that then fails its redirect or PKCE check, so a stolen code cannot be retried with guesses;
  * an outage (`down`) does not spend it, since the provider never looked at it.
  */
-async function redeem(
-  state: ProviderState,
-  form: URLSearchParams,
-): Promise<{ grant: Grant } | { fault: "grant" | "redirect" | "down" }> {
+async function redeem(state: ProviderState, form: URLSearchParams): Promise<{ grant: Grant } | { fault: "grant" | "redirect" | "down" }> {
   const grant = state.codes.get(form.get("code") ?? "");
   if (!grant || grant.used || grant.clientId !== form.get("client_id")) return { fault: "grant" };
   if (grant.profile.down === "token") return { fault: "down" };
@@ -257,13 +257,19 @@ async function githubProvider(request: OAuthRequest, url: URL, endpoints: OAuthE
         ? json(200, body)
         : { status: 200, headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body).toString() };
     if (form.get("client_id") !== endpoints.clientId || form.get("client_secret") !== endpoints.clientSecret) {
-      return reply({ error: "incorrect_client_credentials", error_description: "The client_id and/or client_secret passed are incorrect." });
+      return reply({
+        error: "incorrect_client_credentials",
+        error_description: "The client_id and/or client_secret passed are incorrect.",
+      });
     }
     const result = await redeem(github, form);
     if ("fault" in result) {
       if (result.fault === "down") return text(503, "token endpoint unavailable");
       if (result.fault === "redirect") {
-        return reply({ error: "redirect_uri_mismatch", error_description: "The redirect_uri MUST match the registered callback URL for this application." });
+        return reply({
+          error: "redirect_uri_mismatch",
+          error_description: "The redirect_uri MUST match the registered callback URL for this application.",
+        });
       }
       return reply({ error: "bad_verification_code", error_description: "The code passed is incorrect or expired." });
     }
@@ -285,7 +291,10 @@ async function githubProvider(request: OAuthRequest, url: URL, endpoints: OAuthE
     const { profile } = token;
     if (profile.down === "userinfo") return text(503, "api unavailable");
     if (path === new URL(endpoints.emailsUrl).pathname) {
-      return json(200, profile.email === null ? [] : [{ email: profile.email, primary: true, verified: profile.email_verified, visibility: null }]);
+      return json(
+        200,
+        profile.email === null ? [] : [{ email: profile.email, primary: true, verified: profile.email_verified, visibility: null }],
+      );
     }
     return json(200, { id: githubId(profile.sub), login: profile.login ?? "octo", name: profile.name ?? null, email: profile.email });
   }

@@ -103,10 +103,7 @@ export const FAKE_YOUTUBE_API = "https://youtube.video.test/youtube/v3/";
 export const FAKE_YOUTUBE_INGEST = "rtmp://a.rtmp.youtube.test/live2";
 
 /** Scopes the real API accepts for live broadcasts and streams; any other token gets a 403. */
-export const YOUTUBE_SCOPES = [
-  "https://www.googleapis.com/auth/youtube",
-  "https://www.googleapis.com/auth/youtube.force-ssl",
-] as const;
+export const YOUTUBE_SCOPES = ["https://www.googleapis.com/auth/youtube", "https://www.googleapis.com/auth/youtube.force-ssl"] as const;
 
 /** Markers in a broadcast's title that make its insert misbehave, so each test picks its own failure. */
 export const YOUTUBE_TITLE_SWITCHES = {

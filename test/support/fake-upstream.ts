@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { Response, type Request } from "miniflare";
+import { type Request, Response } from "miniflare";
+import { fakeOAuthProvider, googleAccessTokenInfo } from "./fake-oauth-provider.ts";
 import {
   FAKE_EMAIL_API_KEY,
   FAKE_GITHUB,
@@ -11,7 +12,6 @@ import {
   YOUTUBE_SCOPES,
   YOUTUBE_TITLE_SWITCHES,
 } from "./fake-upstream-config.ts";
-import { fakeOAuthProvider, googleAccessTokenInfo } from "./fake-oauth-provider.ts";
 import { fakeVideoPlatform } from "./fake-video-platform.ts";
 
 const sha1 = (text: string) => createHash("sha1").update(text).digest("hex").toUpperCase();

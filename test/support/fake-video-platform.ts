@@ -2,8 +2,9 @@
 // fake-oauth-provider.ts it uses Web APIs only and imports types only (the reason is noted there):
 // fakeUpstream passes in the constants of fake-upstream-config.ts and the Google token lookup.
 // Nothing here logs, and no error message echoes a token or a stream key.
-import type { FAKE_YOUTUBE_API, FAKE_YOUTUBE_INGEST, YOUTUBE_SCOPES, YOUTUBE_TITLE_SWITCHES } from "./fake-upstream-config";
+
 import type { googleAccessTokenInfo, OAuthReply, OAuthRequest } from "./fake-oauth-provider";
+import type { FAKE_YOUTUBE_API, FAKE_YOUTUBE_INGEST, YOUTUBE_SCOPES, YOUTUBE_TITLE_SWITCHES } from "./fake-upstream-config";
 
 /** The constants of the same names in fake-upstream-config.ts, and the Google fake's token lookup. */
 export type VideoPlatformConfig = {
@@ -51,7 +52,8 @@ const json = (status: number, value: unknown): OAuthReply => ({
 const noContent: OAuthReply = { status: 204, headers: {}, body: null };
 /** Google's error envelope; `reason` is what clients branch on. */
 const apiError = (code: number, message: string, reason: string) => json(code, { error: { code, message, errors: [{ message, reason }] } });
-const isReply = (value: unknown): value is OAuthReply => typeof value === "object" && value !== null && "status" in value && "body" in value;
+const isReply = (value: unknown): value is OAuthReply =>
+  typeof value === "object" && value !== null && "status" in value && "body" in value;
 
 function random(prefix: string): string {
   return prefix + Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -107,7 +109,11 @@ function broadcastView(b: Broadcast, parts: Set<string>) {
     ...(parts.has("snippet") && { snippet: { title: b.title, description: b.description, scheduledStartTime: b.scheduledStartTime } }),
     ...(parts.has("status") && { status: { lifeCycleStatus: b.lifeCycleStatus, privacyStatus: b.privacyStatus } }),
     ...(parts.has("contentDetails") && {
-      contentDetails: { ...(b.boundStreamId && { boundStreamId: b.boundStreamId }), enableAutoStart: b.enableAutoStart, enableAutoStop: b.enableAutoStop },
+      contentDetails: {
+        ...(b.boundStreamId && { boundStreamId: b.boundStreamId }),
+        enableAutoStart: b.enableAutoStart,
+        enableAutoStop: b.enableAutoStop,
+      },
     }),
   };
 }
@@ -118,7 +124,12 @@ function streamView(s: Stream, parts: Set<string>, ingestAddress: string) {
     id: s.id,
     ...(parts.has("snippet") && { snippet: { title: s.title } }),
     ...(parts.has("cdn") && {
-      cdn: { ingestionType: "rtmp", resolution: s.resolution, frameRate: s.frameRate, ingestionInfo: { ingestionAddress: ingestAddress, streamName: s.key } },
+      cdn: {
+        ingestionType: "rtmp",
+        resolution: s.resolution,
+        frameRate: s.frameRate,
+        ingestionInfo: { ingestionAddress: ingestAddress, streamName: s.key },
+      },
     }),
     ...(parts.has("status") && { status: { streamStatus: "ready" } }),
   };
@@ -230,7 +241,8 @@ function transition(url: URL, sub: string): OAuthReply {
   const to = LIFE_CYCLE.indexOf(target);
   if (to === from) return apiError(403, "The broadcast is already in the requested status.", "redundantTransition");
   if (to < from) return apiError(403, "The broadcast cannot move to the requested status.", "invalidTransition");
-  if (target !== "complete" && !broadcast.boundStreamId) return apiError(403, "No stream is bound to the broadcast.", "errorStreamInactive");
+  if (target !== "complete" && !broadcast.boundStreamId)
+    return apiError(403, "No stream is bound to the broadcast.", "errorStreamInactive");
   broadcast.lifeCycleStatus = target;
   return json(200, broadcastView(broadcast, parts));
 }

@@ -26,11 +26,7 @@ export async function api(path: string, init?: RequestInit): Promise<Response> {
  * The same, with some variables changed (ENVIRONMENT=production, say). The bindings stay the
  * real local ones; only configuration values differ.
  */
-export async function apiWithVars(
-  vars: Record<string, string>,
-  path: string,
-  init?: RequestInit,
-): Promise<Response> {
+export async function apiWithVars(vars: Record<string, string>, path: string, init?: RequestInit): Promise<Response> {
   const ctx = createExecutionContext();
   const request = new Request(new URL(path, ORIGIN), init);
   const changed = { ...env, ...vars } as typeof env;

@@ -6,8 +6,14 @@ const bytes = (...parts: (Uint8Array | number[])[]) => Uint8Array.from(parts.fla
 
 /** The 4x2 picture: red, green, blue, white / black, yellow, cyan, magenta. */
 export const SMALL_PIXELS: readonly (readonly [number, number, number])[] = [
-  [255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255],
-  [0, 0, 0], [255, 255, 0], [0, 255, 255], [255, 0, 255],
+  [255, 0, 0],
+  [0, 255, 0],
+  [0, 0, 255],
+  [255, 255, 255],
+  [0, 0, 0],
+  [255, 255, 0],
+  [0, 255, 255],
+  [255, 0, 255],
 ];
 
 export const GIF_PLANTED = { comment: "GIF-COMMENT-SECRET", xmp: "http://ns.adobe.com/xap/1.0/ GIF-XMP-SECRET" } as const;
@@ -56,12 +62,18 @@ export function gifWithMetadata(): Uint8Array {
     text("GIF89a"),
     [4, 0, 2, 0, 0x81, 0, 0],
     palette,
-    [0x21, 0xff, 11], text("NETSCAPE2.0"), [3, 1, 0, 0, 0],
-    [0x21, 0xfe], subBlocks(text(GIF_PLANTED.comment)),
-    [0x21, 0xff, 11], text("XMP DataXMP"), subBlocks(text(GIF_PLANTED.xmp)),
+    [0x21, 0xff, 11],
+    text("NETSCAPE2.0"),
+    [3, 1, 0, 0, 0],
+    [0x21, 0xfe],
+    subBlocks(text(GIF_PLANTED.comment)),
+    [0x21, 0xff, 11],
+    text("XMP DataXMP"),
+    subBlocks(text(GIF_PLANTED.xmp)),
     [0x21, 0xf9, 4, 0, 10, 0, 0, 0],
     [0x2c, 0, 0, 0, 0, 4, 0, 2, 0, 0],
-    [2], subBlocks(lzw(indices)),
+    [2],
+    subBlocks(lzw(indices)),
     [0x3b],
   );
 }

@@ -15,13 +15,43 @@ export interface JpegOptions {
 }
 
 const LUMA = [
-  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87,
-  80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92, 49, 64, 78, 87, 103, 121, 120, 101, 72, 92,
-  95, 98, 112, 100, 103, 99,
+  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62, 18, 22,
+  37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92, 49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
 ];
 const CHROMA = [
-  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99, 47, 66, 99, 99, 99, 99,
-  99, 99, ...new Array<number>(32).fill(99),
+  17,
+  18,
+  24,
+  47,
+  99,
+  99,
+  99,
+  99,
+  18,
+  21,
+  26,
+  66,
+  99,
+  99,
+  99,
+  99,
+  24,
+  26,
+  56,
+  99,
+  99,
+  99,
+  99,
+  99,
+  47,
+  66,
+  99,
+  99,
+  99,
+  99,
+  99,
+  99,
+  ...new Array<number>(32).fill(99),
 ];
 
 /** ZIGZAG[k] is the natural (row-major) index of the k-th coefficient in zig-zag order. */
@@ -140,7 +170,25 @@ export function encodeJpeg(width: number, height: number, pixel: (x: number, y: 
   // DQT lists the table in zig-zag order (B.2.4.1).
   const zigzagged = (t: number[]) => ZIGZAG.map((i) => t[i]!);
   out.push(...segment(0xdb, [0x00, ...zigzagged(tables[0]!), 0x01, ...zigzagged(tables[1]!)]));
-  out.push(...segment(options.progressive ? 0xc2 : 0xc0, [8, height >> 8, height & 0xff, width >> 8, width & 0xff, 3, 1, 0x11, 0, 2, 0x11, 1, 3, 0x11, 1]));
+  out.push(
+    ...segment(options.progressive ? 0xc2 : 0xc0, [
+      8,
+      height >> 8,
+      height & 0xff,
+      width >> 8,
+      width & 0xff,
+      3,
+      1,
+      0x11,
+      0,
+      2,
+      0x11,
+      1,
+      3,
+      0x11,
+      1,
+    ]),
+  );
   out.push(...dht(0, 0, DC_SYMBOLS, 4), ...dht(1, 0, AC_SYMBOLS, 8));
 
   const writeDc = (w: BitWriter, diff: number) => {

@@ -6,9 +6,8 @@
 import { encodeJpeg, type JpegOptions, type Rgb } from "./image-fixtures-jpeg";
 import { cameraExif, SECRETS } from "./image-fixtures-tiff";
 
-export { cameraExif, SECRETS };
-export { buildTiff, T, type Ifd } from "./image-fixtures-tiff";
-export { encodeJpeg };
+export { buildTiff, type Ifd, T } from "./image-fixtures-tiff";
+export { cameraExif, encodeJpeg, SECRETS };
 
 const text = (s: string) => new TextEncoder().encode(s);
 
@@ -42,7 +41,14 @@ function jpegSegment(marker: number, payload: Uint8Array): Uint8Array {
 
 /** The segments a phone, Lightroom and Photoshop would add; `kept` ones must survive. */
 export function jpegMetadataSegments(littleEndian: boolean, orientation = 6) {
-  const iptc = concat(text("Photoshop 3.0\0"), text("8BIM"), [0x04, 0x04, 0, 0, 0, 0, 0, 25], [0x1c, 0x02, 0x50, 0, 18], text(PLANTED.iptc), [0, 0]);
+  const iptc = concat(
+    text("Photoshop 3.0\0"),
+    text("8BIM"),
+    [0x04, 0x04, 0, 0, 0, 0, 0, 25],
+    [0x1c, 0x02, 0x50, 0, 18],
+    text(PLANTED.iptc),
+    [0, 0],
+  );
   const icc = concat(text("ICC_PROFILE\0"), [1, 1], new Uint8Array(128).fill(0x11));
   const adobe = concat(text("Adobe\0"), [0x64, 0, 0, 0, 0, 1]);
   return {
@@ -142,8 +148,7 @@ export function pngChunk(type: string, data: Uint8Array | number[]): Uint8Array 
 /** The raw scanlines (filter type 0, RGB) of the 16x8 test picture. */
 export function pngRaw(width = 16, height = 8): Uint8Array {
   const raw = new Uint8Array(height * (1 + width * 3));
-  for (let y = 0; y < height; y++)
-    for (let x = 0; x < width; x++) raw.set(testPixel(x, y), y * (1 + width * 3) + 1 + x * 3);
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) raw.set(testPixel(x, y), y * (1 + width * 3) + 1 + x * 3);
   return raw;
 }
 

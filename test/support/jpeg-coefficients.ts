@@ -4,7 +4,7 @@
  * Memory grows with the picture (two bytes per coefficient), so the service never uses it (its
  * decoders hold a band: src/lib/images/jpeg-band-decode.ts); the tests use it as the reference.
  */
-import { parseJpeg, type JpegComponent } from "../../src/lib/images/jpeg-parse";
+import { type JpegComponent, parseJpeg } from "../../src/lib/images/jpeg-parse";
 import { createScanDecoder } from "../../src/lib/images/jpeg-scan-decode";
 
 export { ZIGZAG } from "../../src/lib/images/jpeg-parse";

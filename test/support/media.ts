@@ -57,7 +57,11 @@ export async function scan(kind: "images" | "files", id: string): Promise<void> 
 
 /** A base product owned by `token`'s user, with one component. */
 export async function productWithComponent(token: string): Promise<{ product: number; component: number }> {
-  const response = await postJson("/v1/products", { name: "Camera body", components: [{ name: "Shutter", amount_in_parent: 1 }] }, bearer(token));
+  const response = await postJson(
+    "/v1/products",
+    { name: "Camera body", components: [{ name: "Shutter", amount_in_parent: 1 }] },
+    bearer(token),
+  );
   expect(response.status, await response.clone().text()).toBe(201);
   const body = (await response.json()) as { id: number; components: { id: number }[] };
   return { product: body.id, component: body.components[0]!.id };
@@ -93,7 +97,11 @@ export async function pendingWithoutJob(
   const values = [id, record, storageKey, part.name, part.type, part.bytes.length, "pending", uploadedBy];
   const statement =
     kind === "images"
-      ? env.DB.prepare(`INSERT INTO images (${columns}, width, height) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).bind(...values, part.width ?? 1, part.height ?? 1)
+      ? env.DB.prepare(`INSERT INTO images (${columns}, width, height) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).bind(
+          ...values,
+          part.width ?? 1,
+          part.height ?? 1,
+        )
       : env.DB.prepare(`INSERT INTO files (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).bind(...values);
   await statement.run();
   return { id, url: `http://localhost/uploads/${kind}/${storageKey}` };

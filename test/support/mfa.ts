@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { base32Decode, totp, totpStep, TOTP_PERIOD_SECONDS } from "../../src/auth/totp";
+import { base32Decode, TOTP_PERIOD_SECONDS, totp, totpStep } from "../../src/auth/totp";
 import { bearer, bearerLogin, me, postJson, type TokenPair } from "./accounts";
 import { oncePerFile } from "./test-file";
 

@@ -52,9 +52,7 @@ export async function browserSignIn(provider: "google" | "github", who: FakeProf
 /** The session cookies a response set, as a `cookie` request header, or null when it set none. */
 export function sessionCookiesOf(response: Response): string | null {
   const all = (response.headers as Headers & { getSetCookie(): string[] }).getSetCookie();
-  const pairs = all
-    .map((value) => value.split(";")[0]!)
-    .filter((pair) => /^__Host-relab-(auth|refresh)=./.test(pair));
+  const pairs = all.map((value) => value.split(";")[0]!).filter((pair) => /^__Host-relab-(auth|refresh)=./.test(pair));
   return pairs.length > 0 ? pairs.join("; ") : null;
 }
 
@@ -67,7 +65,12 @@ const withBody = (method: string, headers: Record<string, string>, body: StepUpB
     : { method, headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) };
 
 /** POST /v1/oauth/{provider}/associate/authorize with `auth` (bearer or cookie headers) and the step-up body. */
-export function associateAuthorize(provider: string, auth: Record<string, string>, body: StepUpBody, redirect = APP_ACCOUNT): Promise<Response> {
+export function associateAuthorize(
+  provider: string,
+  auth: Record<string, string>,
+  body: StepUpBody,
+  redirect = APP_ACCOUNT,
+): Promise<Response> {
   return api(`/v1/oauth/${provider}/associate/authorize?redirect_uri=${encodeURIComponent(redirect)}`, withBody("POST", auth, body));
 }
 
@@ -94,7 +97,9 @@ export async function revokedTokens(provider: "google" | "github"): Promise<stri
 }
 
 /** The account's links as GET /v1/oauth/associations lists them. */
-export async function associations(auth: Record<string, string>): Promise<{ provider: string; account_email: string | null; created_at: string }[]> {
+export async function associations(
+  auth: Record<string, string>,
+): Promise<{ provider: string; account_email: string | null; created_at: string }[]> {
   const response = await api("/v1/oauth/associations", { headers: auth });
   expect(response.status, await response.clone().text()).toBe(200);
   return (await response.json()) as { provider: string; account_email: string | null; created_at: string }[];
@@ -112,7 +117,11 @@ export interface AppPkce {
   challenge: string;
 }
 
-const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const base64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 
 /** A new PKCE pair, computed here (not with the service's code): 43-character verifier, base64url(SHA-256(verifier)) challenge. */
 export async function appPkce(): Promise<AppPkce> {
@@ -138,7 +147,9 @@ export async function beginSignIn(
   pkce?: AppPkce,
 ): Promise<{ authorizationUrl: string; cookie: string | null; pkce: AppPkce | null }> {
   const app = flow === "token" ? (pkce ?? (await appPkce())) : null;
-  const start = app ? await tokenAuthorize(provider, redirect, app.challenge) : await api(`/v1/oauth/${provider}/${flow}/authorize?redirect_uri=${encodeURIComponent(redirect)}`);
+  const start = app
+    ? await tokenAuthorize(provider, redirect, app.challenge)
+    : await api(`/v1/oauth/${provider}/${flow}/authorize?redirect_uri=${encodeURIComponent(redirect)}`);
   expect(start.status, await start.clone().text()).toBe(200);
   const cookie = csrfCookieOf(start);
   const { authorization_url } = (await start.json()) as { authorization_url: string };
@@ -154,7 +165,12 @@ export function followCallback(callback: URL, cookie: string | null, path = call
  * An app's sign-in (token flow) up to its callback's response; no cookie is involved. Returns the
  * response and the verifier of the app's challenge, which the hand-off's claim must present.
  */
-export async function appSignIn(provider: "google" | "github", who: FakeProfile, redirect = NATIVE_LOGIN, pkce?: AppPkce): Promise<{ response: Response; verifier: string }> {
+export async function appSignIn(
+  provider: "google" | "github",
+  who: FakeProfile,
+  redirect = NATIVE_LOGIN,
+  pkce?: AppPkce,
+): Promise<{ response: Response; verifier: string }> {
   const started = await beginSignIn(provider, "token", redirect, pkce);
   return { response: await followCallback(await consent(started.authorizationUrl, who), null), verifier: started.pkce!.verifier };
 }

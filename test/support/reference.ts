@@ -1,6 +1,6 @@
-import { worthStoring } from "../../src/middleware/cache-response";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { worthStoring } from "../../src/middleware/cache-response";
 import { bearer } from "./accounts";
 import { api, expectProblem } from "./http";
 import { bootstrapAdmin } from "./mfa";
@@ -104,7 +104,10 @@ export async function readAndCache(path: string): Promise<Response> {
 
 /** Creates a taxonomy through the admin route; a fresh name, version 1 and domain products unless `body` says otherwise. */
 export async function newTaxonomy(body: Record<string, unknown> = {}): Promise<Taxonomy> {
-  return expectStatus<Taxonomy>(await asAdmin("POST", "/v1/admin/taxonomies", { name: unique("Tax "), version: "1", domains: ["products"], ...body }), 201);
+  return expectStatus<Taxonomy>(
+    await asAdmin("POST", "/v1/admin/taxonomies", { name: unique("Tax "), version: "1", domains: ["products"], ...body }),
+    201,
+  );
 }
 
 /** Creates a category through the admin route. */
@@ -131,7 +134,9 @@ export async function seedTaxonomy(
   const taxonomyId = row!.id;
   const category: Record<string, number> = {};
   for (const name of categoryNames) {
-    const inserted = await env.DB.prepare("INSERT INTO categories (name, taxonomy_id) VALUES (?, ?) RETURNING id").bind(name, taxonomyId).first<{ id: number }>();
+    const inserted = await env.DB.prepare("INSERT INTO categories (name, taxonomy_id) VALUES (?, ?) RETURNING id")
+      .bind(name, taxonomyId)
+      .first<{ id: number }>();
     category[name] = inserted!.id;
   }
   return { taxonomyId, category };
@@ -139,13 +144,21 @@ export async function seedTaxonomy(
 
 /** A material linked to `categoryIds`, inserted with SQL (a fixture: material links have tests of their own); its id. */
 export async function seedLinkedMaterial(categoryIds: readonly number[]): Promise<number> {
-  const material = await env.DB.prepare("INSERT INTO materials (name) VALUES (?) RETURNING id").bind(unique("Material ")).first<{ id: number }>();
-  await env.DB.batch(categoryIds.map((id) => env.DB.prepare("INSERT INTO material_categories (material_id, category_id) VALUES (?, ?)").bind(material!.id, id)));
+  const material = await env.DB.prepare("INSERT INTO materials (name) VALUES (?) RETURNING id")
+    .bind(unique("Material "))
+    .first<{ id: number }>();
+  await env.DB.batch(
+    categoryIds.map((id) =>
+      env.DB.prepare("INSERT INTO material_categories (material_id, category_id) VALUES (?, ?)").bind(material!.id, id),
+    ),
+  );
   return material!.id;
 }
 
 /** The categories a material is linked to, as stored. */
 export async function materialCategoryIds(materialId: number): Promise<number[]> {
-  const links = await env.DB.prepare("SELECT category_id FROM material_categories WHERE material_id = ?").bind(materialId).all<{ category_id: number }>();
+  const links = await env.DB.prepare("SELECT category_id FROM material_categories WHERE material_id = ?")
+    .bind(materialId)
+    .all<{ category_id: number }>();
   return links.results.map((row) => row.category_id);
 }

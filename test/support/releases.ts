@@ -132,7 +132,14 @@ export async function runReleaseSlice(version: string, buildId: string, vars: Re
 export async function buildRow(version: string) {
   return env.DB.prepare("SELECT build_id, build_state, lease_id, lease_until, snapshot_at, status FROM releases WHERE version = ?")
     .bind(version)
-    .first<{ build_id: string; build_state: string | null; lease_id: string | null; lease_until: number | null; snapshot_at: number | null; status: string }>();
+    .first<{
+      build_id: string;
+      build_state: string | null;
+      lease_id: string | null;
+      lease_until: number | null;
+      snapshot_at: number | null;
+      status: string;
+    }>();
 }
 
 /** Every key under a prefix of the bucket. */

@@ -2,10 +2,8 @@
 
 export const u16be = (b: Uint8Array, o: number): number => (b[o]! << 8) | b[o + 1]!;
 export const u16le = (b: Uint8Array, o: number): number => b[o]! | (b[o + 1]! << 8);
-export const u32be = (b: Uint8Array, o: number): number =>
-  ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
-export const u32le = (b: Uint8Array, o: number): number =>
-  (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
+export const u32be = (b: Uint8Array, o: number): number => ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+export const u32le = (b: Uint8Array, o: number): number => (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
 
 /** Latin-1 view of `len` bytes, for four-character codes and signatures. */
 export function ascii(b: Uint8Array, o: number, len: number): string {

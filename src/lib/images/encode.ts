@@ -87,7 +87,8 @@ export function decodeWithPhoton(bytes: Uint8Array): Raster {
     const width = image.get_width();
     const height = image.get_height();
     const pixels = image.get_raw_pixels();
-    if (pixels.length !== width * height * 4) throw new ImageStructureError(`${format}: photon returned ${pixels.length} bytes for ${width}x${height}`);
+    if (pixels.length !== width * height * 4)
+      throw new ImageStructureError(`${format}: photon returned ${pixels.length} bytes for ${width}x${height}`);
     return { width, height, channels: 4, pixels };
   } finally {
     image.free();

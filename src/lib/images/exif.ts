@@ -203,7 +203,10 @@ export function filterExif(tiff: Uint8Array): ExifResult {
     if (k) metadata[spec.name] = k.value;
   }
   const byIfd = (ifd: 0 | 1) =>
-    [...kept.values()].filter((k) => k.spec.ifd === ifd).map((k) => k.entry).sort((a, b) => a.tag - b.tag);
+    [...kept.values()]
+      .filter((k) => k.spec.ifd === ifd)
+      .map((k) => k.entry)
+      .sort((a, b) => a.tag - b.tag);
   return { tiff: writeTiff(r.le, byIfd(0), byIfd(1)), orientation, metadata };
 }
 

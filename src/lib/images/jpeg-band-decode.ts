@@ -9,7 +9,7 @@
  */
 import { ImageStructureError } from "./exif";
 import type { JpegComponent, JpegLayout, JpegScan } from "./jpeg-parse";
-import { createScanDecoder, scanStateSize, type BlockRegion, type ScanDecoder } from "./jpeg-scan-decode";
+import { type BlockRegion, createScanDecoder, type ScanDecoder, scanStateSize } from "./jpeg-scan-decode";
 
 /** Most memory the saved decoder states may take; past it a file has too many scans for the bound. */
 const MAX_INDEX_BYTES = 16 << 20;
@@ -44,7 +44,13 @@ const fail = (why: string): never => {
 };
 
 /** Prepares band decoding of `layout` (parsed from `bytes`) at source MCU `cuts` along `axis`; runs the indexing pass when needed. */
-export function createBandDecoder(bytes: Uint8Array, layout: JpegLayout, axis: BandAxis, cuts: number[], options: BandDecoderOptions = {}): BandDecoder {
+export function createBandDecoder(
+  bytes: Uint8Array,
+  layout: JpegLayout,
+  axis: BandAxis,
+  cuts: number[],
+  options: BandDecoderOptions = {},
+): BandDecoder {
   const bands = cuts.length - 1;
   const scans = layout.scans.filter((_, i) => options.keep?.[i] ?? true);
   const along = (c: JpegComponent): number => (axis === "x" ? c.h : c.v);

@@ -17,7 +17,15 @@ const fail = (why: string): never => {
 };
 
 /** A whole block of a sequential scan; `preds[ci]` is the component's DC predictor. */
-export function decodeSequential(r: BitReader, c: Int16Array, o: number, dc: HuffmanDecodeTable, ac: HuffmanDecodeTable, preds: Int32Array, ci: number): void {
+export function decodeSequential(
+  r: BitReader,
+  c: Int16Array,
+  o: number,
+  dc: HuffmanDecodeTable,
+  ac: HuffmanDecodeTable,
+  preds: Int32Array,
+  ci: number,
+): void {
   const t = r.decode(dc);
   if (t > 11) fail("bad DC magnitude category");
   c[o] = preds[ci] = preds[ci]! + r.signed(t);
@@ -37,7 +45,15 @@ export function decodeSequential(r: BitReader, c: Int16Array, o: number, dc: Huf
 }
 
 /** The first DC scan of a progressive image, point transform `al`. */
-export function decodeDcFirst(r: BitReader, c: Int16Array, o: number, dc: HuffmanDecodeTable, preds: Int32Array, ci: number, al: number): void {
+export function decodeDcFirst(
+  r: BitReader,
+  c: Int16Array,
+  o: number,
+  dc: HuffmanDecodeTable,
+  preds: Int32Array,
+  ci: number,
+  al: number,
+): void {
   const t = r.decode(dc);
   if (t > 11) fail("bad DC magnitude category");
   const v = (preds[ci] = preds[ci]! + r.signed(t));
@@ -83,7 +99,16 @@ export function decodeAcFirst(
 }
 
 /** G.1.2.3: refinement of band `ss`..`se` at bit `al`, correcting already non-zero coefficients on the way. */
-export function decodeAcRefine(r: BitReader, st: EobState, c: Int16Array, o: number, table: HuffmanDecodeTable, ss: number, se: number, al: number): void {
+export function decodeAcRefine(
+  r: BitReader,
+  st: EobState,
+  c: Int16Array,
+  o: number,
+  table: HuffmanDecodeTable,
+  ss: number,
+  se: number,
+  al: number,
+): void {
   const p1 = 1 << al;
   const m1 = -1 << al;
   let k = ss;
@@ -128,7 +153,15 @@ export function decodeAcRefine(r: BitReader, st: EobState, c: Int16Array, o: num
 }
 
 /** `decodeAcRefine` for a block known only by its non-zero map `bits[at..at+1]`: reads the same bits, updates the map. */
-export function skipAcRefine(r: BitReader, st: EobState, bits: Int32Array, at: number, table: HuffmanDecodeTable, ss: number, se: number): void {
+export function skipAcRefine(
+  r: BitReader,
+  st: EobState,
+  bits: Int32Array,
+  at: number,
+  table: HuffmanDecodeTable,
+  ss: number,
+  se: number,
+): void {
   let lo = bits[at]!;
   let hi = bits[at + 1]!;
   const nonzero = (k: number): boolean => ((k < 32 ? lo >>> k : hi >>> (k - 32)) & 1) !== 0;

@@ -8,7 +8,7 @@
 import { ImageStructureError } from "./exif";
 import { bandCuts, createBandDecoder } from "./jpeg-band-decode";
 import { idctScaled, ycbcrToRgb } from "./jpeg-idct-scaled";
-import { ZIGZAG, parseJpeg, type JpegLayout } from "./jpeg-parse";
+import { type JpegLayout, parseJpeg, ZIGZAG } from "./jpeg-parse";
 import type { Raster } from "./raster";
 
 export type JpegScale = 1 | 2 | 4 | 8;
@@ -122,7 +122,8 @@ export function decodeJpegScaledInBands(bytes: Uint8Array, scale: JpegScale, ban
     });
     const y0 = cuts[b]! * vmax * n;
     const y1 = Math.min(cuts[b + 1]! * vmax * n, height);
-    const rowOf = (ci: number, y: number): number => (Math.floor((y * comps[ci]!.v) / vmax) - cuts[b]! * comps[ci]!.v * n) * planes[ci]!.stride;
+    const rowOf = (ci: number, y: number): number =>
+      (Math.floor((y * comps[ci]!.v) / vmax) - cuts[b]! * comps[ci]!.v * n) * planes[ci]!.stride;
     for (let y = y0; y < y1; y++) {
       let o = y * width * 3;
       const p0 = planes[0]!.data;

@@ -5,7 +5,7 @@
  * fed a band of MCU rows at a time, the DC predictors and the bit position carried across bands.
  */
 import { ImageStructureError } from "./exif";
-import { buildHuffmanCode, category, Writer, type HuffmanCode } from "./jpeg-huffman-encode";
+import { buildHuffmanCode, category, type HuffmanCode, Writer } from "./jpeg-huffman-encode";
 import { ZIGZAG } from "./jpeg-parse";
 
 export { buildHuffmanCode };
@@ -162,7 +162,8 @@ export class BaselineEncoder {
     this.acCodes = this.acFreq.slice(0, tables).map(buildHuffmanCode);
     let dataBits = this.extraBits;
     for (let t = 0; t < tables; t++) {
-      for (let s = 0; s < 256; s++) dataBits += this.dcFreq[t]![s]! * this.dcCodes[t]!.size[s]! + this.acFreq[t]![s]! * this.acCodes[t]!.size[s]!;
+      for (let s = 0; s < 256; s++)
+        dataBits += this.dcFreq[t]![s]! * this.dcCodes[t]!.size[s]! + this.acFreq[t]![s]! * this.acCodes[t]!.size[s]!;
     }
     let headerBytes = 1024;
     for (const s of layout.segments) headerBytes += s.length;
@@ -191,7 +192,8 @@ export class BaselineEncoder {
     w.bytes(segment(wide ? 0xc1 : 0xc0, sof));
     const dht: number[] = [];
     for (let t = 0; t < tables; t++) {
-      for (const [tc, hc] of [[0, this.dcCodes[t]!] as const, [1, this.acCodes[t]!] as const]) dht.push((tc << 4) | t, ...hc.counts, ...hc.values);
+      for (const [tc, hc] of [[0, this.dcCodes[t]!] as const, [1, this.acCodes[t]!] as const])
+        dht.push((tc << 4) | t, ...hc.counts, ...hc.values);
     }
     w.bytes(segment(0xc4, dht));
     const tableOf = (ci: number): number => (ci === 0 ? 0 : 1);
@@ -223,7 +225,7 @@ export class BaselineEncoder {
     for (let my = my0; my < my1; my++) {
       const n = this.rowBlocks(sources, my);
       for (let i = 0; i < n; i++) {
-            if (len + MAX_BLOCK_BYTES > buf.length) {
+        if (len + MAX_BLOCK_BYTES > buf.length) {
           w.len = len;
           w.reserve(MAX_BLOCK_BYTES);
           buf = w.buf;

@@ -108,4 +108,3 @@ export class Writer {
     if (this.nbits) this.bits((1 << (8 - this.nbits)) - 1, 8 - this.nbits); // pad with 1-bits (F.1.2.3)
   }
 }
-

@@ -10,7 +10,7 @@
 import { ImageStructureError } from "./exif";
 import { bandCuts, createBandDecoder } from "./jpeg-band-decode";
 import { BaselineEncoder, type BlockSource } from "./jpeg-encode";
-import { ZIGZAG, parseJpeg } from "./jpeg-parse";
+import { parseJpeg, ZIGZAG } from "./jpeg-parse";
 import type { BlockRegion } from "./jpeg-scan-decode";
 
 export { ImageStructureError };

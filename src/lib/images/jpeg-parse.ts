@@ -163,11 +163,7 @@ function readQuantTables(seg: Uint8Array, out: (Uint16Array | undefined)[]): voi
   }
 }
 
-function readHuffmanTables(
-  seg: Uint8Array,
-  dc: (HuffmanDecodeTable | undefined)[],
-  ac: (HuffmanDecodeTable | undefined)[],
-): void {
+function readHuffmanTables(seg: Uint8Array, dc: (HuffmanDecodeTable | undefined)[], ac: (HuffmanDecodeTable | undefined)[]): void {
   let p = 0;
   while (p < seg.length) {
     const tc = seg[p]! >> 4;

@@ -6,7 +6,7 @@
  * and keep only the blocks of a region.
  */
 import { BitReader, type HuffmanDecodeTable } from "./jpeg-bit-reader";
-import { decodeAcFirst, decodeAcRefine, decodeDcFirst, decodeSequential, skipAcRefine, type EobState } from "./jpeg-block-decode";
+import { decodeAcFirst, decodeAcRefine, decodeDcFirst, decodeSequential, type EobState, skipAcRefine } from "./jpeg-block-decode";
 import type { JpegComponent, JpegScan } from "./jpeg-parse";
 
 /** Where a component's blocks are kept: a rectangle of its block grid, 64 coefficients per block, natural order. */
@@ -48,7 +48,7 @@ const hasPredictors = (scan: JpegScan): boolean => scan.ss === 0 && scan.ah === 
 export const scanStateSize = (scan: JpegScan): number => 4 + (hasPredictors(scan) ? scan.components.length : 0);
 
 /** Block decoding procedures, one per kind of scan. */
-const enum Kind {
+enum Kind {
   Sequential,
   DcFirst,
   DcRefine,
@@ -94,7 +94,15 @@ class Decoder implements ScanDecoder, EobState {
     this.dcTables = scan.dcTables;
     this.acTables = scan.acTables;
     const { ss, ah } = scan;
-    this.kind = !scan.progressive ? Kind.Sequential : ss === 0 ? (ah === 0 ? Kind.DcFirst : Kind.DcRefine) : ah === 0 ? Kind.AcFirst : Kind.AcRefine;
+    this.kind = !scan.progressive
+      ? Kind.Sequential
+      : ss === 0
+        ? ah === 0
+          ? Kind.DcFirst
+          : Kind.DcRefine
+        : ah === 0
+          ? Kind.AcFirst
+          : Kind.AcRefine;
     this.ss = ss;
     this.se = scan.se;
     this.al = scan.al;

@@ -48,7 +48,13 @@ function parse(b: Uint8Array): PngInfo {
     if (pos === 8 && (type !== "IHDR" || len !== 13)) fail("IHDR is not the first chunk");
     if (type === "IHDR") {
       if (pos !== 8) fail("second IHDR");
-      Object.assign(info, { width: u32be(data, 0), height: u32be(data, 4), depth: data[8]!, colorType: data[9]!, interlaced: data[12] === 1 });
+      Object.assign(info, {
+        width: u32be(data, 0),
+        height: u32be(data, 4),
+        depth: data[8]!,
+        colorType: data[9]!,
+        interlaced: data[12] === 1,
+      });
       if (info.width === 0 || info.height === 0 || info.width > 0x7fffffff || info.height > 0x7fffffff) fail("bad dimensions");
       if (!DEPTHS[info.colorType]?.includes(info.depth)) fail(`bad colour type ${info.colorType} / bit depth ${info.depth}`);
       if (data[10] !== 0 || data[11] !== 0 || data[12]! > 1) fail("unknown compression, filter or interlace method");
@@ -72,7 +78,15 @@ function parse(b: Uint8Array): PngInfo {
 }
 
 /** Adam7 passes: x0, y0, dx, dy; a plain image is one pass of step 1. */
-const ADAM7 = [[0, 0, 8, 8], [4, 0, 8, 8], [0, 4, 4, 8], [2, 0, 4, 4], [0, 2, 2, 4], [1, 0, 2, 2], [0, 1, 1, 2]] as const;
+const ADAM7 = [
+  [0, 0, 8, 8],
+  [4, 0, 8, 8],
+  [0, 4, 4, 8],
+  [2, 0, 4, 4],
+  [0, 2, 2, 4],
+  [1, 0, 2, 2],
+  [0, 1, 1, 2],
+] as const;
 
 interface Pass {
   x0: number;

@@ -7,7 +7,23 @@ function fail(why: string): never {
 }
 
 /** Chunks that affect how pixels are decoded or shown (PNG 3rd ed. and APNG); all else goes. */
-const KEEP = new Set(["IHDR", "PLTE", "IDAT", "IEND", "tRNS", "gAMA", "cHRM", "sRGB", "iCCP", "sBIT", "pHYs", "bKGD", "acTL", "fcTL", "fdAT"]);
+const KEEP = new Set([
+  "IHDR",
+  "PLTE",
+  "IDAT",
+  "IEND",
+  "tRNS",
+  "gAMA",
+  "cHRM",
+  "sRGB",
+  "iCCP",
+  "sBIT",
+  "pHYs",
+  "bKGD",
+  "acTL",
+  "fcTL",
+  "fdAT",
+]);
 
 function chunk(type: string, data: Uint8Array): Uint8Array {
   const out = new Uint8Array(12 + data.length);

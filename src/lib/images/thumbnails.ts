@@ -34,7 +34,8 @@ function fittedWidth(size: { width: number; height: number }, box: number): numb
 
 function jpegScale(size: { width: number; height: number }, width: number): JpegScale {
   let scale = jpegScaleFor(size.width, width);
-  while (scale < 8 && Math.ceil(size.width / scale) * Math.ceil(size.height / scale) * 3 > JPEG_RASTER_BUDGET) scale = (scale * 2) as JpegScale;
+  while (scale < 8 && Math.ceil(size.width / scale) * Math.ceil(size.height / scale) * 3 > JPEG_RASTER_BUDGET)
+    scale = (scale * 2) as JpegScale;
   return scale;
 }
 

@@ -8,15 +8,7 @@
  * `datetime` is UTC with millisecond precision; `object` and `array` hold JSON (compact text in
  * CSV, UTF-8 text in Parquet).
  */
-export type ColumnType =
-  | "int32"
-  | "int64"
-  | "double"
-  | "boolean"
-  | "string"
-  | "datetime"
-  | "object"
-  | "array";
+export type ColumnType = "int32" | "int64" | "double" | "boolean" | "string" | "datetime" | "object" | "array";
 
 export interface Column {
   readonly name: string;
@@ -84,7 +76,11 @@ export function checkRowKeys(columns: readonly Column[], row: TableRow, index: n
 /** A row of values must hold one per column: a query selecting other columns is a bug, caught here. */
 export function checkRowLength(columns: readonly Column[], values: TableValues, index: number): void {
   if (values.length !== columns.length) {
-    throw new TableDataError(columns[Math.min(values.length, columns.length - 1)]!.name, index, `expected ${columns.length} values, got ${values.length}`);
+    throw new TableDataError(
+      columns[Math.min(values.length, columns.length - 1)]!.name,
+      index,
+      `expected ${columns.length} values, got ${values.length}`,
+    );
   }
 }
 

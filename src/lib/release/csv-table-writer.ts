@@ -1,6 +1,16 @@
 import { csvCell, csvRow } from "../csv";
 import type { ByteSink } from "./byte-sink";
-import { type Cell, checkColumns, checkRowKeys, checkRowLength, type Column, isoDatetime, type TableRow, type TableValues, toCell } from "./columns";
+import {
+  type Cell,
+  type Column,
+  checkColumns,
+  checkRowKeys,
+  checkRowLength,
+  isoDatetime,
+  type TableRow,
+  type TableValues,
+  toCell,
+} from "./columns";
 
 /** What a later invocation needs to carry on with the same file (JSON-safe). */
 export interface CsvWriterState {

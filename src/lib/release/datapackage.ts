@@ -1,4 +1,4 @@
-import { checkColumns, type Column, type ColumnType, isoDatetime } from "./columns";
+import { type Column, type ColumnType, checkColumns, isoDatetime } from "./columns";
 import type { Licence } from "./licences";
 
 /** Data Package v2 (datapackage.org, 2024): `$schema` names the profile, tables have `type`. */

@@ -37,7 +37,14 @@ const KNOWN: Readonly<Record<string, Omit<Licence, "name">>> = {
 };
 
 /** The SPDX ids this service knows (a release may carry any of them). */
-export const LICENCE_IDS = ["CC-BY-4.0", "CC-BY-SA-4.0", "CC0-1.0", "ODbL-1.0", "ODC-By-1.0", "PDDL-1.0"] as const satisfies readonly (keyof typeof KNOWN)[];
+export const LICENCE_IDS = [
+  "CC-BY-4.0",
+  "CC-BY-SA-4.0",
+  "CC0-1.0",
+  "ODbL-1.0",
+  "ODC-By-1.0",
+  "PDDL-1.0",
+] as const satisfies readonly (keyof typeof KNOWN)[];
 
 /** The licence for an SPDX id; `path` and `title` may be given, and must be for an unknown id. */
 export function licence(id: string, details: Partial<Omit<Licence, "name">> = {}): Licence {

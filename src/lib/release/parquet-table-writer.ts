@@ -1,7 +1,7 @@
 import { ByteWriter } from "hyparquet-writer/src/bytewriter.js";
 import { ParquetWriter } from "hyparquet-writer/src/parquet-writer.js";
 import type { ByteSink } from "./byte-sink";
-import { type Cell, checkColumns, checkRowKeys, checkRowLength, type Column, type TableRow, type TableValues, toCell } from "./columns";
+import { type Cell, type Column, checkColumns, checkRowKeys, checkRowLength, type TableRow, type TableValues, toCell } from "./columns";
 import { fromTaggedJson, toTaggedJson } from "./tagged-json";
 
 // The writer's own types, so that they match the hyparquet version it was built against.

@@ -27,9 +27,7 @@ export function releaseReadme(input: ReadmeInput): string {
   const snapshot = isoDatetime(input.snapshotAt.getTime());
   const year = snapshot.slice(0, 4);
   const key = `${slug(publisher)}_${slug(version)}`;
-  const files = input.files
-    .map((f) => `| \`${f.path}\` | ${f.bytes.toLocaleString("en-US")} | ${cell(f.description ?? "")} |`)
-    .join("\n");
+  const files = input.files.map((f) => `| \`${f.path}\` | ${f.bytes.toLocaleString("en-US")} | ${cell(f.description ?? "")} |`).join("\n");
   const parquet = input.files.find((f) => f.path.endsWith(".parquet"))?.path ?? "records.parquet";
   const csv = input.files.find((f) => f.path.endsWith(".csv"))?.path ?? "records.csv";
   return `# ${title}
@@ -87,12 +85,20 @@ SELECT count(*) FROM '${filesUrl}${parquet}';
 }
 
 function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "") || "dataset";
+  return (
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "_")
+      .replace(/^_+|_+$/g, "") || "dataset"
+  );
 }
 
 /** BibTeX's special characters, escaped; braces dropped (they would unbalance the entry). */
 function bibtex(text: string): string {
-  return text.replace(/[{}]/g, "").replace(/([&%$#_])/g, "\\$1").replace(/[\r\n]+/g, " ");
+  return text
+    .replace(/[{}]/g, "")
+    .replace(/([&%$#_])/g, "\\$1")
+    .replace(/[\r\n]+/g, " ");
 }
 
 /** Text inside a Markdown table cell. */

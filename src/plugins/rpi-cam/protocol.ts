@@ -126,9 +126,7 @@ export function textFrameBytes(text: string): number {
 }
 
 /** Parses a device frame's text: a response, a pong or a ping; null for anything else. */
-export function parseDeviceFrame(
-  text: string,
-): ResponseFrame | { type: "pong" } | { type: "ping" } | null {
+export function parseDeviceFrame(text: string): ResponseFrame | { type: "pong" } | { type: "ping" } | null {
   let value: unknown;
   try {
     value = JSON.parse(text);

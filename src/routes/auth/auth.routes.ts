@@ -55,7 +55,8 @@ export const verify = createRoute({
   operationId: "verifyEmail",
   tags: ["Auth"],
   summary: "Verify the email address",
-  description: "Verifies the address with the token from the verification link (valid 24 hours, and only for the address it was sent to). Verifying twice is harmless.",
+  description:
+    "Verifies the address with the token from the verification link (valid 24 hours, and only for the address it was sent to). Verifying twice is harmless.",
   request: { body: json(LinkTokenBodySchema) },
   responses: {
     200: { description: "The account is verified.", content: { "application/json": { schema: VerifiedSchema } } },
@@ -69,7 +70,8 @@ export const requestVerifyToken = createRoute({
   operationId: "requestVerifyToken",
   tags: ["Auth"],
   summary: "Send a new verification link",
-  description: "Emails a new verification link when the address belongs to an active, unverified account. Answers the same 202 for every address.",
+  description:
+    "Emails a new verification link when the address belongs to an active, unverified account. Answers the same 202 for every address.",
   request: { body: json(EmailBodySchema) },
   responses: {
     202: { description: "Accepted.", content: { "application/json": { schema: AcceptedSchema } } },
@@ -83,7 +85,8 @@ export const validateEmail = createRoute({
   operationId: "validateEmail",
   tags: ["Auth"],
   summary: "Check an email address before registering",
-  description: "Whether an address could register: it must be well-formed and not at a disposable-email provider. Does not reveal whether an account uses it.",
+  description:
+    "Whether an address could register: it must be well-formed and not at a disposable-email provider. Does not reveal whether an account uses it.",
   request: { body: json(z.strictObject({ email: z.string().max(254) }).openapi("ValidateEmailBody")) },
   responses: {
     200: { description: "The verdict.", content: { "application/json": { schema: EmailCheckSchema } } },

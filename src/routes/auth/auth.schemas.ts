@@ -17,7 +17,8 @@ export const NewPasswordSchema = z
   .string()
   .max(PASSWORD_MAX_LENGTH * 4)
   .openapi({
-    description: "12 to 128 characters; must not contain the username or the email's local part; common and breached passwords are refused.",
+    description:
+      "12 to 128 characters; must not contain the username or the email's local part; common and breached passwords are refused.",
     example: "violet-kettle-47-orbit",
   });
 

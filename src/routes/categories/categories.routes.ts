@@ -44,7 +44,10 @@ export const getCategoryTree = createRoute({
   middleware: [cacheResponse("reference-data")] as const,
   request: { query: AllCategoriesTreeQuerySchema },
   responses: {
-    200: { description: "A page of top-level categories, each with its subcategories.", content: { "application/json": { schema: CategoryTreePageSchema } } },
+    200: {
+      description: "A page of top-level categories, each with its subcategories.",
+      content: { "application/json": { schema: CategoryTreePageSchema } },
+    },
     ...problemResponses(422),
   },
 });
@@ -89,7 +92,10 @@ export const getSubcategoryTree = createRoute({
   middleware: [cacheResponse("reference-data")] as const,
   request: { params: IdParamsSchema, query: CategoryTreeQuerySchema },
   responses: {
-    200: { description: "A page of subcategories, each with its own nested.", content: { "application/json": { schema: CategoryTreePageSchema } } },
+    200: {
+      description: "A page of subcategories, each with its own nested.",
+      content: { "application/json": { schema: CategoryTreePageSchema } },
+    },
     ...problemResponses(404, 422),
   },
 });

@@ -25,7 +25,10 @@ export const CategorySchema = z
     id: z.number().int(),
     name: z.string(),
     description: z.string().nullable(),
-    external_id: z.string().nullable().openapi({ description: "The category's id in the source it was taken from; unique within its taxonomy." }),
+    external_id: z
+      .string()
+      .nullable()
+      .openapi({ description: "The category's id in the source it was taken from; unique within its taxonomy." }),
     taxonomy_id: z.number().int(),
     supercategory_id: z.number().int().nullable().openapi({ description: "The category it sits directly below; null at the top." }),
     created_at: timestamp,
@@ -37,8 +40,7 @@ export const CategoryPageSchema = pagedSchema(CategorySchema, "CategoryPage");
 
 export const CategoryDetailSchema = CategorySchema.extend({
   taxonomy: TaxonomyReferenceSchema,
-  supercategory: CategoryReferenceSchema.nullable()
-    .openapi({ description: "Null for a top-level category." }),
+  supercategory: CategoryReferenceSchema.nullable().openapi({ description: "Null for a top-level category." }),
   subcategories: z
     .array(CategoryReferenceSchema)
     .openapi({ description: "The direct subcategories, by name; deeper levels through `/subcategories/tree`." }),
@@ -82,7 +84,9 @@ export const CategoryTreeNodeSchema: z.ZodType<CategoryTreeNode> = z
       description: null,
       external_id: "EEE-1",
       taxonomy_id: 3,
-      subcategories: [{ id: 12, name: "Small household appliances", description: null, external_id: "EEE-2", taxonomy_id: 3, subcategories: [] }],
+      subcategories: [
+        { id: 12, name: "Small household appliances", description: null, external_id: "EEE-2", taxonomy_id: 3, subcategories: [] },
+      ],
     },
   });
 

@@ -2,8 +2,8 @@ import type { OpenAPIHono, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { openApiDocument } from "../../lib/openapi";
 import { noSuchPath } from "../../lib/problem";
-import { DOCS_CSP, docsInitScript, docsPage } from "./docs-page";
 import type { getDocs, getDocsAsset, getDocsInit, getOpenApi } from "./docs.routes";
+import { DOCS_CSP, docsInitScript, docsPage } from "./docs-page";
 
 const SCHEMA_PATH = "/v1/openapi.json";
 

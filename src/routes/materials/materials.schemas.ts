@@ -7,7 +7,10 @@ const timestamp = z.string().openapi({ example: "2026-05-01T12:00:00Z" });
 
 export const LinkedCategorySchema = z
   .object({ id: z.number().int(), name: z.string(), taxonomy_id: z.number().int() })
-  .openapi("LinkedCategory", { description: "A category a material or product type is linked to.", example: { id: 12, name: "Polymers", taxonomy_id: 2 } });
+  .openapi("LinkedCategory", {
+    description: "A category a material or product type is linked to.",
+    example: { id: 12, name: "Polymers", taxonomy_id: 2 },
+  });
 
 export const CategoryLinksAddSchema = z
   .strictObject({
@@ -20,8 +23,16 @@ export const CategoryLinksAddSchema = z
   .openapi("CategoryLinksAdd", { example: { category_ids: [12, 15] } });
 
 export const CategoryLinkParamsSchema = z.object({
-  id: z.coerce.number().int().positive().openapi({ param: { name: "id", in: "path" }, example: 3 }),
-  category_id: z.coerce.number().int().positive().openapi({ param: { name: "category_id", in: "path" }, example: 12 }),
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .openapi({ param: { name: "id", in: "path" }, example: 3 }),
+  category_id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .openapi({ param: { name: "category_id", in: "path" }, example: 12 }),
 });
 
 const materialFields = {

@@ -6,7 +6,7 @@ import { clearedCsrfCookie, csrfCookie, type LinkTarget, OAUTH_CSRF_COOKIE } fro
 import type { AppEnv } from "../../env";
 import { audit } from "../../lib/audit";
 import { requestOrigin } from "../../lib/http";
-import { notFound, ApiError } from "../../lib/problem";
+import { ApiError, notFound } from "../../lib/problem";
 import { isoSeconds } from "../../lib/time";
 import { requireUser } from "../../middleware/guards";
 import { listLinks as readLinks, unlinkAccount } from "../../services/oauth-accounts";
@@ -18,7 +18,8 @@ import { assertStepUp } from "../../services/step-up";
 import { setSession, tokenPair } from "../auth/transport";
 import type * as routes from "./oauth.routes";
 
-const callbackUrl = (c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow) => `${requestOrigin(c)}/v1/oauth/${provider}/${flow}/callback`;
+const callbackUrl = (c: Context<AppEnv>, provider: OAuthProvider, flow: OAuthFlow) =>
+  `${requestOrigin(c)}/v1/oauth/${provider}/${flow}/callback`;
 
 async function authorize(
   c: Context<AppEnv>,
@@ -63,14 +64,21 @@ export const tokenAuthorize: RouteHandler<typeof routes.tokenAuthorize, AppEnv> 
   return authorize(c, c.req.valid("param").provider, "token", query.redirect_uri, null, query.code_challenge ?? null);
 };
 
-export const sessionCallback: RouteHandler<typeof routes.sessionCallback, AppEnv> = (c) => callback(c, c.req.valid("param").provider, "session");
+export const sessionCallback: RouteHandler<typeof routes.sessionCallback, AppEnv> = (c) =>
+  callback(c, c.req.valid("param").provider, "session");
 export const tokenCallback: RouteHandler<typeof routes.tokenCallback, AppEnv> = (c) => callback(c, c.req.valid("param").provider, "token");
-export const associateCallback: RouteHandler<typeof routes.associateCallback, AppEnv> = (c) => callback(c, c.req.valid("param").provider, "associate");
+export const associateCallback: RouteHandler<typeof routes.associateCallback, AppEnv> = (c) =>
+  callback(c, c.req.valid("param").provider, "associate");
 
 export const associateAuthorize: RouteHandler<typeof routes.associateAuthorize, AppEnv> = async (c) => {
   const user = requireUser(c);
   const body = c.req.valid("json") ?? {};
-  await assertStepUp(c.get("services"), user, { currentPassword: body.current_password, mfaCode: body.mfa_code }, { operation: "Linking a sign-in" });
+  await assertStepUp(
+    c.get("services"),
+    user,
+    { currentPassword: body.current_password, mfaCode: body.mfa_code },
+    { operation: "Linking a sign-in" },
+  );
   const linking = { userId: user.id, tokensValidAfter: user.tokensValidAfter };
   return authorize(c, c.req.valid("param").provider, "associate", c.req.valid("query").redirect_uri, linking);
 };
@@ -98,12 +106,16 @@ export const listLinks: RouteHandler<typeof routes.listLinks, AppEnv> = async (c
   const user = requireUser(c);
   const rows = await readLinks(c.get("services"), user.id);
   c.header("Cache-Control", "no-store");
-  return c.json(rows.map((row) => ({ provider: row.provider, account_email: row.account_email, created_at: isoSeconds(row.created_at * 1000) })), 200);
+  return c.json(
+    rows.map((row) => ({ provider: row.provider, account_email: row.account_email, created_at: isoSeconds(row.created_at * 1000) })),
+    200,
+  );
 };
 
 export const claimLogin: RouteHandler<typeof routes.claimLogin, AppEnv> = async (c) => {
   const svc = c.get("services");
-  if (!svc.config.oauth.tokenFlowEnabled) throw notFound("The bearer-token OAuth flow is not enabled on this deployment.", "OAUTH_TOKEN_FLOW_DISABLED");
+  if (!svc.config.oauth.tokenFlowEnabled)
+    throw notFound("The bearer-token OAuth flow is not enabled on this deployment.", "OAUTH_TOKEN_FLOW_DISABLED");
   const body = c.req.valid("json");
   const { userId } = await claimHandoff(svc, "login", body.login_handoff, body.code_verifier);
   const user = await handoffUser(svc, userId);
@@ -120,4 +132,3 @@ export const claimMfaHandoff: RouteHandler<typeof routes.claimMfaHandoff, AppEnv
   c.header("Cache-Control", "no-store");
   return c.json({ mfa_required: true as const, mfa_token: secret! }, 200);
 };
-

@@ -9,7 +9,11 @@ const ANY = z.enum(["google", "github", "google-youtube"]);
 const signInParams = z.object({ provider: SIGN_IN.openapi({ param: { name: "provider", in: "path" }, example: "google" }) });
 const anyParams = z.object({ provider: ANY.openapi({ param: { name: "provider", in: "path" }, example: "github" }) });
 const RedirectQuery = z.object({
-  redirect_uri: z.string().min(1).max(2048).openapi({ description: "Where the result goes: exactly an allow-listed target.", example: "https://app.relab.example/login" }),
+  redirect_uri: z
+    .string()
+    .min(1)
+    .max(2048)
+    .openapi({ description: "Where the result goes: exactly an allow-listed target.", example: "https://app.relab.example/login" }),
 });
 const VerifierSchema = z
   .string()
@@ -35,7 +39,10 @@ const AuthorizationSchema = z
   .openapi("OAuthAuthorization");
 const StepUpSchema = z
   .strictObject({ current_password: z.string().max(1024).optional(), mfa_code: z.string().max(64).optional() })
-  .openapi("OAuthStepUp", { description: "The account's password, and with TOTP a code; neither for an account with neither, whose session began with a sign-in within 10 minutes." });
+  .openapi("OAuthStepUp", {
+    description:
+      "The account's password, and with TOTP a code; neither for an account with neither, whose session began with a sign-in within 10 minutes.",
+  });
 const json = <T extends z.ZodType>(schema: T, required = true) => ({ required, content: { "application/json": { schema } } });
 const FRAGMENT =
   "Redirects (302) to the target given at authorization, with the result in the URL fragment only: `#status=success`, " +
@@ -54,7 +61,10 @@ export const sessionAuthorize = createRoute({
     "`/login` or `/account` page (the native app signs in with the token flow), else 400 `REDIRECT_URI_NOT_ALLOWED`. A provider that is " +
     "not configured: 404 `OAUTH_PROVIDER_NOT_CONFIGURED`.",
   request: { params: signInParams, query: RedirectQuery },
-  responses: { 200: { description: "The provider URL.", content: { "application/json": { schema: AuthorizationSchema } } }, ...problemResponses(400, 404, 422) },
+  responses: {
+    200: { description: "The provider URL.", content: { "application/json": { schema: AuthorizationSchema } } },
+    ...problemResponses(400, 404, 422),
+  },
 });
 
 export const sessionCallback = createRoute({
@@ -80,7 +90,10 @@ export const tokenAuthorize = createRoute({
     "`code_challenge` (S256; missing: 400 `CODE_CHALLENGE_REQUIRED`) and claims the hand-off with the verifier, so a sign-in " +
     "started elsewhere cannot be planted on the app.",
   request: { params: signInParams, query: TokenAuthorizeQuery },
-  responses: { 200: { description: "The provider URL.", content: { "application/json": { schema: AuthorizationSchema } } }, ...problemResponses(400, 404, 422) },
+  responses: {
+    200: { description: "The provider URL.", content: { "application/json": { schema: AuthorizationSchema } } },
+    ...problemResponses(400, 404, 422),
+  },
 });
 
 export const tokenCallback = createRoute({
@@ -103,8 +116,13 @@ export const claimLogin = createRoute({
   description:
     "Once, within 2 minutes of the callback, with the `code_verifier` of the app's `code_challenge`; anything else is 400 `OAUTH_HANDOFF_INVALID`. " +
     "On when `OAUTH_TOKEN_FLOW_ENABLED` (else 404 `OAUTH_TOKEN_FLOW_DISABLED`).",
-  request: { body: json(z.strictObject({ login_handoff: z.string().min(1).max(256), code_verifier: VerifierSchema }).openapi("OAuthLoginClaim")) },
-  responses: { 200: { description: "The session.", content: { "application/json": { schema: TokenPairSchema } } }, ...problemResponses(400, 404, 413, 415, 422) },
+  request: {
+    body: json(z.strictObject({ login_handoff: z.string().min(1).max(256), code_verifier: VerifierSchema }).openapi("OAuthLoginClaim")),
+  },
+  responses: {
+    200: { description: "The session.", content: { "application/json": { schema: TokenPairSchema } } },
+    ...problemResponses(400, 404, 413, 415, 422),
+  },
 });
 
 export const associateAuthorize = createRoute({
@@ -121,7 +139,10 @@ export const associateAuthorize = createRoute({
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   request: { params: anyParams, query: RedirectQuery, body: json(StepUpSchema, false) },
-  responses: { 200: { description: "The provider URL.", content: { "application/json": { schema: AuthorizationSchema } } }, ...problemResponses(400, 401, 403, 404, 413, 415, 422) },
+  responses: {
+    200: { description: "The provider URL.", content: { "application/json": { schema: AuthorizationSchema } } },
+    ...problemResponses(400, 401, 403, 404, 413, 415, 422),
+  },
 });
 
 export const associateCallback = createRoute({
@@ -181,11 +202,15 @@ export const claimMfaHandoff = createRoute({
     "After a provider sign-in of an account with TOTP, the callback's fragment carries `mfa_handoff` instead of any token. Claim it " +
     "once, within 2 minutes, for the challenge token; then complete the sign-in at POST /v1/auth/mfa/challenge. A second claim, an " +
     "expired or unknown hand-off: 400 `OAUTH_HANDOFF_INVALID`. After the token flow, send the `code_verifier` of the app's challenge too.",
-  request: { body: json(z.strictObject({ mfa_handoff: z.string().min(1).max(256), code_verifier: VerifierSchema }).openapi("OAuthMfaClaim")) },
+  request: {
+    body: json(z.strictObject({ mfa_handoff: z.string().min(1).max(256), code_verifier: VerifierSchema }).openapi("OAuthMfaClaim")),
+  },
   responses: {
     200: {
       description: "The challenge.",
-      content: { "application/json": { schema: z.object({ mfa_required: z.literal(true), mfa_token: z.string() }).openapi("OAuthMfaChallenge") } },
+      content: {
+        "application/json": { schema: z.object({ mfa_required: z.literal(true), mfa_token: z.string() }).openapi("OAuthMfaChallenge") },
+      },
     },
     ...problemResponses(400, 413, 415, 422),
   },

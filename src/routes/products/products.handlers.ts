@@ -9,7 +9,7 @@ import { notFound } from "../../lib/problem";
 import { viewerBeforeRead } from "../../middleware/cached-read";
 import { requireVerified } from "../../middleware/guards";
 import { auditModeration } from "../../services/moderation";
-import { createRecords, type CreatedRecords } from "../../services/product-create";
+import { type CreatedRecords, createRecords } from "../../services/product-create";
 import { type CountRow, type ProductListRow, productListStatements } from "../../services/product-query";
 import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
 import { updateRecord, versionFromIfMatch } from "../../services/product-update";
@@ -18,8 +18,7 @@ import { parseProductListQuery } from "./products.query";
 import { locationOf } from "./products.recovery";
 import type * as routes from "./products.routes";
 
-const missing = (kind: RecordKind) => () =>
-  notFound(kind === "product" ? "No base product has this id." : "No component has this id.");
+const missing = (kind: RecordKind) => () => notFound(kind === "product" ? "No base product has this id." : "No component has this id.");
 
 /** The detail of the top record of a create, from what the create knows. */
 function createdDetail(created: CreatedRecords): RecordDetail {
@@ -35,7 +34,6 @@ function createdDetail(created: CreatedRecords): RecordDetail {
   };
 }
 
-
 export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = async (c) => {
   const user = requireVerified(c);
   const created = await createRecords(c.get("services"), user, c.req.valid("json"), null, missing("product"), c.get("idempotencyKey"));
@@ -45,15 +43,17 @@ export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = 
   return c.json(toProductDetail(detail, { viewer: user, origin: requestOrigin(c) }), 201);
 };
 
-const createComponentUnder = (kind: RecordKind): RouteHandler<typeof routes.createProductComponent, AppEnv> => async (c) => {
-  const user = requireVerified(c);
-  const parent = { id: c.req.valid("param").id, kind };
-  const created = await createRecords(c.get("services"), user, c.req.valid("json"), parent, missing(kind), c.get("idempotencyKey"));
-  const detail = createdDetail(created);
-  c.header("Location", locationOf("component", detail.row.id));
-  c.header("Cache-Control", "no-store");
-  return c.json(toComponentDetail(detail, { viewer: user, origin: requestOrigin(c) }), 201);
-};
+const createComponentUnder =
+  (kind: RecordKind): RouteHandler<typeof routes.createProductComponent, AppEnv> =>
+  async (c) => {
+    const user = requireVerified(c);
+    const parent = { id: c.req.valid("param").id, kind };
+    const created = await createRecords(c.get("services"), user, c.req.valid("json"), parent, missing(kind), c.get("idempotencyKey"));
+    const detail = createdDetail(created);
+    c.header("Location", locationOf("component", detail.row.id));
+    c.header("Cache-Control", "no-store");
+    return c.json(toComponentDetail(detail, { viewer: user, origin: requestOrigin(c) }), 201);
+  };
 
 export const createProductComponent = createComponentUnder("product");
 export const createSubcomponent = createComponentUnder("component");
@@ -70,16 +70,18 @@ export const getComponent: RouteHandler<typeof routes.getComponent, AppEnv> = as
   return jsonWithEtag(c, toComponentDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) }));
 };
 
-const deleteOf = (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, AppEnv> => async (c) => {
-  const user = requireVerified(c);
-  const { id } = c.req.valid("param");
-  const svc = c.get("services");
-  const owned = await readOwnership(svc, id, kind);
-  assertMayModify(user, owned, missing(kind));
-  await deleteRecord(svc, id);
-  auditModeration(svc.log, user, owned, "moderation.record.deleted", { kind, id });
-  return c.body(null, 204);
-};
+const deleteOf =
+  (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, AppEnv> =>
+  async (c) => {
+    const user = requireVerified(c);
+    const { id } = c.req.valid("param");
+    const svc = c.get("services");
+    const owned = await readOwnership(svc, id, kind);
+    assertMayModify(user, owned, missing(kind));
+    await deleteRecord(svc, id);
+    auditModeration(svc.log, user, owned, "moderation.record.deleted", { kind, id });
+    return c.body(null, 204);
+  };
 
 export const deleteProduct = deleteOf("product");
 export const deleteComponent = deleteOf("component");
@@ -89,24 +91,36 @@ export const listProducts: RouteHandler<typeof routes.listProducts, AppEnv> = as
   // Only `owner=me` needs the viewer before the read; otherwise the token check rides in its batch.
   const owner = filter.ownerMe ? await viewerBeforeRead(c) : null;
   if (filter.ownerMe && !owner) throw authenticationRequired();
-  const [rows, total] = await batchRows<[ProductListRow, CountRow]>(c.get("services").db, productListStatements(filter, owner?.id ?? null, page));
+  const [rows, total] = await batchRows<[ProductListRow, CountRow]>(
+    c.get("services").db,
+    productListStatements(filter, owner?.id ?? null, page),
+  );
   const viewer = c.get("user");
   c.header("Cache-Control", "no-store");
-  return c.json(pageEnvelope(rows.map((row) => toProductSummary(row, viewer)), total[0]?.total ?? 0, page), 200);
+  return c.json(
+    pageEnvelope(
+      rows.map((row) => toProductSummary(row, viewer)),
+      total[0]?.total ?? 0,
+      page,
+    ),
+    200,
+  );
 };
 
-const updateOf = (kind: RecordKind): RouteHandler<typeof routes.updateComponent, AppEnv> => async (c) => {
-  const user = requireVerified(c);
-  const expected = versionFromIfMatch(c.req.valid("header")["if-match"]);
-  const current = await readDetail(c.get("services"), c.req.valid("param").id, kind);
-  const owned = current ? { ownerId: current.row.owner_id } : null;
-  assertMayModify(user, owned, missing(kind));
-  const updated = await updateRecord(c.get("services"), current!, c.req.valid("json"), expected);
-  auditModeration(c.get("log"), user, owned, "moderation.record.updated", { kind, id: current!.row.id });
-  const view = { viewer: user, origin: requestOrigin(c) };
-  c.header("Cache-Control", "no-store");
-  return c.json(kind === "product" ? toProductDetail(updated, view) : toComponentDetail(updated, view), 200);
-};
+const updateOf =
+  (kind: RecordKind): RouteHandler<typeof routes.updateComponent, AppEnv> =>
+  async (c) => {
+    const user = requireVerified(c);
+    const expected = versionFromIfMatch(c.req.valid("header")["if-match"]);
+    const current = await readDetail(c.get("services"), c.req.valid("param").id, kind);
+    const owned = current ? { ownerId: current.row.owner_id } : null;
+    assertMayModify(user, owned, missing(kind));
+    const updated = await updateRecord(c.get("services"), current!, c.req.valid("json"), expected);
+    auditModeration(c.get("log"), user, owned, "moderation.record.updated", { kind, id: current!.row.id });
+    const view = { viewer: user, origin: requestOrigin(c) };
+    c.header("Cache-Control", "no-store");
+    return c.json(kind === "product" ? toProductDetail(updated, view) : toComponentDetail(updated, view), 200);
+  };
 
 export const updateProduct = updateOf("product");
 export const updateComponent = updateOf("component");

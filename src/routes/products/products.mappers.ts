@@ -3,12 +3,19 @@ import { ownerVisibleTo } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
 import { storedJsonObject } from "../../lib/json-bounds";
 import { isoSeconds } from "../../lib/time";
-import { type FileRow, type ImageRow, thumbnailUrl, uploadUrl, visibleMedia } from "../../services/media-records";
 import { nestedJson, type TreeSummaryRow } from "../../services/component-tree";
+import { type FileRow, type ImageRow, thumbnailUrl, uploadUrl, visibleMedia } from "../../services/media-records";
 import { circularityOut } from "../../services/product-fields";
 import type { BomRow, RecordDetail, RecordRow, VideoRow } from "../../services/product-records";
 import type {
-  BomEntrySchema, ComponentDetailSchema, ComponentSummarySchema, FileSchema, ImageSchema, ProductDetailSchema, ProductSummarySchema, VideoSchema,
+  BomEntrySchema,
+  ComponentDetailSchema,
+  ComponentSummarySchema,
+  FileSchema,
+  ImageSchema,
+  ProductDetailSchema,
+  ProductSummarySchema,
+  VideoSchema,
 } from "./products.schemas";
 
 type ProductSummary = z.infer<typeof ProductSummarySchema>;
@@ -16,7 +23,11 @@ type ComponentSummary = z.infer<typeof ComponentSummarySchema>;
 
 /** A record's own fields as the API shows them to `viewer`: the owner only when their profile visibility allows. */
 export function toProductSummary(row: RecordRow, viewer: SessionUser | null): ProductSummary {
-  const visible = ownerVisibleTo(viewer, { ownerId: row.owner_id, ownerUsername: row.owner_username, ownerVisibility: row.owner_visibility });
+  const visible = ownerVisibleTo(viewer, {
+    ownerId: row.owner_id,
+    ownerUsername: row.owner_username,
+    ownerVisibility: row.owner_visibility,
+  });
   return {
     id: row.id,
     name: row.name,
@@ -61,7 +72,11 @@ export function componentTreeJson(rootId: number, rows: readonly TreeSummaryRow[
     return text;
   };
   return nestedJson(rootId, rows, (row) => {
-    const visible = ownerVisibleTo(viewer, { ownerId: row.owner_id, ownerUsername: row.owner_username, ownerVisibility: row.owner_visibility });
+    const visible = ownerVisibleTo(viewer, {
+      ownerId: row.owner_id,
+      ownerUsername: row.owner_username,
+      ownerVisibility: row.owner_visibility,
+    });
     const circularity = circularityOut(row.circularity_properties);
     return (
       `{"id":${row.id},"name":${json(row.name)},"description":${json(row.description)},"brand":${json(row.brand)},"model":${json(row.model)},` +

@@ -22,7 +22,14 @@ const LIMITS = PRODUCT_QUERY_LIMITS;
 /** A comma list of 1..50 distinct, non-empty values (empty items from stray commas are dropped). */
 function commaList(lowerCase: boolean) {
   return singleLineText().transform((text, ctx) => {
-    const items = [...new Set(text.split(",").map((item) => (lowerCase ? item.trim().toLowerCase() : item.trim())).filter(Boolean))];
+    const items = [
+      ...new Set(
+        text
+          .split(",")
+          .map((item) => (lowerCase ? item.trim().toLowerCase() : item.trim()))
+          .filter(Boolean),
+      ),
+    ];
     if (items.length === 0) ctx.addIssue({ code: "custom", message: "Give at least one value." });
     if (items.length > LIMITS.inValues) ctx.addIssue({ code: "custom", message: `Give at most ${LIMITS.inValues} values.` });
     if (items.some((item) => item.length > LIMITS.valueLength)) {
@@ -93,14 +100,11 @@ export const OrderByParam = z
  * route's query with `z.strictObject({...PRODUCT_FILTER_PARAMS, ...})`.
  */
 export const PRODUCT_FILTER_PARAMS = {
-  search: singleLineText()
-    .max(LIMITS.searchLength)
-    .optional()
-    .openapi({
-      description:
-        "Full text over name, description, brand and model: every word must appear (any column), the last as a prefix. Quotes, `*`, `OR`, `NEAR`, `-` and `:` are plain text. Empty means no search.",
-      example: "fairphone batt",
-    }),
+  search: singleLineText().max(LIMITS.searchLength).optional().openapi({
+    description:
+      "Full text over name, description, brand and model: every word must appear (any column), the last as a prefix. Quotes, `*`, `OR`, `NEAR`, `-` and `:` are plain text. Empty means no search.",
+    example: "fairphone batt",
+  }),
   owner: z
     .literal("me")
     .optional()
@@ -176,7 +180,10 @@ export const ProductFacetsQuerySchema = z.strictObject({
   ...PRODUCT_FILTER_PARAMS,
   // A single `fields=brand` arrives as a string, a repeated one as an array.
   fields: z
-    .preprocess((value) => (typeof value === "string" ? [value] : value), z.array(z.enum(PRODUCT_FACET_FIELDS)).min(1).max(PRODUCT_FACET_FIELDS.length))
+    .preprocess(
+      (value) => (typeof value === "string" ? [value] : value),
+      z.array(z.enum(PRODUCT_FACET_FIELDS)).min(1).max(PRODUCT_FACET_FIELDS.length),
+    )
     .transform((fields): ProductFacetField[] => [...new Set(fields)])
     .openapi({
       description: `Fields to count values of; repeat the parameter: ${PRODUCT_FACET_FIELDS.join(", ")}.`,

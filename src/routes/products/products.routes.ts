@@ -8,17 +8,21 @@ import { IdempotencyKeyHeaderSchema, idempotent } from "../../middleware/idempot
 import { ProductListQuerySchema } from "./products.query";
 import { recoverCreated } from "./products.recovery";
 import {
-  ProductSummarySchema,
   ComponentCreateSchema,
   ComponentDetailSchema,
   ComponentUpdateSchema,
-  ProductUpdateSchema,
   ProductCreateSchema,
   ProductDetailSchema,
+  ProductSummarySchema,
+  ProductUpdateSchema,
 } from "./products.schemas";
 
 export const IdParamsSchema = z.object({
-  id: z.coerce.number().int().positive().openapi({ param: { name: "id", in: "path" }, example: 17 }),
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .openapi({ param: { name: "id", in: "path" }, example: 17 }),
 });
 
 const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
@@ -145,7 +149,10 @@ export const listProducts = createRoute({
   middleware: [cachedRead("catalogue")] as const,
   request: { query: ProductListQuerySchema },
   responses: {
-    200: { description: "A page of products.", content: { "application/json": { schema: pagedSchema(ProductSummarySchema, "ProductPage") } } },
+    200: {
+      description: "A page of products.",
+      content: { "application/json": { schema: pagedSchema(ProductSummarySchema, "ProductPage") } },
+    },
     ...problemResponses(401, 422, 503),
   },
 });
@@ -153,11 +160,14 @@ export const listProducts = createRoute({
 // Optional to the validator so that a missing header is the handler's 428, not a 422; required
 // in the document, because a request without it never succeeds.
 const IfMatchHeaderSchema = z.object({
-  "if-match": z.string().optional().openapi({
-    param: { required: true },
-    description: 'The record\'s `version`, quoted: `"3"`. Required (428 without it); stale or malformed: 412.',
-    example: '"3"',
-  }),
+  "if-match": z
+    .string()
+    .optional()
+    .openapi({
+      param: { required: true },
+      description: 'The record\'s `version`, quoted: `"3"`. Required (428 without it); stale or malformed: 412.',
+      example: '"3"',
+    }),
 });
 
 const recordPatch = (path: "/products/{id}" | "/components/{id}", kind: "base product" | "component") =>

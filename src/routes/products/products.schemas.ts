@@ -54,9 +54,14 @@ export const VideoInputSchema = z
     url: oneLine(z.url({ protocol: /^https$/ }).max(2000)),
     title: singleLineText().max(200).nullable().optional(),
     description: multilineText().max(1000).nullable().optional(),
-    video_metadata: freeFormObject().nullable().optional().openapi({ description: `Free-form JSON object. ${FREE_FORM_JSON_RULE}` }),
+    video_metadata: freeFormObject()
+      .nullable()
+      .optional()
+      .openapi({ description: `Free-form JSON object. ${FREE_FORM_JSON_RULE}` }),
   })
-  .openapi("VideoInput", { example: { url: "https://www.youtube.com/watch?v=abc123", title: "Teardown" } }) satisfies z.ZodType<VideoValues>;
+  .openapi("VideoInput", {
+    example: { url: "https://www.youtube.com/watch?v=abc123", title: "Teardown" },
+  }) satisfies z.ZodType<VideoValues>;
 
 export const ComponentCreateSchema: z.ZodType<ComponentCreate> = z
   .strictObject({
@@ -89,7 +94,6 @@ export const ProductCreateSchema = z
       bill_of_materials: [{ material_id: 1, quantity: 0.4, unit: "kg" }],
     },
   }) satisfies z.ZodType<ProductCreate>;
-
 
 const updateFields = {
   name: recordFields.name.optional(),
@@ -185,7 +189,9 @@ export const ImageSchema = z
     description: z.string().nullable(),
     image_metadata: z.record(z.string(), z.unknown()).nullable().openapi({ description: STORED_METADATA }),
     image_url: z.string().openapi({ description: "Absolute URL of the sanitised image under `/uploads/images/`." }),
-    thumbnail_url: z.string().openapi({ description: "Absolute URL of its 200 px wide thumbnail; the image itself until the thumbnail is made." }),
+    thumbnail_url: z
+      .string()
+      .openapi({ description: "Absolute URL of its 200 px wide thumbnail; the image itself until the thumbnail is made." }),
     status: MediaStatusSchema,
     rejected_reason: MediaRejectionSchema,
     created_at: timestamp,
@@ -221,18 +227,18 @@ const ProductTypeRefSchema = z.object({ id: z.number().int(), name: z.string() }
 const detailEmbeds = {
   product_type: ProductTypeRefSchema,
   images: z.array(ImageSchema).openapi({
-    description: "Images of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`.",
+    description:
+      "Images of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`.",
   }),
   files: z.array(FileSchema).openapi({
-    description: "Research files of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`.",
+    description:
+      "Research files of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`.",
   }),
   bill_of_materials: z.array(BomEntrySchema),
   components: z.array(ComponentSummarySchema).openapi({ description: "Direct components; deeper levels via the tree route." }),
 };
 
-export const ProductDetailSchema = z
-  .object({ ...summaryFields, ...detailEmbeds, videos: z.array(VideoSchema) })
-  .openapi("ProductDetail");
+export const ProductDetailSchema = z.object({ ...summaryFields, ...detailEmbeds, videos: z.array(VideoSchema) }).openapi("ProductDetail");
 
 export const ComponentDetailSchema = z
   .object({ ...summaryFields, parent_id: z.number().int(), amount_in_parent: z.number().int(), ...detailEmbeds })

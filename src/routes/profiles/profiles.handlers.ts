@@ -28,5 +28,12 @@ export const listUserProducts: RouteHandler<typeof routes.listUserProducts, AppE
   const listed = await listProductsOf(c.get("services"), c.req.valid("param").user_id, filter, page, viewer);
   if (!listed) throw userNotFound();
   c.header("Cache-Control", "no-store");
-  return c.json(pageEnvelope(listed.rows.map((row) => toProductSummary(row, viewer)), listed.total, page), 200);
+  return c.json(
+    pageEnvelope(
+      listed.rows.map((row) => toProductSummary(row, viewer)),
+      listed.total,
+      page,
+    ),
+    200,
+  );
 };

@@ -13,13 +13,23 @@ export const ProfileSchema = z
     total_weight_kg: z
       .number()
       .openapi({ description: "Sum of the base products' `weight_g` in kilograms, to 3 decimals; products without a weight add nothing." }),
-    image_count: z.number().int().openapi({ description: "Images on the user's base products and components that passed the malware scan." }),
+    image_count: z
+      .number()
+      .int()
+      .openapi({ description: "Images on the user's base products and components that passed the malware scan." }),
     top_category: z.string().nullable().openapi({
       description: "The category linked to the product types of most of the user's base products (ties by name); null when none has one.",
     }),
   })
   .openapi("PublicProfile", {
-    example: { username: "ada_l", created_at: "2026-05-01T12:00:00Z", product_count: 12, total_weight_kg: 8.45, image_count: 0, top_category: "Kettles" },
+    example: {
+      username: "ada_l",
+      created_at: "2026-05-01T12:00:00Z",
+      product_count: 12,
+      total_weight_kg: 8.45,
+      image_count: 0,
+      top_category: "Kettles",
+    },
   });
 
 // Any other text is simply a username nobody has (404), so the path is not validated here.
@@ -32,7 +42,11 @@ const UsernameParamsSchema = z.object({
 });
 
 const UserIdParamsSchema = z.object({
-  user_id: z.coerce.number().int().positive().openapi({ param: { name: "user_id", in: "path" }, example: 42 }),
+  user_id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .openapi({ param: { name: "user_id", in: "path" }, example: 42 }),
 });
 
 const VISIBILITY =

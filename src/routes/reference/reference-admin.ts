@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute, type z } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../lib/openapi";
 import { problemResponses } from "../../lib/problem";
 import { CategoryLinkParamsSchema, CategoryLinksAddSchema } from "../materials/materials.schemas";
@@ -62,8 +62,7 @@ export function categoryLinkRoutes<S extends z.ZodType>(docs: LinkedKindDocs<S>)
     operationId: `adminRemove${docs.stem}Category`,
     tags: ["Admin"],
     summary: `Unlink a ${docs.what} from a category`,
-    description:
-      `Removes one link. ${unknown} Not linked to that category: 404 \`CATEGORY_LINK_NOT_FOUND\`. ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
+    description: `Removes one link. ${unknown} Not linked to that category: 404 \`CATEGORY_LINK_NOT_FOUND\`. ${WRITE_EFFECTS} ${ADMIN_ONLY}`,
     security: SIGNED_IN,
     request: { params: CategoryLinkParamsSchema },
     responses: { 204: { description: "Unlinked." }, ...problemResponses(401, 403, 404, 422) },

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../middleware/authenticate";
 import { PageQuerySchema, pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
+import { authenticate } from "../../middleware/authenticate";
 import { ReleaseSchema, ReleaseSummarySchema, ReleaseVersionParamsSchema } from "./releases.schemas";
 
 const VISIBILITY =
@@ -18,7 +18,10 @@ export const listReleases = createRoute({
   middleware: [authenticate("optional")] as const,
   request: { query: z.strictObject(PageQuerySchema.shape) },
   responses: {
-    200: { description: "A page of releases.", content: { "application/json": { schema: pagedSchema(ReleaseSummarySchema, "ReleasePage") } } },
+    200: {
+      description: "A page of releases.",
+      content: { "application/json": { schema: pagedSchema(ReleaseSummarySchema, "ReleasePage") } },
+    },
     ...problemResponses(422),
   },
 });
@@ -62,7 +65,9 @@ const fileContent = (range: boolean) => {
     "text/csv": { schema: text },
     "application/vnd.apache.parquet": { schema: bytes },
     // A range of datapackage.json is a piece of JSON text, not a document.
-    "application/json": { schema: range ? text : z.object({}).passthrough().openapi({ description: "datapackage.json: a Frictionless Data Package." }) },
+    "application/json": {
+      schema: range ? text : z.object({}).passthrough().openapi({ description: "datapackage.json: a Frictionless Data Package." }),
+    },
     "text/markdown": { schema: text },
     "text/plain": { schema: text },
     "image/*": { schema: bytes },

@@ -20,7 +20,12 @@ export const ReleaseFileSchema = z
   })
   .openapi("ReleaseFile");
 
-const count = (description: string) => z.number().int().nullable().openapi({ description: `${description} Null until the snapshot is taken.` });
+const count = (description: string) =>
+  z
+    .number()
+    .int()
+    .nullable()
+    .openapi({ description: `${description} Null until the snapshot is taken.` });
 
 const releaseFields = {
   version: z.string().openapi({ example: "2026.1" }),
@@ -28,14 +33,20 @@ const releaseFields = {
   description: z.string().nullable(),
   licence: z.string().openapi({ description: "SPDX id of the licence.", example: "CC-BY-4.0" }),
   status: z.enum(RELEASE_STATUSES).openapi({
-    description: "`building` until its files are written, then `published` (for good) or `failed`. Only superusers see releases that are not published.",
+    description:
+      "`building` until its files are written, then `published` (for good) or `failed`. Only superusers see releases that are not published.",
   }),
-  url: z.string().openapi({ description: "This release's address, which its citation names.", example: "https://api.relab.example/v1/releases/2026.1" }),
+  url: z
+    .string()
+    .openapi({ description: "This release's address, which its citation names.", example: "https://api.relab.example/v1/releases/2026.1" }),
   citation: z.string().nullable().openapi({
     description: "A suggested citation (also in README.md, with BibTeX); null until the snapshot is taken.",
     example: "relab (2026). relab dataset, first release (Version 2026.1) [Data set]. https://api.relab.example/v1/releases/2026.1",
   }),
-  snapshot_at: z.string().nullable().openapi({ description: "The instant the data was taken; null while the build has not reached it.", example: "2026-05-01T12:00:00Z" }),
+  snapshot_at: z
+    .string()
+    .nullable()
+    .openapi({ description: "The instant the data was taken; null while the build has not reached it.", example: "2026-05-01T12:00:00Z" }),
   created_at: z.string().openapi({ example: "2026-05-01T11:59:58Z" }),
   published_at: z.string().nullable().openapi({ example: "2026-05-01T12:00:31Z" }),
   counts: z.object({
@@ -45,9 +56,15 @@ const releaseFields = {
     record_materials: count("Bill-of-materials rows."),
   }),
   progress: z.object({
-    records_written: z.number().int().openapi({ description: "Rows of the records table written so far (while building; all of them once published)." }),
+    records_written: z
+      .number()
+      .int()
+      .openapi({ description: "Rows of the records table written so far (while building; all of them once published)." }),
   }),
-  failure_reason: z.string().nullable().openapi({ description: "Why the build failed (superusers see failed releases only); null otherwise." }),
+  failure_reason: z
+    .string()
+    .nullable()
+    .openapi({ description: "Why the build failed (superusers see failed releases only); null otherwise." }),
 };
 
 export const ReleaseSummarySchema = z.object(releaseFields).openapi("ReleaseSummary");

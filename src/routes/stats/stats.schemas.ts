@@ -8,7 +8,10 @@ const generatedAt = z
   .string()
   .openapi({ description: "When the numbers were computed (answers are cached for up to five minutes).", example: "2026-05-01T12:00:00Z" });
 
-const imagesCount = z.number().int().openapi({ description: "Images that passed the malware scan (created in the period, for series points).", example: 0 });
+const imagesCount = z
+  .number()
+  .int()
+  .openapi({ description: "Images that passed the malware scan (created in the period, for series points).", example: 0 });
 
 const isoDay = (description: string, example: string) =>
   z.iso
@@ -41,7 +44,10 @@ export const StatsSeriesQuerySchema = z.strictObject({
     .enum(STATS_GRANULARITIES)
     .default("month")
     .openapi({ description: "Length of one period; a week starts on Monday (ISO weeks).", example: "month" }),
-  start: isoDay("First day of the range, included. Default: `end` minus 30 days (day), 90 days (week), one year (month, year).", "2025-05-01"),
+  start: isoDay(
+    "First day of the range, included. Default: `end` minus 30 days (day), 90 days (week), one year (month, year).",
+    "2025-05-01",
+  ),
   end: isoDay("Last day of the range, included. Default: today (UTC).", "2026-05-01"),
 });
 
@@ -50,7 +56,8 @@ export type StatsSeriesQuery = z.infer<typeof StatsSeriesQuerySchema>;
 export const StatsSeriesPointSchema = z
   .object({
     period: z.string().openapi({
-      description: "The period: `2026-05-01` (day), the Monday that starts the ISO week `2026-04-27` (week), `2026-05` (month), `2026` (year).",
+      description:
+        "The period: `2026-05-01` (day), the Monday that starts the ISO week `2026-04-27` (week), `2026-05` (month), `2026` (year).",
     }),
     teardowns: z.number().int().openapi({ description: "Base products created in the period." }),
     parts: z.number().int().openapi({ description: "Components created in the period." }),
@@ -66,7 +73,9 @@ export const StatsSeriesSchema = z
     start: z.string().openapi({ description: "First day of the range (the default filled in)." }),
     end: z.string().openapi({ description: "Last day of the range (the default filled in)." }),
     generated_at: generatedAt,
-    series: z.array(StatsSeriesPointSchema).openapi({ description: "Every period of the range, oldest first, with zeros where nothing was created." }),
+    series: z
+      .array(StatsSeriesPointSchema)
+      .openapi({ description: "Every period of the range, oldest first, with zeros where nothing was created." }),
   })
   .openapi("StatsSeries", {
     example: {
@@ -104,7 +113,12 @@ export const StatsCategoriesSchema = z
     limit: z.number().int(),
     scope: z.enum(STATS_SCOPES),
     categories: z
-      .array(z.object({ name: z.string(), count: z.number().int().openapi({ description: "Records in scope whose product type links to the category." }) }))
+      .array(
+        z.object({
+          name: z.string(),
+          count: z.number().int().openapi({ description: "Records in scope whose product type links to the category." }),
+        }),
+      )
       .openapi({ description: "Most records first, ties by name; categories with no record are left out." }),
   })
   .openapi("StatsCategories", {

@@ -71,7 +71,10 @@ export const getTaxonomyCategoryTree = createRoute({
   middleware: [cacheResponse("reference-data")] as const,
   request: { params: IdParamsSchema, query: CategoryTreeQuerySchema },
   responses: {
-    200: { description: "A page of top-level categories, each with its subcategories.", content: { "application/json": { schema: CategoryTreePageSchema } } },
+    200: {
+      description: "A page of top-level categories, each with its subcategories.",
+      content: { "application/json": { schema: CategoryTreePageSchema } },
+    },
     ...problemResponses(404, 422),
   },
 });

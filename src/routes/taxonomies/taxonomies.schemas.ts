@@ -21,7 +21,9 @@ export const TaxonomySchema = z
     name: z.string(),
     version: z.string().openapi({ description: "The taxonomy's own version label; name and version are unique together." }),
     description: z.string().nullable(),
-    domains: z.array(z.enum(TAXONOMY_DOMAINS)).openapi({ description: "What the taxonomy classifies, in the order materials, products, other." }),
+    domains: z
+      .array(z.enum(TAXONOMY_DOMAINS))
+      .openapi({ description: "What the taxonomy classifies, in the order materials, products, other." }),
     source: z.string().nullable().openapi({ description: "Where the taxonomy comes from: a URL or a citation." }),
     created_at: timestamp,
     updated_at: timestamp,

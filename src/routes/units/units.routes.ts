@@ -2,12 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../lib/problem";
 import { cacheResponse } from "../../middleware/cache-response";
 
-export const UnitListSchema = z
-  .array(z.string())
-  .openapi("UnitList", {
-    description: "Codes of the units a bill-of-materials quantity may use.",
-    example: ["kg", "g", "m", "cm"],
-  });
+export const UnitListSchema = z.array(z.string()).openapi("UnitList", {
+  description: "Codes of the units a bill-of-materials quantity may use.",
+  example: ["kg", "g", "m", "cm"],
+});
 
 export const listUnits = createRoute({
   method: "get",

@@ -15,9 +15,10 @@ export const MeSchema = z
     is_superuser: z.boolean(),
     role: z.enum(ROLES),
     totp_enabled: z.boolean().openapi({ description: "Two-step verification is on; superuser powers need it." }),
-    has_usable_password: z
-      .boolean()
-      .openapi({ description: "The account has a password. Accounts made by Google or GitHub sign-in have none until one is set through forgot-password." }),
+    has_usable_password: z.boolean().openapi({
+      description:
+        "The account has a password. Accounts made by Google or GitHub sign-in have none until one is set through forgot-password.",
+    }),
     preferences: z.object({ profile_visibility: z.enum(PROFILE_VISIBILITIES) }),
     created_at: z.string().openapi({ example: "2026-05-01T12:00:00Z" }),
     updated_at: z.string().openapi({ example: "2026-05-01T12:00:00Z" }),
@@ -29,10 +30,14 @@ export const MeSchema = z
     image_upload_max_bytes: z.number().int(),
     image_upload_max_pixels: z.number().int(),
     terms_accepted_version: z.number().int().nullable().openapi({
-      description: "The version of the contributor terms you accepted (`POST /v1/users/me/contributor-terms`); null when none. Dataset releases hold only contributions of accounts that accepted them.",
+      description:
+        "The version of the contributor terms you accepted (`POST /v1/users/me/contributor-terms`); null when none. Dataset releases hold only contributions of accounts that accepted them.",
       example: 1,
     }),
-    terms_accepted_at: z.string().nullable().openapi({ description: "When you accepted them; null when not accepted.", example: "2026-05-01T12:00:00Z" }),
+    terms_accepted_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "When you accepted them; null when not accepted.", example: "2026-05-01T12:00:00Z" }),
   })
   .openapi("Me", {
     example: {

@@ -3,7 +3,7 @@ import { decodeBmpScaled } from "../../../src/lib/images/bmp-decode-scaled";
 import { ImageStructureError } from "../../../src/lib/images/exif";
 import { checkBmp } from "../../../src/lib/images/sanitize-gif-bmp";
 import { bmpImage, SMALL_PIXELS } from "../../support/image-fixtures";
-import { buildBmp, makeRaster, pixelAt, referenceDownscale, type BmpSpec } from "../../support/image-fixtures-raster";
+import { type BmpSpec, buildBmp, makeRaster, pixelAt, referenceDownscale } from "../../support/image-fixtures-raster";
 
 const W = 11; // odd, so rows carry padding at every bit count
 const H = 5;
@@ -49,7 +49,13 @@ describe("decodeBmpScaled at full size", () => {
   for (const topDown of [false, true]) {
     it(`reads 24-bit rows ${topDown ? "top-down" : "bottom-up"}`, () => {
       const rgb = (x: number, y: number) => [x * 20, y * 50, 255 - x * 10 - y];
-      const out = decode({ width: W, height: H, bitCount: 24, topDown, value: (x, y) => (rgb(x, y)[0]! << 16) | (rgb(x, y)[1]! << 8) | rgb(x, y)[2]! });
+      const out = decode({
+        width: W,
+        height: H,
+        bitCount: 24,
+        topDown,
+        value: (x, y) => (rgb(x, y)[0]! << 16) | (rgb(x, y)[1]! << 8) | rgb(x, y)[2]!,
+      });
       expect(out).toEqual(makeRaster(W, H, 3, rgb));
     });
   }
@@ -110,7 +116,10 @@ describe("decodeBmpScaled: downscaling while reading", () => {
   });
 
   it("averages a 4-bit image down to one pixel", () => {
-    const pal: [number, number, number][] = [[0, 0, 0], [200, 100, 50]];
+    const pal: [number, number, number][] = [
+      [0, 0, 0],
+      [200, 100, 50],
+    ];
     const out = decode({ width: 4, height: 2, bitCount: 4, value: (x) => (x < 3 ? 1 : 0), palette: pal }, 1);
     expect(out).toMatchObject({ width: 1, height: 1 });
     expect(pixelAt(out, 0, 0)).toEqual([150, 75, Math.round(37.5)]);
@@ -124,7 +133,10 @@ describe("decodeBmpScaled: unsupported and broken files", () => {
   };
 
   it("refuses RLE and other compressions that checkBmp lets through", () => {
-    for (const [bitCount, compression] of [[8, 1], [4, 2]] as const) {
+    for (const [bitCount, compression] of [
+      [8, 1],
+      [4, 2],
+    ] as const) {
       const bmp = buildBmp({ width: 4, height: 2, bitCount, value: () => 0, palette: palette(4), compression });
       expect(checkBmp(bmp).width).toBe(4);
       throws(bmp, /RLE/);

@@ -3,11 +3,16 @@ import { decodeWithPhoton, encodeRaster, PHOTON_MAX_PIXELS } from "../../../src/
 import { ImageStructureError } from "../../../src/lib/images/exif";
 import { sniffImageFormat } from "../../../src/lib/images/formats";
 import { decodePngScaled } from "../../../src/lib/images/png-decode-scaled";
-import { gifWithMetadata, pngImage, simpleWebp, SMALL_PIXELS, testPixel } from "../../support/image-fixtures";
+import { gifWithMetadata, pngImage, SMALL_PIXELS, simpleWebp, testPixel } from "../../support/image-fixtures";
 import { buildPng, makeRaster, pixelAt } from "../../support/image-fixtures-raster";
 
 /** 64x48 in four flat quadrants, so JPEG's losses stay small away from the edges. */
-const QUADRANTS = [[220, 30, 40], [30, 200, 60], [40, 50, 210], [240, 230, 20]];
+const QUADRANTS = [
+  [220, 30, 40],
+  [30, 200, 60],
+  [40, 50, 210],
+  [240, 230, 20],
+];
 const quadrant = (x: number, y: number) => QUADRANTS[(y < 24 ? 0 : 2) + (x < 32 ? 0 : 1)]!;
 const near = (got: number[], want: number[], tolerance: number) =>
   got.every((v, i) => Math.abs(v - want[i]!) <= tolerance) || `${got} is not within ${tolerance} of ${want}`;
@@ -19,7 +24,12 @@ describe("encodeRaster", () => {
     expect(sniffImageFormat(bytes)).toBe("jpeg");
     const back = decodeWithPhoton(bytes);
     expect(back).toMatchObject({ width: 64, height: 48, channels: 4 });
-    for (const [x, y] of [[10, 10], [50, 10], [10, 40], [50, 40]] as const) {
+    for (const [x, y] of [
+      [10, 10],
+      [50, 10],
+      [10, 40],
+      [50, 40],
+    ] as const) {
       expect(near(pixelAt(back, x, y), [...quadrant(x, y), 255], 8)).toBe(true);
     }
   });
@@ -62,7 +72,12 @@ describe("decodeWithPhoton", () => {
   it("decodes a GIF's frame through its palette", () => {
     const out = decodeWithPhoton(gifWithMetadata());
     expect(out).toMatchObject({ width: 4, height: 2, channels: 4 });
-    const palette = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255]];
+    const palette = [
+      [255, 0, 0],
+      [0, 255, 0],
+      [0, 0, 255],
+      [255, 255, 255],
+    ];
     [0, 1, 2, 3, 3, 2, 1, 0].forEach((index, i) => expect(pixelAt(out, i % 4, i >> 2)).toEqual([...palette[index]!, 255]));
   });
 
@@ -87,7 +102,15 @@ describe("decodeWithPhoton", () => {
     // A uniform image is tiny when compressed; only its header matters here.
     const png = await buildPng({ width: side, height: side, colorType: 0, depth: 1, sample: () => [0], filter: () => 0, idatChunks: 1 });
     expect(() => decodeWithPhoton(png)).toThrow(/too large/);
-    const justBelow = await buildPng({ width: 1000, height: Math.floor(PHOTON_MAX_PIXELS / 1000), colorType: 0, depth: 1, sample: () => [1], filter: () => 0, idatChunks: 1 });
+    const justBelow = await buildPng({
+      width: 1000,
+      height: Math.floor(PHOTON_MAX_PIXELS / 1000),
+      colorType: 0,
+      depth: 1,
+      sample: () => [1],
+      filter: () => 0,
+      idatChunks: 1,
+    });
     expect(decodeWithPhoton(justBelow).width).toBe(1000);
   });
 });

@@ -72,7 +72,12 @@ describe("EXIF allow-list", () => {
 
   it("returns a null TIFF when no allowed tag is present, but still the orientation", () => {
     const tiff = buildTiff(
-      { entries: [{ tag: 0x0112, type: T.SHORT, values: [8] }, { tag: 0x0131, type: T.ASCII, text: "Editor" }] },
+      {
+        entries: [
+          { tag: 0x0112, type: T.SHORT, values: [8] },
+          { tag: 0x0131, type: T.ASCII, text: "Editor" },
+        ],
+      },
       true,
     );
     expect(filterExif(tiff)).toEqual({ tiff: null, orientation: 8, metadata: {} });

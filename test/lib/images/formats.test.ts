@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { IMAGE_FORMATS, IMAGE_TYPES, imageDimensions, sniffImageFormat } from "../../../src/lib/images/formats";
 import {
-  bmpImage, concat, encodeJpeg, gifWithMetadata, pngImage, riff, riffChunk, simpleWebp, testPixel, webpWithMetadata,
+  bmpImage,
+  concat,
+  encodeJpeg,
+  gifWithMetadata,
+  pngImage,
+  riff,
+  riffChunk,
+  simpleWebp,
+  testPixel,
+  webpWithMetadata,
 } from "../../support/image-fixtures";
 
 const text = (s: string) => new TextEncoder().encode(s);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ImageStructureError } from "../../../src/lib/images/exif";
-import { decodeJpegCoefficients } from "../../support/jpeg-coefficients";
-import { decodeJpegScaled, decodeJpegScaledInBands, jpegScaleFor, type JpegScale } from "../../../src/lib/images/jpeg-decode-scaled";
-import { IDENTITY_ORDER, IDENTITY_SIGN, encodeBaselineJpeg } from "../../../src/lib/images/jpeg-encode";
+import { decodeJpegScaled, decodeJpegScaledInBands, type JpegScale, jpegScaleFor } from "../../../src/lib/images/jpeg-decode-scaled";
+import { encodeBaselineJpeg, IDENTITY_ORDER, IDENTITY_SIGN } from "../../../src/lib/images/jpeg-encode";
 import type { Raster } from "../../../src/lib/images/raster";
 import { encodeJpeg } from "../../support/image-fixtures-jpeg";
+import { decodeJpegCoefficients } from "../../support/jpeg-coefficients";
 
 const W = 72;
 const H = 56;
@@ -16,7 +16,12 @@ type Rgb = [number, number, number];
  * of every MCU size (so no block straddles two colours), under a gentle diagonal gradient.
  */
 function pattern(x: number, y: number): Rgb {
-  const bases: Rgb[] = [[220, 40, 40], [40, 200, 60], [50, 70, 220], [230, 210, 50]];
+  const bases: Rgb[] = [
+    [220, 40, 40],
+    [40, 200, 60],
+    [50, 70, 220],
+    [230, 210, 50],
+  ];
   const b = bases[(x < 32 ? 0 : 1) + (y < 32 ? 0 : 2)]!;
   const g = Math.round(((x + y) / (W + H)) * 60);
   return [Math.min(255, b[0] + g), Math.min(255, b[1] + g), Math.max(0, b[2] - g)];
@@ -56,7 +61,10 @@ const TEXTURE = {
 
 const fromBase64 = (s: string): Uint8Array => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 
-const COS = Float64Array.from({ length: 64 }, (_, i) => ((i % 8 === 0 ? Math.SQRT1_2 : 1) / 2) * Math.cos(((2 * (i >> 3) + 1) * (i % 8) * Math.PI) / 16));
+const COS = Float64Array.from(
+  { length: 64 },
+  (_, i) => ((i % 8 === 0 ? Math.SQRT1_2 : 1) / 2) * Math.cos(((2 * (i >> 3) + 1) * (i % 8) * Math.PI) / 16),
+);
 
 /** Forward DCT (T.81 A.3.3) of 8x8 level-shifted samples; COS[x * 8 + u]. */
 function fdct(s: Float64Array): Float64Array {
@@ -123,15 +131,61 @@ function build(sampling: [number, number][], options: BuildOptions = {}): Uint8A
 }
 
 const FIXTURES: Record<string, () => Uint8Array> = {
-  "4:4:4": () => build([[1, 1], [1, 1], [1, 1]]),
-  "4:2:2": () => build([[2, 1], [1, 1], [1, 1]]),
-  "4:2:0": () => build([[2, 2], [1, 1], [1, 1]]),
-  "4:4:0": () => build([[1, 2], [1, 1], [1, 1]]),
-  "4:1:1": () => build([[4, 1], [1, 1], [1, 1]]),
-  "luma 2x2, Cb 1x2, Cr 2x1": () => build([[2, 2], [1, 2], [2, 1]]),
+  "4:4:4": () =>
+    build([
+      [1, 1],
+      [1, 1],
+      [1, 1],
+    ]),
+  "4:2:2": () =>
+    build([
+      [2, 1],
+      [1, 1],
+      [1, 1],
+    ]),
+  "4:2:0": () =>
+    build([
+      [2, 2],
+      [1, 1],
+      [1, 1],
+    ]),
+  "4:4:0": () =>
+    build([
+      [1, 2],
+      [1, 1],
+      [1, 1],
+    ]),
+  "4:1:1": () =>
+    build([
+      [4, 1],
+      [1, 1],
+      [1, 1],
+    ]),
+  "luma 2x2, Cb 1x2, Cr 2x1": () =>
+    build([
+      [2, 2],
+      [1, 2],
+      [2, 1],
+    ]),
   greyscale: () => build([[1, 1]]),
-  "RGB named R, G, B": () => build([[1, 1], [1, 1], [1, 1]], { rgb: "ids" }),
-  "RGB per Adobe APP14": () => build([[1, 1], [1, 1], [1, 1]], { rgb: "adobe" }),
+  "RGB named R, G, B": () =>
+    build(
+      [
+        [1, 1],
+        [1, 1],
+        [1, 1],
+      ],
+      { rgb: "ids" },
+    ),
+  "RGB per Adobe APP14": () =>
+    build(
+      [
+        [1, 1],
+        [1, 1],
+        [1, 1],
+      ],
+      { rgb: "adobe" },
+    ),
   "4:4:4 restart every 2 MCUs": () => encodeJpeg(W, H, pattern, { restartInterval: 2 }),
   "4:4:4 progressive (spectral selection)": () => encodeJpeg(W, H, pattern, { progressive: true }),
   ...Object.fromEntries(Object.entries(CJPEG).map(([name, b64]) => [`cjpeg ${name}`, () => fromBase64(b64)])),
@@ -165,7 +219,8 @@ function reference(bytes: Uint8Array, rgb = false): Raster {
         for (let i = 0; i < 64; i++) {
           const [y, x] = [i >> 3, i & 7];
           let s = 128;
-          for (let k = 0; k < 64; k++) s += COS[y * 8 + (k >> 3)]! * COS[x * 8 + (k & 7)]! * c.coeffs[(by * c.blocksWide + bx) * 64 + k]! * q[k]!;
+          for (let k = 0; k < 64; k++)
+            s += COS[y * 8 + (k >> 3)]! * COS[x * 8 + (k & 7)]! * c.coeffs[(by * c.blocksWide + bx) * 64 + k]! * q[k]!;
           plane[(by * 8 + y) * pw + bx * 8 + x] = s;
         }
       }
@@ -178,7 +233,12 @@ function reference(bytes: Uint8Array, rgb = false): Raster {
     for (let x = 0; x < d.width; x++) {
       const [a, b, c] = planes.map((p) => p(x, y)) as [number, number?, number?];
       const o = (y * d.width + x) * 3;
-      const rgbOut = b === undefined ? [a, a, a] : rgb ? [a, b, c!] : [a + 1.402 * (c! - 128), a - 0.344136 * (b - 128) - 0.714136 * (c! - 128), a + 1.772 * (b - 128)];
+      const rgbOut =
+        b === undefined
+          ? [a, a, a]
+          : rgb
+            ? [a, b, c!]
+            : [a + 1.402 * (c! - 128), a - 0.344136 * (b - 128) - 0.714136 * (c! - 128), a + 1.772 * (b - 128)];
       pixels.set(rgbOut.map(clamp), o);
     }
   }
@@ -243,7 +303,15 @@ describe("decodeJpegScaled", () => {
 
   it("puts the quadrants in their places (red, green / blue, yellow)", () => {
     const colour = ([r, g, b]: Rgb): string =>
-      r > g + 80 && r > b + 80 ? "red" : g > r + 80 && g > b + 80 ? "green" : b > r + 80 && b > g + 80 ? "blue" : r > b + 80 && g > b + 80 ? "yellow" : "?";
+      r > g + 80 && r > b + 80
+        ? "red"
+        : g > r + 80 && g > b + 80
+          ? "green"
+          : b > r + 80 && b > g + 80
+            ? "blue"
+            : r > b + 80 && g > b + 80
+              ? "yellow"
+              : "?";
     for (const s of SCALES) {
       const r = decodeJpegScaled(FIXTURES["cjpeg 420-progressive"]!(), s);
       const pick = (x: number, y: number): string => colour(at(r, Math.floor(x / s), Math.floor(y / s)));
@@ -261,7 +329,8 @@ describe("decodeJpegScaled", () => {
   it("gives the same pixels band by band (one MCU row at a time) as in one band", () => {
     for (const [name, make] of Object.entries(FIXTURES)) {
       const bytes = make();
-      for (const s of SCALES) expect(decodeJpegScaledInBands(bytes, s, 1).pixels, `${name} at 1/${s}`).toEqual(decodeJpegScaled(bytes, s).pixels);
+      for (const s of SCALES)
+        expect(decodeJpegScaledInBands(bytes, s, 1).pixels, `${name} at 1/${s}`).toEqual(decodeJpegScaled(bytes, s).pixels);
     }
   });
 
@@ -291,7 +360,12 @@ describe("decodeJpegScaled", () => {
 });
 
 describe("decodeJpegScaled refuses what it cannot decode", () => {
-  const base = (): Uint8Array => build([[2, 2], [1, 1], [1, 1]]);
+  const base = (): Uint8Array =>
+    build([
+      [2, 2],
+      [1, 1],
+      [1, 1],
+    ]);
 
   it("arithmetic coding, 12-bit samples, 2 or 4 components", () => {
     const arithmetic = base();
@@ -300,8 +374,26 @@ describe("decodeJpegScaled refuses what it cannot decode", () => {
     const twelve = base();
     twelve[sofAt(twelve) + 4] = 12;
     expect(() => decodeJpegScaled(twelve, 2)).toThrow(/12-bit/);
-    expect(() => decodeJpegScaled(build([[1, 1], [1, 1], [1, 1], [1, 1]]), 2)).toThrow(/4-component/);
-    expect(() => decodeJpegScaled(build([[1, 1], [1, 1]]), 8)).toThrow(/2-component/);
+    expect(() =>
+      decodeJpegScaled(
+        build([
+          [1, 1],
+          [1, 1],
+          [1, 1],
+          [1, 1],
+        ]),
+        2,
+      ),
+    ).toThrow(/4-component/);
+    expect(() =>
+      decodeJpegScaled(
+        build([
+          [1, 1],
+          [1, 1],
+        ]),
+        8,
+      ),
+    ).toThrow(/2-component/);
   });
 
   it("truncated or corrupt data, something else than a JPEG, a scale it does not offer", () => {
@@ -311,7 +403,12 @@ describe("decodeJpegScaled refuses what it cannot decode", () => {
     cut.set([0xff, 0xd9], cut.length - 2);
     for (const s of SCALES) expect(() => decodeJpegScaled(cut, s)).toThrow(ImageStructureError);
     expect(() => decodeJpegScaled(b.subarray(0, b.length - 40), 4)).toThrow(/truncated|EOI/);
-    expect(() => decodeJpegScaled(corruptScans(b, () => true), 8)).toThrow(ImageStructureError);
+    expect(() =>
+      decodeJpegScaled(
+        corruptScans(b, () => true),
+        8,
+      ),
+    ).toThrow(ImageStructureError);
     expect(() => decodeJpegScaled(Uint8Array.of(0x89, 0x50, 0x4e, 0x47), 2)).toThrow(ImageStructureError);
     expect(() => decodeJpegScaled(b, 3 as JpegScale)).toThrow(RangeError);
   });

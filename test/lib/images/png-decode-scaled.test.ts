@@ -3,12 +3,34 @@ import { ImageStructureError } from "../../../src/lib/images/exif";
 import { decodePngScaled } from "../../../src/lib/images/png-decode-scaled";
 import type { Raster } from "../../../src/lib/images/raster";
 import { concat, deflate, pngChunk, pngImage, testPixel } from "../../support/image-fixtures";
-import { buildPng, makeRaster, pixelAt, pngScanlines, referenceDownscale, type PngColorType, type PngSpec } from "../../support/image-fixtures-raster";
+import {
+  buildPng,
+  makeRaster,
+  type PngColorType,
+  type PngSpec,
+  pixelAt,
+  pngScanlines,
+  referenceDownscale,
+} from "../../support/image-fixtures-raster";
 
 const W = 13;
 const H = 7;
 const COMBOS: [PngColorType, PngSpec["depth"]][] = [
-  [0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [2, 8], [2, 16], [3, 1], [3, 2], [3, 4], [3, 8], [4, 8], [4, 16], [6, 8], [6, 16],
+  [0, 1],
+  [0, 2],
+  [0, 4],
+  [0, 8],
+  [0, 16],
+  [2, 8],
+  [2, 16],
+  [3, 1],
+  [3, 2],
+  [3, 4],
+  [3, 8],
+  [4, 8],
+  [4, 16],
+  [6, 8],
+  [6, 16],
 ];
 const SAMPLES: Record<PngColorType, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
 
@@ -78,7 +100,11 @@ describe("decodePngScaled at full size", () => {
   }
 
   for (const filter of [0, 1, 2, 3, 4]) {
-    for (const [ct, depth] of [[2, 8], [0, 2], [6, 16]] as const) {
+    for (const [ct, depth] of [
+      [2, 8],
+      [0, 2],
+      [6, 16],
+    ] as const) {
       it(`undoes filter ${filter} alone (colour type ${ct}, ${depth} bits)`, async () => {
         const s = spec(ct, depth, { width: 40, height: 24, filter: () => filter });
         expect(await decode(s)).toEqual(expected(s));
@@ -87,7 +113,15 @@ describe("decodePngScaled at full size", () => {
   }
 
   it("scales sub-byte and 16-bit samples to 8 bits with rounding", async () => {
-    const values = [[1, 1, 255], [2, 2, 170], [4, 9, 153], [16, 0x1234, 18], [16, 0x8100, 128], [16, 0x8101, 129], [16, 0xffff, 255]] as const;
+    const values = [
+      [1, 1, 255],
+      [2, 2, 170],
+      [4, 9, 153],
+      [16, 0x1234, 18],
+      [16, 0x8100, 128],
+      [16, 0x8101, 129],
+      [16, 0xffff, 255],
+    ] as const;
     for (const [depth, v, want] of values) {
       const out = await decode({ width: 1, height: 1, colorType: 0, depth, sample: () => [v] });
       expect(pixelAt(out, 0, 0), `${depth}-bit ${v}`).toEqual([want, want, want]);
@@ -113,7 +147,13 @@ describe("decodePngScaled at full size", () => {
     });
   }
 
-  for (const [ct, depth, trns] of [[0, 8, [0, 20]], [0, 16, [0x27, 0x17]], [0, 2, [0, 3]], [2, 8, [0, 0, 0, 5, 0, 10]], [2, 16, [0, 0, 0x10, 0x07, 0x20, 0x0e]]] as const) {
+  for (const [ct, depth, trns] of [
+    [0, 8, [0, 20]],
+    [0, 16, [0x27, 0x17]],
+    [0, 2, [0, 3]],
+    [2, 8, [0, 0, 0, 5, 0, 10]],
+    [2, 16, [0, 0, 0x10, 0x07, 0x20, 0x0e]],
+  ] as const) {
     it(`turns the tRNS colour key transparent (colour type ${ct}, ${depth} bits)`, async () => {
       const key = ct === 0 ? [(trns[0] << 8) | trns[1]] : [0, 1, 2].map((i) => (trns[2 * i]! << 8) | trns[2 * i + 1]!);
       // Pixel (1, 1) carries the key; the rest come from the sampler.
@@ -133,8 +173,20 @@ describe("decodePngScaled at full size", () => {
 });
 
 describe("decodePngScaled: Adam7", () => {
-  for (const [w, h] of [[1, 1], [3, 2], [5, 5], [13, 7], [17, 9], [2, 11]]) {
-    for (const [ct, depth] of [[2, 8], [0, 1], [3, 4], [6, 16]] as const) {
+  for (const [w, h] of [
+    [1, 1],
+    [3, 2],
+    [5, 5],
+    [13, 7],
+    [17, 9],
+    [2, 11],
+  ]) {
+    for (const [ct, depth] of [
+      [2, 8],
+      [0, 1],
+      [3, 4],
+      [6, 16],
+    ] as const) {
       it(`${w}x${h}, colour type ${ct} at ${depth} bits: same pixels as the plain image`, async () => {
         const s = spec(ct, depth, { width: w, height: h, interlaced: true });
         expect(await decode(s)).toEqual(expected(s));
@@ -143,7 +195,11 @@ describe("decodePngScaled: Adam7", () => {
   }
 
   it("downscales passes into the same result as the plain image", async () => {
-    for (const [ct, depth] of [[2, 8], [6, 8], [4, 16]] as const) {
+    for (const [ct, depth] of [
+      [2, 8],
+      [6, 8],
+      [4, 16],
+    ] as const) {
       const plain = spec(ct, depth, { width: 37, height: 23 });
       const want = await decode(plain, 9);
       expect(await decode({ ...plain, interlaced: true }, 9)).toEqual(want);
@@ -154,7 +210,16 @@ describe("decodePngScaled: Adam7", () => {
 
 describe("decodePngScaled: downscaling while decoding", () => {
   it("averages 2x2 blocks", async () => {
-    const colours = [[10, 20, 30], [30, 40, 50], [0, 0, 0], [255, 255, 255], [100, 0, 0], [0, 100, 0], [1, 2, 3], [3, 4, 6]];
+    const colours = [
+      [10, 20, 30],
+      [30, 40, 50],
+      [0, 0, 0],
+      [255, 255, 255],
+      [100, 0, 0],
+      [0, 100, 0],
+      [1, 2, 3],
+      [3, 4, 6],
+    ];
     // Row 0: c0 c1 c4 c5; row 1: c2 c3 c6 c7.
     const at = (x: number, y: number) => colours[(x >> 1) * 4 + y * 2 + (x & 1)]!;
     const out = await decode({ width: 4, height: 2, colorType: 2, depth: 8, sample: at }, 2);
@@ -186,12 +251,24 @@ describe("decodePngScaled: downscaling while decoding", () => {
   it("streams a large, highly compressible image through many small inflate pieces", async () => {
     // 3000x2000 RGBA in 10x10 blocks: every destination pixel at width 300 is one block's colour.
     const block = (x: number, y: number) => [(x / 10) & 255, (y / 10) & 255, ((x + y) / 10) & 255, 255 - ((x / 10) & 127)];
-    const s: PngSpec = { width: 3000, height: 2000, colorType: 6, depth: 8, sample: (x, y) => block(x - (x % 10), y - (y % 10)), filter: () => 2 };
+    const s: PngSpec = {
+      width: 3000,
+      height: 2000,
+      colorType: 6,
+      depth: 8,
+      sample: (x, y) => block(x - (x % 10), y - (y % 10)),
+      filter: () => 2,
+    };
     const png = await buildPng(s);
     expect(png.length).toBeLessThan(24_000_000 / 20);
     const out = await decodePngScaled(png, 300);
     expect(out).toMatchObject({ width: 300, height: 200, channels: 4 });
-    for (const [x, y] of [[0, 0], [299, 199], [150, 77], [17, 190]] as const) {
+    for (const [x, y] of [
+      [0, 0],
+      [299, 199],
+      [150, 77],
+      [17, 190],
+    ] as const) {
       expect(pixelAt(out, x, y)).toEqual(block(x * 10, y * 10));
     }
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AreaAccumulator, downscaleRaster, orientRaster, scaledSize, type Orientation } from "../../../src/lib/images/resize";
+import { AreaAccumulator, downscaleRaster, type Orientation, orientRaster, scaledSize } from "../../../src/lib/images/resize";
 import { makeRaster, pixelAt, referenceDownscale } from "../../support/image-fixtures-raster";
 
 describe("scaledSize", () => {
@@ -30,10 +30,14 @@ describe("downscaleRaster", () => {
 
   it("matches the plain reference for uneven ratios, RGB and RGBA", () => {
     for (const channels of [3, 4] as const) {
-      const src = makeRaster(31, 19, channels, (x, y) => [(x * 17 + y) & 255, (y * 29) & 255, (x * y) & 255, ((x + y) * 9) & 255].slice(0, channels));
+      const src = makeRaster(31, 19, channels, (x, y) =>
+        [(x * 17 + y) & 255, (y * 29) & 255, (x * y) & 255, ((x + y) * 9) & 255].slice(0, channels),
+      );
       for (const maxWidth of [1, 2, 7, 16, 30]) {
         const size = scaledSize(31, 19, maxWidth);
-        expect(downscaleRaster(src, maxWidth), `${channels} channels to ${maxWidth}`).toEqual(referenceDownscale(src, size.width, size.height));
+        expect(downscaleRaster(src, maxWidth), `${channels} channels to ${maxWidth}`).toEqual(
+          referenceDownscale(src, size.width, size.height),
+        );
       }
     }
   });
@@ -83,7 +87,9 @@ describe("orientRaster", () => {
   const labels = "abcdef";
   const src = makeRaster(3, 2, 3, (x, y) => [labels.charCodeAt(y * 3 + x), x, y]);
   const grid = (r: ReturnType<typeof orientRaster>) =>
-    Array.from({ length: r.height }, (_, y) => Array.from({ length: r.width }, (_, x) => String.fromCharCode(pixelAt(r, x, y)[0]!)).join("")).join("/");
+    Array.from({ length: r.height }, (_, y) =>
+      Array.from({ length: r.width }, (_, x) => String.fromCharCode(pixelAt(r, x, y)[0]!)).join(""),
+    ).join("/");
 
   const cases: [Orientation, string][] = [
     [1, "abc/def"],
@@ -108,7 +114,10 @@ describe("orientRaster", () => {
     const rgba = makeRaster(2, 1, 4, (x) => [x, 10 + x, 20 + x, 30 + x]);
     const turned = orientRaster(rgba, 6);
     expect(turned).toMatchObject({ width: 1, height: 2, channels: 4 });
-    expect([pixelAt(turned, 0, 0), pixelAt(turned, 0, 1)]).toEqual([[0, 10, 20, 30], [1, 11, 21, 31]]);
+    expect([pixelAt(turned, 0, 0), pixelAt(turned, 0, 1)]).toEqual([
+      [0, 10, 20, 30],
+      [1, 11, 21, 31],
+    ]);
   });
 
   it("undoes 6 with 8, and 5 and 7 are their own inverses", () => {

@@ -2,8 +2,27 @@ import { describe, expect, it } from "vitest";
 import { filterExif } from "../../../src/lib/images/exif";
 import { ImageStructureError, sanitizeImage } from "../../../src/lib/images/sanitize";
 import {
-  bmpImage, buildTiff, concat, encodeJpeg, GIF_PLANTED, gifWithMetadata, inflate, PLANTED, pngChunk, pngImage, pngRaw,
-  pngWithMetadata, riff, riffChunk, SECRETS, simpleWebp, T, testPixel, vp8lBitstream, WEBP_PLANTED, webpWithMetadata,
+  bmpImage,
+  buildTiff,
+  concat,
+  encodeJpeg,
+  GIF_PLANTED,
+  gifWithMetadata,
+  inflate,
+  PLANTED,
+  pngChunk,
+  pngImage,
+  pngRaw,
+  pngWithMetadata,
+  riff,
+  riffChunk,
+  SECRETS,
+  simpleWebp,
+  T,
+  testPixel,
+  vp8lBitstream,
+  WEBP_PLANTED,
+  webpWithMetadata,
 } from "../../support/image-fixtures";
 import { contains, pngChunks, riffChunks } from "../../support/image-fixtures-inspect";
 
@@ -43,12 +62,24 @@ describe("sanitizeImage: PNG", () => {
 
   it("still decodes to the same scanlines", async () => {
     const out = sanitizeImage(await pngWithMetadata(), "png");
-    const idat = concat(...pngChunks(out.bytes).filter((c) => c.type === "IDAT").map((c) => c.data));
+    const idat = concat(
+      ...pngChunks(out.bytes)
+        .filter((c) => c.type === "IDAT")
+        .map((c) => c.data),
+    );
     expect(await inflate(idat)).toEqual(pngRaw());
   });
 
   it("drops eXIf entirely when nothing allowed is left, and returns a clean PNG as is", async () => {
-    const onlyGps = buildTiff({ entries: [{ tag: 0x0112, type: T.SHORT, values: [3] }, { tag: 0x8825, ifd: { entries: [] } }] }, false);
+    const onlyGps = buildTiff(
+      {
+        entries: [
+          { tag: 0x0112, type: T.SHORT, values: [3] },
+          { tag: 0x8825, ifd: { entries: [] } },
+        ],
+      },
+      false,
+    );
     const out = sanitizeImage(await pngImage([pngChunk("eXIf", onlyGps)]), "png");
     expect(pngChunks(out.bytes).map((c) => c.type)).not.toContain("eXIf");
     expect(out.orientation).toBe(3);
@@ -91,8 +122,21 @@ describe("sanitizeImage: WebP", () => {
   });
 
   it("clears the EXIF flag when nothing allowed remains, and pads odd chunks", () => {
-    const exif = buildTiff({ entries: [{ tag: 0x0112, type: T.SHORT, values: [8] }, { tag: 0x0131, type: T.ASCII, text: "x" }] }, true);
-    const input = riff([riffChunk("VP8X", Uint8Array.from([0x0c, 0, 0, 0, 3, 0, 0, 1, 0, 0])), riffChunk("ICCP", text("odd")), riffChunk("VP8L", vp8lBitstream()), riffChunk("EXIF", exif)]);
+    const exif = buildTiff(
+      {
+        entries: [
+          { tag: 0x0112, type: T.SHORT, values: [8] },
+          { tag: 0x0131, type: T.ASCII, text: "x" },
+        ],
+      },
+      true,
+    );
+    const input = riff([
+      riffChunk("VP8X", Uint8Array.from([0x0c, 0, 0, 0, 3, 0, 0, 1, 0, 0])),
+      riffChunk("ICCP", text("odd")),
+      riffChunk("VP8L", vp8lBitstream()),
+      riffChunk("EXIF", exif),
+    ]);
     const out = sanitizeImage(input, "webp");
     expect(riffChunks(out.bytes).map((c) => c.fourcc)).toEqual(["VP8X", "ICCP", "VP8L"]);
     expect(out.bytes[20]).toBe(0x00);
@@ -123,7 +167,8 @@ describe("sanitizeImage: GIF", () => {
   it("drops comments and XMP, keeps looping, frame control and image data", () => {
     const input = gifWithMetadata();
     const out = sanitizeImage(input, "gif");
-    for (const needle of [GIF_PLANTED.comment, GIF_PLANTED.xmp, "XMP DataXMP", "ns.adobe.com"]) expect(contains(out.bytes, needle)).toBe(false);
+    for (const needle of [GIF_PLANTED.comment, GIF_PLANTED.xmp, "XMP DataXMP", "ns.adobe.com"])
+      expect(contains(out.bytes, needle)).toBe(false);
     expect(contains(out.bytes, "NETSCAPE2.0")).toBe(true);
     expect(contains(out.bytes, [0x21, 0xf9, 4])).toBe(true);
     const image = input.subarray(input.indexOf(0x2c, 40)); // descriptor, LZW data and trailer

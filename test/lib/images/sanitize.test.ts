@@ -2,18 +2,36 @@ import { describe, expect, it } from "vitest";
 import { filterExif } from "../../../src/lib/images/exif";
 import { ImageStructureError, sanitizeImage } from "../../../src/lib/images/sanitize";
 import {
-  concat, encodeJpeg, insertAfterJfif, jpegMetadataSegments, jpegWithMetadata, largeJpeg, PLANTED, SECRETS, testPixel,
+  concat,
+  encodeJpeg,
+  insertAfterJfif,
+  jpegMetadataSegments,
+  jpegWithMetadata,
+  largeJpeg,
+  PLANTED,
+  SECRETS,
+  testPixel,
 } from "../../support/image-fixtures";
 import { contains, decodingStream, indexOfBytes, jpegExifTiff, jpegSegments, tiffTags } from "../../support/image-fixtures-inspect";
 
 const text = (s: string) => new TextEncoder().encode(s);
-const seg = (marker: number, payload: Uint8Array) => concat([0xff, marker, (payload.length + 2) >> 8, (payload.length + 2) & 0xff], payload);
+const seg = (marker: number, payload: Uint8Array) =>
+  concat([0xff, marker, (payload.length + 2) >> 8, (payload.length + 2) & 0xff], payload);
 const ZIP = concat([0x50, 0x4b, 0x03, 0x04, 20, 0, 0, 0, 0, 0], text("evil.html"), new Uint8Array(40));
 const HTML = text("<html><script>alert(document.cookie)</script></html>");
 
 const KEPT = {
-  Make: "Acme Cameras", Model: "Acme X100", LensMake: "LensCo", LensModel: "LensCo 24-70mm F2.8", ExposureTime: 0.008,
-  FNumber: 2.8, ExposureProgram: 2, ISO: 400, FocalLength: 4.5, FocalLengthIn35mmFilm: 26, WhiteBalance: 1,
+  Make: "Acme Cameras",
+  Model: "Acme X100",
+  LensMake: "LensCo",
+  LensModel: "LensCo 24-70mm F2.8",
+  ExposureTime: 0.008,
+  FNumber: 2.8,
+  ExposureProgram: 2,
+  ISO: 400,
+  FocalLength: 4.5,
+  FocalLengthIn35mmFilm: 26,
+  WhiteBalance: 1,
   DateTimeOriginal: "2024:05:06 07:08:09",
 };
 
@@ -31,7 +49,16 @@ describe("sanitizeImage: JPEG", () => {
       const out = sanitizeImage(input, "jpeg");
 
       it("removes XMP, extended XMP, IPTC, comments, MPF, JFXX thumbnail, maker note and serials", () => {
-        for (const needle of ["http://ns.adobe.com", "Photoshop 3.0", "8BIM", PLANTED.iptc, PLANTED.comment, PLANTED.mpf, "JFXX", "MPF\0"]) {
+        for (const needle of [
+          "http://ns.adobe.com",
+          "Photoshop 3.0",
+          "8BIM",
+          PLANTED.iptc,
+          PLANTED.comment,
+          PLANTED.mpf,
+          "JFXX",
+          "MPF\0",
+        ]) {
           expect(contains(out.bytes, needle), needle).toBe(false);
         }
         for (const secret of Object.values(SECRETS)) expect(contains(out.bytes, secret), secret).toBe(false);
@@ -78,7 +105,12 @@ describe("sanitizeImage: JPEG", () => {
     const input = jpegWithMetadata(true, { progressive: true });
     const firstScan = indexOfBytes(input, [0xff, 0xda]);
     const between = indexOfBytes(input, [0xff, 0xc4], firstScan); // the DHT before the first AC scan
-    const withExtras = concat(input.subarray(0, between), seg(0xfe, text("LATE-COMMENT")), seg(0xe1, text(PLANTED.xmp)), input.subarray(between));
+    const withExtras = concat(
+      input.subarray(0, between),
+      seg(0xfe, text("LATE-COMMENT")),
+      seg(0xe1, text(PLANTED.xmp)),
+      input.subarray(between),
+    );
     const out = sanitizeImage(withExtras, "jpeg");
     expect(out.bytes).toEqual(sanitizeImage(input, "jpeg").bytes);
   });
@@ -143,6 +175,5 @@ describe("sanitizeImage: JPEG", () => {
     let same = tail.length === out.bytes.length - scan;
     for (let i = 0; same && i < tail.length; i++) same = tail[i] === out.bytes[scan + i];
     expect(same).toBe(true); // toEqual on 19 MB arrays would take minutes
-
   });
 });

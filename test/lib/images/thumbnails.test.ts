@@ -15,7 +15,11 @@ function sizeOf(bytes: Uint8Array): [number, number] {
 
 describe("makeThumbnails", () => {
   it("makes one per width, largest first, never wider than the image", async () => {
-    const thumbnails = (await makeThumbnails(encodeJpeg(1000, 40, (x) => [x & 255, 40, 90]), "jpeg", [200, 800, 1600]))!;
+    const thumbnails = (await makeThumbnails(
+      encodeJpeg(1000, 40, (x) => [x & 255, 40, 90]),
+      "jpeg",
+      [200, 800, 1600],
+    ))!;
     expect(thumbnails.map((t) => [t.width, t.contentType, ...sizeOf(t.bytes)])).toEqual([
       [1600, "image/jpeg", 1000, 40],
       [800, "image/jpeg", 800, 32],
@@ -27,7 +31,9 @@ describe("makeThumbnails", () => {
     const alpha = await buildPng({ width: 300, height: 30, colorType: 6, depth: 8, sample: (x) => [200, 10, 10, x % 256] });
     expect((await makeThumbnails(alpha, "png", [200]))!.map((t) => [t.contentType, ...sizeOf(t.bytes)])).toEqual([["image/png", 200, 20]]);
     const opaque = buildBmp({ width: 400, height: 20, bitCount: 24, value: () => 0x2040a0 });
-    expect((await makeThumbnails(opaque, "bmp", [200]))!.map((t) => [t.contentType, ...sizeOf(t.bytes)])).toEqual([["image/jpeg", 200, 10]]);
+    expect((await makeThumbnails(opaque, "bmp", [200]))!.map((t) => [t.contentType, ...sizeOf(t.bytes)])).toEqual([
+      ["image/jpeg", 200, 10],
+    ]);
   });
 
   it("fits tall images in a box twice as tall as wide, and makes none for a sliver too narrow for any box (decoded all the same)", async () => {

@@ -20,7 +20,12 @@ const COLUMNS: readonly Column[] = [
 function rows(from: number, to: number): TableRow[] {
   return Array.from({ length: to - from }, (_, k) => {
     const i = from + k;
-    return { id: i + 1, name: `Gerät ${i} – ${"abcdefghij".repeat(i % 9)}`, weight_g: i % 7 === 0 ? null : i / 4, created_at: 1_767_225_600 + i };
+    return {
+      id: i + 1,
+      name: `Gerät ${i} – ${"abcdefghij".repeat(i % 9)}`,
+      weight_g: i % 7 === 0 ? null : i / 4,
+      created_at: 1_767_225_600 + i,
+    };
   });
 }
 

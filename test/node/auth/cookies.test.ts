@@ -3,8 +3,8 @@ import {
   ACCESS_COOKIE,
   clearedSessionCookies,
   hasSessionCookie,
-  readCookie,
   REFRESH_COOKIE,
+  readCookie,
   sessionCookies,
 } from "../../../src/auth/cookies";
 

@@ -3,8 +3,7 @@ import { dummyPasswordHash, hashPassword, phcParams, verifyPassword } from "../.
 import { ARGON2_MINIMUM } from "../../../src/config";
 
 const cheap = { memoryKib: 64, iterations: 1, parallelism: 1 };
-const NOBLE_HASH =
-  "$argon2id$v=19$m=64,t=1,p=1$MDEyMzQ1Njc4OWFiY2RlZg$SdRmGjbeONo0WAcggHLYJQsPZOKDsoBoSGZhsGsYb0E";
+const NOBLE_HASH = "$argon2id$v=19$m=64,t=1,p=1$MDEyMzQ1Njc4OWFiY2RlZg$SdRmGjbeONo0WAcggHLYJQsPZOKDsoBoSGZhsGsYb0E";
 
 describe("Argon2id password hashing", () => {
   it("uses the OWASP minimum parameters by default, in a PHC string", () => {

@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import { describe, expect, it } from "vitest";
-import { requireAdmin, requireUser, requireVerified } from "../../../src/middleware/guards";
 import { assertMayModify, hasAdminPowers, isModeration, ownerVisibleTo } from "../../../src/auth/permissions";
+import type { SessionUser } from "../../../src/auth/session-user";
 import type { AppEnv } from "../../../src/env";
 import { ApiError } from "../../../src/lib/problem";
-import type { SessionUser } from "../../../src/auth/session-user";
+import { requireAdmin, requireUser, requireVerified } from "../../../src/middleware/guards";
 
 const verified: SessionUser = {
   id: 7,

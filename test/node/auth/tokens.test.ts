@@ -63,7 +63,10 @@ describe("access tokens", () => {
   });
 
   it.each([
-    ["a re-encoded payload (other user)", `${header}.${encodeJson({ sub: "1", sid: "session-abc", iat: NOW, exp: NOW + 900 })}.${signature}`],
+    [
+      "a re-encoded payload (other user)",
+      `${header}.${encodeJson({ sub: "1", sid: "session-abc", iat: NOW, exp: NOW + 900 })}.${signature}`,
+    ],
     ["a tampered payload character", `${header}.${flipFirst(payload)}.${signature}`],
     ["a tampered signature", `${header}.${payload}.${flipFirst(signature)}`],
     ["a missing signature", `${header}.${payload}.`],
@@ -134,13 +137,20 @@ describe("link tokens", () => {
     expect(checkLinkToken(SECRET, "verify", `7.0${expiresAt}.${mac}`, "ada@example.org", NOW)).toBe(false);
   });
 
-  it.each(["", "7", `7.${expiresAt}`, `0.${expiresAt}.${"A".repeat(43)}`, `7.${expiresAt}.${"A".repeat(42)}`, `7.${expiresAt}.${"A".repeat(44)}`, `7.${expiresAt}.${"+".repeat(43)}`, `-7.${expiresAt}.${"A".repeat(43)}`, `${verify} `])(
-    "refuses the malformed token %j",
-    (malformed) => {
-      expect(parseLinkToken(malformed)).toBeNull();
-      expect(checkLinkToken(SECRET, "verify", malformed, "ada@example.org", NOW)).toBe(false);
-    },
-  );
+  it.each([
+    "",
+    "7",
+    `7.${expiresAt}`,
+    `0.${expiresAt}.${"A".repeat(43)}`,
+    `7.${expiresAt}.${"A".repeat(42)}`,
+    `7.${expiresAt}.${"A".repeat(44)}`,
+    `7.${expiresAt}.${"+".repeat(43)}`,
+    `-7.${expiresAt}.${"A".repeat(43)}`,
+    `${verify} `,
+  ])("refuses the malformed token %j", (malformed) => {
+    expect(parseLinkToken(malformed)).toBeNull();
+    expect(checkLinkToken(SECRET, "verify", malformed, "ada@example.org", NOW)).toBe(false);
+  });
 });
 
 describe("fingerprint and randomToken", () => {
@@ -163,7 +173,12 @@ const SECRET_FOR_MALLEABILITY = "malleability-check-secret-0123456789abcdef";
 
 describe("access token signatures are not malleable", () => {
   it("refuses a signature whose last character differs only in its unused bits", async () => {
-    const token = await signAccessToken(SECRET_FOR_MALLEABILITY, { userId: 7, sessionId: "s", issuedAtMs: 1_000, expiresAt: 4_000_000_000 });
+    const token = await signAccessToken(SECRET_FOR_MALLEABILITY, {
+      userId: 7,
+      sessionId: "s",
+      issuedAtMs: 1_000,
+      expiresAt: 4_000_000_000,
+    });
     const last = token.at(-1)!;
     // The 43rd base64url character of a 32-byte value carries 4 bits of data and 2 spare ones.
     const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -172,4 +187,3 @@ describe("access token signatures are not malleable", () => {
     expect(await readAccessToken(SECRET_FOR_MALLEABILITY, `${token.slice(0, -1)}${twin}`, 0)).toBeNull();
   });
 });
-

@@ -9,12 +9,12 @@ import {
   newRecoveryCodes,
   newTotpSecret,
   normalizeRecoveryCode,
+  type OtpHash,
   otpauthUri,
   RECOVERY_CODE_COUNT,
   recoveryCodeHash,
   totp,
   totpStep,
-  type OtpHash,
 } from "../../../src/auth/totp";
 
 const ascii = (text: string) => new TextEncoder().encode(text);
@@ -175,9 +175,7 @@ describe("otpauthUri", () => {
 
   it("percent-encodes the issuer and account", () => {
     const uri = otpauthUri({ secret: ascii("f"), issuer: "Re Lab: test", account: "a&b?c" });
-    expect(uri).toBe(
-      "otpauth://totp/Re%20Lab%3A%20test:a%26b%3Fc?issuer=Re%20Lab%3A%20test&secret=MY&algorithm=SHA1&digits=6&period=30",
-    );
+    expect(uri).toBe("otpauth://totp/Re%20Lab%3A%20test:a%26b%3Fc?issuer=Re%20Lab%3A%20test&secret=MY&algorithm=SHA1&digits=6&period=30");
   });
 
   it("reads back as the same seed, account and parameters, giving the codes the service accepts", () => {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { isAllowedCommand, isSafeHlsPath, MAX_TEXT_FRAME_BYTES, parseDeviceFrame, textFrameBytes } from "../../../src/plugins/rpi-cam/protocol";
+import {
+  isAllowedCommand,
+  isSafeHlsPath,
+  MAX_TEXT_FRAME_BYTES,
+  parseDeviceFrame,
+  textFrameBytes,
+} from "../../../src/plugins/rpi-cam/protocol";
 
 // The private device contract of the rpi-cam plugin (decisions.md, Camera plugin): the allow-list
 // of commands the backend may relay (with HLS paths that can never climb out of the preview
@@ -224,7 +230,17 @@ describe("parseDeviceFrame", () => {
   });
 
   it("gives null for JSON that is not an object of a known type", () => {
-    for (const text of ["null", "42", '"pong"', "true", "[]", '["pong"]', "{}", '{"type":"request","id":"a","status":200}', '{"type":"PONG"}']) {
+    for (const text of [
+      "null",
+      "42",
+      '"pong"',
+      "true",
+      "[]",
+      '["pong"]',
+      "{}",
+      '{"type":"request","id":"a","status":200}',
+      '{"type":"PONG"}',
+    ]) {
       expect(parseDeviceFrame(text), text).toBeNull();
     }
   });
@@ -247,7 +263,10 @@ describe("parseDeviceFrame", () => {
 
   it("gives null when has_binary is not a boolean", () => {
     for (const hasBinary of ["true", 1, 0, "false", null, {}]) {
-      expect(parseDeviceFrame(JSON.stringify({ type: "response", id: "a", status: 200, has_binary: hasBinary })), JSON.stringify(hasBinary)).toBeNull();
+      expect(
+        parseDeviceFrame(JSON.stringify({ type: "response", id: "a", status: 200, has_binary: hasBinary })),
+        JSON.stringify(hasBinary),
+      ).toBeNull();
     }
   });
 

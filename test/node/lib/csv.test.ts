@@ -26,7 +26,7 @@ describe("CSV cells (RFC 4180 with the formula-injection guard)", () => {
     ["-2", "'-2"],
     ["@cmd", "'@cmd"],
     ["\tindent", "'\tindent"],
-    ["\rreturn", "\"'\rreturn\""],
+    ["\rreturn", '"\'\rreturn"'],
     ['=HYPERLINK("x")', `"'=HYPERLINK(""x"")"`],
     ["a=b", "a=b"],
   ])("guards %j as %j", (value, cell) => {

@@ -55,7 +55,12 @@ function zipWith(name: string, data = utf8("<xml/>")): Uint8Array {
     nameBytes,
   );
   expect(central.indexOf(nameBytes[0]!, 46)).toBe(46);
-  const end = concat([0x50, 0x4b, 0x05, 0x06], [...u16(0), ...u16(0), ...u16(1), ...u16(1)], [...u32(central.length), ...u32(local.length)], u16(0));
+  const end = concat(
+    [0x50, 0x4b, 0x05, 0x06],
+    [...u16(0), ...u16(0), ...u16(1), ...u16(1)],
+    [...u32(central.length), ...u32(local.length)],
+    u16(0),
+  );
   return concat(local, central, end);
 }
 
@@ -97,7 +102,14 @@ describe("declaredTypeFits", () => {
   });
 
   it("accepts what browsers and spreadsheets declare for csv", () => {
-    for (const declared of ["text/csv", "text/csv; charset=utf-8", "TEXT/CSV", "application/vnd.ms-excel", "application/csv", "text/plain"]) {
+    for (const declared of [
+      "text/csv",
+      "text/csv; charset=utf-8",
+      "TEXT/CSV",
+      "application/vnd.ms-excel",
+      "application/csv",
+      "text/plain",
+    ]) {
       expect(declaredTypeFits(format("csv"), declared), declared).toBe(true);
     }
   });
@@ -124,16 +136,37 @@ describe("declaredTypeFits", () => {
 describe("the allow-list", () => {
   it("covers exactly the formats of decisions.md", () => {
     expect([...RESEARCH_FILE_EXTENSIONS].sort()).toEqual(
-      ["csv", "tsv", "txt", "md", "json", "pdf", "docx", "xlsx", "pptx", "hdr", "dat", "img", "raw", "h5", "hdf5", "ntf", "nitf", "tif", "tiff"].sort(),
+      [
+        "csv",
+        "tsv",
+        "txt",
+        "md",
+        "json",
+        "pdf",
+        "docx",
+        "xlsx",
+        "pptx",
+        "hdr",
+        "dat",
+        "img",
+        "raw",
+        "h5",
+        "hdf5",
+        "ntf",
+        "nitf",
+        "tif",
+        "tiff",
+      ].sort(),
     );
   });
 
   it("serves text formats as UTF-8 and never as HTML or script", () => {
     for (const extension of RESEARCH_FILE_EXTENSIONS) {
       const { contentType } = format(extension);
-      expect(["text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml", "text/javascript"], extension).not.toContain(
-        essenceOf(contentType),
-      );
+      expect(
+        ["text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml", "text/javascript"],
+        extension,
+      ).not.toContain(essenceOf(contentType));
       if (format(extension).check.kind === "text") expect(contentType, extension).toMatch(/; charset=utf-8$/);
     }
   });

@@ -48,9 +48,13 @@ describe("scrub", () => {
   });
 
   it("redacts key, credential and one-time-code members but not error codes", () => {
-    expect(
-      scrub({ data_encryption_key: "k", credential: "c", code: "123456", error_code: "NOT_FOUND", keyboard: "ok" }),
-    ).toEqual({ data_encryption_key: "[redacted]", credential: "[redacted]", code: "[redacted]", error_code: "NOT_FOUND", keyboard: "ok" });
+    expect(scrub({ data_encryption_key: "k", credential: "c", code: "123456", error_code: "NOT_FOUND", keyboard: "ok" })).toEqual({
+      data_encryption_key: "[redacted]",
+      credential: "[redacted]",
+      code: "[redacted]",
+      error_code: "NOT_FOUND",
+      keyboard: "ok",
+    });
   });
 
   it("renders dates, URLs and headers instead of flattening them to {}", () => {

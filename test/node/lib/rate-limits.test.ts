@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LIMITS, WRONG_SECRET_BUDGET, planRequestLimits, requestCategory } from "../../../src/lib/rate-limits";
+import { LIMITS, planRequestLimits, requestCategory, WRONG_SECRET_BUDGET } from "../../../src/lib/rate-limits";
 
 describe("the limits table", () => {
   it("holds exactly the limits of the spec", () => {
@@ -37,9 +37,18 @@ describe("the limits table", () => {
       .sort();
     expect(open).toEqual(
       [
-        "export-ip", "export-signed-in-ip", "read-ip", "read-user", "upload-ip", "upload-user", "write-ip", "write-user",
+        "export-ip",
+        "export-signed-in-ip",
+        "read-ip",
+        "read-user",
+        "upload-ip",
+        "upload-user",
+        "write-ip",
+        "write-user",
         // Device registrations and tunnel handshakes: the assertion (D1) is the bound that fails closed.
-        "pairing-register-ip", "camera-connect-ip", "camera-connect-camera",
+        "pairing-register-ip",
+        "camera-connect-ip",
+        "camera-connect-camera",
       ].sort(),
     );
     const guards = Object.entries(LIMITS)

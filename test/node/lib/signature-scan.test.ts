@@ -28,7 +28,9 @@ describe("signature scanner", () => {
   it("reads configured signatures and finds them", () => {
     const signatures = parseSignatures("Test.Dropper:deadbeefcafebabe0001, other:00112233445566778899");
     expect(signatures.map((s) => s.name)).toEqual(["Test.Dropper", "other"]);
-    expect(scan([Uint8Array.of(1, 2, 0xde, 0xad, 0xbe), Uint8Array.of(0xef, 0xca, 0xfe, 0xba, 0xbe, 0x00, 0x01, 9)], signatures)).toBe("Test.Dropper");
+    expect(scan([Uint8Array.of(1, 2, 0xde, 0xad, 0xbe), Uint8Array.of(0xef, 0xca, 0xfe, 0xba, 0xbe, 0x00, 0x01, 9)], signatures)).toBe(
+      "Test.Dropper",
+    );
     expect(parseSignatures("")).toEqual([]);
     expect(parseSignatures(undefined)).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isoDatetime, TableDataError, type Column } from "../../../src/lib/release/columns.ts";
+import { type Column, isoDatetime, TableDataError } from "../../../src/lib/release/columns.ts";
 import { CsvTableWriter } from "../../../src/lib/release/csv-table-writer.ts";
 import { CollectingSink, parseCsv } from "./support.ts";
 
@@ -29,8 +29,24 @@ describe("CsvTableWriter", () => {
         domains: ["materials", "products"],
         created_at: 1_777_636_800,
       },
-      { id: 2, name: "=HYPERLINK(\"x\")", weight_g: null, is_crm: 0, props: null, domains: "[]", created_at: new Date(Date.UTC(2026, 4, 1, 12, 0, 0, 250)) },
-      { id: 3, name: "Müller 咖啡 🧪\r\nsecond line", weight_g: -0.25, is_crm: undefined, props: '{"a":1}', domains: null, created_at: null },
+      {
+        id: 2,
+        name: '=HYPERLINK("x")',
+        weight_g: null,
+        is_crm: 0,
+        props: null,
+        domains: "[]",
+        created_at: new Date(Date.UTC(2026, 4, 1, 12, 0, 0, 250)),
+      },
+      {
+        id: 3,
+        name: "Müller 咖啡 🧪\r\nsecond line",
+        weight_g: -0.25,
+        is_crm: undefined,
+        props: '{"a":1}',
+        domains: null,
+        created_at: null,
+      },
     ]);
     expect(await writer.finish()).toEqual({ rows: 3 });
     const bytes = sink.bytes();
@@ -38,7 +54,7 @@ describe("CsvTableWriter", () => {
     expect(text(sink)).toBe(
       "id,name,weight_g,is_crm,props,domains,created_at\r\n" +
         '1,"Lamp ""Arc"", large",1200.5,true,"{""recyclability"":""high""}","[""materials"",""products""]",2026-05-01T12:00:00Z\r\n' +
-        "2,\"'=HYPERLINK(\"\"x\"\")\",,false,,[],2026-05-01T12:00:00.250Z\r\n" +
+        '2,"\'=HYPERLINK(""x"")",,false,,[],2026-05-01T12:00:00.250Z\r\n' +
         '3,"Müller 咖啡 🧪\r\nsecond line",-0.25,,"{""a"":1}",,\r\n',
     );
   });
@@ -84,14 +100,27 @@ describe("CsvTableWriter", () => {
   it("checks the column list", () => {
     const sink = new CollectingSink();
     expect(() => CsvTableWriter.create(sink, [])).toThrow("at least one column");
-    expect(() => CsvTableWriter.create(sink, [{ name: "a", type: "string" }, { name: "a", type: "int32" }])).toThrow("appears twice");
+    expect(() =>
+      CsvTableWriter.create(sink, [
+        { name: "a", type: "string" },
+        { name: "a", type: "int32" },
+      ]),
+    ).toThrow("appears twice");
     expect(() => CsvTableWriter.create(sink, [{ name: "a b", type: "string" }])).toThrow("not a plain identifier");
   });
 
   it("continues a file from its state without a second header", async () => {
     const whole = new CollectingSink();
     const first = new CollectingSink();
-    const rows = Array.from({ length: 6 }, (_, i) => ({ id: i, name: `n${i}`, weight_g: i / 2, is_crm: i % 2, props: null, domains: null, created_at: i }));
+    const rows = Array.from({ length: 6 }, (_, i) => ({
+      id: i,
+      name: `n${i}`,
+      weight_g: i / 2,
+      is_crm: i % 2,
+      props: null,
+      domains: null,
+      created_at: i,
+    }));
     const a = CsvTableWriter.create(first, COLUMNS);
     await a.write(rows.slice(0, 4));
     const state = JSON.parse(JSON.stringify(a.state()));
@@ -117,7 +146,10 @@ describe("CsvTableWriter", () => {
 describe("isoDatetime", () => {
   it("gives the text of Date#toISOString (without .000), for any time", () => {
     const reference = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
-    const cases = [0, 1, 999, 1000, 86_399_999, 86_400_000, 951_782_400_000, 951_868_799_999, 4_107_542_400_000, 253_402_300_799_999, 253_402_300_800_000, -1, -86_400_001, -62_135_596_800_000, 8.64e15];
+    const cases = [
+      0, 1, 999, 1000, 86_399_999, 86_400_000, 951_782_400_000, 951_868_799_999, 4_107_542_400_000, 253_402_300_799_999,
+      253_402_300_800_000, -1, -86_400_001, -62_135_596_800_000, 8.64e15,
+    ];
     let seed = 7;
     for (let i = 0; i < 20_000; i++) {
       seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;

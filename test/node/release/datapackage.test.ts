@@ -6,8 +6,8 @@ import {
   type DataPackageInput,
   dataPackageJson,
   type ResourceInput,
-  tableResources,
   type TableInput,
+  tableResources,
 } from "../../../src/lib/release/datapackage.ts";
 import { licence } from "../../../src/lib/release/licences.ts";
 import { releaseReadme } from "../../../src/lib/release/readme.ts";
@@ -22,7 +22,12 @@ const TABLES: TableInput[] = [
     name: "records",
     title: "Products and components",
     schema: {
-      columns: [id, { name: "parent_id", type: "int64" }, { name: "product_type_id", type: "int64" }, { name: "name", type: "string", nullable: false }],
+      columns: [
+        id,
+        { name: "parent_id", type: "int64" },
+        { name: "product_type_id", type: "int64" },
+        { name: "name", type: "string", nullable: false },
+      ],
       primaryKey: ["id"],
       foreignKeys: [
         { fields: ["parent_id"], reference: { fields: ["id"] } },
@@ -103,7 +108,9 @@ describe("buildDataPackage", () => {
       homepage: INPUT.url,
       version: "1.0.0",
       created: "2026-05-01T12:00:00Z",
-      licenses: [{ name: "CC-BY-4.0", path: "https://creativecommons.org/licenses/by/4.0/", title: expect.stringContaining("Attribution 4.0") }],
+      licenses: [
+        { name: "CC-BY-4.0", path: "https://creativecommons.org/licenses/by/4.0/", title: expect.stringContaining("Attribution 4.0") },
+      ],
     });
     expect(pkg.resources).toHaveLength(11);
     for (const resource of pkg.resources) {
@@ -129,7 +136,11 @@ describe("buildDataPackage", () => {
     const parquet = pkg.resources.find((r) => r.name === "record_materials-parquet")!;
     expect(parquet).toMatchObject({ path: "record_materials.parquet", format: "parquet", mediatype: "application/vnd.apache.parquet" });
     expect(parquet.encoding).toBeUndefined();
-    expect(parquet.schema!.foreignKeys!.map((k) => k.reference.resource)).toEqual(["records-parquet", "materials-parquet", "units-parquet"]);
+    expect(parquet.schema!.foreignKeys!.map((k) => k.reference.resource)).toEqual([
+      "records-parquet",
+      "materials-parquet",
+      "units-parquet",
+    ]);
     expect(pkg.resources.find((r) => r.name === "units")!.schema!.fields[0]).toMatchObject({ description: "e.g. kg" });
     expect(pkg.resources.find((r) => r.name === "materials")!.schema!.fields[1]!.type).toBe("boolean");
     const readme = pkg.resources.find((r) => r.name === "readme")!;
@@ -228,7 +239,9 @@ describe("releaseReadme", () => {
     );
     expect(readme).toContain("@misc{reverse_engineering_lab_1_0_0,");
     expect(readme).toContain("title     = {{relab dataset: products \\& 100\\% of their parts}},");
-    expect(readme).toContain("[Creative Commons Attribution 4.0 International](https://creativecommons.org/licenses/by/4.0/) (`CC-BY-4.0`)");
+    expect(readme).toContain(
+      "[Creative Commons Attribution 4.0 International](https://creativecommons.org/licenses/by/4.0/) (`CC-BY-4.0`)",
+    );
     expect(readme).toContain("| `records.csv` | 15,234,567 | products \\| components |");
     expect(readme).toContain("sha256sum -c SHA256SUMS");
     expect(readme).toContain('pd.read_parquet("https://api.example.org/v1/releases/1.0.0/files/records.parquet")');

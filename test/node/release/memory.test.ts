@@ -72,7 +72,11 @@ async function writeBoth(count: number, direct = false): Promise<{ retained: num
   await parquet.finish();
   if (csvSink instanceof MultipartSink) await csvSink.close();
   if (parquetSink instanceof MultipartSink) await parquetSink.close();
-  return { retained, bytes: bucket.bytes + (csvSink instanceof CountingSink ? csvSink.bytes : 0) + (parquetSink instanceof CountingSink ? parquetSink.bytes : 0) };
+  return {
+    retained,
+    bytes:
+      bucket.bytes + (csvSink instanceof CountingSink ? csvSink.bytes : 0) + (parquetSink instanceof CountingSink ? parquetSink.bytes : 0),
+  };
 }
 
 describe("memory of a release table", () => {

@@ -218,7 +218,9 @@ describe("ParquetTableWriter", () => {
   });
 
   it("keeps state in JSON without losing what JSON cannot carry", () => {
-    expect(toTaggedJson({ a: 1n, b: new Uint8Array([1, 2]), c: [2n] })).toBe('{"a":{"$bigint":"1"},"b":{"$bytes":"AQI"},"c":[{"$bigint":"2"}]}');
+    expect(toTaggedJson({ a: 1n, b: new Uint8Array([1, 2]), c: [2n] })).toBe(
+      '{"a":{"$bigint":"1"},"b":{"$bytes":"AQI"},"c":[{"$bigint":"2"}]}',
+    );
     expect(() => toTaggedJson({ d: new Date(0) })).toThrow("cannot carry");
     expect(() => toTaggedJson({ f: new Float64Array(1) })).toThrow("cannot carry");
   });

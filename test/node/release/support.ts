@@ -163,7 +163,7 @@ export const RECORD_COLUMNS: readonly Column[] = [
 ];
 
 const NAMES = ["Fairphone 4", "Waschmaschine Öko", "咖啡机", "Ноутбук", "مروحة", "e\u0301cran 👩‍🔬", "Drill, cordless", 'Lamp "Arc"'];
-const DESCRIPTIONS = ["=SUM(A1:A9)", "+31 20 123", "-", "@home", "\tindented", "two\r\nlines", "plain", "emoji 🧪🔩", "comma, and \"quote\""];
+const DESCRIPTIONS = ["=SUM(A1:A9)", "+31 20 123", "-", "@home", "\tindented", "two\r\nlines", "plain", "emoji 🧪🔩", 'comma, and "quote"'];
 
 const LETTERS = "abcdefghijklmnopqrstuvwxyzäöüß";
 

@@ -11,7 +11,12 @@ const asValues = (rows: readonly TableRow[]) => rows.map((row) => RECORD_COLUMNS
 describe("writeValues", () => {
   it("writes byte for byte the CSV and Parquet files that write() makes of the same rows", { timeout: 30_000 }, async () => {
     const rows = [...recordRows(12_000)];
-    const sinks = { csv: new CollectingSink(), csvValues: new CollectingSink(), parquet: new CollectingSink(), parquetValues: new CollectingSink() };
+    const sinks = {
+      csv: new CollectingSink(),
+      csvValues: new CollectingSink(),
+      parquet: new CollectingSink(),
+      parquetValues: new CollectingSink(),
+    };
     const csv = CsvTableWriter.create(sinks.csv, RECORD_COLUMNS);
     const csvValues = CsvTableWriter.create(sinks.csvValues, RECORD_COLUMNS);
     const parquet = ParquetTableWriter.create(sinks.parquet, RECORD_COLUMNS, { rowGroupRows: 5_000 });
@@ -35,8 +40,12 @@ describe("writeValues", () => {
     const parquet = ParquetTableWriter.create(new CollectingSink(), RECORD_COLUMNS);
     const [good, other] = asValues([...recordRows(2)]);
     for (const writer of [csv, parquet]) {
-      await expect(writer.writeValues([good!, other!.slice(0, -1)])).rejects.toThrow(`row 1: expected ${RECORD_COLUMNS.length} values, got ${RECORD_COLUMNS.length - 1}`);
-      await expect(writer.writeValues([[...good!, "extra"]])).rejects.toThrow(`expected ${RECORD_COLUMNS.length} values, got ${RECORD_COLUMNS.length + 1}`);
+      await expect(writer.writeValues([good!, other!.slice(0, -1)])).rejects.toThrow(
+        `row 1: expected ${RECORD_COLUMNS.length} values, got ${RECORD_COLUMNS.length - 1}`,
+      );
+      await expect(writer.writeValues([[...good!, "extra"]])).rejects.toThrow(
+        `expected ${RECORD_COLUMNS.length} values, got ${RECORD_COLUMNS.length + 1}`,
+      );
       await expect(writer.writeValues([["not an id", ...good!.slice(1)]])).rejects.toThrow('column "id", row 0: expected a safe integer');
       expect(writer.rowsWritten).toBe(0);
     }

@@ -142,7 +142,12 @@ describe("GET /v1/admin/users/{user_id}", () => {
     const response = await asAdmin("GET", `/v1/admin/users/${user.id}`);
     expect(response.status).toBe(200);
     expect(response.headers.get("cache-control")).toBe("no-store");
-    expect(await response.json()).toMatchObject({ id: user.id, email: user.email, is_verified: true, last_login_at: expect.stringMatching(/Z$/) });
+    expect(await response.json()).toMatchObject({
+      id: user.id,
+      email: user.email,
+      is_verified: true,
+      last_login_at: expect.stringMatching(/Z$/),
+    });
   });
 
   it("answers 404 USER_NOT_FOUND on every route for an unknown id and for the system account", async () => {
@@ -175,7 +180,11 @@ describe("PUT /v1/admin/users/{user_id}/role", () => {
     expect(await (await setRole(admin.id, "lab")).json()).toMatchObject({ role: "lab", is_superuser: true });
     const user = await registerUser();
     await expectProblem(await setRole(user.id, "superuser"), 422, "VALIDATION_FAILED");
-    await expectProblem(await asAdmin("PUT", `/v1/admin/users/${user.id}/role`, { role: "lab", is_superuser: true }), 422, "VALIDATION_FAILED");
+    await expectProblem(
+      await asAdmin("PUT", `/v1/admin/users/${user.id}/role`, { role: "lab", is_superuser: true }),
+      422,
+      "VALIDATION_FAILED",
+    );
   });
 });
 
@@ -188,7 +197,11 @@ describe("PATCH /v1/admin/users/{user_id}", () => {
     expect(await response.json()).toMatchObject({ id: user.id, is_active: false });
 
     await expectProblem(await me(user.tokens.access_token), 401, "INVALID_TOKEN");
-    await expectProblem(await postJson("/v1/auth/bearer/refresh", { refresh_token: user.tokens.refresh_token }), 401, "REFRESH_TOKEN_INVALID");
+    await expectProblem(
+      await postJson("/v1/auth/bearer/refresh", { refresh_token: user.tokens.refresh_token }),
+      401,
+      "REFRESH_TOKEN_INVALID",
+    );
     await expectProblem(await login(user), 400, "LOGIN_BAD_CREDENTIALS");
 
     expect(await (await patchUser(user.id, { is_active: true })).json()).toMatchObject({ is_active: true });
@@ -235,11 +248,14 @@ describe("PATCH /v1/admin/users/{user_id}", () => {
     expect(await (await patchUser(user.id, {})).json()).toMatchObject({ id: user.id, username });
   });
 
-  it.each([{ role: "lab" }, { is_superuser: true }, { email: "x@example.org" }, { id: 1 }])("refuses the member %j with 422", async (member) => {
-    const user = await registerUser();
-    const problem = await expectProblem(await patchUser(user.id, member), 422, "VALIDATION_FAILED");
-    expect(problem.errors?.[0]?.pointer).toBe(`/${Object.keys(member)[0]}`);
-  });
+  it.each([{ role: "lab" }, { is_superuser: true }, { email: "x@example.org" }, { id: 1 }])(
+    "refuses the member %j with 422",
+    async (member) => {
+      const user = await registerUser();
+      const problem = await expectProblem(await patchUser(user.id, member), 422, "VALIDATION_FAILED");
+      expect(problem.errors?.[0]?.pointer).toBe(`/${Object.keys(member)[0]}`);
+    },
+  );
 });
 
 describe("POST /v1/admin/users/{user_id}/mfa/reset", () => {
@@ -256,7 +272,11 @@ describe("POST /v1/admin/users/{user_id}/mfa/reset", () => {
     expect(await response.text()).toBe("");
 
     await expectProblem(await me(enrolment.tokens.access_token), 401, "INVALID_TOKEN");
-    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: enrolment.authenticator.next() }), 401, "MFA_TOKEN_INVALID");
+    await expectProblem(
+      await postJson("/v1/auth/mfa/challenge", { mfa_token, code: enrolment.authenticator.next() }),
+      401,
+      "MFA_TOKEN_INVALID",
+    );
     const signedIn = await login(user);
     expect(signedIn.status).toBe(200);
     expect(await (await asAdmin("GET", `/v1/admin/users/${user.id}`)).json()).toMatchObject({ totp_enabled: false });

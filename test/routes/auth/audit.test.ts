@@ -29,7 +29,14 @@ describe("audit records of auth events", () => {
       expect(audits.every((entry) => typeof entry.request_id === "string")).toBe(true);
 
       const everything = logs.lines.join("\n");
-      for (const secret of [user.password, pair.access_token, pair.refresh_token, second.access_token, user.email, "ghost.person@example.org"]) {
+      for (const secret of [
+        user.password,
+        pair.access_token,
+        pair.refresh_token,
+        second.access_token,
+        user.email,
+        "ghost.person@example.org",
+      ]) {
         expect(everything).not.toContain(secret);
       }
     } finally {

@@ -15,7 +15,10 @@ async function answer(response: Response): Promise<Answer> {
   const headers = [...response.headers]
     .filter(([name]) => name !== "x-request-id" && name !== "content-length")
     // The bookmark names the database state each request saw: it moves with every write anywhere.
-    .map(([name, value]) => [name, name === "retry-after" ? "<s>" : name === "x-d1-bookmark" ? "<bookmark>" : value.replace(/\bt=\d+/g, "t=<s>")]);
+    .map(([name, value]) => [
+      name,
+      name === "retry-after" ? "<s>" : name === "x-d1-bookmark" ? "<bookmark>" : value.replace(/\bt=\d+/g, "t=<s>"),
+    ]);
   const body = (await response.json()) as Record<string, unknown>;
   return {
     status: response.status,
@@ -129,7 +132,13 @@ describe("failed-login budget: 3 per minute per address (any alias) and per user
     const lines = logs.lines.filter((line) => line.includes('"event":"rate_limit.exceeded"'));
     expect(lines).toHaveLength(1);
     const line = lines[0]!;
-    expect(JSON.parse(line)).toMatchObject({ msg: "audit", event: "rate_limit.exceeded", limits: "failed-login", subject: "email", user_id: null });
+    expect(JSON.parse(line)).toMatchObject({
+      msg: "audit",
+      event: "rate_limit.exceeded",
+      limits: "failed-login",
+      subject: "email",
+      user_id: null,
+    });
     expect(line).not.toContain(user.email);
     expect(line).not.toContain(user.email.split("@")[0]!);
     expect(line).not.toContain(user.password);
@@ -187,7 +196,11 @@ describe("wrong-secret budget at the step-up", () => {
     // Another account's step-up is untouched by this one's guesses.
     const other = await verifiedUser("stepup");
     for (let i = 0; i < 3; i++) {
-      await expectProblem(await patchMe(other.tokens.access_token, { email: other.email, current_password: "wrong" }), 403, "CURRENT_PASSWORD_INVALID");
+      await expectProblem(
+        await patchMe(other.tokens.access_token, { email: other.email, current_password: "wrong" }),
+        403,
+        "CURRENT_PASSWORD_INVALID",
+      );
     }
     const again = await bearerLogin({ email: `moved.${user.email}`, password: user.password });
     expect((await patchMe(again.access_token, { email: `moved.${user.email}`, current_password: user.password })).status).toBe(200);

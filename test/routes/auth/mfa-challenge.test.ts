@@ -41,7 +41,9 @@ describe("the login challenge", () => {
     const user = await totpUser();
     const response = await answer(await challenge(user, "session"), user.authenticator.next());
     expect(response.status).toBe(204);
-    const cookie = getSetCookie(response).map((value) => value.split(";")[0]).join("; ");
+    const cookie = getSetCookie(response)
+      .map((value) => value.split(";")[0])
+      .join("; ");
     expect(cookie).toMatch(/^__Host-relab-auth=[^;]+; __Host-relab-refresh=.+$/);
     expect((await api("/v1/users/me", { headers: { cookie } })).status).toBe(200);
   });
@@ -49,7 +51,11 @@ describe("the login challenge", () => {
   it("a cross-site browser answering a challenge is refused like a cross-site login", async () => {
     const user = await totpUser();
     const mfa_token = await challenge(user, "session");
-    const response = await postJson("/v1/auth/mfa/challenge", { mfa_token, code: user.authenticator.peek() }, { "sec-fetch-site": "cross-site" });
+    const response = await postJson(
+      "/v1/auth/mfa/challenge",
+      { mfa_token, code: user.authenticator.peek() },
+      { "sec-fetch-site": "cross-site" },
+    );
     await expectProblem(response, 403, "CROSS_SITE_REQUEST_REFUSED");
   });
 
@@ -81,7 +87,9 @@ describe("the login challenge", () => {
     const token = await challenge(user);
     const responses = await Promise.all([answer(token, user.authenticator.next()), answer(token, user.recoveryCodes[0]!)]);
     expect(responses.map((r) => r.status).sort()).toEqual([200, 401]);
-    const sessions = await env.DB.prepare("SELECT count(DISTINCT family_id) AS n FROM refresh_tokens WHERE user_id = ?").bind(user.id).first();
+    const sessions = await env.DB.prepare("SELECT count(DISTINCT family_id) AS n FROM refresh_tokens WHERE user_id = ?")
+      .bind(user.id)
+      .first();
     // The enrolment's own session, and one from this login.
     expect(sessions).toEqual({ n: 2 });
   });
@@ -110,7 +118,9 @@ describe("the login challenge", () => {
   it("the challenge token is stored only as a fingerprint", async () => {
     const user = await totpUser();
     const token = await challenge(user);
-    const rows = await env.DB.prepare("SELECT fingerprint, transport FROM mfa_challenges WHERE user_id = ?").bind(user.id).all<{ fingerprint: string }>();
+    const rows = await env.DB.prepare("SELECT fingerprint, transport FROM mfa_challenges WHERE user_id = ?")
+      .bind(user.id)
+      .all<{ fingerprint: string }>();
     expect(rows.results).toHaveLength(1);
     expect(rows.results[0]!.fingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(rows.results[0]!.fingerprint).not.toBe(token);

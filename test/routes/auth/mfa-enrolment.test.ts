@@ -33,7 +33,11 @@ describe("TOTP enrolment", () => {
     const authenticator = TestAuthenticator.fromSecret(secret);
     const confirm = (body: object) => postJson("/v1/auth/mfa/totp/confirm", { setup_token, ...body }, bearer(user.tokens.access_token));
     await expectProblem(await confirm({ code: authenticator.peek() }), 400, "CURRENT_PASSWORD_REQUIRED");
-    await expectProblem(await confirm({ code: authenticator.peek(), current_password: "not-the-password-at-all" }), 403, "CURRENT_PASSWORD_INVALID");
+    await expectProblem(
+      await confirm({ code: authenticator.peek(), current_password: "not-the-password-at-all" }),
+      403,
+      "CURRENT_PASSWORD_INVALID",
+    );
     await expectProblem(await confirm({ code: authenticator.stale(), current_password: user.password }), 403, "MFA_CODE_INVALID");
     expect(await (await me(user.tokens.access_token)).json()).toMatchObject({ totp_enabled: false });
   });
@@ -86,7 +90,9 @@ describe("TOTP enrolment", () => {
     const user = await verifiedUser("totp");
     const login = await postJson("/v1/auth/session/login", { username: user.email, password: user.password });
     expect(login.status).toBe(204);
-    const cookie = getSetCookie(login).map((value) => value.split(";")[0]).join("; ");
+    const cookie = getSetCookie(login)
+      .map((value) => value.split(";")[0])
+      .join("; ");
     const setupResponse = await postJson("/v1/auth/mfa/totp/setup", {}, { cookie });
     const { setup_token, secret } = (await setupResponse.json()) as { setup_token: string; secret: string };
     await awayFromStepEnd();
@@ -98,7 +104,9 @@ describe("TOTP enrolment", () => {
     expect(confirmed.status).toBe(200);
     const body = (await confirmed.json()) as Record<string, unknown>;
     expect(Object.keys(body)).toEqual(["recovery_codes"]);
-    const fresh = getSetCookie(confirmed).map((value) => value.split(";")[0]).join("; ");
+    const fresh = getSetCookie(confirmed)
+      .map((value) => value.split(";")[0])
+      .join("; ");
     expect(fresh).toMatch(/__Host-relab-auth=.+; __Host-relab-refresh=.+/);
     expect((await api("/v1/users/me", { headers: { cookie } })).status).toBe(401);
     expect((await api("/v1/users/me", { headers: { cookie: fresh } })).status).toBe(200);
@@ -118,7 +126,9 @@ describe("TOTP enrolment", () => {
     const row = await env.DB.prepare("SELECT totp_secret FROM users WHERE id = ?").bind(user.id).first<{ totp_secret: string }>();
     expect(row!.totp_secret).toMatch(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/);
     expect(row!.totp_secret).not.toContain(secret);
-    const stored = await env.DB.prepare("SELECT code_hash FROM recovery_codes WHERE user_id = ?").bind(user.id).all<{ code_hash: string }>();
+    const stored = await env.DB.prepare("SELECT code_hash FROM recovery_codes WHERE user_id = ?")
+      .bind(user.id)
+      .all<{ code_hash: string }>();
     expect(stored.results).toHaveLength(10);
     for (const { code_hash } of stored.results) {
       expect(code_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -159,7 +169,11 @@ describe("turning TOTP off and regenerating recovery codes", () => {
     await expectProblem(await disable({ code: authenticator.peek() }), 400, "CURRENT_PASSWORD_REQUIRED");
     await expectProblem(await disable({ code: authenticator.stale(), current_password: user.password }), 403, "MFA_CODE_INVALID");
     // A wrong password stops the step-up before the code is looked at: the code stays unused.
-    await expectProblem(await disable({ code: authenticator.peek(), current_password: "wrong-password-entirely" }), 403, "CURRENT_PASSWORD_INVALID");
+    await expectProblem(
+      await disable({ code: authenticator.peek(), current_password: "wrong-password-entirely" }),
+      403,
+      "CURRENT_PASSWORD_INVALID",
+    );
     expect((await disable({ code: authenticator.next(), current_password: user.password })).status).toBe(204);
     expect(await (await me(tokens.access_token)).json()).toMatchObject({ totp_enabled: false });
     const rows = await env.DB.prepare("SELECT totp_secret, totp_last_step FROM users WHERE id = ?").bind(user.id).first();
@@ -188,38 +202,52 @@ describe("turning TOTP off and regenerating recovery codes", () => {
 
   it.each([
     ["two recovery codes", (e: { recoveryCodes: string[] }) => [e.recoveryCodes[4]!, e.recoveryCodes[5]!]],
-    ["an authenticator code and a recovery code", (e: { recoveryCodes: string[]; authenticator: TestAuthenticator }) => [e.authenticator.next(), e.recoveryCodes[6]!]],
-  ])("two regenerations at once, with %s: one wins, the other is 409, and the winner's codes are the ones that work", async (_label, codesOf) => {
-    const user = await verifiedUser("totp");
-    const enrolment = await enrolTotp(user.tokens.access_token, user.password);
-    const regenerate = (code: string) => postJson("/v1/auth/mfa/recovery-codes/regenerate", { code }, bearer(enrolment.tokens.access_token));
-    const [a, b] = codesOf(enrolment);
+    [
+      "an authenticator code and a recovery code",
+      (e: { recoveryCodes: string[]; authenticator: TestAuthenticator }) => [e.authenticator.next(), e.recoveryCodes[6]!],
+    ],
+  ])(
+    "two regenerations at once, with %s: one wins, the other is 409, and the winner's codes are the ones that work",
+    async (_label, codesOf) => {
+      const user = await verifiedUser("totp");
+      const enrolment = await enrolTotp(user.tokens.access_token, user.password);
+      const regenerate = (code: string) =>
+        postJson("/v1/auth/mfa/recovery-codes/regenerate", { code }, bearer(enrolment.tokens.access_token));
+      const [a, b] = codesOf(enrolment);
 
-    const responses = await Promise.all([regenerate(a!), regenerate(b!)]);
-    expect(responses.map((r) => r.status).sort()).toEqual([200, 409]);
-    const winner = responses.find((r) => r.status === 200)!;
-    const loser = responses.find((r) => r.status === 409)!;
-    const problem = await expectProblem(loser, 409, "RECOVERY_CODES_CHANGED");
-    expect(problem).not.toHaveProperty("recovery_codes");
-    // Read the seed and the current generation, then one batch: compare-and-set, spend, replace.
-    expect(roundTrips(winner)).toBe(3);
-    const { recovery_codes } = (await winner.json()) as { recovery_codes: string[] };
+      const responses = await Promise.all([regenerate(a!), regenerate(b!)]);
+      expect(responses.map((r) => r.status).sort()).toEqual([200, 409]);
+      const winner = responses.find((r) => r.status === 200)!;
+      const loser = responses.find((r) => r.status === 409)!;
+      const problem = await expectProblem(loser, 409, "RECOVERY_CODES_CHANGED");
+      expect(problem).not.toHaveProperty("recovery_codes");
+      // Read the seed and the current generation, then one batch: compare-and-set, spend, replace.
+      expect(roundTrips(winner)).toBe(3);
+      const { recovery_codes } = (await winner.json()) as { recovery_codes: string[] };
 
-    // Exactly the winner's ten codes are stored; none of the enrolment's survive.
-    const stored = await env.DB.prepare("SELECT code_hash FROM recovery_codes WHERE user_id = ?").bind(user.id).all<{ code_hash: string }>();
-    const hashes = (codes: string[]) => codes.map((code) => recoveryCodeHash(normalizeRecoveryCode(code)!)).sort();
-    expect(stored.results.map((row) => row.code_hash).sort()).toEqual(hashes(recovery_codes));
-    // A winner's code signs in; an enrolment code does not.
-    expect((await bearerLoginWithCode(user, recovery_codes[9]!)).access_token).toBeTruthy();
-    const login = await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password });
-    const { mfa_token } = (await login.json()) as { mfa_token: string };
-    await expectProblem(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: enrolment.recoveryCodes[0] }), 401, "MFA_CODE_INVALID");
-  });
+      // Exactly the winner's ten codes are stored; none of the enrolment's survive.
+      const stored = await env.DB.prepare("SELECT code_hash FROM recovery_codes WHERE user_id = ?")
+        .bind(user.id)
+        .all<{ code_hash: string }>();
+      const hashes = (codes: string[]) => codes.map((code) => recoveryCodeHash(normalizeRecoveryCode(code)!)).sort();
+      expect(stored.results.map((row) => row.code_hash).sort()).toEqual(hashes(recovery_codes));
+      // A winner's code signs in; an enrolment code does not.
+      expect((await bearerLoginWithCode(user, recovery_codes[9]!)).access_token).toBeTruthy();
+      const login = await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password });
+      const { mfa_token } = (await login.json()) as { mfa_token: string };
+      await expectProblem(
+        await postJson("/v1/auth/mfa/challenge", { mfa_token, code: enrolment.recoveryCodes[0] }),
+        401,
+        "MFA_CODE_INVALID",
+      );
+    },
+  );
 
   it("a regeneration after another one finished is not a conflict", async () => {
     const user = await verifiedUser("totp");
     const enrolment = await enrolTotp(user.tokens.access_token, user.password);
-    const regenerate = (code: string) => postJson("/v1/auth/mfa/recovery-codes/regenerate", { code }, bearer(enrolment.tokens.access_token));
+    const regenerate = (code: string) =>
+      postJson("/v1/auth/mfa/recovery-codes/regenerate", { code }, bearer(enrolment.tokens.access_token));
     const first = await regenerate(enrolment.recoveryCodes[0]!);
     expect(first.status).toBe(200);
     const { recovery_codes } = (await first.json()) as { recovery_codes: string[] };
@@ -235,7 +263,11 @@ describe("turning TOTP off and regenerating recovery codes", () => {
 
   it("regenerating with TOTP off is 409, and a recovery code typed in upper case with spaces still counts", async () => {
     const user = await verifiedUser("totp");
-    await expectProblem(await postJson("/v1/auth/mfa/recovery-codes/regenerate", { code: "123456" }, bearer(user.tokens.access_token)), 409, "TOTP_NOT_ENABLED");
+    await expectProblem(
+      await postJson("/v1/auth/mfa/recovery-codes/regenerate", { code: "123456" }, bearer(user.tokens.access_token)),
+      409,
+      "TOTP_NOT_ENABLED",
+    );
     const { recoveryCodes } = await enrolTotp(user.tokens.access_token, user.password);
     const typed = recoveryCodes[2]!.toUpperCase().replace("-", " ");
     expect((await bearerLoginWithCode(user, typed)).access_token).toBeTruthy();

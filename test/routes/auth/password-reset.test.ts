@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signLinkToken } from "../../../src/auth/tokens";
-import { listOutbox } from "../../../src/services/dev-outbox";
 import { UNIFORM_RESPONSE_MS } from "../../../src/routes/auth/auth.handlers";
+import { listOutbox } from "../../../src/services/dev-outbox";
 import { bearerLogin, lastEmail, linkToken, me, patchMe, postJson, registerUser } from "../../support/accounts";
 import { expectProblem } from "../../support/http";
 
@@ -49,7 +49,11 @@ describe("reset password", () => {
 
     await expectProblem(await me(session.access_token), 401, "INVALID_TOKEN");
     await expectProblem(await postJson("/v1/auth/bearer/refresh", { refresh_token: session.refresh_token }), 401, "REFRESH_TOKEN_INVALID");
-    await expectProblem(await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password }), 400, "LOGIN_BAD_CREDENTIALS");
+    await expectProblem(
+      await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password }),
+      400,
+      "LOGIN_BAD_CREDENTIALS",
+    );
     await bearerLogin({ email: user.email, password: newPassword });
 
     const confirmation = await lastEmail(user.email, "password was reset");

@@ -116,7 +116,8 @@ describe("per-IP limits of the other auth routes", SLOW, () => {
     );
     // And the other way round, on a fresh IP.
     const other = freshIp();
-    for (let i = 0; i < 3; i++) expect((await limitedPost(other, "/v1/auth/request-verify-token", { email: unknownEmail() })).status).toBe(202);
+    for (let i = 0; i < 3; i++)
+      expect((await limitedPost(other, "/v1/auth/request-verify-token", { email: unknownEmail() })).status).toBe(202);
     await expectProblem(await limitedPost(other, "/v1/auth/request-verify-token", { email: unknownEmail() }), 429, "RATE_LIMITED");
     await expectProblem(await limitedPost(other, "/v1/auth/verify", { token: "bad-token" }), 400, "VERIFY_TOKEN_INVALID");
   });

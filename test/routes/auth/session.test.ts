@@ -161,7 +161,9 @@ describe("session login", () => {
       const body = await response.clone().text();
       await expectProblem(response, 400, "LOGIN_BAD_CREDENTIALS");
       // The bookmark names the database state the request saw (the latest, on the primary), whoever asked.
-      const headers = [...response.headers].filter(([name]) => name !== "x-request-id" && name !== "server-timing" && name !== "x-d1-bookmark");
+      const headers = [...response.headers].filter(
+        ([name]) => name !== "x-request-id" && name !== "server-timing" && name !== "x-d1-bookmark",
+      );
       return { status: response.status, headers, body: body.replace(requestId, "<id>") };
     };
     for (const attempt of attempts) {
@@ -326,7 +328,9 @@ describe("racing tabs", () => {
   it("does not clear the cookies of the tab that lost a refresh race", async () => {
     const user = await registerUser();
     const login = await postJson("/v1/auth/session/login", { username: user.email, password: user.password });
-    const refreshCookie = getSetCookie(login).find((c) => c.startsWith("__Host-relab-refresh="))!.split(";")[0]!;
+    const refreshCookie = getSetCookie(login)
+      .find((c) => c.startsWith("__Host-relab-refresh="))!
+      .split(";")[0]!;
     const refresh = () => api("/v1/auth/session/refresh", { method: "POST", headers: { cookie: refreshCookie } });
     const [a, b] = await Promise.all([refresh(), refresh()]);
     const loser = a.status === 401 ? a : b;

@@ -28,7 +28,11 @@ describe("step-up: changing the email or password with TOTP", () => {
     const user = await totpUser();
     const email = `moved.${user.email}`;
     await expectProblem(await patchMe(user.token, { email, current_password: user.password }), 400, "MFA_CODE_REQUIRED");
-    await expectProblem(await patchMe(user.token, { email, current_password: user.password, mfa_code: user.authenticator.stale() }), 403, "MFA_CODE_INVALID");
+    await expectProblem(
+      await patchMe(user.token, { email, current_password: user.password, mfa_code: user.authenticator.stale() }),
+      403,
+      "MFA_CODE_INVALID",
+    );
     const moved = await patchMe(user.token, { email, current_password: user.password, mfa_code: user.authenticator.next() });
     expect(moved.status).toBe(200);
     expect(await moved.json()).toMatchObject({ email, is_verified: false });
@@ -56,8 +60,16 @@ describe("step-up comes after every check that needs no secret", () => {
     const user = await totpUser();
     const taken = await verifiedUser("taken");
     const code = user.recoveryCodes[4]!;
-    await expectProblem(await patchMe(user.token, { password: "short", current_password: user.password, mfa_code: code }), 422, "PASSWORD_REJECTED");
-    await expectProblem(await patchMe(user.token, { email: taken.email, current_password: user.password, mfa_code: code }), 409, "EMAIL_ALREADY_REGISTERED");
+    await expectProblem(
+      await patchMe(user.token, { password: "short", current_password: user.password, mfa_code: code }),
+      422,
+      "PASSWORD_REJECTED",
+    );
+    await expectProblem(
+      await patchMe(user.token, { email: taken.email, current_password: user.password, mfa_code: code }),
+      409,
+      "EMAIL_ALREADY_REGISTERED",
+    );
     // The recovery code is still there: it signs in.
     const login = await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password });
     const { mfa_token } = (await login.json()) as { mfa_token: string };
@@ -79,7 +91,11 @@ describe("step-up: DELETE /v1/users/me", () => {
   it("a password account: missing password 400, wrong 403, right 204", async () => {
     const user = await verifiedUser("stepup");
     await expectProblem(await deleteMe(user.tokens.access_token), 400, "CURRENT_PASSWORD_REQUIRED");
-    await expectProblem(await deleteMe(user.tokens.access_token, { current_password: "wrong-password-here" }), 403, "CURRENT_PASSWORD_INVALID");
+    await expectProblem(
+      await deleteMe(user.tokens.access_token, { current_password: "wrong-password-here" }),
+      403,
+      "CURRENT_PASSWORD_INVALID",
+    );
     expect((await deleteMe(user.tokens.access_token, { current_password: user.password })).status).toBe(204);
   });
 
@@ -186,7 +202,10 @@ describe("one budget of wrong secrets per account: challenge and step-ups togeth
       403,
       "MFA_CODE_INVALID",
     );
-    await expectRateLimited(await deleteMe(user.token, { current_password: user.password, mfa_code: user.authenticator.peek() }), WRONG_SECRET_POLICY);
+    await expectRateLimited(
+      await deleteMe(user.token, { current_password: user.password, mfa_code: user.authenticator.peek() }),
+      WRONG_SECRET_POLICY,
+    );
     await expectRateLimited(await postJson("/v1/auth/mfa/challenge", { mfa_token, code: user.authenticator.peek() }), WRONG_SECRET_POLICY);
     await expectRateLimited(
       await postJson("/v1/auth/mfa/recovery-codes/regenerate", { code: user.recoveryCodes[0] }, bearer(user.token)),

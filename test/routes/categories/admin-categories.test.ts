@@ -46,7 +46,10 @@ describe("POST /v1/admin/categories", () => {
     let response: Response;
     try {
       response = await create({ name: " Appliances ", taxonomy_id: taxonomy, description: "Large and small", external_id: "APP" });
-      expect(logs.entries().find((entry) => entry.event === "admin.reference.created")).toMatchObject({ actor_id: admin.id, kind: "category" });
+      expect(logs.entries().find((entry) => entry.event === "admin.reference.created")).toMatchObject({
+        actor_id: admin.id,
+        kind: "category",
+      });
     } finally {
       logs.restore();
     }
@@ -64,7 +67,9 @@ describe("POST /v1/admin/categories", () => {
     });
     const sub = await newCategory({ name: "Kettles", supercategory_id: root.id });
     expect(sub).toMatchObject({ taxonomy_id: taxonomy, supercategory_id: root.id, description: null, external_id: null });
-    expect(await expectStatus(await api(`/v1/categories/${sub.id}`), 200)).toMatchObject({ supercategory: { id: root.id, name: "Appliances" } });
+    expect(await expectStatus(await api(`/v1/categories/${sub.id}`), 200)).toMatchObject({
+      supercategory: { id: root.id, name: "Appliances" },
+    });
   });
 
   it("refuses both or neither of taxonomy_id and supercategory_id, unknown members and bad values with 422", async () => {
@@ -105,7 +110,10 @@ describe("PATCH /v1/admin/categories/{id}", () => {
     const logs = captureLogs();
     let moved: Category;
     try {
-      moved = await expectStatus<Category>(await patch(child.id, { supercategory_id: sibling.id, name: "Moved child", description: "Now below Sibling" }), 200);
+      moved = await expectStatus<Category>(
+        await patch(child.id, { supercategory_id: sibling.id, name: "Moved child", description: "Now below Sibling" }),
+        200,
+      );
       expect(logs.entries().find((entry) => entry.event === "admin.reference.updated")).toMatchObject({
         actor_id: admin.id,
         kind: "category",
@@ -115,7 +123,13 @@ describe("PATCH /v1/admin/categories/{id}", () => {
     } finally {
       logs.restore();
     }
-    expect(moved).toMatchObject({ id: child.id, name: "Moved child", description: "Now below Sibling", supercategory_id: sibling.id, taxonomy_id: taxonomy });
+    expect(moved).toMatchObject({
+      id: child.id,
+      name: "Moved child",
+      description: "Now below Sibling",
+      supercategory_id: sibling.id,
+      taxonomy_id: taxonomy,
+    });
     expect(shape(await readTree(taxonomy))).toEqual({ Root: {}, Sibling: { "Moved child": { Grandchild: {} } } });
 
     const top = await expectStatus<Category>(await patch(child.id, { supercategory_id: null, description: null }), 200);
@@ -135,7 +149,10 @@ describe("PATCH /v1/admin/categories/{id}", () => {
 
   it("lets only one of two concurrent crossing moves through, so no cycle can form", async () => {
     const { taxonomy, root, sibling } = await chain();
-    const [first, second] = await Promise.all([patch(root.id, { supercategory_id: sibling.id }), patch(sibling.id, { supercategory_id: root.id })]);
+    const [first, second] = await Promise.all([
+      patch(root.id, { supercategory_id: sibling.id }),
+      patch(sibling.id, { supercategory_id: root.id }),
+    ]);
     expect([first.status, second.status].sort()).toEqual([200, 400]);
     const refused = first.status === 400 ? first : second;
     await expectProblem(refused, 400, "CATEGORY_CYCLE");
@@ -149,7 +166,14 @@ describe("PATCH /v1/admin/categories/{id}", () => {
     await expectProblem(await patch(root.id, { supercategory_id: elsewhere.id }), 400, "CATEGORY_TAXONOMY_MISMATCH");
     const unknown = await expectProblem(await patch(root.id, { supercategory_id: 999999 }), 422, "VALIDATION_FAILED");
     expect(unknown.errors?.[0]?.pointer).toBe("/supercategory_id");
-    for (const body of [{ taxonomy_id: elsewhere.taxonomy_id }, { id: 3 }, { name: null }, { name: "" }, { supercategory_id: 0 }, { created_at: "2026-01-01T00:00:00Z" }]) {
+    for (const body of [
+      { taxonomy_id: elsewhere.taxonomy_id },
+      { id: 3 },
+      { name: null },
+      { name: "" },
+      { supercategory_id: 0 },
+      { created_at: "2026-01-01T00:00:00Z" },
+    ]) {
       await expectProblem(await patch(root.id, body), 422, "VALIDATION_FAILED");
     }
     expect(await expectStatus(await api(`/v1/categories/${root.id}`), 200)).toMatchObject({ name: "Root", supercategory_id: null });
@@ -222,6 +246,9 @@ describe("who may write", () => {
       await expectProblem(await send(method, path, user.tokens.access_token, body), 403, "SUPERUSER_REQUIRED");
       await expectProblem(await send(method, path, null, body), 401, "AUTHENTICATION_REQUIRED");
     }
-    expect(await expectStatus(await api(`/v1/categories/${root.id}`), 200)).toMatchObject({ name: "Root", subcategories: [{ name: "Child" }] });
+    expect(await expectStatus(await api(`/v1/categories/${root.id}`), 200)).toMatchObject({
+      name: "Root",
+      subcategories: [{ name: "Child" }],
+    });
   });
 });

@@ -1,15 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, expectProblem, roundTrips } from "../../support/http";
-import {
-  type Category,
-  type CategoryNode,
-  newCategory,
-  newTaxonomy,
-  type Page,
-  read,
-  readUntilHit,
-  shape,
-} from "../../support/reference";
+import { type Category, type CategoryNode, newCategory, newTaxonomy, type Page, read, readUntilHit, shape } from "../../support/reference";
 
 /**
  * One taxonomy:
@@ -55,7 +46,16 @@ describe("GET /v1/categories", () => {
     const all = await read<Page<Category>>(`/v1/categories?taxonomy_id=${taxonomy}&size=100`);
     expect(all.total).toBe(10);
     expect(all.items.map((c) => c.name)).toEqual([
-      "Alpha", "Alpha 1", "Alpha 1a", "Alpha 1a-i", "Alpha 1a-i-x", "Alpha 1b", "Alpha 2", "Beta", "Beta 1", "gamma",
+      "Alpha",
+      "Alpha 1",
+      "Alpha 1a",
+      "Alpha 1a-i",
+      "Alpha 1a-i-x",
+      "Alpha 1b",
+      "Alpha 2",
+      "Beta",
+      "Beta 1",
+      "gamma",
     ]);
     expect(all.items[0]).toEqual({
       id: ids.Alpha,
@@ -97,7 +97,17 @@ describe("GET /v1/categories", () => {
   });
 
   it("refuses unknown and malformed parameters with 422", async () => {
-    for (const query of ["colour=red", "is_root=yes", "taxonomy_id=abc", "taxonomy_id=0", "order_by=version", "order_by=name,-name", "size=101", "page=0", "name[ilike]="]) {
+    for (const query of [
+      "colour=red",
+      "is_root=yes",
+      "taxonomy_id=abc",
+      "taxonomy_id=0",
+      "order_by=version",
+      "order_by=name,-name",
+      "size=101",
+      "page=0",
+      "name[ilike]=",
+    ]) {
       const problem = await expectProblem(await api(`/v1/categories?${query}`), 422, "VALIDATION_FAILED");
       expect(problem.errors?.[0]?.pointer).toMatch(/^#\/query\//);
     }
@@ -161,8 +171,22 @@ describe("category trees", () => {
       external_id: "A",
       taxonomy_id: fixture.taxonomy,
       subcategories: [
-        { id: fixture.ids["Alpha 1"], name: "Alpha 1", description: null, external_id: null, taxonomy_id: fixture.taxonomy, subcategories: [] },
-        { id: fixture.ids["Alpha 2"], name: "Alpha 2", description: null, external_id: null, taxonomy_id: fixture.taxonomy, subcategories: [] },
+        {
+          id: fixture.ids["Alpha 1"],
+          name: "Alpha 1",
+          description: null,
+          external_id: null,
+          taxonomy_id: fixture.taxonomy,
+          subcategories: [],
+        },
+        {
+          id: fixture.ids["Alpha 2"],
+          name: "Alpha 2",
+          description: null,
+          external_id: null,
+          taxonomy_id: fixture.taxonomy,
+          subcategories: [],
+        },
       ],
     });
 
@@ -177,7 +201,10 @@ describe("category trees", () => {
     const three = await read<Page<CategoryNode>>(`${path}?recursion_depth=3`);
     expect(shape(three.items).Alpha).toEqual({ "Alpha 1": { "Alpha 1a": { "Alpha 1a-i": {} }, "Alpha 1b": {} }, "Alpha 2": {} });
     const five = await read<Page<CategoryNode>>(`${path}?recursion_depth=5`);
-    expect(shape(five.items).Alpha).toEqual({ "Alpha 1": { "Alpha 1a": { "Alpha 1a-i": { "Alpha 1a-i-x": {} } }, "Alpha 1b": {} }, "Alpha 2": {} });
+    expect(shape(five.items).Alpha).toEqual({
+      "Alpha 1": { "Alpha 1a": { "Alpha 1a-i": { "Alpha 1a-i-x": {} } }, "Alpha 1b": {} },
+      "Alpha 2": {},
+    });
   });
 
   it("costs one round trip for an uncached page, and a cached repeat none", async () => {

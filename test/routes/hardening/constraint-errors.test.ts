@@ -40,7 +40,8 @@ async function withUniqueModel<T>(model: string, run: () => Promise<T>): Promise
   }
 }
 
-const count = async (name: string) => (await env.DB.prepare("SELECT count(*) AS n FROM products WHERE name = ?").bind(name).first<{ n: number }>())!.n;
+const count = async (name: string) =>
+  (await env.DB.prepare("SELECT count(*) AS n FROM products WHERE name = ?").bind(name).first<{ n: number }>())!.n;
 
 describe("a constraint failure that validation let through", () => {
   it("is 422 at the member the CHECK guards, for a base product and a nested component alike, and nothing is stored", async () => {
@@ -59,7 +60,11 @@ describe("a constraint failure that validation let through", () => {
     const key = crypto.randomUUID();
     await withTrigger(async () => {
       for (let attempt = 0; attempt < 2; attempt++) {
-        await expectProblem(await postJson("/v1/products", { name: SLIPS_PAST }, { ...auth, "idempotency-key": key }), 422, "VALIDATION_FAILED");
+        await expectProblem(
+          await postJson("/v1/products", { name: SLIPS_PAST }, { ...auth, "idempotency-key": key }),
+          422,
+          "VALIDATION_FAILED",
+        );
       }
     });
     const retried = await postJson("/v1/products", { name: SLIPS_PAST }, { ...auth, "idempotency-key": key });
@@ -83,7 +88,9 @@ describe("a constraint failure that validation let through", () => {
         headers: { ...auth, "content-type": "application/json", "if-match": '"1"' },
         body: JSON.stringify({ model }),
       });
-      expect((await expectProblem(patch, 409, "ALREADY_EXISTS")).errors).toEqual([{ pointer: "/model", detail: "Another record already has this value." }]);
+      expect((await expectProblem(patch, 409, "ALREADY_EXISTS")).errors).toEqual([
+        { pointer: "/model", detail: "Another record already has this value." },
+      ]);
     });
     expect(await count("Grinder 2")).toBe(0);
   });

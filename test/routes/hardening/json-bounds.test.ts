@@ -48,7 +48,8 @@ async function newProduct(body: Record<string, unknown> = {}): Promise<{ id: num
   return (await response.json()) as { id: number };
 }
 
-const productCount = async () => (await env.DB.prepare("SELECT count(*) AS n FROM products WHERE owner_id = ?").bind(alice.id).first<{ n: number }>())!.n;
+const productCount = async () =>
+  (await env.DB.prepare("SELECT count(*) AS n FROM products WHERE owner_id = ?").bind(alice.id).first<{ n: number }>())!.n;
 
 describe("a free-form JSON member nested 10,000 deep", () => {
   it("is refused with 422 on a product create, nothing is stored, and the product reads stay 200", async () => {
@@ -89,10 +90,14 @@ describe("the bounds of free-form JSON", () => {
       return errorsOf(response);
     };
     expect(await refused(nested(11))).toEqual([{ pointer: "/video_metadata", detail: "Nested deeper than 10 levels." }]);
-    expect(await refused({ list: [[[[[[[[[[1]]]]]]]]]] })).toEqual([{ pointer: "/video_metadata", detail: "Nested deeper than 10 levels." }]);
+    expect(await refused({ list: [[[[[[[[[[1]]]]]]]]]] })).toEqual([
+      { pointer: "/video_metadata", detail: "Nested deeper than 10 levels." },
+    ]);
     const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
     expect(await refused({ a: keys(300), b: keys(200) })).toEqual([{ pointer: "/video_metadata", detail: "More than 500 keys in all." }]);
-    expect(await refused({ note: "é".repeat(8_200) })).toEqual([{ pointer: "/video_metadata", detail: "Larger than 16384 bytes as compact JSON." }]);
+    expect(await refused({ note: "é".repeat(8_200) })).toEqual([
+      { pointer: "/video_metadata", detail: "Larger than 16384 bytes as compact JSON." },
+    ]);
     // In a create's list of videos, the pointer names the video.
     const inCreate = await postJson("/v1/products", { name: "Camera", videos: [{ url }, { url, video_metadata: nested(11) }] }, auth);
     expect(await errorsOf(inCreate)).toEqual([{ pointer: "/videos/1/video_metadata", detail: "Nested deeper than 10 levels." }]);
@@ -108,9 +113,13 @@ describe("the bounds of free-form JSON", () => {
   it("apply to an image's image_metadata form field", async () => {
     const product = await newProduct();
     const jpeg = { bytes: encodeJpeg(16, 8, testPixel), name: "side.jpg", type: "image/jpeg" };
-    const refused = await upload(`/v1/products/${product.id}/images`, alice.tokens.access_token, jpeg, { image_metadata: JSON.stringify(nested(11)) });
+    const refused = await upload(`/v1/products/${product.id}/images`, alice.tokens.access_token, jpeg, {
+      image_metadata: JSON.stringify(nested(11)),
+    });
     expect(await errorsOf(refused)).toEqual([{ pointer: "/image_metadata", detail: "Nested deeper than 10 levels." }]);
-    const deeper = await upload(`/v1/products/${product.id}/images`, alice.tokens.access_token, jpeg, { image_metadata: nestedText(1_600) });
+    const deeper = await upload(`/v1/products/${product.id}/images`, alice.tokens.access_token, jpeg, {
+      image_metadata: nestedText(1_600),
+    });
     expect(await errorsOf(deeper)).toEqual([{ pointer: "/image_metadata", detail: "Nested deeper than 10 levels." }]);
   });
 
@@ -123,7 +132,9 @@ describe("the bounds of free-form JSON", () => {
     expect(await errorsOf(await postJson(commands, { method: "GET", path: "/camera", params }, auth))).toEqual([
       { pointer: "/params", detail: "More than 500 keys in all." },
     ]);
-    const [deep] = await errorsOf(await send("POST", commands, `{"method":"PATCH","path":"/camera/controls","body":${nestedText(10_000)}}`));
+    const [deep] = await errorsOf(
+      await send("POST", commands, `{"method":"PATCH","path":"/camera/controls","body":${nestedText(10_000)}}`),
+    );
     expect(deep!.pointer.startsWith("/body/a/a/")).toBe(true);
   });
 });
@@ -151,7 +162,9 @@ describe("JSON stored before the bounds", () => {
     const product = await newProduct();
     // The circularity notes are written by the service alone; a read must not fail on them either.
     await env.DB.prepare("UPDATE products SET circularity_properties = '{broken' WHERE id = ?").bind(product.id).run();
-    const insert = env.DB.prepare("INSERT INTO videos (product_id, url, title, video_metadata, created_at, updated_at) VALUES (?, ?, ?, ?, 0, 0)");
+    const insert = env.DB.prepare(
+      "INSERT INTO videos (product_id, url, title, video_metadata, created_at, updated_at) VALUES (?, ?, ?, ?, 0, 0)",
+    );
     await env.DB.batch([
       insert.bind(product.id, "https://video.example/deep", "deep", nestedText(10_000)),
       insert.bind(product.id, "https://video.example/broken", "broken", "{not json"),
@@ -166,7 +179,8 @@ describe("JSON stored before the bounds", () => {
       .bind(imageId, product.id, `${imageId}.jpg`, nestedText(10_000))
       .run();
 
-    const metadata = (videos: { title: string; video_metadata: unknown }[]) => Object.fromEntries(videos.map((v) => [v.title, v.video_metadata]));
+    const metadata = (videos: { title: string; video_metadata: unknown }[]) =>
+      Object.fromEntries(videos.map((v) => [v.title, v.video_metadata]));
     const expected = { deep: null, broken: null, array: null, fine: nested(30) };
 
     const detail = await api(`/v1/products/${product.id}`);
@@ -192,6 +206,8 @@ describe("JSON stored before the bounds", () => {
     expect(exported.status).toBe(200);
     const exportedText = await exported.text();
     expect(exportedText).toContain('"video_metadata":null');
-    expect(exportedText).not.toContain('"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":');
+    expect(exportedText).not.toContain(
+      '"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":{"a":',
+    );
   });
 });

@@ -50,10 +50,15 @@ beforeAll(async () => {
   }
   const taxonomies = [];
   for (const name of NAMES) {
-    taxonomies.push(await expectStatus<{ id: number }>(await asAdmin("POST", "/v1/admin/taxonomies", { name, version: "1", domains: ["products"] }), 201));
+    taxonomies.push(
+      await expectStatus<{ id: number }>(await asAdmin("POST", "/v1/admin/taxonomies", { name, version: "1", domains: ["products"] }), 201),
+    );
   }
   taxonomyId = taxonomies[0]!.id;
-  const parent = await expectStatus<{ id: number }>(await asAdmin("POST", "/v1/admin/categories", { name: "Parent", taxonomy_id: taxonomyId }), 201);
+  const parent = await expectStatus<{ id: number }>(
+    await asAdmin("POST", "/v1/admin/categories", { name: "Parent", taxonomy_id: taxonomyId }),
+    201,
+  );
   categoryId = parent.id;
   for (const name of NAMES) {
     await expectStatus(await asAdmin("POST", "/v1/admin/categories", { name, supercategory_id: parent.id }), 201);
@@ -76,7 +81,11 @@ describe("name[ilike] of up to 100 characters", () => {
 
   it("costs the lists no extra round trip", async () => {
     const filter = query(EMOJI);
-    for (const path of [`/v1/products?name[ilike]=${filter}`, `/v1/materials?name[ilike]=${filter}`, `/v1/products/suggestions/models?search=${filter}`]) {
+    for (const path of [
+      `/v1/products?name[ilike]=${filter}`,
+      `/v1/materials?name[ilike]=${filter}`,
+      `/v1/products/suggestions/models?search=${filter}`,
+    ]) {
       const response = await api(path);
       expect(response.status).toBe(200);
       expect(roundTrips(response), path).toBe(1);
@@ -116,9 +125,15 @@ describe("the other text filters", () => {
   it("brand and model suggestions take a prefix of up to 100 characters", async () => {
     for (const name of NAMES) {
       for (const prefix of [slice(name, 0, 49), slice(name, 0, 50), name]) {
-        const brands = await expectStatus<Page<string>>(await api(`/v1/products/suggestions/brands?search=${query(prefix.toUpperCase())}`), 200);
+        const brands = await expectStatus<Page<string>>(
+          await api(`/v1/products/suggestions/brands?search=${query(prefix.toUpperCase())}`),
+          200,
+        );
         expect(brands.items).toEqual([name.toLowerCase()]);
-        const models = await expectStatus<Page<string>>(await api(`/v1/products/suggestions/models?search=${query(prefix.toUpperCase())}`), 200);
+        const models = await expectStatus<Page<string>>(
+          await api(`/v1/products/suggestions/models?search=${query(prefix.toUpperCase())}`),
+          200,
+        );
         expect(models.items).toEqual([name]);
       }
     }

@@ -49,7 +49,10 @@ describe("a NUL in a record's text", () => {
       "/brand",
       "/model",
     ]);
-    const nested = { name: "Kettle", components: [{ name: "Lid", amount_in_parent: 1, components: [{ name: "Kn\u0000ob", amount_in_parent: 1 }] }] };
+    const nested = {
+      name: "Kettle",
+      components: [{ name: "Lid", amount_in_parent: 1, components: [{ name: "Kn\u0000ob", amount_in_parent: 1 }] }],
+    };
     expect(await pointers(await create(nested))).toEqual(["/components/0/components/0/name"]);
     expect(await ownProducts()).toBe(before);
   });
@@ -57,10 +60,18 @@ describe("a NUL in a record's text", () => {
   it("is 422 at the member for a component create and for PATCH of products and components", async () => {
     const product = await created({ name: "Toaster", components: [{ name: "Slot", amount_in_parent: 2 }] });
     const component = product.components[0];
-    expect(await pointers(await postJson(`/v1/products/${product.id}/components`, { name: "a\u0000bc", amount_in_parent: 1 }, auth))).toEqual(["/name"]);
-    expect(await pointers(await send("PATCH", `/v1/products/${product.id}`, { name: "\u0000ab" }, { "if-match": '"1"' }))).toEqual(["/name"]);
-    expect(await pointers(await send("PATCH", `/v1/components/${component.id}`, { model: "x\u0000y" }, { "if-match": '"1"' }))).toEqual(["/model"]);
-    const stored = await env.DB.prepare("SELECT name, model FROM products WHERE id IN (?, ?) ORDER BY id").bind(product.id, component.id).all();
+    expect(
+      await pointers(await postJson(`/v1/products/${product.id}/components`, { name: "a\u0000bc", amount_in_parent: 1 }, auth)),
+    ).toEqual(["/name"]);
+    expect(await pointers(await send("PATCH", `/v1/products/${product.id}`, { name: "\u0000ab" }, { "if-match": '"1"' }))).toEqual([
+      "/name",
+    ]);
+    expect(await pointers(await send("PATCH", `/v1/components/${component.id}`, { model: "x\u0000y" }, { "if-match": '"1"' }))).toEqual([
+      "/model",
+    ]);
+    const stored = await env.DB.prepare("SELECT name, model FROM products WHERE id IN (?, ?) ORDER BY id")
+      .bind(product.id, component.id)
+      .all();
     expect(stored.results).toEqual([
       { name: "Toaster", model: null },
       { name: "Slot", model: null },
@@ -71,7 +82,9 @@ describe("a NUL in a record's text", () => {
     const key = crypto.randomUUID();
     for (let attempt = 0; attempt < 2; attempt++) {
       const refused = await create({ name: "\u0000ab" }, { "idempotency-key": key });
-      expect((await expectProblem(refused, 422, "VALIDATION_FAILED")).errors).toEqual([{ pointer: "/name", detail: expect.stringMatching(/control characters/) }]);
+      expect((await expectProblem(refused, 422, "VALIDATION_FAILED")).errors).toEqual([
+        { pointer: "/name", detail: expect.stringMatching(/control characters/) },
+      ]);
     }
     const corrected = await create({ name: "ab" }, { "idempotency-key": key });
     expect(corrected.status, await corrected.clone().text()).toBe(201);
@@ -116,18 +129,35 @@ describe("every other text member", () => {
     const videos = `/v1/products/${product.id}/videos`;
     expect(await pointers(await postJson(videos, { url: "https://video.example/a", title: "Tear\u0000down" }, auth))).toEqual(["/title"]);
     expect(await pointers(await postJson(videos, { url: "https://video.example/a\u0000b" }, auth))).toEqual(["/url"]);
-    const video = (await (await postJson(videos, { url: "https://video.example/a", description: "Part 1\n\tOpening" }, auth)).json()) as { id: number };
+    const video = (await (await postJson(videos, { url: "https://video.example/a", description: "Part 1\n\tOpening" }, auth)).json()) as {
+      id: number;
+    };
     expect(await pointers(await send("PATCH", `${videos}/${video.id}`, { description: "\u0001" }))).toEqual(["/description"]);
-    expect(await pointers(await create({ name: "Mixer", videos: [{ url: "https://video.example/b", title: "x\u0000" }] }))).toEqual(["/videos/0/title"]);
+    expect(await pointers(await create({ name: "Mixer", videos: [{ url: "https://video.example/b", title: "x\u0000" }] }))).toEqual([
+      "/videos/0/title",
+    ]);
   });
 
   it("reference data written by an administrator", async () => {
     expect(await pointers(await asAdmin("POST", "/v1/admin/materials", { name: "Steel\u0000" }))).toEqual(["/name"]);
-    expect(await pointers(await asAdmin("POST", "/v1/admin/product-types", { name: "Phone", description: "\u0000" }))).toEqual(["/description"]);
-    expect(await pointers(await asAdmin("POST", "/v1/admin/taxonomies", { name: "WEEE", version: "1\u0000", domains: ["products"] }))).toEqual(["/version"]);
-    const taxonomy = (await (await asAdmin("POST", "/v1/admin/taxonomies", { name: "WEEE", version: "1", domains: ["products"] })).json()) as { id: number };
+    expect(await pointers(await asAdmin("POST", "/v1/admin/product-types", { name: "Phone", description: "\u0000" }))).toEqual([
+      "/description",
+    ]);
     expect(
-      await pointers(await asAdmin("POST", "/v1/admin/categories", { name: "Lamps", external_id: "L\u0000", description: "\u001b[31m", taxonomy_id: taxonomy.id })),
+      await pointers(await asAdmin("POST", "/v1/admin/taxonomies", { name: "WEEE", version: "1\u0000", domains: ["products"] })),
+    ).toEqual(["/version"]);
+    const taxonomy = (await (
+      await asAdmin("POST", "/v1/admin/taxonomies", { name: "WEEE", version: "1", domains: ["products"] })
+    ).json()) as { id: number };
+    expect(
+      await pointers(
+        await asAdmin("POST", "/v1/admin/categories", {
+          name: "Lamps",
+          external_id: "L\u0000",
+          description: "\u001b[31m",
+          taxonomy_id: taxonomy.id,
+        }),
+      ),
     ).toEqual(["/description", "/external_id"]);
   });
 
@@ -135,7 +165,9 @@ describe("every other text member", () => {
     expect(await pointers(await claim(alice.tokens.access_token, pairingCode(), "Bench\u0000cam"))).toEqual(["/camera_name"]);
     const commands = `/v1/plugins/rpi-cam/cameras/${crypto.randomUUID()}/commands`;
     expect(await pointers(await postJson(commands, { method: "GET", path: "/camera\u0000" }, auth))).toEqual(["/path"]);
-    expect(await pointers(await postJson(commands, { method: "GET", path: "/camera", params: { mode: "a\u0000" } }, auth))).toEqual(["/params/mode"]);
+    expect(await pointers(await postJson(commands, { method: "GET", path: "/camera", params: { mode: "a\u0000" } }, auth))).toEqual([
+      "/params/mode",
+    ]);
     const captures = `/v1/plugins/rpi-cam/cameras/${crypto.randomUUID()}/captures`;
     expect(await pointers(await postJson(captures, { product_id: 1, description: "top\u0000" }, auth))).toEqual(["/description"]);
   });
@@ -145,7 +177,9 @@ describe("every other text member", () => {
     const jpeg = { bytes: encodeJpeg(16, 8, testPixel), name: "front.jpg", type: "image/jpeg" };
     const refused = await upload(`/v1/products/${product.id}/images`, alice.tokens.access_token, jpeg, { description: "front\u0000" });
     expect(await pointers(refused)).toEqual(["/description"]);
-    const accepted = await upload(`/v1/products/${product.id}/images`, alice.tokens.access_token, jpeg, { description: "front\r\nlid off" });
+    const accepted = await upload(`/v1/products/${product.id}/images`, alice.tokens.access_token, jpeg, {
+      description: "front\r\nlid off",
+    });
     expect(accepted.status, await accepted.clone().text()).toBe(201);
   });
 

@@ -11,7 +11,9 @@ describe("GET /health when D1 fails", () => {
   it("answers 503 unhealthy, names the failed check, and logs why", async () => {
     // camera_streams refers to both: it goes first, or dropping users would cascade into it. The
     // tables whose triggers read products go before products (D1 keeps foreign keys on).
-    await env.DB.exec("PRAGMA foreign_keys = OFF; DROP TABLE camera_streams; DROP TABLE bill_of_materials; DROP TABLE images; DROP TABLE files; DROP TABLE videos; DROP TABLE products; DROP TABLE users;");
+    await env.DB.exec(
+      "PRAGMA foreign_keys = OFF; DROP TABLE camera_streams; DROP TABLE bill_of_materials; DROP TABLE images; DROP TABLE files; DROP TABLE videos; DROP TABLE products; DROP TABLE users;",
+    );
     logs = captureLogs();
 
     const response = await api("/health");

@@ -7,7 +7,15 @@ import { bootstrapAdmin } from "../../support/mfa";
 import { pointers, readAndCache, seedTaxonomy, send } from "../../support/reference";
 
 type Category = { id: number; name: string; taxonomy_id: number };
-type Material = { id: number; name: string; description: string | null; density_kg_m3: number | null; is_crm: boolean; updated_at: string; categories: Category[] };
+type Material = {
+  id: number;
+  name: string;
+  description: string | null;
+  density_kg_m3: number | null;
+  is_crm: boolean;
+  updated_at: string;
+  categories: Category[];
+};
 
 let admin: string;
 let user: string;
@@ -18,7 +26,12 @@ let category: Record<string, number>;
 beforeAll(async () => {
   admin = (await bootstrapAdmin()).tokens.access_token;
   user = (await verifiedUser("maker")).tokens.access_token;
-  ({ taxonomyId, category } = await seedTaxonomy({ name: "Materials", version: "1", domains: ["materials"] }, ["Metals", "Alloys", "Polymers", "Ceramics"]));
+  ({ taxonomyId, category } = await seedTaxonomy({ name: "Materials", version: "1", domains: ["materials"] }, [
+    "Metals",
+    "Alloys",
+    "Polymers",
+    "Ceramics",
+  ]));
 });
 
 let sequence = 0;
@@ -28,7 +41,7 @@ async function created(body: Record<string, unknown> = {}): Promise<Material> {
   return (await response.json()) as Material;
 }
 
-const names = async (path: string) => (((await (await readAndCache(path)).json()) as { items: Material[] }).items).map((m) => m.name);
+const names = async (path: string) => ((await (await readAndCache(path)).json()) as { items: Material[] }).items.map((m) => m.name);
 
 describe("who may write", () => {
   it("anonymous 401, an ordinary user 403, on every admin material route", async () => {
@@ -71,12 +84,17 @@ describe("POST /v1/admin/materials", () => {
 
   it("refuses a density of 0 or less, bad names and unknown members with 422 pointing at them", async () => {
     for (const density of [0, -1, -0.5, "905"]) {
-      expect(await pointers(await send("POST", "/v1/admin/materials", admin, { name: "Dense", density_kg_m3: density }))).toEqual(["/density_kg_m3"]);
+      expect(await pointers(await send("POST", "/v1/admin/materials", admin, { name: "Dense", density_kg_m3: density }))).toEqual([
+        "/density_kg_m3",
+      ]);
     }
     expect(await pointers(await send("POST", "/v1/admin/materials", admin, { name: "   " }))).toEqual(["/name"]);
     expect(await pointers(await send("POST", "/v1/admin/materials", admin, { name: "x".repeat(101) }))).toEqual(["/name"]);
     expect(await pointers(await send("POST", "/v1/admin/materials", admin, {}))).toEqual(["/name"]);
-    expect(await pointers(await send("POST", "/v1/admin/materials", admin, { name: "Ok", id: 5, categories: [] }))).toEqual(["/id", "/categories"]);
+    expect(await pointers(await send("POST", "/v1/admin/materials", admin, { name: "Ok", id: 5, categories: [] }))).toEqual([
+      "/id",
+      "/categories",
+    ]);
     expect(await pointers(await send("POST", "/v1/admin/materials", admin, { name: "Ok", is_crm: "yes" }))).toEqual(["/is_crm"]);
     expect(await names("/v1/materials?name[ilike]=Dense")).toEqual([]);
   });
@@ -98,7 +116,11 @@ describe("PATCH /v1/admin/materials/{id}", () => {
     const logs = captureLogs();
     let response: Response;
     try {
-      response = await send("PATCH", `/v1/admin/materials/${material.id}`, admin, { density_kg_m3: 7150.5, is_crm: true, description: "Grey" });
+      response = await send("PATCH", `/v1/admin/materials/${material.id}`, admin, {
+        density_kg_m3: 7150.5,
+        is_crm: true,
+        description: "Grey",
+      });
     } finally {
       logs.restore();
     }
@@ -114,7 +136,9 @@ describe("PATCH /v1/admin/materials/{id}", () => {
     expect(body).toMatchObject({ name: material.name, description: "Grey", density_kg_m3: 7150.5, is_crm: true, categories: [] });
     expect(body.updated_at).not.toBe("1970-01-01T00:16:40Z");
 
-    const cleared = (await (await send("PATCH", `/v1/admin/materials/${material.id}`, admin, { density_kg_m3: null, description: null })).json()) as Material;
+    const cleared = (await (
+      await send("PATCH", `/v1/admin/materials/${material.id}`, admin, { density_kg_m3: null, description: null })
+    ).json()) as Material;
     expect(cleared).toMatchObject({ density_kg_m3: null, description: null, is_crm: true });
     const empty = await send("PATCH", `/v1/admin/materials/${material.id}`, admin, {});
     expect(empty.status).toBe(200);
@@ -124,9 +148,13 @@ describe("PATCH /v1/admin/materials/{id}", () => {
   it("refuses bad values 422, a taken name 409, an unknown id 404", async () => {
     const material = await created();
     await created({ name: "Bronze" });
-    expect(await pointers(await send("PATCH", `/v1/admin/materials/${material.id}`, admin, { density_kg_m3: -3 }))).toEqual(["/density_kg_m3"]);
+    expect(await pointers(await send("PATCH", `/v1/admin/materials/${material.id}`, admin, { density_kg_m3: -3 }))).toEqual([
+      "/density_kg_m3",
+    ]);
     expect(await pointers(await send("PATCH", `/v1/admin/materials/${material.id}`, admin, { name: "" }))).toEqual(["/name"]);
-    expect(await pointers(await send("PATCH", `/v1/admin/materials/${material.id}`, admin, { created_at: "2020-01-01T00:00:00Z" }))).toEqual(["/created_at"]);
+    expect(
+      await pointers(await send("PATCH", `/v1/admin/materials/${material.id}`, admin, { created_at: "2020-01-01T00:00:00Z" })),
+    ).toEqual(["/created_at"]);
     await expectProblem(await send("PATCH", `/v1/admin/materials/${material.id}`, admin, { name: "Bronze" }), 409, "MATERIAL_NAME_TAKEN");
     await expectProblem(await send("PATCH", "/v1/admin/materials/999999", admin, { name: "Ghost" }), 404, "MATERIAL_NOT_FOUND");
     await expectProblem(await send("PATCH", "/v1/admin/materials/999999", admin, {}), 404, "MATERIAL_NOT_FOUND");
@@ -137,7 +165,9 @@ describe("PATCH /v1/admin/materials/{id}", () => {
 describe("DELETE /v1/admin/materials/{id}", () => {
   it("deletes a material with its links and audits; 404 after", async () => {
     const material = await created();
-    expect((await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [category.Metals] })).status).toBe(200);
+    expect((await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [category.Metals] })).status).toBe(
+      200,
+    );
     const logs = captureLogs();
     let response: Response;
     try {
@@ -149,7 +179,9 @@ describe("DELETE /v1/admin/materials/{id}", () => {
     expect(logs.entries().find((entry) => entry.event === "admin.reference.deleted")).toMatchObject({ kind: "material", id: material.id });
     await expectProblem(await api(`/v1/materials/${material.id}`), 404, "MATERIAL_NOT_FOUND");
     await expectProblem(await send("DELETE", `/v1/admin/materials/${material.id}`, admin), 404, "MATERIAL_NOT_FOUND");
-    const links = await env.DB.prepare("SELECT count(*) AS n FROM material_categories WHERE material_id = ?").bind(material.id).first<{ n: number }>();
+    const links = await env.DB.prepare("SELECT count(*) AS n FROM material_categories WHERE material_id = ?")
+      .bind(material.id)
+      .first<{ n: number }>();
     expect(links!.n).toBe(0);
   });
 
@@ -157,7 +189,10 @@ describe("DELETE /v1/admin/materials/{id}", () => {
     const material = await created();
     const product = await postJson(
       "/v1/products",
-      { name: "Kettle", components: [{ name: "Element", amount_in_parent: 1, bill_of_materials: [{ material_id: material.id, quantity: 0.1 }] }] },
+      {
+        name: "Kettle",
+        components: [{ name: "Element", amount_in_parent: 1, bill_of_materials: [{ material_id: material.id, quantity: 0.1 }] }],
+      },
       bearer(user),
     );
     expect(product.status, await product.clone().text()).toBe(201);
@@ -174,7 +209,9 @@ describe("DELETE /v1/admin/materials/{id}", () => {
 describe("category links", () => {
   it("adds links keeping existing ones, and the reads and the category filter follow", async () => {
     const material = await created({ name: "Zamak" });
-    const first = await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [category.Metals, category.Alloys] });
+    const first = await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, {
+      category_ids: [category.Metals, category.Alloys],
+    });
     expect(first.status).toBe(200);
     // The token check, then one batch: checks, insert and the record with its categories.
     expect(roundTrips(first)).toBe(2);
@@ -183,7 +220,9 @@ describe("category links", () => {
     const logs = captureLogs();
     let second: Response;
     try {
-      second = await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [category.Alloys, category.Polymers, category.Polymers] });
+      second = await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, {
+        category_ids: [category.Alloys, category.Polymers, category.Polymers],
+      });
     } finally {
       logs.restore();
     }
@@ -204,27 +243,52 @@ describe("category links", () => {
     expect(await names(`/v1/materials?category_id=${category.Polymers}`)).toEqual(["Zamak"]);
 
     expect((await send("DELETE", `/v1/admin/materials/${material.id}/categories/${category.Polymers}`, admin)).status).toBe(204);
-    expect(((await (await readAndCache(`/v1/materials/${material.id}`)).json()) as Material).categories.map((c) => c.name)).toEqual(["Alloys", "Metals"]);
+    expect(((await (await readAndCache(`/v1/materials/${material.id}`)).json()) as Material).categories.map((c) => c.name)).toEqual([
+      "Alloys",
+      "Metals",
+    ]);
     expect(await names(`/v1/materials?category_id=${category.Polymers}`)).toEqual([]);
-    await expectProblem(await send("DELETE", `/v1/admin/materials/${material.id}/categories/${category.Polymers}`, admin), 404, "CATEGORY_LINK_NOT_FOUND");
+    await expectProblem(
+      await send("DELETE", `/v1/admin/materials/${material.id}/categories/${category.Polymers}`, admin),
+      404,
+      "CATEGORY_LINK_NOT_FOUND",
+    );
   });
 
   it("refuses unknown categories with 422 pointing at each, linking none of the list", async () => {
     const material = await created();
-    const response = await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [category.Ceramics, 999999, category.Metals, 888888] });
+    const response = await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, {
+      category_ids: [category.Ceramics, 999999, category.Metals, 888888],
+    });
     expect(await pointers(response)).toEqual(["/category_ids/1", "/category_ids/3"]);
     expect(((await (await api(`/v1/materials/${material.id}`)).json()) as Material).categories).toEqual([]);
 
-    expect(await pointers(await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [] }))).toEqual(["/category_ids"]);
+    expect(await pointers(await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [] }))).toEqual([
+      "/category_ids",
+    ]);
     const tooMany = Array.from({ length: 101 }, (_, i) => i + 1);
-    expect(await pointers(await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: tooMany }))).toEqual(["/category_ids"]);
-    expect(await pointers(await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: ["1"] }))).toEqual(["/category_ids/0"]);
-    expect(await pointers(await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [1], extra: 1 }))).toEqual(["/extra"]);
+    expect(await pointers(await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: tooMany }))).toEqual([
+      "/category_ids",
+    ]);
+    expect(await pointers(await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: ["1"] }))).toEqual([
+      "/category_ids/0",
+    ]);
+    expect(
+      await pointers(await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [1], extra: 1 })),
+    ).toEqual(["/extra"]);
   });
 
   it("answers 404 MATERIAL_NOT_FOUND for an unknown material", async () => {
-    await expectProblem(await send("POST", "/v1/admin/materials/999999/categories", admin, { category_ids: [category.Metals] }), 404, "MATERIAL_NOT_FOUND");
-    await expectProblem(await send("POST", "/v1/admin/materials/999999/categories", admin, { category_ids: [777777] }), 404, "MATERIAL_NOT_FOUND");
+    await expectProblem(
+      await send("POST", "/v1/admin/materials/999999/categories", admin, { category_ids: [category.Metals] }),
+      404,
+      "MATERIAL_NOT_FOUND",
+    );
+    await expectProblem(
+      await send("POST", "/v1/admin/materials/999999/categories", admin, { category_ids: [777777] }),
+      404,
+      "MATERIAL_NOT_FOUND",
+    );
     await expectProblem(await send("DELETE", `/v1/admin/materials/999999/categories/${category.Metals}`, admin), 404, "MATERIAL_NOT_FOUND");
   });
 });
@@ -251,7 +315,9 @@ describe("the cache and admin writes", () => {
     expect(((await listAfter.json()) as { items: Material[] }).items.map((m) => m.name)).toContain("Nickel 201");
 
     // Links and deletes clear it too.
-    expect((await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [category.Metals] })).status).toBe(200);
+    expect((await send("POST", `/v1/admin/materials/${material.id}/categories`, admin, { category_ids: [category.Metals] })).status).toBe(
+      200,
+    );
     expect(((await (await readAndCache(path)).json()) as Material).categories.map((c) => c.name)).toEqual(["Metals"]);
     expect((await send("DELETE", `/v1/admin/materials/${material.id}`, admin)).status).toBe(204);
     await expectProblem(await api(path), 404, "MATERIAL_NOT_FOUND");

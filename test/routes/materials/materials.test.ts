@@ -3,7 +3,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { api, expectProblem, roundTrips } from "../../support/http";
 import { pointers, readUntilHit, seedTaxonomy } from "../../support/reference";
 
-type Material = { id: number; name: string; description: string | null; density_kg_m3: number | null; is_crm: boolean; created_at: string; updated_at: string };
+type Material = {
+  id: number;
+  name: string;
+  description: string | null;
+  density_kg_m3: number | null;
+  is_crm: boolean;
+  created_at: string;
+  updated_at: string;
+};
 type Page = { items: Material[]; total: number; page: number; size: number; pages: number };
 
 const id: Record<string, number> = {};
@@ -12,7 +20,12 @@ let taxonomyId: number;
 
 // Seeded with SQL, not the admin routes: this file is about reads and needs fixed creation times.
 beforeAll(async () => {
-  ({ taxonomyId, category } = await seedTaxonomy({ name: "Materials", version: "1", domains: ["materials"] }, ["Metals", "Critical", "Polymers", "Empty"]));
+  ({ taxonomyId, category } = await seedTaxonomy({ name: "Materials", version: "1", domains: ["materials"] }, [
+    "Metals",
+    "Critical",
+    "Polymers",
+    "Empty",
+  ]));
   const seed: [string, number | null, number, number, string[]][] = [
     ["Steel", 7850, 0, 1000, ["Metals"]],
     ["aluminium", 2700, 0, 2000, ["Metals"]],
@@ -22,11 +35,14 @@ beforeAll(async () => {
     ["Gallium", 5910, 1, 6000, ["Critical"]],
   ];
   for (const [name, density, crm, at, links] of seed) {
-    const row = await env.DB.prepare("INSERT INTO materials (name, description, density_kg_m3, is_crm, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id")
+    const row = await env.DB.prepare(
+      "INSERT INTO materials (name, description, density_kg_m3, is_crm, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    )
       .bind(name, `About ${name}`, density, crm, at, at + 1)
       .first<{ id: number }>();
     id[name] = row!.id;
-    for (const link of links) await env.DB.prepare("INSERT INTO material_categories (material_id, category_id) VALUES (?, ?)").bind(row!.id, category[link]).run();
+    for (const link of links)
+      await env.DB.prepare("INSERT INTO material_categories (material_id, category_id) VALUES (?, ?)").bind(row!.id, category[link]).run();
   }
 });
 
@@ -87,17 +103,34 @@ describe("GET /v1/materials", () => {
     expect(await list(`category_id=${category.Empty}`)).toEqual([]);
     expect(await list("category_id=999999")).toEqual([]);
     expect(await list(`category_id=${category.Metals}&is_crm=false&name[ilike]=e`)).toEqual(["Steel"]);
-    for (const bad of ["abc", "0", "-1", "1.5"]) expect(await pointers(await api(`/v1/materials?category_id=${bad}`))).toEqual(["#/query/category_id"]);
+    for (const bad of ["abc", "0", "-1", "1.5"])
+      expect(await pointers(await api(`/v1/materials?category_id=${bad}`))).toEqual(["#/query/category_id"]);
   });
 
   it("orders by name, id, density (unknown last either way) or creation, with id breaking ties", async () => {
-    expect(await list("order_by=-density_kg_m3")).toEqual(["Cobalt", "Steel", "Gallium", "aluminium", "Polypropylene", "Mystery 100%_blend"]);
-    expect(await list("order_by=%2Bdensity_kg_m3")).toEqual(["Polypropylene", "aluminium", "Gallium", "Steel", "Cobalt", "Mystery 100%_blend"]);
+    expect(await list("order_by=-density_kg_m3")).toEqual([
+      "Cobalt",
+      "Steel",
+      "Gallium",
+      "aluminium",
+      "Polypropylene",
+      "Mystery 100%_blend",
+    ]);
+    expect(await list("order_by=%2Bdensity_kg_m3")).toEqual([
+      "Polypropylene",
+      "aluminium",
+      "Gallium",
+      "Steel",
+      "Cobalt",
+      "Mystery 100%_blend",
+    ]);
     // An unencoded + arrives as a space.
     expect(await list("order_by=+density_kg_m3")).toEqual(await list("order_by=density_kg_m3"));
     expect(await list("order_by=-created_at")).toEqual(["Gallium", "Mystery 100%_blend", "Polypropylene", "Cobalt", "aluminium", "Steel"]);
     expect(await list("order_by=-name")).toEqual(["Steel", "Polypropylene", "Mystery 100%_blend", "Gallium", "Cobalt", "aluminium"]);
-    const byId = Object.entries(id).sort(([, a], [, b]) => b - a).map(([name]) => name);
+    const byId = Object.entries(id)
+      .sort(([, a], [, b]) => b - a)
+      .map(([name]) => name);
     expect(await list("order_by=-id")).toEqual(byId);
     expect(await pointers(await api("/v1/materials?order_by=-is_crm,name"))).toEqual(["#/query/order_by"]);
     expect(await pointers(await api("/v1/materials?order_by=weight"))).toEqual(["#/query/order_by"]);
@@ -106,7 +139,13 @@ describe("GET /v1/materials", () => {
 
   it("pages with page and size; past the last page is an empty page", async () => {
     const response = await api("/v1/materials?size=4&page=2");
-    expect(((await response.json()) as Page)).toMatchObject({ total: 6, page: 2, size: 4, pages: 2, items: [{ name: "Polypropylene" }, { name: "Steel" }] });
+    expect((await response.json()) as Page).toMatchObject({
+      total: 6,
+      page: 2,
+      size: 4,
+      pages: 2,
+      items: [{ name: "Polypropylene" }, { name: "Steel" }],
+    });
     const past = (await (await api("/v1/materials?size=4&page=3")).json()) as Page;
     expect(past).toMatchObject({ total: 6, page: 3, items: [] });
     expect(await pointers(await api("/v1/materials?size=0"))).toEqual(["#/query/size"]);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { parseDataKey, openFieldText } from "../../../src/lib/data-encryption";
+import { openFieldText, parseDataKey } from "../../../src/lib/data-encryption";
 import { ageSessions, bearer, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, getSetCookie, roundTrips } from "../../support/http";
 import { enrolTotp } from "../../support/mfa";
@@ -51,7 +51,11 @@ async function googleOnlyAccount() {
 
 describe("POST /v1/oauth/{provider}/associate/authorize: the step-up", () => {
   it("needs a signed-in caller", async () => {
-    await expectProblem(await associateAuthorize("github", {}, { current_password: "whatever-it-is-1234" }), 401, "AUTHENTICATION_REQUIRED");
+    await expectProblem(
+      await associateAuthorize("github", {}, { current_password: "whatever-it-is-1234" }),
+      401,
+      "AUTHENTICATION_REQUIRED",
+    );
   });
 
   it("a password account: missing 400, wrong 403, right 200 with the provider URL and the CSRF cookie", async () => {
@@ -83,7 +87,11 @@ describe("POST /v1/oauth/{provider}/associate/authorize: the step-up", () => {
     const auth = bearer(tokens.access_token);
     await expectProblem(await associateAuthorize("google", auth, { current_password: user.password }), 400, "MFA_CODE_REQUIRED");
     await expectProblem(await associateAuthorize("google", auth, { mfa_code: authenticator.peek() }), 400, "CURRENT_PASSWORD_REQUIRED");
-    await expectProblem(await associateAuthorize("google", auth, { current_password: user.password, mfa_code: authenticator.stale() }), 403, "MFA_CODE_INVALID");
+    await expectProblem(
+      await associateAuthorize("google", auth, { current_password: user.password, mfa_code: authenticator.stale() }),
+      403,
+      "MFA_CODE_INVALID",
+    );
     const right = await associateAuthorize("google", auth, { current_password: user.password, mfa_code: authenticator.next() });
     expect(right.status, await right.clone().text()).toBe(200);
     expect(csrfCookieOf(right)).not.toBeNull();
@@ -136,7 +144,9 @@ describe("linking GitHub explicitly", () => {
     // The state's nonce spent; the link written, guarded by the account's state, in one statement.
     expect(roundTrips(callback)).toBe(2);
     expect(sessionCookiesOf(callback)).toBeNull();
-    expect(await associations(auth)).toEqual([{ provider: "github", account_email: user.email, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
+    expect(await associations(auth)).toEqual([
+      { provider: "github", account_email: user.email, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+    ]);
 
     const signedIn = await browserSignIn("github", who);
     expect(locationOf(signedIn)).toBe(`${APP_LOGIN}#status=success`);
@@ -149,7 +159,9 @@ describe("linking GitHub explicitly", () => {
     const first = await verifiedUser("linkfirst");
     const second = await verifiedUser("linksecond");
     const who = profile();
-    expect(locationOf(await linkProvider("github", bearer(first.tokens.access_token), { current_password: first.password }, who))).toBe(SUCCESS);
+    expect(locationOf(await linkProvider("github", bearer(first.tokens.access_token), { current_password: first.password }, who))).toBe(
+      SUCCESS,
+    );
 
     const taken = await linkProvider("github", bearer(second.tokens.access_token), { current_password: second.password }, who);
     expect(locationOf(taken)).toBe(`${APP_ACCOUNT}#status=error&error=already_linked`);
@@ -174,29 +186,42 @@ describe("linking GitHub explicitly", () => {
 describe("an account that already has a link of the provider", () => {
   /** The account's link of `provider` as D1 holds it. */
   const linkRow = (userId: number, provider: string) =>
-    env.DB.prepare("SELECT id, account_id, account_email, access_token_sealed, refresh_token_sealed FROM oauth_accounts WHERE user_id = ? AND provider = ?")
+    env.DB.prepare(
+      "SELECT id, account_id, account_email, access_token_sealed, refresh_token_sealed FROM oauth_accounts WHERE user_id = ? AND provider = ?",
+    )
       .bind(userId, provider)
-      .first<{ id: number; account_id: string; account_email: string | null; access_token_sealed: string; refresh_token_sealed: string | null }>();
+      .first<{
+        id: number;
+        account_id: string;
+        account_email: string | null;
+        access_token_sealed: string;
+        refresh_token_sealed: string | null;
+      }>();
 
-  it.each(["github", "google-youtube"])("%s: linking another account of the provider is refused with link_exists, the old link stays", async (provider) => {
-    const user = await verifiedUser("linkexists");
-    const auth = bearer(user.tokens.access_token);
-    const first = profile();
-    expect(locationOf(await linkProvider(provider, auth, { current_password: user.password }, first))).toBe(SUCCESS);
-    const before = await linkRow(user.id, provider);
-    expect(before).not.toBeNull();
+  it.each(["github", "google-youtube"])(
+    "%s: linking another account of the provider is refused with link_exists, the old link stays",
+    async (provider) => {
+      const user = await verifiedUser("linkexists");
+      const auth = bearer(user.tokens.access_token);
+      const first = profile();
+      expect(locationOf(await linkProvider(provider, auth, { current_password: user.password }, first))).toBe(SUCCESS);
+      const before = await linkRow(user.id, provider);
+      expect(before).not.toBeNull();
 
-    const other = profile();
-    const refused = await linkProvider(provider, auth, { current_password: user.password }, other);
-    expect(locationOf(refused)).toBe(`${APP_ACCOUNT}#status=error&error=link_exists`);
-    expect(fragmentOf(refused)).toEqual({ status: "error", error: "link_exists" });
-    expect(sessionCookiesOf(refused)).toBeNull();
-    // Nothing of the old link changed (account, tokens), and the other account is linked nowhere.
-    expect(await linkRow(user.id, provider)).toEqual(before);
-    const elsewhere = await env.DB.prepare("SELECT count(*) AS n FROM oauth_accounts WHERE provider = ? AND account_email = ?").bind(provider, other.email).first<{ n: number }>();
-    expect(elsewhere).toEqual({ n: 0 });
-    if (provider === "github") expect(await meId({ cookie: sessionCookiesOf(await browserSignIn("github", first))! })).toBe(user.id);
-  });
+      const other = profile();
+      const refused = await linkProvider(provider, auth, { current_password: user.password }, other);
+      expect(locationOf(refused)).toBe(`${APP_ACCOUNT}#status=error&error=link_exists`);
+      expect(fragmentOf(refused)).toEqual({ status: "error", error: "link_exists" });
+      expect(sessionCookiesOf(refused)).toBeNull();
+      // Nothing of the old link changed (account, tokens), and the other account is linked nowhere.
+      expect(await linkRow(user.id, provider)).toEqual(before);
+      const elsewhere = await env.DB.prepare("SELECT count(*) AS n FROM oauth_accounts WHERE provider = ? AND account_email = ?")
+        .bind(provider, other.email)
+        .first<{ n: number }>();
+      expect(elsewhere).toEqual({ n: 0 });
+      if (provider === "github") expect(await meId({ cookie: sessionCookiesOf(await browserSignIn("github", first))! })).toBe(user.id);
+    },
+  );
 
   it.each(["github", "google-youtube"])("%s: linking the same account again refreshes the link", async (provider) => {
     const user = await verifiedUser("linkrefresh");
@@ -212,7 +237,9 @@ describe("an account that already has a link of the provider", () => {
     // The new grant's tokens replaced the old ones.
     const key = parseDataKey(env.DATA_ENCRYPTION_KEY);
     const context = `oauth:${provider}:${before.account_id}`;
-    expect(await openFieldText(key, after.access_token_sealed, context)).not.toBe(await openFieldText(key, before.access_token_sealed, context));
+    expect(await openFieldText(key, after.access_token_sealed, context)).not.toBe(
+      await openFieldText(key, before.access_token_sealed, context),
+    );
     expect((await associations(auth)).map((link) => link.provider)).toEqual([provider]);
   });
 });
@@ -244,7 +271,13 @@ describe("linking the video platform (google-youtube)", () => {
       "SELECT provider, account_id, account_email, access_token_sealed, refresh_token_sealed FROM oauth_accounts WHERE user_id = ?",
     )
       .bind(user.id)
-      .all<{ provider: string; account_id: string; account_email: string; access_token_sealed: string | null; refresh_token_sealed: string | null }>();
+      .all<{
+        provider: string;
+        account_id: string;
+        account_email: string;
+        access_token_sealed: string | null;
+        refresh_token_sealed: string | null;
+      }>();
     expect(rows.results).toHaveLength(1);
     const row = rows.results[0]!;
     expect(row).toMatchObject({ provider: "google-youtube", account_id: who.sub, account_email: who.email });

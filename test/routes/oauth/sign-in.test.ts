@@ -56,7 +56,11 @@ function refused(response: Response, error: string): void {
 }
 
 const links = async (userId: number) =>
-  (await env.DB.prepare("SELECT provider, account_id, account_email FROM oauth_accounts WHERE user_id = ? ORDER BY provider").bind(userId).all()).results;
+  (
+    await env.DB.prepare("SELECT provider, account_id, account_email FROM oauth_accounts WHERE user_id = ? ORDER BY provider")
+      .bind(userId)
+      .all()
+  ).results;
 
 const accountsWithEmail = async (email: string) =>
   (await env.DB.prepare("SELECT count(*) AS n FROM users WHERE email = ?").bind(email.toLowerCase()).first<{ n: number }>())!.n;
@@ -67,17 +71,26 @@ describe("a first sign-in", () => {
     ["google", false],
     ["github", true],
     ["github", false],
-  ] as const)("with %s (email verified: %s) creates an account without a password, verified as the provider says", async (provider, verified) => {
-    const who = profile({ email_verified: verified });
-    const account = await signedIn(await browserSignIn(provider, who));
-    expect(account).toMatchObject({ email: who.email, is_active: true, is_verified: verified, totp_enabled: false, has_usable_password: false });
-    const row = await env.DB.prepare("SELECT hashed_password FROM users WHERE id = ?").bind(account.id).first();
-    expect(row).toEqual({ hashed_password: null });
-    // GitHub ids are numbers (the fake derives one from the sub); Google's is the OpenID `sub`.
-    expect(await links(account.id)).toEqual([
-      { provider, account_id: provider === "google" ? who.sub : expect.stringMatching(/^\d+$/), account_email: who.email },
-    ]);
-  });
+  ] as const)(
+    "with %s (email verified: %s) creates an account without a password, verified as the provider says",
+    async (provider, verified) => {
+      const who = profile({ email_verified: verified });
+      const account = await signedIn(await browserSignIn(provider, who));
+      expect(account).toMatchObject({
+        email: who.email,
+        is_active: true,
+        is_verified: verified,
+        totp_enabled: false,
+        has_usable_password: false,
+      });
+      const row = await env.DB.prepare("SELECT hashed_password FROM users WHERE id = ?").bind(account.id).first();
+      expect(row).toEqual({ hashed_password: null });
+      // GitHub ids are numbers (the fake derives one from the sub); Google's is the OpenID `sub`.
+      expect(await links(account.id)).toEqual([
+        { provider, account_id: provider === "google" ? who.sub : expect.stringMatching(/^\d+$/), account_email: who.email },
+      ]);
+    },
+  );
 
   it("puts the result in the fragment only: no query, no token in the Location, not cacheable", async () => {
     const response = await browserSignIn("google", profile());
@@ -99,7 +112,8 @@ describe("a first sign-in", () => {
 
 describe("account creation", () => {
   it.each(["google", "github"] as const)("%s without an address: email_unavailable, no account", async (provider) => {
-    const count = async () => env.DB.prepare("SELECT (SELECT count(*) FROM users) AS users, (SELECT count(*) FROM oauth_accounts) AS links").first();
+    const count = async () =>
+      env.DB.prepare("SELECT (SELECT count(*) FROM users) AS users, (SELECT count(*) FROM oauth_accounts) AS links").first();
     const before = await count();
     refused(await browserSignIn(provider, profile({ email: null })), "email_unavailable");
     expect(await count()).toEqual(before);
@@ -125,22 +139,25 @@ describe("account creation", () => {
 });
 
 describe("signing in again", () => {
-  it.each(["google", "github"] as const)("with the same %s account reaches the same account, matched by the provider's id", async (provider) => {
-    const who = profile();
-    const first = await signedIn(await browserSignIn(provider, who));
-    const again = await browserSignIn(provider, who);
-    // The state's nonce, the linked account, the link's fresh tokens, the session.
-    expect(roundTrips(again)).toBe(4);
-    const second = await signedIn(again);
-    expect(second.id).toBe(first.id);
-    // The provider now reports another address: still the same account, and no new one.
-    const moved = { ...who, email: `moved-${who.email}` };
-    const third = await signedIn(await browserSignIn(provider, moved));
-    expect(third).toMatchObject({ id: first.id, email: who.email });
-    expect(await accountsWithEmail(who.email!)).toBe(1);
-    expect(await accountsWithEmail(moved.email)).toBe(0);
-    expect(await links(first.id)).toEqual([expect.objectContaining({ provider, account_email: moved.email })]);
-  });
+  it.each(["google", "github"] as const)(
+    "with the same %s account reaches the same account, matched by the provider's id",
+    async (provider) => {
+      const who = profile();
+      const first = await signedIn(await browserSignIn(provider, who));
+      const again = await browserSignIn(provider, who);
+      // The state's nonce, the linked account, the link's fresh tokens, the session.
+      expect(roundTrips(again)).toBe(4);
+      const second = await signedIn(again);
+      expect(second.id).toBe(first.id);
+      // The provider now reports another address: still the same account, and no new one.
+      const moved = { ...who, email: `moved-${who.email}` };
+      const third = await signedIn(await browserSignIn(provider, moved));
+      expect(third).toMatchObject({ id: first.id, email: who.email });
+      expect(await accountsWithEmail(who.email!)).toBe(1);
+      expect(await accountsWithEmail(moved.email)).toBe(0);
+      expect(await links(first.id)).toEqual([expect.objectContaining({ provider, account_email: moved.email })]);
+    },
+  );
 });
 
 describe("an address that already has an account", () => {

@@ -4,7 +4,17 @@ import { fingerprint } from "../../../src/auth/tokens";
 import { me, type TokenPair } from "../../support/accounts";
 import { expectProblem, getSetCookie } from "../../support/http";
 import { enrolTotp } from "../../support/mfa";
-import { appPkce, appResult, appSignIn, claimLogin, claimMfa, NATIVE_ACCOUNT, NATIVE_LOGIN, profile, tokenAuthorize } from "../../support/oauth";
+import {
+  appPkce,
+  appResult,
+  appSignIn,
+  claimLogin,
+  claimMfa,
+  NATIVE_ACCOUNT,
+  NATIVE_LOGIN,
+  profile,
+  tokenAuthorize,
+} from "../../support/oauth";
 
 // What binds a token-flow sign-in to the app that started it (api-spec.md, Identity-provider
 // sign-in): the app sends its own PKCE challenge (S256) to GET /v1/oauth/{provider}/token/authorize
@@ -22,21 +32,35 @@ async function idOf(accessToken: string): Promise<number> {
 
 /** The app's challenge stored with a hand-off, or undefined when there is no such hand-off. */
 const storedChallenge = async (handoff: string) =>
-  (await env.DB.prepare("SELECT app_challenge FROM oauth_handoffs WHERE fingerprint = ?").bind(fingerprint(handoff)).first<{ app_challenge: string | null }>())?.app_challenge;
+  (
+    await env.DB.prepare("SELECT app_challenge FROM oauth_handoffs WHERE fingerprint = ?")
+      .bind(fingerprint(handoff))
+      .first<{ app_challenge: string | null }>()
+  )?.app_challenge;
 
 describe("the app's code_challenge", () => {
-  it.each(["google", "github"] as const)("is required by the %s token authorize: 400 CODE_CHALLENGE_REQUIRED, no cookie", async (provider) => {
-    for (const target of [NATIVE_LOGIN, NATIVE_ACCOUNT]) {
-      const response = await tokenAuthorize(provider, target, null);
-      const problem = await expectProblem(response, 400, "CODE_CHALLENGE_REQUIRED");
-      expect(problem.detail).toContain("code_challenge");
-      expect(getSetCookie(response)).toEqual([]);
-    }
-  });
+  it.each(["google", "github"] as const)(
+    "is required by the %s token authorize: 400 CODE_CHALLENGE_REQUIRED, no cookie",
+    async (provider) => {
+      for (const target of [NATIVE_LOGIN, NATIVE_ACCOUNT]) {
+        const response = await tokenAuthorize(provider, target, null);
+        const problem = await expectProblem(response, 400, "CODE_CHALLENGE_REQUIRED");
+        expect(problem.detail).toContain("code_challenge");
+        expect(getSetCookie(response)).toEqual([]);
+      }
+    },
+  );
 
   it("must be base64url(SHA-256(...)): 43 characters of the base64url alphabet, else 422", async () => {
     const { challenge } = await appPkce();
-    for (const malformed of ["", challenge.slice(0, 42), `${challenge}A`, `${challenge.slice(0, 42)}+`, `${challenge.slice(0, 42)}=`, `${challenge.slice(0, 42)}/`]) {
+    for (const malformed of [
+      "",
+      challenge.slice(0, 42),
+      `${challenge}A`,
+      `${challenge.slice(0, 42)}+`,
+      `${challenge.slice(0, 42)}=`,
+      `${challenge.slice(0, 42)}/`,
+    ]) {
       const response = await tokenAuthorize("google", NATIVE_LOGIN, malformed);
       await expectProblem(response, 422, "VALIDATION_FAILED");
       expect(getSetCookie(response)).toEqual([]);
@@ -53,30 +77,33 @@ describe("the app's code_challenge", () => {
 });
 
 describe("a login hand-off planted on another app", () => {
-  it.each(["google", "github"] as const)("with %s: is refused without the verifier or with another one, and stays claimable by its own app", async (provider) => {
-    // The attacker's own app sign-in: the hand-off is theirs, bound to their challenge.
-    const attacker = profile();
-    const attackerApp = await appPkce();
-    const planted = await appSignIn(provider, attacker, NATIVE_LOGIN, attackerApp);
-    const handoff = appResult(planted.response, "success", "login_handoff");
-    // The victim's app, holding the verifier of its own pending sign-in, receives the hand-off.
-    const victimApp = await appPkce();
+  it.each(["google", "github"] as const)(
+    "with %s: is refused without the verifier or with another one, and stays claimable by its own app",
+    async (provider) => {
+      // The attacker's own app sign-in: the hand-off is theirs, bound to their challenge.
+      const attacker = profile();
+      const attackerApp = await appPkce();
+      const planted = await appSignIn(provider, attacker, NATIVE_LOGIN, attackerApp);
+      const handoff = appResult(planted.response, "success", "login_handoff");
+      // The victim's app, holding the verifier of its own pending sign-in, receives the hand-off.
+      const victimApp = await appPkce();
 
-    await expectProblem(await claimLogin(handoff), 400, "OAUTH_HANDOFF_INVALID");
-    await expectProblem(await claimLogin(handoff, victimApp.verifier), 400, "OAUTH_HANDOFF_INVALID");
-    // Nor does the challenge itself (it travelled in a URL) pass for the verifier.
-    await expectProblem(await claimLogin(handoff, attackerApp.challenge), 400, "OAUTH_HANDOFF_INVALID");
-    // A verifier that is no verifier at all is a validation error.
-    await expectProblem(await claimLogin(handoff, "short"), 422, "VALIDATION_FAILED");
+      await expectProblem(await claimLogin(handoff), 400, "OAUTH_HANDOFF_INVALID");
+      await expectProblem(await claimLogin(handoff, victimApp.verifier), 400, "OAUTH_HANDOFF_INVALID");
+      // Nor does the challenge itself (it travelled in a URL) pass for the verifier.
+      await expectProblem(await claimLogin(handoff, attackerApp.challenge), 400, "OAUTH_HANDOFF_INVALID");
+      // A verifier that is no verifier at all is a validation error.
+      await expectProblem(await claimLogin(handoff, "short"), 422, "VALIDATION_FAILED");
 
-    // None of that spent it: the app that started the sign-in claims it, for the attacker's account.
-    const claim = await claimLogin(handoff, attackerApp.verifier);
-    expect(claim.status, await claim.clone().text()).toBe(200);
-    const tokens = (await claim.json()) as TokenPair;
-    const account = await me(tokens.access_token);
-    expect(((await account.json()) as { email: string }).email).toBe(attacker.email);
-    await expectProblem(await claimLogin(handoff, attackerApp.verifier), 400, "OAUTH_HANDOFF_INVALID");
-  });
+      // None of that spent it: the app that started the sign-in claims it, for the attacker's account.
+      const claim = await claimLogin(handoff, attackerApp.verifier);
+      expect(claim.status, await claim.clone().text()).toBe(200);
+      const tokens = (await claim.json()) as TokenPair;
+      const account = await me(tokens.access_token);
+      expect(((await account.json()) as { email: string }).email).toBe(attacker.email);
+      await expectProblem(await claimLogin(handoff, attackerApp.verifier), 400, "OAUTH_HANDOFF_INVALID");
+    },
+  );
 
   it("two sign-ins of one account: each hand-off is claimed only with its own app's verifier", async () => {
     const who = profile();

@@ -60,34 +60,37 @@ async function idOf(tokens: TokenPair): Promise<number> {
 }
 
 describe("an app's sign-in", () => {
-  it.each(["google", "github"] as const)("with %s: no CSRF cookie, a login hand-off in the fragment, claimed once for bearer tokens", async (provider) => {
-    const pkce = await appPkce();
-    const start = await tokenAuthorize(provider, NATIVE_LOGIN, pkce.challenge);
-    expect(start.status, await start.clone().text()).toBe(200);
-    expect(getSetCookie(start)).toEqual([]);
-    expect(start.headers.get("cache-control")).toBe("no-store");
-    const { authorization_url } = (await start.json()) as { authorization_url: string };
-    const url = new URL(authorization_url);
-    expect(url.searchParams.get("redirect_uri")).toBe(`http://localhost/v1/oauth/${provider}/token/callback`);
-    // The provider gets the service's own PKCE challenge, never the app's.
-    expect(url.searchParams.get("code_challenge")).toMatch(/^[\w-]{43}$/);
-    expect(url.searchParams.get("code_challenge")).not.toBe(pkce.challenge);
-    expect(authorization_url).not.toContain(pkce.challenge);
+  it.each(["google", "github"] as const)(
+    "with %s: no CSRF cookie, a login hand-off in the fragment, claimed once for bearer tokens",
+    async (provider) => {
+      const pkce = await appPkce();
+      const start = await tokenAuthorize(provider, NATIVE_LOGIN, pkce.challenge);
+      expect(start.status, await start.clone().text()).toBe(200);
+      expect(getSetCookie(start)).toEqual([]);
+      expect(start.headers.get("cache-control")).toBe("no-store");
+      const { authorization_url } = (await start.json()) as { authorization_url: string };
+      const url = new URL(authorization_url);
+      expect(url.searchParams.get("redirect_uri")).toBe(`http://localhost/v1/oauth/${provider}/token/callback`);
+      // The provider gets the service's own PKCE challenge, never the app's.
+      expect(url.searchParams.get("code_challenge")).toMatch(/^[\w-]{43}$/);
+      expect(url.searchParams.get("code_challenge")).not.toBe(pkce.challenge);
+      expect(authorization_url).not.toContain(pkce.challenge);
 
-    // No cookie comes back with the browser: the sealed state and PKCE are the binding.
-    const callback = await consent(authorization_url, profile());
-    const response = await api(`${callback.pathname}${callback.search}`, { redirect: "manual" });
-    expect(response.status).toBe(302);
-    const handoff = appResult(response, "success", "login_handoff");
-    expect(response.headers.get("location")).not.toContain(pkce.verifier);
+      // No cookie comes back with the browser: the sealed state and PKCE are the binding.
+      const callback = await consent(authorization_url, profile());
+      const response = await api(`${callback.pathname}${callback.search}`, { redirect: "manual" });
+      expect(response.status).toBe(302);
+      const handoff = appResult(response, "success", "login_handoff");
+      expect(response.headers.get("location")).not.toContain(pkce.verifier);
 
-    const tokens = await claimed(handoff, pkce.verifier);
-    for (const token of [tokens.access_token, tokens.refresh_token]) expect(response.headers.get("location")).not.toContain(token);
-    const meResponse = await me(tokens.access_token);
-    expect(meResponse.status).toBe(200);
-    expect(await meResponse.json()).toMatchObject({ has_usable_password: false });
-    await expectProblem(await claimLogin(handoff, pkce.verifier), 400, "OAUTH_HANDOFF_INVALID");
-  });
+      const tokens = await claimed(handoff, pkce.verifier);
+      for (const token of [tokens.access_token, tokens.refresh_token]) expect(response.headers.get("location")).not.toContain(token);
+      const meResponse = await me(tokens.access_token);
+      expect(meResponse.status).toBe(200);
+      expect(await meResponse.json()).toMatchObject({ has_usable_password: false });
+      await expectProblem(await claimLogin(handoff, pkce.verifier), 400, "OAUTH_HANDOFF_INVALID");
+    },
+  );
 
   it("reaches the same account as the browser flow, and again at the next sign-in", async () => {
     const who = profile();
@@ -115,7 +118,9 @@ describe("an app's sign-in", () => {
 describe("the login hand-off", () => {
   it("lives 2 minutes", async () => {
     const { handoff, verifier } = await loginHandoff("google", profile());
-    const row = await env.DB.prepare("SELECT kind, expires_at - unixepoch() AS ttl FROM oauth_handoffs WHERE fingerprint = ?").bind(fingerprint(handoff)).first<{ kind: string; ttl: number }>();
+    const row = await env.DB.prepare("SELECT kind, expires_at - unixepoch() AS ttl FROM oauth_handoffs WHERE fingerprint = ?")
+      .bind(fingerprint(handoff))
+      .first<{ kind: string; ttl: number }>();
     expect(row!.kind).toBe("login");
     expect(row!.ttl).toBeGreaterThan(110);
     expect(row!.ttl).toBeLessThanOrEqual(120);
@@ -188,22 +193,35 @@ describe("an app's sign-in to an account with TOTP", () => {
 });
 
 describe("with OAUTH_TOKEN_FLOW_ENABLED=false", () => {
-  it.each(["google", "github"] as const)("the %s token routes are 404 OAUTH_TOKEN_FLOW_DISABLED, the session flow still works", async (provider) => {
-    const off = { OAUTH_TOKEN_FLOW_ENABLED: "false" };
-    const { challenge } = await appPkce();
-    const query = new URLSearchParams({ redirect_uri: NATIVE_LOGIN, code_challenge: challenge });
-    await expectProblem(await apiWithVars(off, `/v1/oauth/${provider}/token/authorize?${query.toString()}`), 404, "OAUTH_TOKEN_FLOW_DISABLED");
-    // Even with a state the enabled deployment made, and the hand-off it gave.
-    const { authorizationUrl } = await beginSignIn(provider, "token");
-    const callback = await consent(authorizationUrl, profile());
-    await expectProblem(await apiWithVars(off, `${callback.pathname}${callback.search}`, { redirect: "manual" }), 404, "OAUTH_TOKEN_FLOW_DISABLED");
-    const { handoff, verifier } = await loginHandoff(provider, profile());
-    const claim = await apiWithVars(off, "/v1/oauth/token/claim", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ login_handoff: handoff, code_verifier: verifier }),
-    });
-    await expectProblem(claim, 404, "OAUTH_TOKEN_FLOW_DISABLED");
-    expect((await apiWithVars(off, `/v1/oauth/${provider}/session/authorize?redirect_uri=${encodeURIComponent(APP_LOGIN)}`)).status).toBe(200);
-  });
+  it.each(["google", "github"] as const)(
+    "the %s token routes are 404 OAUTH_TOKEN_FLOW_DISABLED, the session flow still works",
+    async (provider) => {
+      const off = { OAUTH_TOKEN_FLOW_ENABLED: "false" };
+      const { challenge } = await appPkce();
+      const query = new URLSearchParams({ redirect_uri: NATIVE_LOGIN, code_challenge: challenge });
+      await expectProblem(
+        await apiWithVars(off, `/v1/oauth/${provider}/token/authorize?${query.toString()}`),
+        404,
+        "OAUTH_TOKEN_FLOW_DISABLED",
+      );
+      // Even with a state the enabled deployment made, and the hand-off it gave.
+      const { authorizationUrl } = await beginSignIn(provider, "token");
+      const callback = await consent(authorizationUrl, profile());
+      await expectProblem(
+        await apiWithVars(off, `${callback.pathname}${callback.search}`, { redirect: "manual" }),
+        404,
+        "OAUTH_TOKEN_FLOW_DISABLED",
+      );
+      const { handoff, verifier } = await loginHandoff(provider, profile());
+      const claim = await apiWithVars(off, "/v1/oauth/token/claim", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ login_handoff: handoff, code_verifier: verifier }),
+      });
+      await expectProblem(claim, 404, "OAUTH_TOKEN_FLOW_DISABLED");
+      expect((await apiWithVars(off, `/v1/oauth/${provider}/session/authorize?redirect_uri=${encodeURIComponent(APP_LOGIN)}`)).status).toBe(
+        200,
+      );
+    },
+  );
 });

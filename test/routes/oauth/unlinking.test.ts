@@ -4,7 +4,17 @@ import { openFieldText, parseDataKey } from "../../../src/lib/data-encryption";
 import { ageSessions, bearer, verifiedUser } from "../../support/accounts";
 import { api, expectProblem } from "../../support/http";
 import { enrolTotp } from "../../support/mfa";
-import { APP_ACCOUNT, associations, browserSignIn, fragmentOf, linkProvider, profile, revokedTokens, sessionCookiesOf, unlinkProvider } from "../../support/oauth";
+import {
+  APP_ACCOUNT,
+  associations,
+  browserSignIn,
+  fragmentOf,
+  linkProvider,
+  profile,
+  revokedTokens,
+  sessionCookiesOf,
+  unlinkProvider,
+} from "../../support/oauth";
 
 // Unlinking a provider (step-up, the last way to sign in, the grant revoked at the provider, but
 // kept while the other link of the same Google account needs it) and the revocation that account
@@ -15,7 +25,9 @@ const SUCCESS = `${APP_ACCOUNT}#status=success`;
 
 /** The plaintext of a link's sealed token, as the service would open it for revocation. */
 async function linkToken(userId: number, provider: string, which: "access" | "refresh"): Promise<string> {
-  const row = await env.DB.prepare(`SELECT account_id, ${which}_token_sealed AS sealed FROM oauth_accounts WHERE user_id = ? AND provider = ?`)
+  const row = await env.DB.prepare(
+    `SELECT account_id, ${which}_token_sealed AS sealed FROM oauth_accounts WHERE user_id = ? AND provider = ?`,
+  )
     .bind(userId, provider)
     .first<{ account_id: string; sealed: string | null }>();
   expect(row?.sealed, `${provider} ${which} token of user ${userId}`).toBeTruthy();
@@ -23,11 +35,18 @@ async function linkToken(userId: number, provider: string, which: "access" | "re
 }
 
 async function linkedProviders(userId: number): Promise<string[]> {
-  const rows = await env.DB.prepare("SELECT provider FROM oauth_accounts WHERE user_id = ? ORDER BY provider").bind(userId).all<{ provider: string }>();
+  const rows = await env.DB.prepare("SELECT provider FROM oauth_accounts WHERE user_id = ? ORDER BY provider")
+    .bind(userId)
+    .all<{ provider: string }>();
   return rows.results.map((row) => row.provider);
 }
 
-async function link(provider: string, auth: Record<string, string>, body: { current_password?: string; mfa_code?: string }, who = profile()) {
+async function link(
+  provider: string,
+  auth: Record<string, string>,
+  body: { current_password?: string; mfa_code?: string },
+  who = profile(),
+) {
   const callback = await linkProvider(provider, auth, body, who);
   expect(callback.status).toBe(302);
   expect(callback.headers.get("location")).toBe(SUCCESS);
@@ -85,7 +104,11 @@ describe("DELETE /v1/oauth/{provider}/associate", () => {
     const auth = bearer(tokens.access_token);
     await link("github", auth, { current_password: user.password, mfa_code: authenticator.next() });
     await expectProblem(await unlinkProvider("github", auth, { current_password: user.password }), 400, "MFA_CODE_REQUIRED");
-    await expectProblem(await unlinkProvider("github", auth, { current_password: user.password, mfa_code: authenticator.stale() }), 403, "MFA_CODE_INVALID");
+    await expectProblem(
+      await unlinkProvider("github", auth, { current_password: user.password, mfa_code: authenticator.stale() }),
+      403,
+      "MFA_CODE_INVALID",
+    );
     expect(await linkedProviders(user.id)).toEqual(["github"]);
     expect((await unlinkProvider("github", auth, { current_password: user.password, mfa_code: authenticator.next() })).status).toBe(204);
     expect(await linkedProviders(user.id)).toEqual([]);
@@ -146,7 +169,9 @@ describe("Google sign-in and the video link of one Google account", () => {
 
   /** The token the service revokes a link's grant with: the refresh token, else the access token. */
   async function grantToken(userId: number, provider: string): Promise<string> {
-    const row = await env.DB.prepare("SELECT refresh_token_sealed FROM oauth_accounts WHERE user_id = ? AND provider = ?").bind(userId, provider).first<{ refresh_token_sealed: string | null }>();
+    const row = await env.DB.prepare("SELECT refresh_token_sealed FROM oauth_accounts WHERE user_id = ? AND provider = ?")
+      .bind(userId, provider)
+      .first<{ refresh_token_sealed: string | null }>();
     return linkToken(userId, provider, row?.refresh_token_sealed ? "refresh" : "access");
   }
 

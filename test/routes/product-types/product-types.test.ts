@@ -7,7 +7,14 @@ import { bootstrapAdmin } from "../../support/mfa";
 import { pointers, readAndCache, seedTaxonomy, send } from "../../support/reference";
 
 type Category = { id: number; name: string; taxonomy_id: number };
-type ProductType = { id: number; name: string; description: string | null; created_at: string; updated_at: string; categories?: Category[] };
+type ProductType = {
+  id: number;
+  name: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+  categories?: Category[];
+};
 type Page = { items: ProductType[]; total: number; page: number; size: number; pages: number };
 
 let admin: string;
@@ -21,18 +28,27 @@ const type: Record<string, number> = {};
 beforeAll(async () => {
   admin = (await bootstrapAdmin()).tokens.access_token;
   user = (await verifiedUser("maker")).tokens.access_token;
-  ({ taxonomyId, category } = await seedTaxonomy({ name: "Products", version: "2024", domains: ["products"] }, ["Electronics", "Kitchen", "Phones"]));
+  ({ taxonomyId, category } = await seedTaxonomy({ name: "Products", version: "2024", domains: ["products"] }, [
+    "Electronics",
+    "Kitchen",
+    "Phones",
+  ]));
   const seed: [string, number, string[]][] = [
     ["Smartphone", 3000, ["Electronics", "Phones"]],
     ["kettle", 1000, ["Kitchen"]],
     ["Laptop", 2000, ["Electronics"]],
   ];
   for (const [name, at, links] of seed) {
-    const row = await env.DB.prepare("INSERT INTO product_types (name, description, created_at, updated_at) VALUES (?, ?, ?, ?) RETURNING id")
+    const row = await env.DB.prepare(
+      "INSERT INTO product_types (name, description, created_at, updated_at) VALUES (?, ?, ?, ?) RETURNING id",
+    )
       .bind(name, `About ${name}`, at, at)
       .first<{ id: number }>();
     type[name] = row!.id;
-    for (const link of links) await env.DB.prepare("INSERT INTO product_type_categories (product_type_id, category_id) VALUES (?, ?)").bind(row!.id, category[link]).run();
+    for (const link of links)
+      await env.DB.prepare("INSERT INTO product_type_categories (product_type_id, category_id) VALUES (?, ?)")
+        .bind(row!.id, category[link])
+        .run();
   }
 });
 
@@ -58,9 +74,27 @@ describe("GET /v1/product-types", () => {
     const body = (await response.json()) as Page;
     expect(body).toMatchObject({ total: 3, page: 1, size: 50, pages: 1 });
     expect(body.items).toEqual([
-      { id: type.kettle, name: "kettle", description: "About kettle", created_at: "1970-01-01T00:16:40Z", updated_at: "1970-01-01T00:16:40Z" },
-      { id: type.Laptop, name: "Laptop", description: "About Laptop", created_at: "1970-01-01T00:33:20Z", updated_at: "1970-01-01T00:33:20Z" },
-      { id: type.Smartphone, name: "Smartphone", description: "About Smartphone", created_at: "1970-01-01T00:50:00Z", updated_at: "1970-01-01T00:50:00Z" },
+      {
+        id: type.kettle,
+        name: "kettle",
+        description: "About kettle",
+        created_at: "1970-01-01T00:16:40Z",
+        updated_at: "1970-01-01T00:16:40Z",
+      },
+      {
+        id: type.Laptop,
+        name: "Laptop",
+        description: "About Laptop",
+        created_at: "1970-01-01T00:33:20Z",
+        updated_at: "1970-01-01T00:33:20Z",
+      },
+      {
+        id: type.Smartphone,
+        name: "Smartphone",
+        description: "About Smartphone",
+        created_at: "1970-01-01T00:50:00Z",
+        updated_at: "1970-01-01T00:50:00Z",
+      },
     ]);
   });
 
@@ -147,7 +181,11 @@ describe("admin writes", () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ id: mine.id, name: mine.name, description: null, categories: [] });
     expect(await pointers(await send("PATCH", `/v1/admin/product-types/${mine.id}`, admin, { name: "a" }))).toEqual(["/name"]);
-    await expectProblem(await send("PATCH", `/v1/admin/product-types/${mine.id}`, admin, { name: "Laptop" }), 409, "PRODUCT_TYPE_NAME_TAKEN");
+    await expectProblem(
+      await send("PATCH", `/v1/admin/product-types/${mine.id}`, admin, { name: "Laptop" }),
+      409,
+      "PRODUCT_TYPE_NAME_TAKEN",
+    );
     await expectProblem(await send("PATCH", "/v1/admin/product-types/999999", admin, { name: "Ghost" }), 404, "PRODUCT_TYPE_NOT_FOUND");
   });
 
@@ -169,11 +207,18 @@ describe("admin writes", () => {
       logs.restore();
     }
     expect(response.status).toBe(204);
-    expect(logs.entries().find((entry) => entry.event === "admin.reference.deleted")).toMatchObject({ kind: "product_type", id: doomed.id });
+    expect(logs.entries().find((entry) => entry.event === "admin.reference.deleted")).toMatchObject({
+      kind: "product_type",
+      id: doomed.id,
+    });
     await expectProblem(await api(`/v1/product-types/${doomed.id}`), 404, "PRODUCT_TYPE_NOT_FOUND");
     await expectProblem(await send("DELETE", `/v1/admin/product-types/${doomed.id}`, admin), 404, "PRODUCT_TYPE_NOT_FOUND");
 
-    const after = (await (await api(`/v1/products/${id}`)).json()) as { product_type_id: number | null; product_type: unknown; version: number };
+    const after = (await (await api(`/v1/products/${id}`)).json()) as {
+      product_type_id: number | null;
+      product_type: unknown;
+      version: number;
+    };
     expect(after).toMatchObject({ product_type_id: null, product_type: null, version });
     expect(await (await api(`/v1/components/${components[0]!.id}`)).json()).toMatchObject({ product_type_id: null });
   });
@@ -190,7 +235,9 @@ describe("category links", () => {
 
     const added = await send("POST", `/v1/admin/product-types/${mine.id}/categories`, admin, { category_ids: [category.Kitchen] });
     expect(added.status).toBe(200);
-    const again = await send("POST", `/v1/admin/product-types/${mine.id}/categories`, admin, { category_ids: [category.Electronics, category.Kitchen] });
+    const again = await send("POST", `/v1/admin/product-types/${mine.id}/categories`, admin, {
+      category_ids: [category.Electronics, category.Kitchen],
+    });
     const body = (await again.json()) as ProductType;
     expect(body.categories?.map((c) => c.name)).toEqual(["Electronics", "Kitchen"]);
 
@@ -202,15 +249,29 @@ describe("category links", () => {
     expect((await send("DELETE", `/v1/admin/product-types/${mine.id}/categories/${category.Kitchen}`, admin)).status).toBe(204);
     expect(((await (await readAndCache(path)).json()) as ProductType).categories?.map((c) => c.name)).toEqual(["Electronics"]);
     expect(await names(filtered)).toEqual(["kettle"]);
-    await expectProblem(await send("DELETE", `/v1/admin/product-types/${mine.id}/categories/${category.Kitchen}`, admin), 404, "CATEGORY_LINK_NOT_FOUND");
-    await expectProblem(await send("DELETE", `/v1/admin/product-types/999999/categories/${category.Kitchen}`, admin), 404, "PRODUCT_TYPE_NOT_FOUND");
+    await expectProblem(
+      await send("DELETE", `/v1/admin/product-types/${mine.id}/categories/${category.Kitchen}`, admin),
+      404,
+      "CATEGORY_LINK_NOT_FOUND",
+    );
+    await expectProblem(
+      await send("DELETE", `/v1/admin/product-types/999999/categories/${category.Kitchen}`, admin),
+      404,
+      "PRODUCT_TYPE_NOT_FOUND",
+    );
   });
 
   it("refuses unknown categories 422 (linking none) and unknown types 404", async () => {
     const mine = await created();
-    const response = await send("POST", `/v1/admin/product-types/${mine.id}/categories`, admin, { category_ids: [999999, category.Phones] });
+    const response = await send("POST", `/v1/admin/product-types/${mine.id}/categories`, admin, {
+      category_ids: [999999, category.Phones],
+    });
     expect(await pointers(response)).toEqual(["/category_ids/0"]);
     expect(((await (await api(`/v1/product-types/${mine.id}`)).json()) as ProductType).categories).toEqual([]);
-    await expectProblem(await send("POST", "/v1/admin/product-types/999999/categories", admin, { category_ids: [category.Phones] }), 404, "PRODUCT_TYPE_NOT_FOUND");
+    await expectProblem(
+      await send("POST", "/v1/admin/product-types/999999/categories", admin, { category_ids: [category.Phones] }),
+      404,
+      "PRODUCT_TYPE_NOT_FOUND",
+    );
   });
 });

@@ -77,7 +77,10 @@ describe("changing a bill of materials", () => {
     await env.DB.prepare("UPDATE products SET updated_at = 1000000000 WHERE id = ?").bind(product).run();
     const base = `/v1/products/${product}/materials`;
 
-    const added = await send("POST", base, alice, [{ material_id: m.steel, quantity: 2 }, { material_id: m.copper, quantity: 30, unit: "g" }]);
+    const added = await send("POST", base, alice, [
+      { material_id: m.steel, quantity: 2 },
+      { material_id: m.copper, quantity: 30, unit: "g" },
+    ]);
     expect(added.status, await added.clone().text()).toBe(201);
     expect(roundTrips(added)).toBe(3);
     expect(added.headers.get("location")).toBe(base);
@@ -111,7 +114,11 @@ describe("changing a bill of materials", () => {
     expect(roundTrips(many)).toBe(3);
     expect(await entries(base)).toEqual([[m.steel, 2.5, "m"]]);
 
-    const read = (await (await api(`/v1/products/${product}`)).json()) as { version: number; updated_at: string; bill_of_materials: Entry[] };
+    const read = (await (await api(`/v1/products/${product}`)).json()) as {
+      version: number;
+      updated_at: string;
+      bill_of_materials: Entry[];
+    };
     expect(read).toMatchObject({ version: 1, updated_at: "2001-09-09T01:46:40Z" });
     expect(read.bill_of_materials.map((e) => e.material_id)).toEqual([m.steel]);
   });
@@ -127,9 +134,30 @@ describe("changing a bill of materials", () => {
   it("adds a list all or nothing: unknown and repeated materials 422 at their index, one already there 409 naming it", async () => {
     const { product } = await record();
     const base = `/v1/products/${product}/materials`;
-    expect(await pointers(await send("POST", base, alice, [{ material_id: m.glass, quantity: 1 }, { material_id: 999999, quantity: 1 }]))).toEqual(["/1/material_id"]);
-    expect(await pointers(await send("POST", base, alice, [{ material_id: m.glass, quantity: 1 }, { material_id: m.glass, quantity: 2 }]))).toEqual(["/1/material_id"]);
-    const clash = await expectProblem(await send("POST", base, alice, [{ material_id: m.glass, quantity: 1 }, { material_id: m.pp, quantity: 1 }]), 409, "BOM_ENTRY_EXISTS");
+    expect(
+      await pointers(
+        await send("POST", base, alice, [
+          { material_id: m.glass, quantity: 1 },
+          { material_id: 999999, quantity: 1 },
+        ]),
+      ),
+    ).toEqual(["/1/material_id"]);
+    expect(
+      await pointers(
+        await send("POST", base, alice, [
+          { material_id: m.glass, quantity: 1 },
+          { material_id: m.glass, quantity: 2 },
+        ]),
+      ),
+    ).toEqual(["/1/material_id"]);
+    const clash = await expectProblem(
+      await send("POST", base, alice, [
+        { material_id: m.glass, quantity: 1 },
+        { material_id: m.pp, quantity: 1 },
+      ]),
+      409,
+      "BOM_ENTRY_EXISTS",
+    );
     expect(clash.detail).toContain(`${m.pp} (Polypropylene)`);
     await expectProblem(await send("POST", `${base}/${m.pp}`, alice, { quantity: 1 }), 409, "BOM_ENTRY_EXISTS");
     expect(await pointers(await send("POST", `${base}/999999`, alice, { quantity: 1 }))).toEqual(["#/path/material_id"]);
@@ -146,15 +174,33 @@ describe("changing a bill of materials", () => {
       { material_id: m.copper, quantity: 1, unit: "lb" },
       { material_id: m.steel, quantity: -1, colour: "red" },
     ];
-    expect(await pointers(await send("POST", base, alice, bad))).toEqual(["/0/quantity", "/1/quantity", "/2/unit", "/3/quantity", "/3/colour"]);
+    expect(await pointers(await send("POST", base, alice, bad))).toEqual([
+      "/0/quantity",
+      "/1/quantity",
+      "/2/unit",
+      "/3/quantity",
+      "/3/colour",
+    ]);
     expect(await pointers(await send("POST", base, alice, []))).toEqual([""]);
     expect(await pointers(await send("POST", base, alice, { material_id: m.tin, quantity: 1 }))).toEqual([""]);
     expect(await pointers(await send("POST", `${base}/${m.tin}`, alice, { quantity: 0, unit: "lb" }))).toEqual(["/quantity", "/unit"]);
     expect(await pointers(await send("POST", `${base}/${m.tin}`, alice, { material_id: m.tin, quantity: 1 }))).toEqual(["/material_id"]);
-    expect(await pointers(await send("PATCH", `${base}/${m.pp}`, alice, { quantity: 1e6 + 1, unit: "lb" }))).toEqual(["/quantity", "/unit"]);
+    expect(await pointers(await send("PATCH", `${base}/${m.pp}`, alice, { quantity: 1e6 + 1, unit: "lb" }))).toEqual([
+      "/quantity",
+      "/unit",
+    ]);
     expect(await pointers(await send("DELETE", base, alice, ["a"]))).toEqual(["/0"]);
     expect(await pointers(await send("DELETE", base, alice, []))).toEqual([""]);
-    expect(await pointers(await send("POST", base, alice, Array.from({ length: 101 }, (_, i) => ({ material_id: i + 1, quantity: 1 }))))).toEqual([""]);
+    expect(
+      await pointers(
+        await send(
+          "POST",
+          base,
+          alice,
+          Array.from({ length: 101 }, (_, i) => ({ material_id: i + 1, quantity: 1 })),
+        ),
+      ),
+    ).toEqual([""]);
     expect(await entries(base)).toEqual([[m.pp, 0.4, "kg"]]);
   });
 
@@ -171,8 +217,16 @@ describe("changing a bill of materials", () => {
       await expectProblem(await send(method, path, null, body), 401, "AUTHENTICATION_REQUIRED");
       await expectProblem(await send(method, path, unverified, body), 403, "EMAIL_NOT_VERIFIED");
       await expectProblem(await send(method, path, bob, body), 404, "NOT_FOUND");
-      await expectProblem(await send(method, path.replace(`/products/${product}`, `/components/${product}`), alice, body), 404, "NOT_FOUND");
-      await expectProblem(await send(method, path.replace(`/products/${product}`, `/products/${component}`), alice, body), 404, "NOT_FOUND");
+      await expectProblem(
+        await send(method, path.replace(`/products/${product}`, `/components/${product}`), alice, body),
+        404,
+        "NOT_FOUND",
+      );
+      await expectProblem(
+        await send(method, path.replace(`/products/${product}`, `/products/${component}`), alice, body),
+        404,
+        "NOT_FOUND",
+      );
     }
     const bobs = await send("PATCH", `/v1/products/${product}/materials/${m.pp}`, bob, { quantity: 1 });
     // The token check and the ownership read; nothing is written.
@@ -182,14 +236,34 @@ describe("changing a bill of materials", () => {
 
   it("holds at most 100 entries per record", async () => {
     const names = Array.from({ length: 100 }, (_, i) => `Alloy ${String(i).padStart(3, "0")}`);
-    await env.DB.prepare(`INSERT OR IGNORE INTO materials (name) VALUES ${names.map(() => "(?)").join(", ")}`).bind(...names).run();
+    await env.DB.prepare(`INSERT OR IGNORE INTO materials (name) VALUES ${names.map(() => "(?)").join(", ")}`)
+      .bind(...names)
+      .run();
     const alloys = (await env.DB.prepare("SELECT id FROM materials WHERE name LIKE 'Alloy %' ORDER BY name").all<{ id: number }>()).results;
     const { product } = await record();
     const base = `/v1/products/${product}/materials`;
-    await expectProblem(await send("POST", base, alice, alloys.map((a) => ({ material_id: a.id, quantity: 1 }))), 409, "BOM_FULL");
-    expect((await send("POST", base, alice, alloys.slice(0, 99).map((a) => ({ material_id: a.id, quantity: 1 })))).status).toBe(201);
+    await expectProblem(
+      await send(
+        "POST",
+        base,
+        alice,
+        alloys.map((a) => ({ material_id: a.id, quantity: 1 })),
+      ),
+      409,
+      "BOM_FULL",
+    );
+    expect(
+      (
+        await send(
+          "POST",
+          base,
+          alice,
+          alloys.slice(0, 99).map((a) => ({ material_id: a.id, quantity: 1 })),
+        )
+      ).status,
+    ).toBe(201);
     await expectProblem(await send("POST", `${base}/${alloys[99]!.id}`, alice, { quantity: 1 }), 409, "BOM_FULL");
-    expect((await (await api(base)).json() as Entry[]).length).toBe(100);
+    expect(((await (await api(base)).json()) as Entry[]).length).toBe(100);
   });
 
   it("lets only one of two concurrent adds of a material through", async () => {

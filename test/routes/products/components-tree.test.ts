@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionUser } from "../../../src/auth/session-user";
 import { createDb } from "../../../src/db/client";
 import { toComponentSummary } from "../../../src/routes/products/products.mappers";
-import { componentTreeSummaryStatements, componentTreeStatements, nestRows, readComponentTree } from "../../../src/services/component-tree";
+import { componentTreeStatements, componentTreeSummaryStatements, nestRows, readComponentTree } from "../../../src/services/component-tree";
 import { bearer, postJson, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
 
@@ -117,7 +117,10 @@ describe("the component tree", () => {
     expect(first.status).toBe(200);
     expect(roundTrips(first)).toBe(1);
     const shallow = (await first.json()) as Node[];
-    expect(shallow.map((n) => [n.name, n.components])).toEqual([["Level 10", []], ["Brush", []]]);
+    expect(shallow.map((n) => [n.name, n.components])).toEqual([
+      ["Level 10", []],
+      ["Brush", []],
+    ]);
     expect(await treeBody(`${path}?recursion_depth=1`)).toEqual(shallow);
 
     const two = await treeBody(`${path}?recursion_depth=2`);
@@ -151,7 +154,11 @@ describe("the component tree", () => {
     const product = await create(user.tokens.access_token, { name: "Mixer", components: [withChildren("Bowl", 1)] });
     const bowl = product.components[0]!.id;
     for (const depth of ["0", "11", "two", "1.5", ""]) {
-      const problem = await expectProblem(await tree(`/v1/products/${product.id}/components/tree?recursion_depth=${depth}`), 422, "VALIDATION_FAILED");
+      const problem = await expectProblem(
+        await tree(`/v1/products/${product.id}/components/tree?recursion_depth=${depth}`),
+        422,
+        "VALIDATION_FAILED",
+      );
       expect(problem.errors?.map((e) => e.pointer)).toEqual(["#/query/recursion_depth"]);
     }
     await expectProblem(await tree(`/v1/products/${bowl}/components/tree`), 404, "NOT_FOUND");
@@ -164,7 +171,10 @@ describe("the component tree", () => {
     const user = await verifiedUser("big");
     const token = user.tokens.access_token;
     // 10 top-level components with 90 children each: 910 in one create; then 1 + 89 more: 1,000.
-    const product = await create(token, { name: "Printer", components: Array.from({ length: 10 }, (_, i) => withChildren(`Module ${i + 1}`, 90)) });
+    const product = await create(token, {
+      name: "Printer",
+      components: Array.from({ length: 10 }, (_, i) => withChildren(`Module ${i + 1}`, 90)),
+    });
     await create(token, withChildren("Module 11", 89), `/v1/products/${product.id}/components`);
     const path = `/v1/products/${product.id}/components/tree`;
 
@@ -234,7 +244,7 @@ describe("the tree answer written as JSON text", () => {
       width_cm: 0.2,
       depth_cm: 123456789.12345679,
       product_type_id: type!.id,
-      circularity_properties: { recyclability: "Clip-fit \"PP\"", disassemblability: null, remanufacturability: "Yes" },
+      circularity_properties: { recyclability: 'Clip-fit "PP"', disassemblability: null, remanufacturability: "Yes" },
       amount_in_parent: 3,
     };
     const product = await create(owner.tokens.access_token, {
@@ -265,8 +275,17 @@ describe("the tree answer written as JSON text", () => {
       mapped = expected(null);
     }
     const body = JSON.parse(mapped) as (Node & Record<string, unknown>)[];
-    expect(body[0]).toMatchObject({ name: tricky.name, weight_g: 0.30000000000000004, depth_cm: 123456789.12345679, volume_cm3: 0.1 * 0.2 * 123456789.12345679 });
-    expect(body[0]!.circularity_properties).toEqual({ recyclability: 'Clip-fit "PP"', disassemblability: null, remanufacturability: "Yes" });
+    expect(body[0]).toMatchObject({
+      name: tricky.name,
+      weight_g: 0.30000000000000004,
+      depth_cm: 123456789.12345679,
+      volume_cm3: 0.1 * 0.2 * 123456789.12345679,
+    });
+    expect(body[0]!.circularity_properties).toEqual({
+      recyclability: 'Clip-fit "PP"',
+      disassemblability: null,
+      remanufacturability: "Yes",
+    });
     expect(body[1]!.circularity_properties).toBeNull();
   });
 });
@@ -275,7 +294,9 @@ describe("the tree statement", () => {
   it("walks the parent index from the record and never scans the products table", async () => {
     for (const statements of [componentTreeStatements, componentTreeSummaryStatements]) {
       const { sql, params } = new SQLiteAsyncDialect().sqlToQuery(statements(1, "product", 10)[1]);
-      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>();
+      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .bind(...params)
+        .all<{ detail: string }>();
       const steps = plan.results.map((row) => row.detail);
       expect(steps.filter((step) => step.includes("products_parent_idx"))).toHaveLength(2);
       expect(steps.filter((step) => /^SCAN (p|c|products)\b/.test(step))).toEqual([]);

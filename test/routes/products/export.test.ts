@@ -1,17 +1,33 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { EXPORT_CHUNK_PRODUCTS } from "../../../src/services/product-export";
 import { bearer, patchMe, postJson, verifiedUser } from "../../support/accounts";
 import { csvRecords, parseCsv } from "../../support/csv";
 import { api, expectProblem, ORIGIN, roundTrips } from "../../support/http";
 import { captureLogs } from "../../support/logs";
-import { EXPORT_CHUNK_PRODUCTS } from "../../../src/services/product-export";
 
 // Storage is per test file, so the list export sees this file's products only; brands carry a tag anyway.
 const tag = `x${Date.now().toString(36)}`;
 const COLUMNS = [
-  "id", "parent_id", "amount_in_parent", "owner_username", "name", "description", "brand", "model", "product_type_id",
-  "product_type_name", "weight_g", "height_cm", "width_cm", "depth_cm", "volume_cm3", "circularity_properties",
-  "created_at", "updated_at", "image_urls",
+  "id",
+  "parent_id",
+  "amount_in_parent",
+  "owner_username",
+  "name",
+  "description",
+  "brand",
+  "model",
+  "product_type_id",
+  "product_type_name",
+  "weight_g",
+  "height_cm",
+  "width_cm",
+  "depth_cm",
+  "volume_cm3",
+  "circularity_properties",
+  "created_at",
+  "updated_at",
+  "image_urls",
 ];
 
 type User = Awaited<ReturnType<typeof verifiedUser>>;
@@ -59,12 +75,15 @@ async function text(response: Response): Promise<string> {
 beforeAll(async () => {
   [alice, bob] = [await verifiedUser("alice"), await verifiedUser("bob")];
   expect((await patchMe(bob.tokens.access_token, { preferences: { profile_visibility: "private" } })).status).toBe(200);
-  typeId = (await env.DB.prepare("INSERT INTO product_types (name) VALUES (?) RETURNING id").bind(`Kettle ${tag}`).first<{ id: number }>())!.id;
-  const material = await env.DB.prepare("INSERT INTO materials (name) VALUES (?) RETURNING id").bind(`Steel ${tag}`).first<{ id: number }>();
+  typeId = (await env.DB.prepare("INSERT INTO product_types (name) VALUES (?) RETURNING id").bind(`Kettle ${tag}`).first<{ id: number }>())!
+    .id;
+  const material = await env.DB.prepare("INSERT INTO materials (name) VALUES (?) RETURNING id")
+    .bind(`Steel ${tag}`)
+    .first<{ id: number }>();
 
   const created = await create(alice.tokens.access_token, {
     name: 'Kettle, "the" best',
-    description: "=HYPERLINK(\"http://evil\")\nsecond line",
+    description: '=HYPERLINK("http://evil")\nsecond line',
     brand: `${tag}acme`,
     model: "@K1",
     product_type_id: typeId,
@@ -96,7 +115,9 @@ beforeAll(async () => {
   await addImage(kettle.id, `${tag}-unscanned`, "pending");
   await addImage(kettle.coil, `${tag}-coil`);
 
-  bobsFan = (await create(bob.tokens.access_token, { name: "Desk fan", brand: `${tag}bolt`, components: [{ name: "Motor", amount_in_parent: 1 }] })).id;
+  bobsFan = (
+    await create(bob.tokens.access_token, { name: "Desk fan", brand: `${tag}bolt`, components: [{ name: "Motor", amount_in_parent: 1 }] })
+  ).id;
 });
 
 const ours = `brand[in]=${tag}acme,${tag}bolt`;
@@ -133,7 +154,7 @@ describe("CSV export", () => {
     expect(root).toMatchObject({
       owner_username: alice.username,
       name: 'Kettle, "the" best',
-      description: "'=HYPERLINK(\"http://evil\")\nsecond line",
+      description: '\'=HYPERLINK("http://evil")\nsecond line',
       brand: `${tag}acme`,
       model: "'@K1",
       product_type_id: String(typeId),
@@ -206,7 +227,11 @@ describe("JSON export", () => {
     expect({ ...element, components: null }).toEqual({ ...elementRead, components: null });
     const [coil, wire] = element!.components as Record<string, unknown>[];
     expect([coil!.id, wire!.id, lid!.id]).toEqual([kettle.coil, kettle.wire, kettle.lid]);
-    expect(coil).toMatchObject({ parent_id: kettle.element, components: [], images: [expect.objectContaining({ image_url: `${ORIGIN}/uploads/images/${tag}-coil` })] });
+    expect(coil).toMatchObject({
+      parent_id: kettle.element,
+      components: [],
+      images: [expect.objectContaining({ image_url: `${ORIGIN}/uploads/images/${tag}-coil` })],
+    });
 
     // Bob's profile is private: hidden here as in the read.
     expect(products[1]).toMatchObject({ owner_id: null, owner_username: null });
@@ -214,10 +239,16 @@ describe("JSON export", () => {
 
   it("exports one product as a one-item list", async () => {
     const response = await api(`/v1/products/${bobsFan}/export?format=json`, { headers: bearer(bob.tokens.access_token) });
-    expect(response.headers.get("content-disposition")).toMatch(new RegExp(`^attachment; filename="relab-product-${bobsFan}-\\d{8}T\\d{6}Z\\.json"$`));
+    expect(response.headers.get("content-disposition")).toMatch(
+      new RegExp(`^attachment; filename="relab-product-${bobsFan}-\\d{8}T\\d{6}Z\\.json"$`),
+    );
     const products = JSON.parse(await text(response)) as Record<string, unknown>[];
     expect(products).toHaveLength(1);
-    expect(products[0]).toMatchObject({ id: bobsFan, owner_username: bob.username, components: [expect.objectContaining({ name: "Motor", components: [] })] });
+    expect(products[0]).toMatchObject({
+      id: bobsFan,
+      owner_username: bob.username,
+      components: [expect.objectContaining({ name: "Motor", components: [] })],
+    });
   });
 });
 

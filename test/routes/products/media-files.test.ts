@@ -56,18 +56,36 @@ describe("research files need the lab role", () => {
     const path = `/v1/products/${product}/files`;
     const pdf = text("%PDF-1.7\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n");
     expect((await upload(path, lab.token, { bytes: pdf, name: "report.pdf", type: "application/pdf" })).status).toBe(201);
-    await expectProblem(await upload(path, lab.token, { bytes: text("not a pdf"), name: "report.pdf", type: "application/pdf" }), 415, "MEDIA_TYPE_MISMATCH");
+    await expectProblem(
+      await upload(path, lab.token, { bytes: text("not a pdf"), name: "report.pdf", type: "application/pdf" }),
+      415,
+      "MEDIA_TYPE_MISMATCH",
+    );
     await expectProblem(await upload(path, lab.token, { bytes: pdf, name: "report.pdf", type: "text/plain" }), 415, "MEDIA_TYPE_MISMATCH");
-    await expectProblem(await upload(path, lab.token, { bytes: pdf, name: "run.exe", type: "application/octet-stream" }), 415, "UNSUPPORTED_MEDIA_TYPE");
-    const hint = await expectProblem(await upload(path, lab.token, { bytes: pdf, name: "a.jpg", type: "image/jpeg" }), 415, "UNSUPPORTED_MEDIA_TYPE");
+    await expectProblem(
+      await upload(path, lab.token, { bytes: pdf, name: "run.exe", type: "application/octet-stream" }),
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+    );
+    const hint = await expectProblem(
+      await upload(path, lab.token, { bytes: pdf, name: "a.jpg", type: "image/jpeg" }),
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+    );
     expect(hint.detail).toContain("/images");
     const hdf5 = new Uint8Array(64);
     hdf5.set([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
     expect((await upload(path, lab.token, { bytes: hdf5, name: "cube.h5", type: "application/octet-stream" })).status).toBe(201);
     const envi = text("ENVI\ndescription = {cube}\nsamples = 10\n");
     expect((await upload(path, lab.token, { bytes: envi, name: "cube.hdr", type: "text/plain" })).status).toBe(201);
-    expect((await upload(path, lab.token, { bytes: new Uint8Array([0, 1, 2, 3]), name: "cube.raw", type: "application/octet-stream" })).status).toBe(201);
-    await expectProblem(await upload(path, lab.token, { bytes: new Uint8Array([0xff, 0xfe, 0, 0x41]), name: "notes.txt", type: "text/plain" }), 415, "MEDIA_TYPE_MISMATCH");
+    expect(
+      (await upload(path, lab.token, { bytes: new Uint8Array([0, 1, 2, 3]), name: "cube.raw", type: "application/octet-stream" })).status,
+    ).toBe(201);
+    await expectProblem(
+      await upload(path, lab.token, { bytes: new Uint8Array([0xff, 0xfe, 0, 0x41]), name: "notes.txt", type: "text/plain" }),
+      415,
+      "MEDIA_TYPE_MISMATCH",
+    );
   });
 });
 
@@ -83,7 +101,9 @@ describe("the malware scan", () => {
     } finally {
       logs.restore();
     }
-    expect(logs.entries().filter((line) => line.msg === "audit")).toContainEqual(expect.objectContaining({ event: "media.scan.infected", threat: "EICAR-Test-File" }));
+    expect(logs.entries().filter((line) => line.msg === "audit")).toContainEqual(
+      expect.objectContaining({ event: "media.scan.infected", threat: "EICAR-Test-File" }),
+    );
     expect(await usage(lab.token)).toEqual(before);
     // Its owner sees what became of it; nobody else sees it, and nothing is served.
     const own = await api(`/v1/products/${product}/files/${item.id}`, { headers: bearer(lab.token) });
@@ -130,7 +150,9 @@ describe("deleting records releases their media", () => {
     await scan("files", second.id);
     expect((await api(`/v1/products/${one.product}/files/${first.id}`, { method: "DELETE", headers: bearer(lab.token) })).status).toBe(204);
     expect((await api(pathOf(second.file_url!))).status).toBe(200);
-    expect((await api(`/v1/products/${two.product}/files/${second.id}`, { method: "DELETE", headers: bearer(lab.token) })).status).toBe(204);
+    expect((await api(`/v1/products/${two.product}/files/${second.id}`, { method: "DELETE", headers: bearer(lab.token) })).status).toBe(
+      204,
+    );
     await expectProblem(await api(pathOf(second.file_url!)), 404, "NOT_FOUND");
   });
 });

@@ -1,12 +1,10 @@
-import { PhotonImage } from "@cf-wasm/photon";
 import { env } from "cloudflare:workers";
+import { PhotonImage } from "@cf-wasm/photon";
 import { beforeAll, describe, expect, it } from "vitest";
 import { imageDimensions } from "../../../src/lib/images/formats";
 import { contentHash } from "../../../src/services/media-storage";
 import { bearer, me, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
-import { captureLogs } from "../../support/logs";
-import { bootstrapAdmin } from "../../support/mfa";
 import {
   concat,
   encodeJpeg,
@@ -19,7 +17,9 @@ import {
   webpWithMetadata,
 } from "../../support/image-fixtures";
 import { contains, jpegExifTiff, pngChunks, riffChunks, tiffTags } from "../../support/image-fixtures-inspect";
+import { captureLogs } from "../../support/logs";
 import { type MediaItem, pathOf, productWithComponent, scan, upload, uploaded } from "../../support/media";
+import { bootstrapAdmin } from "../../support/mfa";
 
 let alice: { id: number; token: string };
 let bob: { id: number; token: string };
@@ -93,7 +93,8 @@ describe("uploading a JPEG with GPS, maker notes and orientation 6", () => {
       expect([decoded.get_width(), decoded.get_height()]).toEqual([8, 16]);
       const rgba = decoded.get_raw_pixels();
       const at = (x: number, y: number) => Array.from(rgba.subarray((y * 8 + x) * 4, (y * 8 + x) * 4 + 3));
-      const near = (actual: number[], expected: readonly number[]) => actual.forEach((v, i) => expect(Math.abs(v - expected[i]!)).toBeLessThan(40));
+      const near = (actual: number[], expected: readonly number[]) =>
+        actual.forEach((v, i) => expect(Math.abs(v - expected[i]!)).toBeLessThan(40));
       near(at(0, 0), testPixel(0, 7));
       near(at(7, 0), testPixel(0, 0));
       near(at(0, 15), testPixel(15, 7));
@@ -143,7 +144,11 @@ describe("the upload request leaves the pixel work to the media job", () => {
 
   it("a PNG with an EXIF orientation is turned by the job too (decoded, turned, re-encoded)", async () => {
     const { product } = await productWithComponent(alice.token);
-    const item = await uploaded(`/v1/products/${product}/images`, alice.token, { bytes: await pngWithMetadata(), name: "board.png", type: "image/png" });
+    const item = await uploaded(`/v1/products/${product}/images`, alice.token, {
+      bytes: await pngWithMetadata(),
+      name: "board.png",
+      type: "image/png",
+    });
     const quarantined = await env.UPLOADS.get(`quarantine/images/${item.id}`);
     expect(quarantined?.customMetadata).toEqual({ orientation: "6" });
     const sent = imageDimensions(new Uint8Array(await quarantined!.arrayBuffer()), "png")!;
@@ -213,8 +218,16 @@ describe("refused images store nothing", () => {
     const png = await pngWithMetadata();
     await expectProblem(await upload(path, alice.token, { bytes: png, name: "photo.jpg", type: "image/jpeg" }), 415, "MEDIA_TYPE_MISMATCH");
     await expectProblem(await upload(path, alice.token, { bytes: png, name: "photo.png", type: "image/jpeg" }), 415, "MEDIA_TYPE_MISMATCH");
-    await expectProblem(await upload(path, alice.token, { bytes: png, name: "photo.svg", type: "image/svg+xml" }), 415, "UNSUPPORTED_MEDIA_TYPE");
-    await expectProblem(await upload(path, alice.token, { bytes: new TextEncoder().encode("hello"), name: "a.png", type: "image/png" }), 415, "MEDIA_TYPE_MISMATCH");
+    await expectProblem(
+      await upload(path, alice.token, { bytes: png, name: "photo.svg", type: "image/svg+xml" }),
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+    );
+    await expectProblem(
+      await upload(path, alice.token, { bytes: new TextEncoder().encode("hello"), name: "a.png", type: "image/png" }),
+      415,
+      "MEDIA_TYPE_MISMATCH",
+    );
     await expectNothingStored(alice.token, before);
   });
 
@@ -224,7 +237,11 @@ describe("refused images store nothing", () => {
     const bytes = encodeJpeg(16, 8, testPixel);
     const sof = bytes.findIndex((b, i) => b === 0xff && bytes[i + 1] === 0xc0);
     bytes.set([3073 >> 8, 3073 & 0xff, 4096 >> 8, 4096 & 0xff], sof + 5);
-    const problem = await expectProblem(await upload(`/v1/products/${product}/images`, alice.token, jpeg(bytes)), 400, "IMAGE_TOO_MANY_PIXELS");
+    const problem = await expectProblem(
+      await upload(`/v1/products/${product}/images`, alice.token, jpeg(bytes)),
+      400,
+      "IMAGE_TOO_MANY_PIXELS",
+    );
     expect(problem.detail).toBe("Image has 12587008 pixels, exceeding the maximum allowed 12582912.");
   });
 
@@ -244,11 +261,19 @@ describe("refused images store nothing", () => {
     const path = `/v1/products/${product}/images`;
     const form = new FormData();
     form.append("description", "no file");
-    const missing = await expectProblem(await api(path, { method: "POST", headers: bearer(alice.token), body: form }), 422, "VALIDATION_FAILED");
+    const missing = await expectProblem(
+      await api(path, { method: "POST", headers: bearer(alice.token), body: form }),
+      422,
+      "VALIDATION_FAILED",
+    );
     expect(missing.errors?.[0]?.pointer).toBe("/file");
     const bad = await upload(path, alice.token, jpeg(encodeJpeg(16, 8, testPixel)), { image_metadata: "[1,2]" });
     expect((await expectProblem(bad, 422, "VALIDATION_FAILED")).errors?.[0]?.pointer).toBe("/image_metadata");
-    await expectProblem(await api(path, { method: "POST", headers: { ...bearer(alice.token), "content-type": "application/json" }, body: "{}" }), 415, "UNSUPPORTED_MEDIA_TYPE");
+    await expectProblem(
+      await api(path, { method: "POST", headers: { ...bearer(alice.token), "content-type": "application/json" }, body: "{}" }),
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+    );
   });
 });
 
@@ -305,7 +330,13 @@ describe("who may add and remove images", () => {
     logs.restore();
     expect(deleted.status).toBe(204);
     expect(logs.entries()).toContainEqual(
-      expect.objectContaining({ msg: "audit", event: "moderation.media.deleted", actor_id: admin.id, owner_id: alice.id, record_id: component }),
+      expect.objectContaining({
+        msg: "audit",
+        event: "moderation.media.deleted",
+        actor_id: admin.id,
+        owner_id: alice.id,
+        record_id: component,
+      }),
     );
   });
 

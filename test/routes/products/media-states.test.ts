@@ -5,8 +5,18 @@ import { api, expectProblem, roundTrips } from "../../support/http";
 import { encodeJpeg } from "../../support/image-fixtures";
 import { gifWithMetadata } from "../../support/image-fixtures-gif-webp-bmp";
 import { buildBmp } from "../../support/image-fixtures-raster";
+import {
+  type MediaItem,
+  type Part,
+  pathOf,
+  pendingWithoutJob,
+  productWithComponent,
+  runMediaJob,
+  scan,
+  upload,
+  uploaded,
+} from "../../support/media";
 import { bootstrapAdmin } from "../../support/mfa";
-import { type MediaItem, type Part, pathOf, pendingWithoutJob, productWithComponent, runMediaJob, scan, upload, uploaded } from "../../support/media";
 
 // decisions.md, Media states: pending -> clean | rejected. An image that cannot be decoded never
 // counts as clean; the owner (and a moderator) sees pending and rejected media, everyone else
@@ -124,7 +134,11 @@ describe("an image that cannot be decoded", () => {
 
   it("a decodable image beside it is published with its thumbnails", async () => {
     const { product } = await productWithComponent(alice.token);
-    const item = await uploaded(`/v1/products/${product}/images`, alice.token, jpeg(encodeJpeg(640, 320, (x, y) => [x & 255, y & 255, 60])));
+    const item = await uploaded(
+      `/v1/products/${product}/images`,
+      alice.token,
+      jpeg(encodeJpeg(640, 320, (x, y) => [x & 255, y & 255, 60])),
+    );
     await scan("images", item.id);
     const page = await listed(`/v1/products/${product}/images`, null);
     expect(page.items).toEqual([expect.objectContaining({ id: item.id, status: "clean", rejected_reason: null })]);
@@ -138,12 +152,26 @@ describe("who sees pending and rejected media", () => {
     const admin = await bootstrapAdmin();
     const { product, component } = await productWithComponent(alice.token);
     const path = `/v1/components/${component}/images`;
-    const clean = await uploaded(path, alice.token, jpeg(encodeJpeg(32, 16, () => [200, 30, 30]), "clean.jpg"));
+    const clean = await uploaded(
+      path,
+      alice.token,
+      jpeg(
+        encodeJpeg(32, 16, () => [200, 30, 30]),
+        "clean.jpg",
+      ),
+    );
     await scan("images", clean.id);
     const rejected = await uploaded(path, alice.token, jpeg(oversizedFrameJpeg(), "broken.jpg"));
     await scan("images", rejected.id);
     // No queue message: the real consumer would otherwise publish it while the test looks.
-    const pending = await pendingWithoutJob("images", component, alice.id, { ...jpeg(encodeJpeg(32, 16, () => [30, 200, 30]), "new.jpg"), width: 32, height: 16 });
+    const pending = await pendingWithoutJob("images", component, alice.id, {
+      ...jpeg(
+        encodeJpeg(32, 16, () => [30, 200, 30]),
+        "new.jpg",
+      ),
+      width: 32,
+      height: 16,
+    });
 
     const all = [
       [clean.id, "clean"],
@@ -160,7 +188,9 @@ describe("who sees pending and rejected media", () => {
     }
     for (const token of [null, bob.token]) {
       expect((await listed(path, token)).items.map((i) => i.id)).toEqual([clean.id]);
-      const detail = (await (await api(`/v1/components/${component}`, { headers: token ? bearer(token) : {} })).json()) as { images: MediaItem[] };
+      const detail = (await (await api(`/v1/components/${component}`, { headers: token ? bearer(token) : {} })).json()) as {
+        images: MediaItem[];
+      };
       expect(detail.images.map((i) => i.id)).toEqual([clean.id]);
     }
     // The export holds clean media only, whoever asks.
@@ -205,7 +235,17 @@ describe("formats the media job cannot decode are refused at upload", () => {
   it("an RLE-compressed BMP: 415", async () => {
     const { product } = await productWithComponent(alice.token);
     const before = await usage(alice.token);
-    const rle = buildBmp({ width: 4, height: 2, bitCount: 8, compression: 1, palette: [[0, 0, 0], [255, 255, 255]], value: (x) => x & 1 });
+    const rle = buildBmp({
+      width: 4,
+      height: 2,
+      bitCount: 8,
+      compression: 1,
+      palette: [
+        [0, 0, 0],
+        [255, 255, 255],
+      ],
+      value: (x) => x & 1,
+    });
     const response = await upload(`/v1/products/${product}/images`, alice.token, { bytes: rle, name: "scan.bmp", type: "image/bmp" });
     const problem = await expectProblem(response, 415, "UNSUPPORTED_MEDIA_TYPE");
     expect(problem.detail).toMatch(/RLE/);

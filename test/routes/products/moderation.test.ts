@@ -42,8 +42,20 @@ describe("superuser moderation", () => {
     const admin = await bootstrapAdmin();
     const { owner, id, componentId } = await contributorProduct();
     const logs = captureLogs();
-    const patched = await send("PATCH", `/v1/products/${id}`, admin.tokens.access_token, { name: "Toaster (corrected)" }, { "if-match": '"1"' });
-    const component = await send("PATCH", `/v1/components/${componentId}`, admin.tokens.access_token, { name: "Spring steel" }, { "if-match": '"1"' });
+    const patched = await send(
+      "PATCH",
+      `/v1/products/${id}`,
+      admin.tokens.access_token,
+      { name: "Toaster (corrected)" },
+      { "if-match": '"1"' },
+    );
+    const component = await send(
+      "PATCH",
+      `/v1/components/${componentId}`,
+      admin.tokens.access_token,
+      { name: "Spring steel" },
+      { "if-match": '"1"' },
+    );
     logs.restore();
     expect(patched.status, await patched.clone().text()).toBe(200);
     expect(await patched.json()).toMatchObject({ name: "Toaster (corrected)", owner_id: owner.id, version: 2 });
@@ -64,7 +76,10 @@ describe("superuser moderation", () => {
     expect((await send("DELETE", `/v1/products/${id}`, admin.tokens.access_token)).status).toBe(204);
     logs.restore();
     expect((await api(`/v1/products/${id}`)).status).toBe(404);
-    const events = logs.entries().filter((entry) => String(entry.event).startsWith("moderation.")).map((entry) => [entry.event, entry.owner_id]);
+    const events = logs
+      .entries()
+      .filter((entry) => String(entry.event).startsWith("moderation."))
+      .map((entry) => [entry.event, entry.owner_id]);
     expect(events).toEqual([
       ["moderation.bom.changed", owner.id],
       ["moderation.record.deleted", owner.id],
@@ -76,8 +91,16 @@ describe("superuser moderation", () => {
     const admin = await bootstrapAdmin();
     const { id, componentId } = await contributorProduct();
     const token = admin.tokens.access_token;
-    await expectProblem(await send("POST", `/v1/products/${id}/components`, token, { name: "Extra", amount_in_parent: 1 }), 404, "NOT_FOUND");
-    await expectProblem(await send("POST", `/v1/components/${componentId}/components`, token, { name: "Extra", amount_in_parent: 1 }), 404, "NOT_FOUND");
+    await expectProblem(
+      await send("POST", `/v1/products/${id}/components`, token, { name: "Extra", amount_in_parent: 1 }),
+      404,
+      "NOT_FOUND",
+    );
+    await expectProblem(
+      await send("POST", `/v1/components/${componentId}/components`, token, { name: "Extra", amount_in_parent: 1 }),
+      404,
+      "NOT_FOUND",
+    );
     await expectProblem(await send("POST", `/v1/products/${id}/materials`, token, [{ material_id: glass, quantity: 1 }]), 404, "NOT_FOUND");
     await expectProblem(await send("POST", `/v1/products/${id}/materials/${glass}`, token, { quantity: 1 }), 404, "NOT_FOUND");
     const product = (await (await api(`/v1/products/${id}`)).json()) as { components: unknown[]; bill_of_materials: unknown[] };
@@ -88,7 +111,9 @@ describe("superuser moderation", () => {
   it("an owner's own edits are not moderation", async () => {
     const { owner, id } = await contributorProduct();
     const logs = captureLogs();
-    expect((await send("PATCH", `/v1/products/${id}`, owner.tokens.access_token, { name: "My toaster" }, { "if-match": '"1"' })).status).toBe(200);
+    expect(
+      (await send("PATCH", `/v1/products/${id}`, owner.tokens.access_token, { name: "My toaster" }, { "if-match": '"1"' })).status,
+    ).toBe(200);
     logs.restore();
     expect(logs.entries().filter((entry) => String(entry.event).startsWith("moderation."))).toEqual([]);
   });
@@ -96,7 +121,11 @@ describe("superuser moderation", () => {
   it("another contributor still gets 404 for every write", async () => {
     const { id } = await contributorProduct();
     const stranger = await verifiedUser("stranger");
-    await expectProblem(await send("PATCH", `/v1/products/${id}`, stranger.tokens.access_token, { name: "Mine now" }, { "if-match": '"1"' }), 404, "NOT_FOUND");
+    await expectProblem(
+      await send("PATCH", `/v1/products/${id}`, stranger.tokens.access_token, { name: "Mine now" }, { "if-match": '"1"' }),
+      404,
+      "NOT_FOUND",
+    );
     await expectProblem(await send("DELETE", `/v1/products/${id}`, stranger.tokens.access_token), 404, "NOT_FOUND");
   });
 
@@ -105,6 +134,8 @@ describe("superuser moderation", () => {
     const { owner, id } = await contributorProduct();
     expect((await patchMe(owner.tokens.access_token, { preferences: { profile_visibility: "private" } })).status).toBe(200);
     expect(await (await api(`/v1/products/${id}`)).json()).toMatchObject({ owner_id: null });
-    expect(await (await api(`/v1/products/${id}`, { headers: bearer(admin.tokens.access_token) })).json()).toMatchObject({ owner_id: owner.id });
+    expect(await (await api(`/v1/products/${id}`, { headers: bearer(admin.tokens.access_token) })).json()).toMatchObject({
+      owner_id: owner.id,
+    });
   });
 });

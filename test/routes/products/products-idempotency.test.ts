@@ -19,8 +19,16 @@ describe("Idempotency-Key on the create routes", () => {
     const user = await verifiedUser("retry");
     const name = `Retry ${crypto.randomUUID().slice(0, 8)}`;
     const key = crypto.randomUUID();
-    const first = await postJson("/v1/products", { name, components: [{ name: "Part", amount_in_parent: 1 }] }, keyed(user.tokens.access_token, key));
-    const second = await postJson("/v1/products", { name, components: [{ name: "Part", amount_in_parent: 1 }] }, keyed(user.tokens.access_token, key));
+    const first = await postJson(
+      "/v1/products",
+      { name, components: [{ name: "Part", amount_in_parent: 1 }] },
+      keyed(user.tokens.access_token, key),
+    );
+    const second = await postJson(
+      "/v1/products",
+      { name, components: [{ name: "Part", amount_in_parent: 1 }] },
+      keyed(user.tokens.access_token, key),
+    );
     expect([first.status, second.status]).toEqual([201, 201]);
     expect(second.headers.get("idempotent-replayed")).toBe("true");
     expect(second.headers.get("location")).toBe(first.headers.get("location"));
@@ -39,7 +47,11 @@ describe("Idempotency-Key on the create routes", () => {
     const componentKey = crypto.randomUUID();
     const path = `/v1/products/${parent.id}/components`;
     expect((await postJson(path, { name: "Hinge", amount_in_parent: 1 }, keyed(token, componentKey))).status).toBe(201);
-    await expectProblem(await postJson(path, { name: "Hinge", amount_in_parent: 2 }, keyed(token, componentKey)), 422, "IDEMPOTENCY_KEY_REUSED");
+    await expectProblem(
+      await postJson(path, { name: "Hinge", amount_in_parent: 2 }, keyed(token, componentKey)),
+      422,
+      "IDEMPOTENCY_KEY_REUSED",
+    );
     expect(await countNamed("Hinge", parent.id)).toBe(1);
   });
 
@@ -81,7 +93,9 @@ describe("Idempotency-Key on the create routes", () => {
     const name = `Race ${crypto.randomUUID().slice(0, 8)}`;
     const key = crypto.randomUUID();
     const responses = await Promise.all(
-      Array.from({ length: 5 }, () => postJson("/v1/products", { name, components: [{ name: "Cog", amount_in_parent: 2 }] }, keyed(user.tokens.access_token, key))),
+      Array.from({ length: 5 }, () =>
+        postJson("/v1/products", { name, components: [{ name: "Cog", amount_in_parent: 2 }] }, keyed(user.tokens.access_token, key)),
+      ),
     );
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 201).length).toBeGreaterThanOrEqual(1);
@@ -94,13 +108,21 @@ describe("Idempotency-Key on the create routes", () => {
 
   it("refuses a malformed key with 422, and fails closed with 503 when the key store is unreachable", async () => {
     const user = await verifiedUser("retry");
-    const problem = await expectProblem(await postJson("/v1/products", { name: "Spaced" }, keyed(user.tokens.access_token, "has space")), 422, "VALIDATION_FAILED");
+    const problem = await expectProblem(
+      await postJson("/v1/products", { name: "Spaced" }, keyed(user.tokens.access_token, "has space")),
+      422,
+      "VALIDATION_FAILED",
+    );
     expect(problem.errors?.[0]?.pointer).toBe("#/header/Idempotency-Key");
 
     const name = `Offline ${crypto.randomUUID().slice(0, 8)}`;
     await env.DB.exec("ALTER TABLE idempotency_keys RENAME TO idempotency_keys_offline");
     try {
-      await expectProblem(await postJson("/v1/products", { name }, keyed(user.tokens.access_token, crypto.randomUUID())), 503, "IDEMPOTENCY_STORE_UNAVAILABLE");
+      await expectProblem(
+        await postJson("/v1/products", { name }, keyed(user.tokens.access_token, crypto.randomUUID())),
+        503,
+        "IDEMPOTENCY_STORE_UNAVAILABLE",
+      );
     } finally {
       await env.DB.exec("ALTER TABLE idempotency_keys_offline RENAME TO idempotency_keys");
     }
@@ -132,7 +154,9 @@ describe("a keyed create cut off between its commit and its answer", () => {
     const user = await verifiedUser("crash");
     const token = user.tokens.access_token;
     const tag = crypto.randomUUID().slice(0, 8);
-    const material = await env.DB.prepare("INSERT INTO materials (name) VALUES (?) RETURNING id").bind(`Steel ${tag}`).first<{ id: number }>();
+    const material = await env.DB.prepare("INSERT INTO materials (name) VALUES (?) RETURNING id")
+      .bind(`Steel ${tag}`)
+      .first<{ id: number }>();
     const parent = (await (await postJson("/v1/products", { name: `Parent ${tag}` }, bearer(token))).json()) as { id: number };
     const component = (await (
       await postJson(`/v1/products/${parent.id}/components`, { name: `Holder ${tag}`, amount_in_parent: 1 }, bearer(token))
@@ -217,7 +241,9 @@ describe("a keyed create cut off between its commit and its answer", () => {
 
     // Someone else's parent: 404, and nothing committed under the key, so the retry is another 404, not a 410.
     const other = await verifiedUser("crash");
-    const theirs = (await (await postJson("/v1/products", { name: `Theirs ${tag}` }, bearer(other.tokens.access_token))).json()) as { id: number };
+    const theirs = (await (await postJson("/v1/products", { name: `Theirs ${tag}` }, bearer(other.tokens.access_token))).json()) as {
+      id: number;
+    };
     const componentKey = crypto.randomUUID();
     const path = `/v1/products/${theirs.id}/components`;
     await expectProblem(await postJson(path, { name: "Intruder", amount_in_parent: 1 }, keyed(token, componentKey)), 404, "NOT_FOUND");

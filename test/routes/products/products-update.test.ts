@@ -4,7 +4,10 @@ import { api, expectProblem, roundTrips } from "../../support/http";
 
 type Record = { id: number; version: number; name: string; brand: string | null; components: { id: number; version: number }[] };
 
-async function newProduct(token: string, body: object = { name: "Desk lamp", components: [{ name: "Bulb", amount_in_parent: 1 }] }): Promise<Record> {
+async function newProduct(
+  token: string,
+  body: object = { name: "Desk lamp", components: [{ name: "Bulb", amount_in_parent: 1 }] },
+): Promise<Record> {
   const response = await postJson("/v1/products", body, bearer(token));
   expect(response.status).toBe(201);
   return (await response.json()) as Record;
@@ -20,7 +23,12 @@ describe("PATCH with If-Match", () => {
   it("changes the fields, bumps version by one, in one read and one conditional update", async () => {
     const user = await verifiedUser("editor");
     const product = await newProduct(user.tokens.access_token);
-    const response = await patch(`/v1/products/${product.id}`, user.tokens.access_token, { name: "Floor lamp", brand: "IKEA" }, `"${product.version}"`);
+    const response = await patch(
+      `/v1/products/${product.id}`,
+      user.tokens.access_token,
+      { name: "Floor lamp", brand: "IKEA" },
+      `"${product.version}"`,
+    );
     expect(response.status, await response.clone().text()).toBe(200);
     // The token check, the read, the conditional update.
     expect(roundTrips(response)).toBe(3);
@@ -74,7 +82,11 @@ describe("PATCH with If-Match", () => {
     expect(((await (await api(`/v1/products/${product.id}`)).json()) as Record).version).toBe(product.version);
     // Kinds do not mix.
     await expectProblem(await patch(`/v1/products/${bulb.id}`, user.tokens.access_token, { name: "Bulb two" }, '"1"'), 404, "NOT_FOUND");
-    await expectProblem(await patch(`/v1/components/${product.id}`, user.tokens.access_token, { name: "Lamp two" }, '"1"'), 404, "NOT_FOUND");
+    await expectProblem(
+      await patch(`/v1/components/${product.id}`, user.tokens.access_token, { name: "Lamp two" }, '"1"'),
+      404,
+      "NOT_FOUND",
+    );
   });
 
   it("answers 404 for someone else's record and 422 for an unknown product type or read-only members", async () => {
@@ -87,7 +99,15 @@ describe("PATCH with If-Match", () => {
       "VALIDATION_FAILED",
     );
     expect(unknownType.errors).toEqual([{ pointer: "/product_type_id", detail: "No product type has this id." }]);
-    await expectProblem(await patch(`/v1/products/${product.id}`, alice.tokens.access_token, { version: 9 }, '"1"'), 422, "VALIDATION_FAILED");
-    await expectProblem(await patch(`/v1/products/${product.id}`, alice.tokens.access_token, { amount_in_parent: 2 }, '"1"'), 422, "VALIDATION_FAILED");
+    await expectProblem(
+      await patch(`/v1/products/${product.id}`, alice.tokens.access_token, { version: 9 }, '"1"'),
+      422,
+      "VALIDATION_FAILED",
+    );
+    await expectProblem(
+      await patch(`/v1/products/${product.id}`, alice.tokens.access_token, { amount_in_parent: 2 }, '"1"'),
+      422,
+      "VALIDATION_FAILED",
+    );
   });
 });

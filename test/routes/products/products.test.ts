@@ -15,7 +15,9 @@ beforeAll(async () => {
 const create = (token: string, body: unknown, path = "/v1/products") => postJson(path, body, bearer(token));
 
 function nested(depth: number): Record<string, unknown> {
-  return depth === 0 ? { name: "Leaf part", amount_in_parent: 1 } : { name: `Level ${depth}`, amount_in_parent: 1, components: [nested(depth - 1)] };
+  return depth === 0
+    ? { name: "Leaf part", amount_in_parent: 1 }
+    : { name: `Level ${depth}`, amount_in_parent: 1, components: [nested(depth - 1)] };
 }
 
 describe("creating a base product", () => {
@@ -32,7 +34,12 @@ describe("creating a base product", () => {
       bill_of_materials: [{ material_id: materials.pp, quantity: 0.4 }],
       videos: [{ url: "https://video.example/watch?v=1", title: "Teardown" }],
       components: [
-        { name: "Motor", amount_in_parent: 1, bill_of_materials: [{ material_id: materials.steel, quantity: 120, unit: "g" }], components: [{ name: "Rotor", amount_in_parent: 1 }] },
+        {
+          name: "Motor",
+          amount_in_parent: 1,
+          bill_of_materials: [{ material_id: materials.steel, quantity: 120, unit: "g" }],
+          components: [{ name: "Rotor", amount_in_parent: 1 }],
+        },
         { name: "Burr", amount_in_parent: 2 },
       ],
     });
@@ -101,7 +108,11 @@ describe("creating a base product", () => {
 
   it("refuses read-only and unknown members with 422", async () => {
     const user = await verifiedUser("maker");
-    const problem = await expectProblem(await create(user.tokens.access_token, { name: "Lamp", owner_id: 1, version: 3 }), 422, "VALIDATION_FAILED");
+    const problem = await expectProblem(
+      await create(user.tokens.access_token, { name: "Lamp", owner_id: 1, version: 3 }),
+      422,
+      "VALIDATION_FAILED",
+    );
     expect(problem.errors?.map((e) => e.pointer).sort()).toEqual(["/owner_id", "/version"]);
   });
 });
@@ -120,19 +131,33 @@ describe("components under a parent", () => {
     const grandchild = await create(alice.tokens.access_token, { name: "Lid", amount_in_parent: 1 }, `/v1/components/${jar.id}/components`);
     expect(grandchild.status).toBe(201);
 
-    await expectProblem(await create(bob.tokens.access_token, { name: "Intruder", amount_in_parent: 1 }, `/v1/products/${product.id}/components`), 404, "NOT_FOUND");
+    await expectProblem(
+      await create(bob.tokens.access_token, { name: "Intruder", amount_in_parent: 1 }, `/v1/products/${product.id}/components`),
+      404,
+      "NOT_FOUND",
+    );
     // The kinds do not mix: a component id on a product route is 404, and the other way round.
-    await expectProblem(await create(alice.tokens.access_token, { name: "Xylophone key", amount_in_parent: 1 }, `/v1/products/${jar.id}/components`), 404, "NOT_FOUND");
+    await expectProblem(
+      await create(alice.tokens.access_token, { name: "Xylophone key", amount_in_parent: 1 }, `/v1/products/${jar.id}/components`),
+      404,
+      "NOT_FOUND",
+    );
     await expectProblem(await api(`/v1/products/${jar.id}`), 404, "NOT_FOUND");
     await expectProblem(await api(`/v1/components/${product.id}`), 404, "NOT_FOUND");
 
-    const deep = (await (await create(alice.tokens.access_token, { name: "Deep", components: [nested(9)] })).json()) as { components: { id: number }[] };
+    const deep = (await (await create(alice.tokens.access_token, { name: "Deep", components: [nested(9)] })).json()) as {
+      components: { id: number }[];
+    };
     let leaf = deep.components[0]!.id;
     for (let level = 2; level <= 10; level++) {
       const next = (await (await api(`/v1/components/${leaf}`)).json()) as { components: { id: number }[] };
       leaf = next.components[0]!.id;
     }
-    await expectProblem(await create(alice.tokens.access_token, { name: "Eleventh", amount_in_parent: 1 }, `/v1/components/${leaf}/components`), 400, "COMPONENT_TOO_DEEP");
+    await expectProblem(
+      await create(alice.tokens.access_token, { name: "Eleventh", amount_in_parent: 1 }, `/v1/components/${leaf}/components`),
+      400,
+      "COMPONENT_TOO_DEEP",
+    );
   });
 });
 
@@ -155,8 +180,14 @@ describe("reads", () => {
     const product = (await (await create(owner.tokens.access_token, { name: "Radio" })).json()) as { id: number };
     const stranger = await verifiedUser("stranger");
     const anonymous = (await (await api(`/v1/products/${product.id}`)).json()) as Record<string, unknown>;
-    const signedIn = (await (await api(`/v1/products/${product.id}`, { headers: bearer(stranger.tokens.access_token) })).json()) as Record<string, unknown>;
-    const own = (await (await api(`/v1/products/${product.id}`, { headers: bearer(owner.tokens.access_token) })).json()) as Record<string, unknown>;
+    const signedIn = (await (await api(`/v1/products/${product.id}`, { headers: bearer(stranger.tokens.access_token) })).json()) as Record<
+      string,
+      unknown
+    >;
+    const own = (await (await api(`/v1/products/${product.id}`, { headers: bearer(owner.tokens.access_token) })).json()) as Record<
+      string,
+      unknown
+    >;
     expect([anonymous.owner_username, signedIn.owner_username, own.owner_username]).toEqual([null, null, owner.username]);
     expect([anonymous.owner_id, own.owner_id]).toEqual([null, owner.id]);
   });
@@ -166,14 +197,27 @@ describe("deleting", () => {
   it("removes your product with its components and bill of materials; someone else's is 404", async () => {
     const [alice, bob] = [await verifiedUser("alice"), await verifiedUser("bob")];
     const product = (await (
-      await create(alice.tokens.access_token, { name: "Fan", components: [{ name: "Blade", amount_in_parent: 3, bill_of_materials: [{ material_id: materials.pp, quantity: 0.1 }] }] })
+      await create(alice.tokens.access_token, {
+        name: "Fan",
+        components: [{ name: "Blade", amount_in_parent: 3, bill_of_materials: [{ material_id: materials.pp, quantity: 0.1 }] }],
+      })
     ).json()) as { id: number; components: { id: number }[] };
-    await expectProblem(await api(`/v1/products/${product.id}`, { method: "DELETE", headers: bearer(bob.tokens.access_token) }), 404, "NOT_FOUND");
-    await expectProblem(await api(`/v1/components/${product.id}`, { method: "DELETE", headers: bearer(alice.tokens.access_token) }), 404, "NOT_FOUND");
+    await expectProblem(
+      await api(`/v1/products/${product.id}`, { method: "DELETE", headers: bearer(bob.tokens.access_token) }),
+      404,
+      "NOT_FOUND",
+    );
+    await expectProblem(
+      await api(`/v1/components/${product.id}`, { method: "DELETE", headers: bearer(alice.tokens.access_token) }),
+      404,
+      "NOT_FOUND",
+    );
     const deleted = await api(`/v1/products/${product.id}`, { method: "DELETE", headers: bearer(alice.tokens.access_token) });
     expect(deleted.status).toBe(204);
     await expectProblem(await api(`/v1/components/${product.components[0]!.id}`), 404, "NOT_FOUND");
-    const leftovers = await env.DB.prepare("SELECT count(*) AS n FROM bill_of_materials WHERE product_id = ?").bind(product.components[0]!.id).first<{ n: number }>();
+    const leftovers = await env.DB.prepare("SELECT count(*) AS n FROM bill_of_materials WHERE product_id = ?")
+      .bind(product.components[0]!.id)
+      .first<{ n: number }>();
     expect(leftovers?.n).toBe(0);
   });
 });
@@ -189,7 +233,13 @@ describe("the list", () => {
     expect(response.status).toBe(200);
     expect(roundTrips(response)).toBe(1);
     expect(response.headers.get("cache-control")).toBe("no-store");
-    const page = (await response.json()) as { items: { name: string; brand: string }[]; total: number; page: number; size: number; pages: number };
+    const page = (await response.json()) as {
+      items: { name: string; brand: string }[];
+      total: number;
+      page: number;
+      size: number;
+      pages: number;
+    };
     expect(page).toMatchObject({ total: 2, page: 1, size: 1, pages: 2 });
     expect(page.items.map((item) => [item.name, item.brand])).toEqual([["Alpha kettle", brand]]);
 

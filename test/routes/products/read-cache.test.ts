@@ -66,7 +66,11 @@ async function expectFresh(path: string, viewers: Viewer[], check: (body: any, v
 }
 
 function patch(path: string, token: string, body: unknown, ifMatch: string): Promise<Response> {
-  return api(path, { method: "PATCH", headers: { ...bearer(token), "content-type": "application/json", "if-match": ifMatch }, body: JSON.stringify(body) });
+  return api(path, {
+    method: "PATCH",
+    headers: { ...bearer(token), "content-type": "application/json", "if-match": ifMatch },
+    body: JSON.stringify(body),
+  });
 }
 
 const versionOf = async (path: string) => `"${((await (await api(path)).json()) as Body).version}"`;
@@ -83,7 +87,13 @@ async function setUp() {
     {
       name: "Cached kettle",
       brand,
-      components: [{ name: "Lid", amount_in_parent: 1, components: [{ name: "Hinge", amount_in_parent: 1, components: [{ name: "Pin", amount_in_parent: 2 }] }] }],
+      components: [
+        {
+          name: "Lid",
+          amount_in_parent: 1,
+          components: [{ name: "Hinge", amount_in_parent: 1, components: [{ name: "Pin", amount_in_parent: 2 }] }],
+        },
+      ],
     },
     bearer(owner.tokens.access_token),
   );
@@ -156,12 +166,19 @@ describe("cached public reads", { timeout: 20_000 }, () => {
   it("are invalidated by a change of the record's fields, and by moderation", async () => {
     const s = await setUp();
     await warm([s.paths.product, s.paths.lid, s.paths.list, s.paths.facets], s.viewers);
-    expect((await patch(s.paths.product, s.owner.tokens.access_token, { name: "Renamed kettle" }, await versionOf(s.paths.product))).status).toBe(200);
+    expect(
+      (await patch(s.paths.product, s.owner.tokens.access_token, { name: "Renamed kettle" }, await versionOf(s.paths.product))).status,
+    ).toBe(200);
     await expectFresh(s.paths.product, s.viewers, (body) => expect(body.name).toBe("Renamed kettle"));
     await expectFresh(s.paths.list, s.viewers, (body) => expect(body.items[0].name).toBe("Renamed kettle"));
 
     await warm([s.paths.product, s.paths.lid, s.paths.list], s.viewers);
-    const moderated = await patch(s.paths.lid, s.admin.tokens.access_token, { name: "Moderated lid", brand: "otherbrand" }, await versionOf(s.paths.lid));
+    const moderated = await patch(
+      s.paths.lid,
+      s.admin.tokens.access_token,
+      { name: "Moderated lid", brand: "otherbrand" },
+      await versionOf(s.paths.lid),
+    );
     expect(moderated.status).toBe(200);
     await expectFresh(s.paths.lid, s.viewers, (body) => expect(body.name).toBe("Moderated lid"));
     await expectFresh(s.paths.product, s.viewers, (body) => expect(body.components[0].name).toBe("Moderated lid"));
@@ -173,12 +190,25 @@ describe("cached public reads", { timeout: 20_000 }, () => {
   it("are invalidated by a change of a component at any depth", async () => {
     const s = await setUp();
     await warm([s.paths.tree, s.paths.hinge, s.paths.page], s.viewers);
-    expect((await patch(`/v1/components/${s.pin}`, s.owner.tokens.access_token, { name: "Steel pin" }, await versionOf(`/v1/components/${s.pin}`))).status).toBe(200);
+    expect(
+      (
+        await patch(
+          `/v1/components/${s.pin}`,
+          s.owner.tokens.access_token,
+          { name: "Steel pin" },
+          await versionOf(`/v1/components/${s.pin}`),
+        )
+      ).status,
+    ).toBe(200);
     await expectFresh(s.paths.tree, s.viewers, (body) => expect(treeNames(body)).toEqual(["Lid", "Hinge", "Steel pin"]));
     await expectFresh(s.paths.hinge, s.viewers, (body) => expect(body.components[0].name).toBe("Steel pin"));
 
     await warm([s.paths.tree, s.paths.page, s.paths.product], s.viewers);
-    const added = await postJson(`/v1/products/${s.id}/components`, { name: "Spout", amount_in_parent: 1 }, bearer(s.owner.tokens.access_token));
+    const added = await postJson(
+      `/v1/products/${s.id}/components`,
+      { name: "Spout", amount_in_parent: 1 },
+      bearer(s.owner.tokens.access_token),
+    );
     expect(added.status).toBe(201);
     await expectFresh(s.paths.page, s.viewers, (body) => expect(body.items.map((c: Body) => c.name)).toEqual(["Lid", "Spout"]));
     await expectFresh(s.paths.product, s.viewers, (body) => expect(body.components).toHaveLength(2));
@@ -193,7 +223,9 @@ describe("cached public reads", { timeout: 20_000 }, () => {
     await warm([s.paths.lid, s.paths.product], s.viewers);
     const added = await postJson(`/v1/components/${s.lid}/materials/${steel}`, { quantity: 0.2 }, bearer(s.owner.tokens.access_token));
     expect(added.status, await added.clone().text()).toBe(201);
-    await expectFresh(s.paths.lid, s.viewers, (body) => expect(body.bill_of_materials).toMatchObject([{ material_id: steel, quantity: 0.2 }]));
+    await expectFresh(s.paths.lid, s.viewers, (body) =>
+      expect(body.bill_of_materials).toMatchObject([{ material_id: steel, quantity: 0.2 }]),
+    );
 
     await warm([s.paths.lid], s.viewers);
     // A reference-data write: the material's name shows in every bill that holds it.
@@ -241,7 +273,9 @@ describe("cached public reads", { timeout: 20_000 }, () => {
       // A moderator sees the system account that holds anonymised products; everyone else, no owner.
       if (viewer.name !== "moderator") expect([body.owner_id, body.owner_username]).toEqual([null, null]);
     });
-    await expectFresh(s.paths.list, others, (body, viewer) => expect(body.items[0].owner_username !== null).toBe(viewer.name === "moderator"));
+    await expectFresh(s.paths.list, others, (body, viewer) =>
+      expect(body.items[0].owner_username !== null).toBe(viewer.name === "moderator"),
+    );
     const owner = await read(s.paths.product, s.viewers[2]!);
     expect(((await owner.json()) as Body).owner_username).toBeNull();
   });
@@ -256,7 +290,11 @@ describe("cached public reads", { timeout: 20_000 }, () => {
     expect(after.headers.get("x-cache")).toBe("miss");
     expect(roundTrips(after)).toBe(2);
     expect(((await after.json()) as Body).owner_username).toBeNull();
-    await expectProblem(await api("/v1/products?owner=me", { headers: bearer(s.owner.tokens.access_token) }), 401, "AUTHENTICATION_REQUIRED");
+    await expectProblem(
+      await api("/v1/products?owner=me", { headers: bearer(s.owner.tokens.access_token) }),
+      401,
+      "AUTHENTICATION_REQUIRED",
+    );
     await expectProblem(await api("/v1/users/me", { headers: bearer(s.owner.tokens.access_token) }), 401, "INVALID_TOKEN");
   });
 

@@ -9,7 +9,14 @@ import { bootstrapAdmin } from "../../support/mfa";
 // https links only, at most five per product, never on components. Edits leave the product's
 // `version` alone but change its detail read (and so its ETag).
 
-type Video = { id: number; url: string; title: string | null; description: string | null; video_metadata: Record<string, unknown> | null; created_at: string };
+type Video = {
+  id: number;
+  url: string;
+  title: string | null;
+  description: string | null;
+  video_metadata: Record<string, unknown> | null;
+  created_at: string;
+};
 
 let alice: string;
 let bob: string;
@@ -78,12 +85,22 @@ describe("adding a video", () => {
 
   it("accepts https links only: anything else is 422 at /url", async () => {
     const { product } = await productWithComponent(alice);
-    for (const url of ["http://video.example/watch?v=1", "ftp://video.example/v.mp4", "javascript:alert(1)", "data:text/html,x", "//video.example/v", "video.example/v", ""]) {
+    for (const url of [
+      "http://video.example/watch?v=1",
+      "ftp://video.example/v.mp4",
+      "javascript:alert(1)",
+      "data:text/html,x",
+      "//video.example/v",
+      "video.example/v",
+      "",
+    ]) {
       expect(await pointers(await send("POST", videosOf(product), alice, { url, title: "x" })), url).toEqual(["/url"]);
     }
     expect(await pointers(await send("POST", videosOf(product), alice, { title: "No link" }))).toEqual(["/url"]);
     expect(await pointers(await send("POST", videosOf(product), alice, { url: null }))).toEqual(["/url"]);
-    expect(await pointers(await send("POST", videosOf(product), alice, { url: `https://video.example/${"a".repeat(2000)}` }))).toEqual(["/url"]);
+    expect(await pointers(await send("POST", videosOf(product), alice, { url: `https://video.example/${"a".repeat(2000)}` }))).toEqual([
+      "/url",
+    ]);
     expect(await list(product)).toEqual([]);
   });
 
@@ -139,7 +156,8 @@ describe("reading videos", () => {
   it("lists a product's videos by id, publicly, with an ETag", async () => {
     const { product } = await productWithComponent(alice);
     const added = [];
-    for (const title of ["One", "Two", "Three"]) added.push(await addVideo(alice, product, { url: `https://video.example/${title}`, title }));
+    for (const title of ["One", "Two", "Three"])
+      added.push(await addVideo(alice, product, { url: `https://video.example/${title}`, title }));
     const response = await api(videosOf(product));
     expect(response.status).toBe(200);
     const body = (await response.json()) as Video[];
@@ -315,8 +333,20 @@ describe("moderation", () => {
 
     const events = logs.entries().filter((entry) => String(entry.event).startsWith("moderation."));
     expect(events).toEqual([
-      expect.objectContaining({ event: "moderation.record.updated", actor_id: admin.id, owner_id: owner.id, record_kind: "product", record_id: product }),
-      expect.objectContaining({ event: "moderation.media.deleted", actor_id: admin.id, owner_id: owner.id, record_kind: "product", record_id: product }),
+      expect.objectContaining({
+        event: "moderation.record.updated",
+        actor_id: admin.id,
+        owner_id: owner.id,
+        record_kind: "product",
+        record_id: product,
+      }),
+      expect.objectContaining({
+        event: "moderation.media.deleted",
+        actor_id: admin.id,
+        owner_id: owner.id,
+        record_kind: "product",
+        record_id: product,
+      }),
     ]);
   });
 

@@ -25,7 +25,11 @@ describe("GET /v1/profiles/{username}", () => {
     const token = user.tokens.access_token;
     for (const body of [
       { name: "Coffee grinder", weight_g: 1450, components: [{ name: "Motor", amount_in_parent: 1, weight_g: 900 }] },
-      { name: "Kettle", weight_g: 250.5, components: [{ name: "Lid", amount_in_parent: 1, components: [{ name: "Knob", amount_in_parent: 1 }] }] },
+      {
+        name: "Kettle",
+        weight_g: 250.5,
+        components: [{ name: "Lid", amount_in_parent: 1, components: [{ name: "Knob", amount_in_parent: 1 }] }],
+      },
       { name: "Unweighed lamp" },
     ]) {
       expect((await create(token, body)).status).toBe(201);
@@ -62,12 +66,19 @@ describe("GET /v1/profiles/{username}", () => {
       env.DB.prepare(`INSERT INTO product_type_categories (product_type_id, category_id)
         SELECT t.id, c.id FROM product_types t JOIN categories c ON (t.name, c.name) IN (VALUES ('Profile kettle', 'Kettles'), ('Profile toaster', 'Toasters'))`),
     ]);
-    const types = await env.DB.prepare("SELECT id, name FROM product_types WHERE name LIKE 'Profile %'").all<{ id: number; name: string }>();
+    const types = await env.DB.prepare("SELECT id, name FROM product_types WHERE name LIKE 'Profile %'").all<{
+      id: number;
+      name: string;
+    }>();
     const typeId = (name: string) => types.results.find((row) => row.name === name)!.id;
     const user = await verifiedUser("cats");
     const token = user.tokens.access_token;
     expect(await (await profile(user.username)).json()).toMatchObject({ top_category: null });
-    for (const [name, type] of [["Kettle A", "Profile kettle"], ["Kettle B", "Profile kettle"], ["Toaster", "Profile toaster"]] as const) {
+    for (const [name, type] of [
+      ["Kettle A", "Profile kettle"],
+      ["Kettle B", "Profile kettle"],
+      ["Toaster", "Profile toaster"],
+    ] as const) {
       expect((await create(token, { name, product_type_id: typeId(type) })).status).toBe(201);
     }
     expect(await (await profile(user.username)).json()).toMatchObject({ product_count: 3, top_category: "Kettles" });
@@ -75,7 +86,12 @@ describe("GET /v1/profiles/{username}", () => {
 
   it("answers zeros for a user without products", async () => {
     const user = await verifiedUser("empty");
-    expect(await (await profile(user.username)).json()).toMatchObject({ product_count: 0, total_weight_kg: 0, image_count: 0, top_category: null });
+    expect(await (await profile(user.username)).json()).toMatchObject({
+      product_count: 0,
+      total_weight_kg: 0,
+      image_count: 0,
+      top_category: null,
+    });
   });
 
   it("follows the profile visibility for anonymous, signed-in, owner and admin viewers; hidden is 404", async () => {
@@ -89,7 +105,10 @@ describe("GET /v1/profiles/{username}", () => {
       const owner = await userWith(visibility);
       const viewers = [undefined, stranger.tokens.access_token, owner.tokens.access_token, admin.tokens.access_token];
       const responses = await Promise.all(viewers.map((token) => profile(owner.username, token)));
-      expect(responses.map((r) => r.status), visibility).toEqual(expected[visibility]);
+      expect(
+        responses.map((r) => r.status),
+        visibility,
+      ).toEqual(expected[visibility]);
       for (const response of responses) {
         if (response.status === 404) await expectProblem(response, 404, "PROFILE_NOT_FOUND");
         else expect(response.headers.get("cache-control")).toBe("no-store");
@@ -125,7 +144,9 @@ describe("GET /v1/profiles/{username}", () => {
   });
 
   it("is in the OpenAPI schema under Users", async () => {
-    const document = (await (await api("/v1/openapi.json")).json()) as { paths: Record<string, Record<string, { operationId: string; tags: string[] }>> };
+    const document = (await (await api("/v1/openapi.json")).json()) as {
+      paths: Record<string, Record<string, { operationId: string; tags: string[] }>>;
+    };
     expect(document.paths["/v1/profiles/{username}"]?.get).toMatchObject({ operationId: "getProfile", tags: ["Users"] });
   });
 });

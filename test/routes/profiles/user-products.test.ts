@@ -107,7 +107,10 @@ describe("GET /v1/users/{user_id}/products", () => {
       await create(owner.tokens.access_token, { name: `A ${visibility} radio` });
       const viewers = [undefined, stranger.tokens.access_token, owner.tokens.access_token, admin.tokens.access_token];
       const responses = await Promise.all(viewers.map((token) => list(owner.id, "", token)));
-      expect(responses.map((r) => r.status), visibility).toEqual(expected[visibility]);
+      expect(
+        responses.map((r) => r.status),
+        visibility,
+      ).toEqual(expected[visibility]);
       for (const response of responses) {
         if (response.status === 404) {
           await expectProblem(response, 404, "USER_NOT_FOUND");

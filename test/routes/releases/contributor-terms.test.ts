@@ -18,7 +18,7 @@ describe("contributor terms", () => {
     const token = user.tokens.access_token;
     const before = (await (await me(token)).json()) as Record<string, unknown>;
     expect(before).toMatchObject({ terms_accepted_version: null, terms_accepted_at: null });
-    expect(((await (await terms(token)).json()) as Terms)).toEqual({ current_version: 1, accepted_version: null, accepted_at: null });
+    expect((await (await terms(token)).json()) as Terms).toEqual({ current_version: 1, accepted_version: null, accepted_at: null });
 
     const accepted = await accept(token, { version: 1 });
     expect(accepted.status).toBe(200);
@@ -64,7 +64,11 @@ describe("contributor terms", () => {
     const user = await verifiedUser("terms4");
     const headers = { ...bearer(user.tokens.access_token), "content-type": "application/json" };
     const vars = { CONTRIBUTOR_TERMS_VERSION: "3" };
-    await expectProblem(await apiWithVars(vars, "/v1/users/me/contributor-terms", { method: "POST", headers, body: '{"version":1}' }), 422, "VALIDATION_FAILED");
+    await expectProblem(
+      await apiWithVars(vars, "/v1/users/me/contributor-terms", { method: "POST", headers, body: '{"version":1}' }),
+      422,
+      "VALIDATION_FAILED",
+    );
     const accepted = await apiWithVars(vars, "/v1/users/me/contributor-terms", { method: "POST", headers, body: '{"version":3}' });
     expect(accepted.status).toBe(200);
     expect(await accepted.json()).toMatchObject({ terms_accepted_version: 3 });

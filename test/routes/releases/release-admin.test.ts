@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, bearerLogin, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
-import { adminHeaders, buildRow, readRelease, type ReleaseBody, requestRelease } from "../../support/releases";
+import { adminHeaders, buildRow, type ReleaseBody, readRelease, requestRelease } from "../../support/releases";
 
 let admin: Record<string, string>;
 
@@ -21,8 +21,16 @@ describe("POST /v1/admin/releases", () => {
     await env.DB.prepare("UPDATE users SET is_superuser = 1, role = 'lab' WHERE id = ?").bind(superuser.id).run();
     const tokens = await bearerLogin(superuser);
     await expectProblem(await requestRelease(bearer(tokens.access_token), body), 403, "ADMIN_TOTP_REQUIRED");
-    await expectProblem(await api("/v1/admin/releases/7.0/retry", { method: "POST", headers: bearer(tokens.access_token) }), 403, "ADMIN_TOTP_REQUIRED");
-    await expectProblem(await api("/v1/admin/releases/7.0/retry", { method: "POST", headers: bearer(contributor.tokens.access_token) }), 403, "SUPERUSER_REQUIRED");
+    await expectProblem(
+      await api("/v1/admin/releases/7.0/retry", { method: "POST", headers: bearer(tokens.access_token) }),
+      403,
+      "ADMIN_TOTP_REQUIRED",
+    );
+    await expectProblem(
+      await api("/v1/admin/releases/7.0/retry", { method: "POST", headers: bearer(contributor.tokens.access_token) }),
+      403,
+      "SUPERUSER_REQUIRED",
+    );
     // Nothing was made, and a superuser without TOTP sees no unpublished release either.
     expect(await buildRow("7.0")).toBeNull();
     await expectProblem(await readRelease("7.0", bearer(tokens.access_token)), 404, "NOT_FOUND");
@@ -47,7 +55,10 @@ describe("POST /v1/admin/releases", () => {
     ];
     for (const [body, pointer] of cases) {
       const problem = await expectProblem(await requestRelease(admin, body), 422, "VALIDATION_FAILED");
-      expect(problem.errors?.map((e) => e.pointer), JSON.stringify(body)).toContain(pointer);
+      expect(
+        problem.errors?.map((e) => e.pointer),
+        JSON.stringify(body),
+      ).toContain(pointer);
     }
     expect(await env.DB.prepare("SELECT count(*) AS n FROM releases").first<{ n: number }>()).toEqual({ n: 0 });
   });
@@ -55,7 +66,12 @@ describe("POST /v1/admin/releases", () => {
   it("answers 202 with the release building, in one round trip after the caller's check, and 409 for a version taken", async () => {
     const version = `8.0-rc.1-${"x".repeat(23)}`;
     expect(version).toHaveLength(32);
-    const created = await requestRelease(admin, { version, title: "Longest version", description: "Line one\nline two", licence: "ODbL-1.0" });
+    const created = await requestRelease(admin, {
+      version,
+      title: "Longest version",
+      description: "Line one\nline two",
+      licence: "ODbL-1.0",
+    });
     expect(created.status).toBe(202);
     expect(roundTrips(created)).toBe(2);
     const body = (await created.json()) as ReleaseBody;

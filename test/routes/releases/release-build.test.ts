@@ -10,8 +10,8 @@ import {
   csvTable,
   fileBytes,
   fileText,
-  readRelease,
   type ReleaseBody,
+  readRelease,
   referenceRow,
   requestRelease,
   settledRelease,
@@ -40,7 +40,7 @@ beforeAll(async () => {
   const kettles = await referenceRow("product_types", "Kettle (release test)");
   adaProduct = await createProduct(ada.headers, {
     name: "Electric kettle",
-    description: "=HYPERLINK(\"x\") taken apart, \"carefully\", in two sessions",
+    description: '=HYPERLINK("x") taken apart, "carefully", in two sessions',
     brand: "Norvik",
     model: "K-200",
     weight_g: 1250.5,
@@ -51,15 +51,34 @@ beforeAll(async () => {
     circularity_properties: { recyclability: "Steel body, easy to sort" },
     bill_of_materials: [{ material_id: steel, quantity: 0.8, unit: "kg" }],
     components: [
-      { name: "Heating element", amount_in_parent: 1, weight_g: 210, bill_of_materials: [{ material_id: copper, quantity: 120, unit: "g" }] },
-      { name: "Lid", amount_in_parent: 1, components: [{ name: "Hinge screw", amount_in_parent: 4, weight_g: 1.5, bill_of_materials: [{ material_id: steel, quantity: 1.5, unit: "g" }] }] },
+      {
+        name: "Heating element",
+        amount_in_parent: 1,
+        weight_g: 210,
+        bill_of_materials: [{ material_id: copper, quantity: 120, unit: "g" }],
+      },
+      {
+        name: "Lid",
+        amount_in_parent: 1,
+        components: [
+          {
+            name: "Hinge screw",
+            amount_in_parent: 4,
+            weight_g: 1.5,
+            bill_of_materials: [{ material_id: steel, quantity: 1.5, unit: "g" }],
+          },
+        ],
+      },
     ],
   });
   await createProduct(ada.headers, { name: "Toaster", weight_g: 900 });
   await createProduct(bob.headers, { name: "Bob's hair dryer", weight_g: 500, components: [{ name: "Fan", amount_in_parent: 1 }] });
   await createProduct(cy.headers, { name: "Cy's blender", weight_g: 1800 });
   expect((await api("/v1/users/me/contributor-terms", { method: "DELETE", headers: cy.headers })).status).toBe(204);
-  for (const [path, record, colour] of [["products", adaProduct.id, 40], ["components", adaProduct.components[0]!.id, 200]] as const) {
+  for (const [path, record, colour] of [
+    ["products", adaProduct.id, 40],
+    ["components", adaProduct.components[0]!.id, 200],
+  ] as const) {
     const image = await uploaded(`/v1/${path}/${record}/images`, ada.tokens.access_token, {
       bytes: encodeJpeg(64, 48, (x, y) => [colour, x * 3, y * 4]),
       name: `ada-${record}-private-name.jpg`,
@@ -71,7 +90,14 @@ beforeAll(async () => {
   const created = await requestRelease(admin, { version: VERSION, title: "relab test release", description: "Built by the tests." });
   expect(created.status, await created.clone().text()).toBe(202);
   const body = (await created.json()) as ReleaseBody;
-  expect(body).toMatchObject({ version: VERSION, status: "building", licence: "CC-BY-4.0", snapshot_at: null, files: [], published_at: null });
+  expect(body).toMatchObject({
+    version: VERSION,
+    status: "building",
+    licence: "CC-BY-4.0",
+    snapshot_at: null,
+    files: [],
+    published_at: null,
+  });
   expect(created.headers.get("location")).toBe(`http://localhost/v1/releases/${VERSION}`);
   published = await settledRelease(VERSION, admin);
 }, 90_000);
@@ -81,8 +107,15 @@ describe("a release built on the queue", () => {
     expect(published.status, published.failure_reason ?? "").toBe("published");
     expect(published.counts).toEqual({ records: 5, base_products: 2, images: 2, record_materials: 3 });
     expect(published.progress.records_written).toBe(5);
-    expect(published.citation).toBe(`relab (${published.snapshot_at!.slice(0, 4)}). relab test release (Version 1.0) [Data set]. http://localhost/v1/releases/1.0`);
-    const tables = ["records", "record_materials", "images", ...["taxonomies", "categories", "materials", "product_types", "units"].map((t) => `reference/${t}`)];
+    expect(published.citation).toBe(
+      `relab (${published.snapshot_at!.slice(0, 4)}). relab test release (Version 1.0) [Data set]. http://localhost/v1/releases/1.0`,
+    );
+    const tables = [
+      "records",
+      "record_materials",
+      "images",
+      ...["taxonomies", "categories", "materials", "product_types", "units"].map((t) => `reference/${t}`),
+    ];
     expect(published.files.map((f) => f.path).sort()).toEqual(
       [...tables.flatMap((t) => [`${t}.csv`, `${t}.parquet`]), "README.md", "SHA256SUMS", "datapackage.json"].sort(),
     );
@@ -105,15 +138,30 @@ describe("a release built on the queue", () => {
   it("holds the consenting owners' base products with every component, and nobody else's", async () => {
     const records = await csvTable(VERSION, "records.csv");
     expect(Object.keys(records[0]!)).toEqual([
-      "id", "parent_id", "amount_in_parent", "owner_pseudonym", "name", "description", "brand", "model", "product_type_id",
-      "weight_g", "height_cm", "width_cm", "depth_cm", "volume_cm3", "circularity_properties", "created_at", "updated_at",
+      "id",
+      "parent_id",
+      "amount_in_parent",
+      "owner_pseudonym",
+      "name",
+      "description",
+      "brand",
+      "model",
+      "product_type_id",
+      "weight_g",
+      "height_cm",
+      "width_cm",
+      "depth_cm",
+      "volume_cm3",
+      "circularity_properties",
+      "created_at",
+      "updated_at",
     ]);
     expect(records.map((r) => r.name).sort()).toEqual(["Electric kettle", "Heating element", "Hinge screw", "Lid", "Toaster"]);
     const kettle = records.find((r) => r.id === String(adaProduct.id))!;
     expect(kettle).toMatchObject({
       parent_id: "",
       amount_in_parent: "",
-      description: "'=HYPERLINK(\"x\") taken apart, \"carefully\", in two sessions",
+      description: '\'=HYPERLINK("x") taken apart, "carefully", in two sessions',
       brand: "norvik",
       weight_g: "1250.5",
       volume_cm3: "7680",
@@ -126,7 +174,9 @@ describe("a release built on the queue", () => {
   });
 
   it("names no username, email address or uploaded file name in any file", async () => {
-    const secrets = [ada, bob, cy].flatMap((u) => [u.username, u.email, String(u.email.split("@")[0])]).concat(["private-name", "admin@relab.test"]);
+    const secrets = [ada, bob, cy]
+      .flatMap((u) => [u.username, u.email, String(u.email.split("@")[0])])
+      .concat(["private-name", "admin@relab.test"]);
     for (const file of published.files) {
       const text = new TextDecoder().decode(await fileBytes(VERSION, file.path));
       for (const secret of secrets) expect(text.includes(secret), `${secret} in ${file.path}`).toBe(false);
@@ -249,9 +299,16 @@ describe("a release built on the queue", () => {
   });
 
   it("is read by hyparquet over HTTP ranges, with the CSV's rows and sums", async () => {
-    for (const [table, numeric] of [["records", ["id", "weight_g", "amount_in_parent"]], ["record_materials", ["record_id", "quantity"]], ["reference/units", ["to_base", "position"]]] as const) {
+    for (const [table, numeric] of [
+      ["records", ["id", "weight_g", "amount_in_parent"]],
+      ["record_materials", ["record_id", "quantity"]],
+      ["reference/units", ["to_base", "position"]],
+    ] as const) {
       const requests: { method: string; range: string | null; status: number }[] = [];
-      const file = await asyncBufferFromUrl({ url: `http://localhost/v1/releases/${VERSION}/files/${table}.parquet`, fetch: workerFetch(requests) });
+      const file = await asyncBufferFromUrl({
+        url: `http://localhost/v1/releases/${VERSION}/files/${table}.parquet`,
+        fetch: workerFetch(requests),
+      });
       const metadata = await parquetMetadataAsync(file);
       const rows = await parquetReadObjects({ file, metadata });
       // Everything came in ranges (after the HEAD that asks for the size), never the whole file.

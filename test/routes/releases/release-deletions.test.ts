@@ -9,8 +9,8 @@ import {
   createProduct,
   csvTable,
   fileBytes,
-  readRelease,
   type ReleaseBody,
+  readRelease,
   requestRelease,
   settledRelease,
   sha256Hex,
@@ -49,7 +49,11 @@ async function waitFor(condition: () => Promise<boolean>, what: string, timeoutM
 beforeAll(async () => {
   admin = await adminHeaders();
   [ada, bob, carol] = [await contributor("ada", true), await contributor("bob", true), await contributor("carol", true)];
-  adaProduct = await createProduct(ada.headers, { name: "Ada's vacuum cleaner", weight_g: 4100, components: [{ name: "Motor", amount_in_parent: 1, weight_g: 900 }] });
+  adaProduct = await createProduct(ada.headers, {
+    name: "Ada's vacuum cleaner",
+    weight_g: 4100,
+    components: [{ name: "Motor", amount_in_parent: 1, weight_g: 900 }],
+  });
   bobProduct = await createProduct(bob.headers, { name: "Bob's printer", weight_g: 6200 });
   carolProduct = await createProduct(carol.headers, { name: "Carol's kettle", weight_g: 1100 });
   const item = await uploaded(`/v1/products/${adaProduct.id}/images`, ada.tokens.access_token, {

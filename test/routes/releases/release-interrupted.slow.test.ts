@@ -5,7 +5,7 @@ import { createLogger } from "../../../src/lib/logger";
 import { buildServices } from "../../../src/services/build-services";
 import { MAX_BUILD_FAILURES, runBuildSlice, type SliceOutcome } from "../../../src/services/release-build";
 import { RELEASE_TABLES } from "../../../src/services/release-tables";
-import { buildRow, csvTable, keysUnder, readRelease, type ReleaseBody, runReleaseSlice } from "../../support/releases";
+import { buildRow, csvTable, keysUnder, type ReleaseBody, readRelease, runReleaseSlice } from "../../support/releases";
 
 // Slow tier: a build of more than one page of records, driven slice by slice through its service,
 // interrupted in the middle of the records table (about 8 s).
@@ -20,13 +20,17 @@ describe("a build that is interrupted", () => {
   const svc = () => buildServices(env, { log: createLogger({ test: "release-interrupted" }) });
   const slice = (): Promise<SliceOutcome> => runBuildSlice(svc(), { version: VERSION, buildId: BUILD }, { deadline: 0 });
 
-  it("waits for a crashed slice's lease, restarts a table whose checkpoint was lost, and ends without duplicates", { timeout: 60_000 }, async () => {
+  it("waits for a crashed slice's lease, restarts a table whose checkpoint was lost, and ends without duplicates", {
+    timeout: 60_000,
+  }, async () => {
     await env.DB.batch(demoStatements({ products: DEMO_PRODUCTS, seed: 5 }).map((s) => env.DB.prepare(s)));
     const expected = (await env.DB.prepare(
       "SELECT count(*) AS n FROM products p JOIN users u ON u.id = p.owner_id WHERE u.terms_accepted_version IS NOT NULL",
     ).first<{ n: number }>())!.n;
     expect(expected).toBeGreaterThan(PAGE);
-    await env.DB.prepare("INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Interrupted', 'CC-BY-4.0', 'building', 'http://localhost', ?)")
+    await env.DB.prepare(
+      "INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Interrupted', 'CC-BY-4.0', 'building', 'http://localhost', ?)",
+    )
       .bind(VERSION, BUILD)
       .run();
     // The snapshot, the image files, the first page of records: a checkpoint inside the records table.
@@ -34,7 +38,9 @@ describe("a build that is interrupted", () => {
     expect(JSON.parse((await buildRow(VERSION))!.build_state!)).toMatchObject({ step: 1, table: { rows: PAGE } });
 
     // A slice took the lease and died: until its lease runs out, the build's message waits.
-    await env.DB.prepare("UPDATE releases SET lease_id = 'a-dead-slice', lease_until = unixepoch() + 60 WHERE version = ?").bind(VERSION).run();
+    await env.DB.prepare("UPDATE releases SET lease_id = 'a-dead-slice', lease_until = unixepoch() + 60 WHERE version = ?")
+      .bind(VERSION)
+      .run();
     expect(await runReleaseSlice(VERSION, BUILD)).toEqual({ acked: false, retried: true });
     // It had written a newer checkpoint of the CSV's tail than the state it never saved.
     await env.UPLOADS.put(`release-staging/${VERSION}/records.csv.tail`, new TextEncoder().encode("bytes of a later checkpoint"));
@@ -45,7 +51,10 @@ describe("a build that is interrupted", () => {
     const row = (await buildRow(VERSION))!;
     expect(JSON.parse(row.build_state!)).toMatchObject({ step: 1, table: null });
     expect(row.lease_id).toBeNull();
-    expect((await env.DB.prepare("SELECT build_failures FROM releases WHERE version = ?").bind(VERSION).first<{ build_failures: number }>())!.build_failures).toBe(1);
+    expect(
+      (await env.DB.prepare("SELECT build_failures FROM releases WHERE version = ?").bind(VERSION).first<{ build_failures: number }>())!
+        .build_failures,
+    ).toBe(1);
     expect(MAX_BUILD_FAILURES).toBeGreaterThan(1);
 
     const outcomes: SliceOutcome["kind"][] = [];

@@ -25,7 +25,9 @@ beforeAll(async () => {
 }, 30_000);
 
 describe("a build that fails", () => {
-  it("ends failed with its reason (superusers only), and a superuser's retry builds it from a new snapshot", { timeout: 90_000 }, async () => {
+  it("ends failed with its reason (superusers only), and a superuser's retry builds it from a new snapshot", {
+    timeout: 90_000,
+  }, async () => {
     const product = await createProduct(ada.headers, { name: "Toaster with a lost image", weight_g: 1200 });
     const item = await uploaded(`/v1/products/${product.id}/images`, ada.tokens.access_token, {
       bytes: encodeJpeg(48, 32, (x) => [x * 5, 30, 60]),
@@ -65,7 +67,9 @@ describe("a build that fails", () => {
     const images = await csvTable("3.0", "images.csv");
     expect(images).toHaveLength(1);
     // Exactly the listed files and the image under the release: nothing doubled, nothing left over.
-    expect(await keysUnder("releases/3.0/")).toEqual([...published.files.map((f) => `releases/3.0/${f.path}`), `releases/3.0/${images[0]!.file}`].sort());
+    expect(await keysUnder("releases/3.0/")).toEqual(
+      [...published.files.map((f) => `releases/3.0/${f.path}`), `releases/3.0/${images[0]!.file}`].sort(),
+    );
     expect(await keysUnder("release-staging/3.0/")).toEqual([]);
     await expectProblem(await api("/v1/admin/releases/3.0/retry", { method: "POST", headers: admin }), 409, "RELEASE_PUBLISHED");
   });
@@ -73,7 +77,9 @@ describe("a build that fails", () => {
 
 describe("retrying", () => {
   it("refuses a build that is alive, and takes over one that stalled", async () => {
-    await env.DB.prepare("INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES ('6.0', 'Stalled', 'CC-BY-4.0', 'building', 'http://localhost', 'lost-build')").run();
+    await env.DB.prepare(
+      "INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES ('6.0', 'Stalled', 'CC-BY-4.0', 'building', 'http://localhost', 'lost-build')",
+    ).run();
     await expectProblem(await api("/v1/admin/releases/6.0/retry", { method: "POST", headers: admin }), 409, "RELEASE_BUILDING");
     await expectProblem(await api("/v1/admin/releases/9.9.9/retry", { method: "POST", headers: admin }), 404, "NOT_FOUND");
     await expectProblem(await api("/v1/admin/releases/latest/retry", { method: "POST", headers: admin }), 404, "NOT_FOUND");

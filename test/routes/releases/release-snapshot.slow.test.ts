@@ -2,12 +2,12 @@ import { env } from "cloudflare:workers";
 import { asyncBufferFromUrl, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
 import { beforeAll, describe, expect, it } from "vitest";
 import { demoStatements } from "../../../scripts/seed/demo-data.mjs";
-import { RELEASE_TABLES } from "../../../src/services/release-tables";
 import { createLogger } from "../../../src/lib/logger";
 import { buildServices } from "../../../src/services/build-services";
 import { runBuildSlice, type SliceOutcome } from "../../../src/services/release-build";
+import { RELEASE_TABLES } from "../../../src/services/release-tables";
 import { api, expectProblem } from "../../support/http";
-import { adminHeaders, contributor, createProduct, csvTable, readRelease, type ReleaseBody, workerFetch } from "../../support/releases";
+import { adminHeaders, contributor, createProduct, csvTable, type ReleaseBody, readRelease, workerFetch } from "../../support/releases";
 
 /** Rows of records the build reads per page; the demo data makes about 15 records a product, so more than one page. */
 const PAGE = RELEASE_TABLES.find((table) => table.name === "records")!.pageRows;
@@ -35,12 +35,18 @@ beforeAll(async () => {
   ada = await contributor("snap", true);
   // ~4,400 records of the demo contributor (who accepted the terms): more than one page of records.
   await env.DB.batch(demoStatements({ products: DEMO_PRODUCTS, seed: 11 }).map((s) => env.DB.prepare(s)));
-  kept = await createProduct(ada.headers, { name: "Radio before the snapshot", weight_g: 700, components: [{ name: "Speaker", amount_in_parent: 2 }] });
+  kept = await createProduct(ada.headers, {
+    name: "Radio before the snapshot",
+    weight_g: 700,
+    components: [{ name: "Speaker", amount_in_parent: 2 }],
+  });
   removed = await createProduct(ada.headers, { name: "Lamp deleted after the snapshot" });
   // Everyone who owns records here accepted the terms: every record is in the snapshot.
   snapshotRecords = (await env.DB.prepare("SELECT count(*) AS n FROM products").first<{ n: number }>())!.n;
   // A release row as POST /v1/admin/releases makes it, but without a queue message: this test is the queue.
-  await env.DB.prepare("INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Snapshot test', 'CC-BY-4.0', 'building', 'http://localhost', ?)")
+  await env.DB.prepare(
+    "INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Snapshot test', 'CC-BY-4.0', 'building', 'http://localhost', ?)",
+  )
     .bind(VERSION, BUILD)
     .run();
 }, 60_000);
@@ -59,7 +65,9 @@ describe("a release's snapshot", () => {
     await expectProblem(await api("/v1/releases/latest"), 404, "NOT_FOUND");
   });
 
-  it("is not disturbed by edits, creates, deletions and withdrawals that land while the files are written", { timeout: 60_000 }, async () => {
+  it("is not disturbed by edits, creates, deletions and withdrawals that land while the files are written", {
+    timeout: 60_000,
+  }, async () => {
     // Into the records table: one page written, the rest waiting for the next slice.
     let outcome = await slice(); // the image files (none)
     outcome = await slice(); // the first page of records
@@ -79,7 +87,9 @@ describe("a release's snapshot", () => {
     const late = await contributor("late", true);
     await createProduct(late.headers, { name: "A late contributor's drill" });
     expect((await api("/v1/users/me/contributor-terms", { method: "DELETE", headers: ada.headers })).status).toBe(204);
-    await env.DB.prepare("DELETE FROM bill_of_materials WHERE product_id IN (SELECT id FROM products WHERE owner_id <> ?)").bind(ada.id).run();
+    await env.DB.prepare("DELETE FROM bill_of_materials WHERE product_id IN (SELECT id FROM products WHERE owner_id <> ?)")
+      .bind(ada.id)
+      .run();
 
     const outcomes: SliceOutcome["kind"][] = [];
     for (let i = 0; i < 40 && outcomes.at(-1) !== "published"; i++) outcomes.push((await slice()).kind);
@@ -106,7 +116,10 @@ describe("a release's snapshot", () => {
 
   it("gives a records file continued across slices that readers open whole", async () => {
     const requests: { method: string; range: string | null; status: number }[] = [];
-    const file = await asyncBufferFromUrl({ url: `http://localhost/v1/releases/${VERSION}/files/records.parquet`, fetch: workerFetch(requests) });
+    const file = await asyncBufferFromUrl({
+      url: `http://localhost/v1/releases/${VERSION}/files/records.parquet`,
+      fetch: workerFetch(requests),
+    });
     const metadata = await parquetMetadataAsync(file);
     // The checkpoint between the slices ended a row group early.
     expect(metadata.row_groups.length).toBe(2);
@@ -123,7 +136,9 @@ describe("a release's snapshot", () => {
   });
 
   it("ignores a message of an attempt that is not the release's", async () => {
-    expect(await runBuildSlice(svc(), { version: VERSION, buildId: "another-attempt" }, { deadline: Date.now() + 10_000 })).toEqual({ kind: "stale" });
+    expect(await runBuildSlice(svc(), { version: VERSION, buildId: "another-attempt" }, { deadline: Date.now() + 10_000 })).toEqual({
+      kind: "stale",
+    });
     expect(await slice()).toEqual({ kind: "stale" });
   });
 });

@@ -4,7 +4,7 @@ import { createLogger } from "../../../src/lib/logger";
 import { buildServices } from "../../../src/services/build-services";
 import { runBuildSlice, type SliceOutcome } from "../../../src/services/release-build";
 import { api } from "../../support/http";
-import { adminHeaders, contributor, createProduct, csvTable, readRelease, type ReleaseBody } from "../../support/releases";
+import { adminHeaders, contributor, createProduct, csvTable, type ReleaseBody, readRelease } from "../../support/releases";
 
 // The snapshot against writes that land after it, on a small dataset: the build is driven slice by
 // slice through its service (the queue consumer runs the same function), one unit of work per
@@ -23,9 +23,15 @@ let removed: { id: number };
 beforeAll(async () => {
   await adminHeaders();
   ada = await contributor("snapsmall", true);
-  kept = await createProduct(ada.headers, { name: "Kettle before the snapshot", weight_g: 900, components: [{ name: "Heating element", amount_in_parent: 1 }] });
+  kept = await createProduct(ada.headers, {
+    name: "Kettle before the snapshot",
+    weight_g: 900,
+    components: [{ name: "Heating element", amount_in_parent: 1 }],
+  });
   removed = await createProduct(ada.headers, { name: "Fan deleted after the snapshot" });
-  await env.DB.prepare("INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Small snapshot', 'CC-BY-4.0', 'building', 'http://localhost', ?)")
+  await env.DB.prepare(
+    "INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Small snapshot', 'CC-BY-4.0', 'building', 'http://localhost', ?)",
+  )
     .bind(VERSION, BUILD)
     .run();
 }, 30_000);

@@ -11,7 +11,9 @@ interface Categories {
 }
 
 async function insertId(query: string, ...values: unknown[]): Promise<number> {
-  return (await env.DB.prepare(`${query} RETURNING id`).bind(...values).first<{ id: number }>())!.id;
+  return (await env.DB.prepare(`${query} RETURNING id`)
+    .bind(...values)
+    .first<{ id: number }>())!.id;
 }
 
 async function createProduct(token: string, body: Record<string, unknown>): Promise<void> {
@@ -65,7 +67,14 @@ beforeAll(async () => {
   await createProduct(token, {
     name: "Phone",
     product_type_id: phone,
-    components: [{ name: "Pack", amount_in_parent: 1, product_type_id: battery, components: [{ name: "Cell", amount_in_parent: 2, product_type_id: battery }] }],
+    components: [
+      {
+        name: "Pack",
+        amount_in_parent: 1,
+        product_type_id: battery,
+        components: [{ name: "Cell", amount_in_parent: 2, product_type_id: battery }],
+      },
+    ],
   });
   await createProduct(token, { name: "Untyped" });
   await createProduct(token, { name: "Unlinked", product_type_id: unlinked });
@@ -138,7 +147,10 @@ describe("GET /v1/stats/categories", () => {
       ["granularity=day", "#/query/granularity"],
     ] as const) {
       const problem = await expectProblem(await api(`/v1/stats/categories?${query}`), 422, "VALIDATION_FAILED");
-      expect(problem.errors?.map((error) => error.pointer), query).toEqual([pointer]);
+      expect(
+        problem.errors?.map((error) => error.pointer),
+        query,
+      ).toEqual([pointer]);
     }
   });
 });

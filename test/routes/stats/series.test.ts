@@ -226,7 +226,10 @@ describe("GET /v1/stats/series", () => {
       ["scope=all", "#/query/scope"],
     ] as const) {
       const problem = await expectProblem(await api(`/v1/stats/series?${query}`), 422, "VALIDATION_FAILED");
-      expect(problem.errors?.map((error) => error.pointer), query).toEqual([pointer]);
+      expect(
+        problem.errors?.map((error) => error.pointer),
+        query,
+      ).toEqual([pointer]);
     }
     // A leap day is a date.
     expect((await api("/v1/stats/series?granularity=day&start=2000-02-29&end=2000-03-01")).status).toBe(200);

@@ -97,7 +97,10 @@ describe("POST /v1/admin/taxonomies", () => {
     let response: Response;
     try {
       response = await create({ name: ` ${name} `, version: "2024", domains: ["products", "materials"], source: "ISO 22628" });
-      expect(logs.entries().find((entry) => entry.event === "admin.reference.created")).toMatchObject({ actor_id: admin.id, kind: "taxonomy" });
+      expect(logs.entries().find((entry) => entry.event === "admin.reference.created")).toMatchObject({
+        actor_id: admin.id,
+        kind: "taxonomy",
+      });
     } finally {
       logs.restore();
     }
@@ -155,7 +158,14 @@ describe("PATCH /v1/admin/taxonomies/{id}", () => {
       logs.restore();
     }
     const updated = await expectStatus<Taxonomy>(response, 200);
-    expect(updated).toMatchObject({ ...taxonomy, version: "2", domains: ["materials", "other"], description: null, source: "Somewhere", updated_at: expect.any(String) });
+    expect(updated).toMatchObject({
+      ...taxonomy,
+      version: "2",
+      domains: ["materials", "other"],
+      description: null,
+      source: "Somewhere",
+      updated_at: expect.any(String),
+    });
     expect(await expectStatus(await patch(taxonomy.id, {}), 200)).toEqual(updated);
 
     const other = await newTaxonomy();
@@ -178,13 +188,18 @@ describe("DELETE /v1/admin/taxonomies/{id}", () => {
     const logs = captureLogs();
     try {
       expect((await remove(taxonomy.id)).status).toBe(204);
-      expect(logs.entries().find((entry) => entry.event === "admin.reference.deleted")).toMatchObject({ kind: "taxonomy", id: taxonomy.id });
+      expect(logs.entries().find((entry) => entry.event === "admin.reference.deleted")).toMatchObject({
+        kind: "taxonomy",
+        id: taxonomy.id,
+      });
     } finally {
       logs.restore();
     }
     await expectProblem(await api(`/v1/taxonomies/${taxonomy.id}`), 404, "TAXONOMY_NOT_FOUND");
     for (const id of [root.id, child.id]) await expectProblem(await api(`/v1/categories/${id}`), 404, "CATEGORY_NOT_FOUND");
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM categories WHERE taxonomy_id = ?").bind(taxonomy.id).first<{ n: number }>();
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM categories WHERE taxonomy_id = ?")
+      .bind(taxonomy.id)
+      .first<{ n: number }>();
     expect(left?.n).toBe(0);
     expect(await materialCategoryIds(material)).toEqual([kept.id]);
     expect((await api(`/v1/categories/${kept.id}`)).status).toBe(200);

@@ -51,25 +51,42 @@ describe("DELETE /v1/users/me", () => {
     logs.restore();
     expect(response.status).toBe(204);
     expect((await me(user.tokens.access_token)).status).toBe(401);
-    await expectProblem(await postJson("/v1/auth/bearer/refresh", { refresh_token: user.tokens.refresh_token }), 401, "REFRESH_TOKEN_INVALID");
-    await expectProblem(await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password }), 400, "LOGIN_BAD_CREDENTIALS");
+    await expectProblem(
+      await postJson("/v1/auth/bearer/refresh", { refresh_token: user.tokens.refresh_token }),
+      401,
+      "REFRESH_TOKEN_INVALID",
+    );
+    await expectProblem(
+      await postJson("/v1/auth/bearer/login", { username: user.email, password: user.password }),
+      400,
+      "LOGIN_BAD_CREDENTIALS",
+    );
 
     for (const headers of [{}, bearer(viewer.tokens.access_token)]) {
       const product = await api(`/v1/products/${user.productId}`, { headers });
       expect(product.status).toBe(200);
       const body = (await product.json()) as Record<string, unknown>;
-      expect(body).toMatchObject({ name: `Kettle of ${user.username}`, description: "Written by the owner", owner_id: null, owner_username: null });
+      expect(body).toMatchObject({
+        name: `Kettle of ${user.username}`,
+        description: "Written by the owner",
+        owner_id: null,
+        owner_username: null,
+      });
       expect(body.bill_of_materials).toHaveLength(1);
       expect(body.videos).toHaveLength(1);
     }
     expect((await api(`/v1/components/${user.componentId}`)).status).toBe(200);
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE email = ? OR username = ?").bind(user.email, user.username).first();
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE email = ? OR username = ?")
+      .bind(user.email, user.username)
+      .first();
     expect(rows).toEqual({ n: 0 });
 
     const notice = await lastEmail(user.email, "account was deleted");
     expect(notice.text).not.toMatch(/https?:\/\//);
     const audits = logs.entries().filter((entry) => entry.msg === "audit");
-    expect(audits).toContainEqual(expect.objectContaining({ event: "account.deleted", user_id: user.id, by: "self", content: "anonymize" }));
+    expect(audits).toContainEqual(
+      expect.objectContaining({ event: "account.deleted", user_id: user.id, by: "self", content: "anonymize" }),
+    );
     expect(logs.lines.join("\n")).not.toContain(user.email);
   });
 
@@ -86,7 +103,9 @@ describe("DELETE /v1/users/me", () => {
   it("clears a browser's cookies and site data", async () => {
     const user = await verifiedUser("gone");
     const login = await postJson("/v1/auth/session/login", { username: user.email, password: user.password });
-    const cookie = getSetCookie(login).map((value) => value.split(";")[0]).join("; ");
+    const cookie = getSetCookie(login)
+      .map((value) => value.split(";")[0])
+      .join("; ");
     const response = await deleteMe({ cookie }, { current_password: user.password });
     expect(response.status).toBe(204);
     expect(getSetCookie(response).every((value) => value.includes("Max-Age=0"))).toBe(true);
@@ -96,7 +115,10 @@ describe("DELETE /v1/users/me", () => {
 
   it("refuses the last active superuser (409) and deletes nothing", async () => {
     const admin = await bootstrapAdmin();
-    const response = await deleteMe(bearer(admin.tokens.access_token), { current_password: admin.password, mfa_code: admin.authenticator.next() });
+    const response = await deleteMe(bearer(admin.tokens.access_token), {
+      current_password: admin.password,
+      mfa_code: admin.authenticator.next(),
+    });
     await expectProblem(response, 409, "LAST_SUPERUSER");
     expect((await me(admin.tokens.access_token)).status).toBe(200);
   });
@@ -107,14 +129,24 @@ describe("DELETE /v1/admin/users/{user_id}", () => {
     const admin = await bootstrapAdmin();
     const user = await ownerWithProduct();
     await expectProblem(await adminDelete(admin.tokens.access_token, user.id, {}), 400, "CURRENT_PASSWORD_REQUIRED");
-    await expectProblem(await adminDelete(admin.tokens.access_token, user.id, { current_password: admin.password }), 400, "MFA_CODE_REQUIRED");
     await expectProblem(
-      await adminDelete(admin.tokens.access_token, user.id, { current_password: "wrong-password-here", mfa_code: admin.authenticator.peek() }),
+      await adminDelete(admin.tokens.access_token, user.id, { current_password: admin.password }),
+      400,
+      "MFA_CODE_REQUIRED",
+    );
+    await expectProblem(
+      await adminDelete(admin.tokens.access_token, user.id, {
+        current_password: "wrong-password-here",
+        mfa_code: admin.authenticator.peek(),
+      }),
       403,
       "CURRENT_PASSWORD_INVALID",
     );
     const logs = captureLogs();
-    const response = await adminDelete(admin.tokens.access_token, user.id, { current_password: admin.password, mfa_code: admin.authenticator.next() });
+    const response = await adminDelete(admin.tokens.access_token, user.id, {
+      current_password: admin.password,
+      mfa_code: admin.authenticator.next(),
+    });
     logs.restore();
     expect(response.status).toBe(204);
     expect((await me(user.tokens.access_token)).status).toBe(401);
@@ -164,7 +196,11 @@ describe("DELETE /v1/admin/users/{user_id}", () => {
     const user = await verifiedUser("gone");
     const stepUp = { current_password: admin.password, mfa_code: admin.recoveryCodes[1] };
     await expectProblem(await adminDelete(admin.tokens.access_token, user.id, stepUp, "?content=shred"), 422, "VALIDATION_FAILED");
-    await expectProblem(await adminDelete(admin.tokens.access_token, 987654, { current_password: admin.password, mfa_code: admin.recoveryCodes[2] }), 404, "USER_NOT_FOUND");
+    await expectProblem(
+      await adminDelete(admin.tokens.access_token, 987654, { current_password: admin.password, mfa_code: admin.recoveryCodes[2] }),
+      404,
+      "USER_NOT_FOUND",
+    );
     const system = await env.DB.prepare("SELECT id FROM users WHERE is_system = 1").first<{ id: number }>();
     await expectProblem(
       await adminDelete(admin.tokens.access_token, system!.id, { current_password: admin.password, mfa_code: admin.recoveryCodes[3] }),
@@ -176,14 +212,21 @@ describe("DELETE /v1/admin/users/{user_id}", () => {
 
   it("never deletes the last active superuser, even through the admin route", async () => {
     const admin = await bootstrapAdmin();
-    const response = await adminDelete(admin.tokens.access_token, admin.id, { current_password: admin.password, mfa_code: admin.recoveryCodes[4] });
+    const response = await adminDelete(admin.tokens.access_token, admin.id, {
+      current_password: admin.password,
+      mfa_code: admin.recoveryCodes[4],
+    });
     await expectProblem(response, 409, "LAST_SUPERUSER");
   });
 
   it("is refused to an ordinary user (403), whatever the body", async () => {
     const user = await verifiedUser("plain");
     const victim = await verifiedUser("victim");
-    await expectProblem(await adminDelete(user.tokens.access_token, victim.id, { current_password: user.password }), 403, "SUPERUSER_REQUIRED");
+    await expectProblem(
+      await adminDelete(user.tokens.access_token, victim.id, { current_password: user.password }),
+      403,
+      "SUPERUSER_REQUIRED",
+    );
     expect((await me(victim.tokens.access_token)).status).toBe(200);
   });
 });

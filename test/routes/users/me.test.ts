@@ -90,7 +90,11 @@ describe("PATCH /v1/users/me", () => {
 
     for (const session of [user.tokens, other]) {
       await expectProblem(await me(session.access_token), 401, "INVALID_TOKEN");
-      await expectProblem(await postJson("/v1/auth/bearer/refresh", { refresh_token: session.refresh_token }), 401, "REFRESH_TOKEN_INVALID");
+      await expectProblem(
+        await postJson("/v1/auth/bearer/refresh", { refresh_token: session.refresh_token }),
+        401,
+        "REFRESH_TOKEN_INVALID",
+      );
     }
     const notice = await lastEmail(user.email, "email address was changed");
     expect(notice.text).not.toContain(newEmail);
@@ -112,7 +116,11 @@ describe("PATCH /v1/users/me", () => {
     const a = await verifiedUser();
     const b = await verifiedUser();
     const alias = b.email.replace("@", "+alias@");
-    await expectProblem(await patchMe(a.tokens.access_token, { email: alias, current_password: a.password }), 409, "EMAIL_ALREADY_REGISTERED");
+    await expectProblem(
+      await patchMe(a.tokens.access_token, { email: alias, current_password: a.password }),
+      409,
+      "EMAIL_ALREADY_REGISTERED",
+    );
     await expectProblem(
       await patchMe(a.tokens.access_token, { email: "x@mailinator.com", current_password: a.password }),
       400,

@@ -5,6 +5,7 @@ import { buildServices } from "../../../services/build-services";
 import { cameraConfig } from "../config";
 import {
   CAMERA_ID_HEADER,
+  type CameraRelayApi,
   CLOSE_CODES,
   CLOSE_TOO_BIG,
   HEARTBEAT_INTERVAL_MS,
@@ -17,9 +18,8 @@ import {
   type RelayOutcome,
   type RequestFrame,
   type ResponseFrame,
-  textFrameBytes,
-  type CameraRelayApi,
   type TunnelStatus,
+  textFrameBytes,
 } from "../protocol";
 import { recordLastSeen } from "./camera-last-seen";
 import { checkWatchedStream, STREAM_KEY, type WatchedStream } from "./camera-stream-watch";
@@ -159,7 +159,15 @@ export class CameraRelay extends DurableObject<Env> implements Omit<CameraRelayA
     await this.ctx.storage.put(RETIRED_KEY, true);
     for (const socket of this.ctx.getWebSockets()) {
       if (notify) {
-        const frame: RequestFrame = { type: "request", id: crypto.randomUUID(), method: "DELETE", path: "/pairing", params: {}, body: null, headers: {} };
+        const frame: RequestFrame = {
+          type: "request",
+          id: crypto.randomUUID(),
+          method: "DELETE",
+          path: "/pairing",
+          params: {},
+          body: null,
+          headers: {},
+        };
         try {
           socket.send(JSON.stringify(frame));
         } catch {

@@ -46,7 +46,9 @@ function endingsIn(scope: CleanUpScope): SQL {
  */
 export async function cleanUp(svc: Services, scope: CleanUpScope): Promise<{ retired: number; ended: number }> {
   const [retirements, endings] = await Promise.all([
-    svc.db.all<Retirement>(sql`SELECT camera_id FROM camera_retirements WHERE ${retirementsIn(scope)} ORDER BY created_at LIMIT ${CLEAN_UP_BATCH}`),
+    svc.db.all<Retirement>(
+      sql`SELECT camera_id FROM camera_retirements WHERE ${retirementsIn(scope)} ORDER BY created_at LIMIT ${CLEAN_UP_BATCH}`,
+    ),
     svc.db.all<Ending>(
       sql`SELECT camera_id, broadcast_id, stream_id, user_id FROM camera_stream_endings WHERE ${endingsIn(scope)} ORDER BY created_at LIMIT ${CLEAN_UP_BATCH}`,
     ),
@@ -69,7 +71,9 @@ export async function cleanUp(svc: Services, scope: CleanUpScope): Promise<{ ret
       failed++;
       continue;
     }
-    await svc.db.run(sql`DELETE FROM camera_stream_endings WHERE camera_id = ${ending.camera_id} AND broadcast_id = ${ending.broadcast_id}`);
+    await svc.db.run(
+      sql`DELETE FROM camera_stream_endings WHERE camera_id = ${ending.camera_id} AND broadcast_id = ${ending.broadcast_id}`,
+    );
     ended++;
   }
   if (retired + ended + failed > 0) svc.log.info("camera clean-up", { retired, ended, failed });

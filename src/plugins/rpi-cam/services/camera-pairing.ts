@@ -3,7 +3,7 @@ import type { Services } from "../../../container";
 import { batchRows } from "../../../db/client";
 import { constantTimeEqual, toHex } from "../../../lib/encoding";
 import { ApiError, notFound } from "../../../lib/problem";
-import { type CameraRow, CAMERA_COLUMNS } from "./cameras";
+import { CAMERA_COLUMNS, type CameraRow } from "./cameras";
 
 /** The pairing code alphabet: no 0/O, 1/I, so a code read off a screen is typed right. */
 export const PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
@@ -23,7 +23,10 @@ export interface PairingRegistration {
 export type PairingPoll = { status: "waiting" } | { status: "paired"; cameraId: string; keyId: string };
 
 const codeNotFound = () =>
-  notFound("No pairing is waiting under this code: it was never registered, has expired, or was already completed.", "PAIRING_CODE_NOT_FOUND");
+  notFound(
+    "No pairing is waiting under this code: it was never registered, has expired, or was already completed.",
+    "PAIRING_CODE_NOT_FOUND",
+  );
 
 async function fingerprintHash(fingerprint: string): Promise<string> {
   return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(fingerprint))));
@@ -34,7 +37,10 @@ async function fingerprintHash(fingerprint: string): Promise<string> {
  * registration is 409 (the device draws a new one); an expired one is taken over. Ended
  * registrations are swept in the same batch. One round trip.
  */
-export async function registerPairing(svc: Pick<Services, "db" | "clock">, registration: PairingRegistration): Promise<{ expiresAt: number }> {
+export async function registerPairing(
+  svc: Pick<Services, "db" | "clock">,
+  registration: PairingRegistration,
+): Promise<{ expiresAt: number }> {
   const now = Math.floor(svc.clock.now() / 1000);
   const expiresAt = now + PAIRING_TTL_SECONDS;
   const hash = await fingerprintHash(registration.fingerprint);
@@ -95,7 +101,10 @@ export async function pollPairing(svc: Pick<Services, "db" | "clock">, code: str
   if (!row) throw codeNotFound();
   const encoder = new TextEncoder();
   if (!constantTimeEqual(encoder.encode(await fingerprintHash(fingerprint)), encoder.encode(row.fingerprint_hash))) {
-    throw new ApiError(403, { code: "PAIRING_FINGERPRINT_MISMATCH", detail: "The fingerprint does not match the one registered with this code." });
+    throw new ApiError(403, {
+      code: "PAIRING_FINGERPRINT_MISMATCH",
+      detail: "The fingerprint does not match the one registered with this code.",
+    });
   }
   if (row.camera_id === null) return { status: "waiting" };
   const taken = await svc.db.all<{ camera_id: string }>(

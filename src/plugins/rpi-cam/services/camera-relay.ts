@@ -35,18 +35,30 @@ const UNAVAILABLE: Record<Exclude<RelayOutcome, { ok: true }>["reason"], () => A
       detail: "The camera's connection closed before it answered.",
       headers: { "Retry-After": "30" },
     }),
-  timeout: () => new ApiError(503, { code: "CAMERA_TIMEOUT", detail: "The camera did not answer in time.", headers: { "Retry-After": "5" } }),
+  timeout: () =>
+    new ApiError(503, { code: "CAMERA_TIMEOUT", detail: "The camera did not answer in time.", headers: { "Retry-After": "5" } }),
   busy: () =>
-    new ApiError(503, { code: "CAMERA_BUSY", detail: "The camera has too many commands in flight; try again shortly.", headers: { "Retry-After": "1" } }),
+    new ApiError(503, {
+      code: "CAMERA_BUSY",
+      detail: "The camera has too many commands in flight; try again shortly.",
+      headers: { "Retry-After": "1" },
+    }),
   protocol: () => new ApiError(502, { code: "CAMERA_PROTOCOL_ERROR", detail: "The camera's answer did not follow the relay protocol." }),
   "too-large": () =>
-    new ApiError(413, { code: "RELAY_COMMAND_TOO_LARGE", detail: "A relayed command is at most 64 KiB as a tunnel frame; send a smaller body." }),
+    new ApiError(413, {
+      code: "RELAY_COMMAND_TOO_LARGE",
+      detail: "A relayed command is at most 64 KiB as a tunnel frame; send a smaller body.",
+    }),
 };
 
 /** The relay object itself failed (reset by a deploy, overloaded): a relay failure, not a bug of the route. */
 function relayUnavailable(log: Logger, cameraId: string, error: unknown): ApiError {
   log.warn("camera relay object unavailable", { camera_id: cameraId, error });
-  return new ApiError(503, { code: "CAMERA_RELAY_UNAVAILABLE", detail: "The camera's relay is restarting; try again.", headers: { "Retry-After": "1" } });
+  return new ApiError(503, {
+    code: "CAMERA_RELAY_UNAVAILABLE",
+    detail: "The camera's relay is restarting; try again.",
+    headers: { "Retry-After": "1" },
+  });
 }
 
 /**
@@ -68,7 +80,11 @@ export async function relayCommand(svc: RelayServices, cameraId: string, command
     if (pathBeyondDepth(outcome.data, MAX_SERVED_JSON_DEPTH) !== null) throw UNAVAILABLE.protocol();
     return outcome;
   }
-  svc.log.warn("camera relay failed", { camera_id: cameraId, command: `${command.method} ${command.path.split("/").slice(0, 3).join("/")}`, reason: outcome.reason });
+  svc.log.warn("camera relay failed", {
+    camera_id: cameraId,
+    command: `${command.method} ${command.path.split("/").slice(0, 3).join("/")}`,
+    reason: outcome.reason,
+  });
   throw UNAVAILABLE[outcome.reason]();
 }
 
@@ -105,7 +121,10 @@ export async function tunnelStatus(svc: Pick<Services, "bindings" | "log">, came
  * routes go on either way, the clean-up of a deleted account tries again).
  */
 export async function retireCamera(svc: Pick<Services, "bindings" | "log">, cameraId: string, notify: boolean): Promise<boolean> {
-  const outcomes = await Promise.allSettled([relayObject(svc, cameraId).unpair(notify), svc.bindings.UPLOADS.delete(previewThumbnailKey(cameraId))]);
+  const outcomes = await Promise.allSettled([
+    relayObject(svc, cameraId).unpair(notify),
+    svc.bindings.UPLOADS.delete(previewThumbnailKey(cameraId)),
+  ]);
   for (const outcome of outcomes) {
     if (outcome.status === "rejected") svc.log.warn("camera not fully retired", { camera_id: cameraId, error: outcome.reason });
   }

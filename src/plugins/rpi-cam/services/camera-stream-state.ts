@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { relayCommand } from "./camera-relay";
-import { readStream, type StreamServices, type StreamRow } from "./camera-streams";
+import { readStream, type StreamRow, type StreamServices } from "./camera-streams";
 import { broadcastStatus, videoAccount } from "./video-platform";
 
 /**

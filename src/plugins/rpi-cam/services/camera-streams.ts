@@ -8,7 +8,7 @@ import { ApiError, notFound } from "../../../lib/problem";
 import type { VideoRow } from "../../../services/product-records";
 import { MAX_VIDEOS, VIDEO_COLUMNS } from "../../../services/videos";
 import type { cameraStreams } from "../schema";
-import { relayCommand, relayObject, type RelayServices } from "./camera-relay";
+import { type RelayServices, relayCommand, relayObject } from "./camera-relay";
 import { cameraNotFound } from "./cameras";
 import {
   broadcastStatus,
@@ -24,7 +24,16 @@ import {
 
 /** The columns every query that reads a stream selects (not the sealed key: it never leaves the service). */
 const STREAM_FIELDS = [
-  "camera_id", "user_id", "product_id", "broadcast_id", "stream_id", "title", "description", "privacy_status", "started_at", "platform_status",
+  "camera_id",
+  "user_id",
+  "product_id",
+  "broadcast_id",
+  "stream_id",
+  "title",
+  "description",
+  "privacy_status",
+  "started_at",
+  "platform_status",
   "platform_checked_at",
 ] as const satisfies readonly (keyof Row<typeof cameraStreams>)[];
 
@@ -63,16 +72,29 @@ export async function startStream(svc: StreamServices, userId: number, cameraId:
     sql`SELECT camera_id FROM camera_streams WHERE camera_id = ${cameraId}`,
   ]);
   if (!cameras[0]) throw cameraNotFound();
-  if (!products[0]) throw notFound("You have no base product with this id (streams are saved as videos of base products).", "PRODUCT_NOT_FOUND");
+  if (!products[0])
+    throw notFound("You have no base product with this id (streams are saved as videos of base products).", "PRODUCT_NOT_FOUND");
   if (products[0].videos >= MAX_VIDEOS) {
-    throw new ApiError(409, { code: "VIDEO_LIMIT_REACHED", detail: `The product already holds ${MAX_VIDEOS} videos, so the stream could not be saved; delete one first.` });
+    throw new ApiError(409, {
+      code: "VIDEO_LIMIT_REACHED",
+      detail: `The product already holds ${MAX_VIDEOS} videos, so the stream could not be saved; delete one first.`,
+    });
   }
   if (running[0]) throw alreadyStreaming();
   const status = await relayObject(svc, cameraId).status();
-  if (!status.online) throw new ApiError(503, { code: "CAMERA_OFFLINE", detail: "The camera has no live connection; nothing was created.", headers: { "Retry-After": "30" } });
+  if (!status.online)
+    throw new ApiError(503, {
+      code: "CAMERA_OFFLINE",
+      detail: "The camera has no live connection; nothing was created.",
+      headers: { "Retry-After": "30" },
+    });
 
   const account = videoAccount(svc, userId);
-  const created = await createLiveStream(account, { title: request.title, description: request.description, privacyStatus: request.privacyStatus });
+  const created = await createLiveStream(account, {
+    title: request.title,
+    description: request.description,
+    privacyStatus: request.privacyStatus,
+  });
   const sealedKey = await sealField(svc.config.dataKey, created.streamKey, `stream-key:${cameraId}`);
   const now = Math.floor(svc.clock.now() / 1000);
   const rows = await svc.db.all<StreamRow>(
@@ -92,7 +114,10 @@ export async function startStream(svc: StreamServices, userId: number, cameraId:
       body: { ingest_url: created.ingestUrl, stream_key: created.streamKey, broadcast_id: created.broadcastId },
     });
     if (answer.status < 200 || answer.status > 299) {
-      throw new ApiError(502, { code: "CAMERA_COMMAND_FAILED", detail: `The camera could not start streaming (it answered ${answer.status}).` });
+      throw new ApiError(502, {
+        code: "CAMERA_COMMAND_FAILED",
+        detail: `The camera could not start streaming (it answered ${answer.status}).`,
+      });
     }
   } catch (error) {
     await svc.db.run(sql`DELETE FROM camera_streams WHERE camera_id = ${cameraId} AND broadcast_id = ${created.broadcastId}`);
@@ -175,7 +200,10 @@ export async function endStreamOfDeletedProduct(svc: StreamServices, stream: Str
   // the stream key valid on the owner's channel until it comes.
   const [, platform] = await Promise.allSettled([tellDeviceToStop(svc, stream), endOnPlatform(svc, stream)]);
   if (platform.status === "rejected") {
-    svc.log.warn("stream of a deleted product not ended on the platform", { camera_id: stream.camera_id, error: (platform.reason as Error).message });
+    svc.log.warn("stream of a deleted product not ended on the platform", {
+      camera_id: stream.camera_id,
+      error: (platform.reason as Error).message,
+    });
     throw platform.reason;
   }
   svc.log.info("camera stream ended", { camera_id: stream.camera_id, reason: "product_deleted", recorded: platform.value, saved: false });

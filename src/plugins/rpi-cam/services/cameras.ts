@@ -10,9 +10,15 @@ import type { UploadTarget } from "../../../services/media";
 import type { cameras } from "../schema";
 
 /** The columns of a camera the read statements select, and RETURNING returns (never its key). */
-const CAMERA_FIELDS = ["id", "owner_id", "name", "description", "last_seen_at", "created_at", "updated_at"] as const satisfies readonly (keyof Row<
-  typeof cameras
->)[];
+const CAMERA_FIELDS = [
+  "id",
+  "owner_id",
+  "name",
+  "description",
+  "last_seen_at",
+  "created_at",
+  "updated_at",
+] as const satisfies readonly (keyof Row<typeof cameras>)[];
 
 export type CameraRow = RowOf<typeof cameras, (typeof CAMERA_FIELDS)[number]>;
 
@@ -28,7 +34,11 @@ const ownCamera = (ownerId: number) => ownedBySql(ownerId, sql.raw("owner_id"));
 export const cameraNotFound = () => notFound("You have no camera with this id.", "CAMERA_NOT_FOUND");
 
 /** One page of the owner's cameras, oldest first, and their count: one round trip. */
-export async function listCameras(svc: Pick<Services, "db">, ownerId: number, page: PageQuery): Promise<{ rows: CameraRow[]; total: number }> {
+export async function listCameras(
+  svc: Pick<Services, "db">,
+  ownerId: number,
+  page: PageQuery,
+): Promise<{ rows: CameraRow[]; total: number }> {
   const { limit, offset } = pageWindow(page);
   const [rows, counts] = await batchRows<[CameraRow, { total: number }]>(svc.db, [
     sql`SELECT ${CAMERA_COLUMNS} FROM cameras WHERE ${ownCamera(ownerId)} ORDER BY created_at, rowid LIMIT ${limit} OFFSET ${offset}`,
@@ -83,7 +93,12 @@ export async function deleteCamera(svc: Pick<Services, "db">, id: string, ownerI
  * record the image goes to, a base product or a component (404 otherwise: someone else's
  * record is not revealed).
  */
-export async function readCaptureTarget(svc: Pick<Services, "db">, ownerId: number, cameraId: string, productId: number): Promise<{ kind: "product" | "component" }> {
+export async function readCaptureTarget(
+  svc: Pick<Services, "db">,
+  ownerId: number,
+  cameraId: string,
+  productId: number,
+): Promise<{ kind: "product" | "component" }> {
   const [owned, records] = await batchRows<[{ id: string }, { parent_id: number | null }]>(svc.db, [
     sql`SELECT id FROM cameras WHERE id = ${cameraId} AND ${ownCamera(ownerId)}`,
     // A capture adds an image: the write rule's `add`, the record's owner alone.
@@ -108,7 +123,13 @@ export async function readDeviceUploadTarget(
   ownerId: number,
   productId: number,
 ): Promise<{ kind: "product" | "component"; target: UploadTarget }> {
-  const rows = await svc.db.all<{ parent_id: number | null; role: "contributor" | "lab"; is_verified: number; upload_file_count: number; upload_total_bytes: number }>(
+  const rows = await svc.db.all<{
+    parent_id: number | null;
+    role: "contributor" | "lab";
+    is_verified: number;
+    upload_file_count: number;
+    upload_total_bytes: number;
+  }>(
     sql`SELECT p.parent_id, u.role, u.is_verified, u.upload_file_count, u.upload_total_bytes
         FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ${productId} AND ${ownedBySql(ownerId, sql.raw("p.owner_id"))}`,
   );
@@ -116,7 +137,10 @@ export async function readDeviceUploadTarget(
   if (!row) throw productNotFound();
   // Records only grow with a verified account, whoever sends the bytes (an email change unverifies).
   if (row.is_verified !== 1) {
-    throw new ApiError(403, { code: "OWNER_NOT_VERIFIED", detail: "The camera's owner must verify their email address before captures are stored." });
+    throw new ApiError(403, {
+      code: "OWNER_NOT_VERIFIED",
+      detail: "The camera's owner must verify their email address before captures are stored.",
+    });
   }
   return {
     kind: row.parent_id === null ? "product" : "component",

@@ -32,10 +32,19 @@ export function videoAccountNotLinked(): ApiError {
 }
 
 const unavailable = (why: string) =>
-  new ApiError(503, { code: "VIDEO_PLATFORM_UNAVAILABLE", detail: `The video platform is not answering (${why}); try again shortly.`, headers: { "Retry-After": "30" } });
+  new ApiError(503, {
+    code: "VIDEO_PLATFORM_UNAVAILABLE",
+    detail: `The video platform is not answering (${why}); try again shortly.`,
+    headers: { "Retry-After": "30" },
+  });
 
 async function readLink(svc: PlatformServices, userId: number): Promise<Link> {
-  const rows = await svc.db.all<{ account_id: string; access_token_sealed: string | null; refresh_token_sealed: string | null; access_token_expires_at: number | null }>(
+  const rows = await svc.db.all<{
+    account_id: string;
+    access_token_sealed: string | null;
+    refresh_token_sealed: string | null;
+    access_token_expires_at: number | null;
+  }>(
     sql`SELECT account_id, access_token_sealed, refresh_token_sealed, access_token_expires_at FROM oauth_accounts WHERE user_id = ${userId} AND provider = 'google-youtube'`,
   );
   const row = rows[0];
@@ -58,7 +67,12 @@ async function refresh(svc: PlatformServices, userId: number, link: Link): Promi
     response = await svc.outbound(google.tokenUrl, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
-      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: link.refreshToken, client_id: google.clientId, client_secret: google.clientSecret }),
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: link.refreshToken,
+        client_id: google.clientId,
+        client_secret: google.clientSecret,
+      }),
     });
   } catch (error) {
     throw unavailable((error as OutboundError).reason ?? "network");
@@ -108,7 +122,11 @@ export function videoAccount(svc: PlatformServices, userId: number): VideoAccoun
             url,
             {
               method,
-              headers: { Authorization: `Bearer ${token}`, Accept: "application/json", ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+              headers: {
+                Authorization: `Bearer ${token}`,
+                Accept: "application/json",
+                ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+              },
               ...(body === undefined ? {} : { body: JSON.stringify(body) }),
             },
             { timeoutMs: svc.config.videoPlatform.timeoutMs },
@@ -127,7 +145,10 @@ export function videoAccount(svc: PlatformServices, userId: number): VideoAccoun
         if (!response.ok) {
           const said = typeof json?.error?.message === "string" ? ` It said: ${json.error.message.slice(0, 200)}` : "";
           svc.log.warn("video platform refused", { path, status: response.status });
-          throw new ApiError(502, { code: "VIDEO_PLATFORM_REFUSED", detail: `The video platform refused the request (${response.status}).${said}` });
+          throw new ApiError(502, {
+            code: "VIDEO_PLATFORM_REFUSED",
+            detail: `The video platform refused the request (${response.status}).${said}`,
+          });
         }
         return json as T;
       }
@@ -146,21 +167,32 @@ export async function createLiveStream(
   account: VideoAccount,
   input: { title: string; description: string | null; privacyStatus: "public" | "private" | "unlisted" },
 ): Promise<CreatedStream> {
-  const broadcast = await account.call<Broadcast>("POST", "liveBroadcasts", { part: "snippet,status,contentDetails" }, {
-    snippet: { title: input.title, description: input.description ?? "", scheduledStartTime: new Date().toISOString() },
-    status: { privacyStatus: input.privacyStatus },
-    contentDetails: { enableAutoStart: true, enableAutoStop: true },
-  });
+  const broadcast = await account.call<Broadcast>(
+    "POST",
+    "liveBroadcasts",
+    { part: "snippet,status,contentDetails" },
+    {
+      snippet: { title: input.title, description: input.description ?? "", scheduledStartTime: new Date().toISOString() },
+      status: { privacyStatus: input.privacyStatus },
+      contentDetails: { enableAutoStart: true, enableAutoStop: true },
+    },
+  );
   let streamId: string | null = null;
   try {
-    const stream = await account.call<Stream>("POST", "liveStreams", { part: "snippet,cdn,contentDetails,status" }, {
-      snippet: { title: input.title },
-      cdn: { ingestionType: "rtmp", resolution: "variable", frameRate: "variable" },
-    });
+    const stream = await account.call<Stream>(
+      "POST",
+      "liveStreams",
+      { part: "snippet,cdn,contentDetails,status" },
+      {
+        snippet: { title: input.title },
+        cdn: { ingestionType: "rtmp", resolution: "variable", frameRate: "variable" },
+      },
+    );
     streamId = stream.id;
     const ingestUrl = stream.cdn?.ingestionInfo?.ingestionAddress;
     const streamKey = stream.cdn?.ingestionInfo?.streamName;
-    if (!ingestUrl || !streamKey) throw new ApiError(502, { code: "VIDEO_PLATFORM_REFUSED", detail: "The video platform gave no ingestion address." });
+    if (!ingestUrl || !streamKey)
+      throw new ApiError(502, { code: "VIDEO_PLATFORM_REFUSED", detail: "The video platform gave no ingestion address." });
     await account.call("POST", "liveBroadcasts/bind", { id: broadcast.id, part: "id,contentDetails", streamId: stream.id });
     return { broadcastId: broadcast.id, streamId: stream.id, ingestUrl, streamKey };
   } catch (error) {
@@ -171,7 +203,10 @@ export async function createLiveStream(
 
 /** Deletes a broadcast (and its stream) that never went live: best effort, logged. */
 export async function removeLiveStream(account: VideoAccount, broadcastId: string, streamId: string | null): Promise<void> {
-  for (const [path, id] of [["liveBroadcasts", broadcastId], ["liveStreams", streamId]] as const) {
+  for (const [path, id] of [
+    ["liveBroadcasts", broadcastId],
+    ["liveStreams", streamId],
+  ] as const) {
     if (id === null) continue;
     try {
       await account.call("DELETE", path, { id });

@@ -12,18 +12,25 @@ const ADMIN_ONLY =
 const NOT_FOUND = "An unknown id (or the internal account that holds deleted users' products): 404 `USER_NOT_FOUND`.";
 
 export const UserIdParamsSchema = z.object({
-  user_id: z.coerce.number().int().positive().openapi({ param: { name: "user_id", in: "path" }, example: 42 }),
+  user_id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .openapi({ param: { name: "user_id", in: "path" }, example: 42 }),
 });
 
 const flag = (description: string) =>
-  z.enum(["true", "false"]).transform((value) => value === "true").optional().openapi({ description, example: "true" });
+  z
+    .enum(["true", "false"])
+    .transform((value) => value === "true")
+    .optional()
+    .openapi({ description, example: "true" });
 
 export const AdminUserListQuerySchema = z.strictObject({
-  search: singleLineText()
-    .min(1)
-    .max(100)
-    .optional()
-    .openapi({ description: "Case-insensitive substring of the username or email address (`%` and `_` are plain characters).", example: "ada" }),
+  search: singleLineText().min(1).max(100).optional().openapi({
+    description: "Case-insensitive substring of the username or email address (`%` and `_` are plain characters).",
+    example: "ada",
+  }),
   role: z.enum(ROLES).optional().openapi({ description: "Only accounts with this role.", example: "lab" }),
   is_active: flag("Only active (`true`) or deactivated (`false`) accounts."),
   is_superuser: flag("Only superusers (`true`) or only other accounts (`false`)."),

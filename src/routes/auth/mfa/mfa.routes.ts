@@ -9,7 +9,8 @@ const CodeSchema = z.string().min(1).max(64).openapi({
   example: "492039",
 });
 const CurrentPasswordSchema = z.string().max(1024).openapi({
-  description: "The account's password; accounts without one (identity-provider sign-in only) need a session signed in within the last 10 minutes instead.",
+  description:
+    "The account's password; accounts without one (identity-provider sign-in only) need a session signed in within the last 10 minutes instead.",
 });
 
 const RecoveryCodesSchema = z
@@ -19,10 +20,14 @@ const RecoveryCodesSchema = z
 const TotpSetupSchema = z
   .object({
     setup_token: z.string().openapi({ description: "Send back to /totp/confirm within 10 minutes." }),
-    secret: z.string().openapi({ description: "The seed in base32, for typing into an authenticator by hand.", example: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" }),
+    secret: z.string().openapi({
+      description: "The seed in base32, for typing into an authenticator by hand.",
+      example: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+    }),
     otpauth_uri: z.string().openapi({
       description: "The same as an `otpauth://` URI (show it as a QR code). SHA-1, 6 digits, 30 s.",
-      example: "otpauth://totp/relab:ada%40example.org?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=relab&algorithm=SHA1&digits=6&period=30",
+      example:
+        "otpauth://totp/relab:ada%40example.org?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=relab&algorithm=SHA1&digits=6&period=30",
     }),
   })
   .openapi("TotpSetup");
@@ -34,15 +39,17 @@ const TotpConfirmBodySchema = z
 const TotpConfirmedSchema = z
   .object({
     recovery_codes: RecoveryCodesSchema,
-    tokens: TokenPairSchema.optional().openapi({ description: "The enrolling bearer client's new session (browsers get new cookies instead)." }),
+    tokens: TokenPairSchema.optional().openapi({
+      description: "The enrolling bearer client's new session (browsers get new cookies instead).",
+    }),
   })
   .openapi("TotpConfirmed");
 
-const TotpDisableBodySchema = z.strictObject({ code: CodeSchema, current_password: CurrentPasswordSchema.optional() }).openapi("TotpDisableBody");
+const TotpDisableBodySchema = z
+  .strictObject({ code: CodeSchema, current_password: CurrentPasswordSchema.optional() })
+  .openapi("TotpDisableBody");
 const RegenerateBodySchema = z.strictObject({ code: CodeSchema }).openapi("RecoveryCodesRegenerateBody");
-const ChallengeBodySchema = z
-  .strictObject({ mfa_token: z.string().min(1).max(512), code: CodeSchema })
-  .openapi("MfaChallengeBody");
+const ChallengeBodySchema = z.strictObject({ mfa_token: z.string().min(1).max(512), code: CodeSchema }).openapi("MfaChallengeBody");
 
 const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
 
@@ -56,7 +63,8 @@ export const totpSetup = createRoute({
   operationId: "totpSetup",
   tags: ["Auth"],
   summary: "Begin TOTP enrolment",
-  description: "Creates a new authenticator seed and returns it with a setup token. Nothing changes until /totp/confirm. TOTP already on: 409.",
+  description:
+    "Creates a new authenticator seed and returns it with a setup token. Nothing changes until /totp/confirm. TOTP already on: 409.",
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   responses: {
@@ -74,7 +82,8 @@ export const totpConfirm = createRoute({
   description:
     "Turns TOTP on with the setup token and a current code of the new seed, after the step-up: `current_password` (missing 400, wrong 403). " +
     "Every existing session and refresh token of the account is revoked; this device gets a new session in the same response " +
-    "(new cookies for a browser, a `tokens` member for a bearer client). Returns ten recovery codes, shown once. " + BUDGET,
+    "(new cookies for a browser, a `tokens` member for a bearer client). Returns ten recovery codes, shown once. " +
+    BUDGET,
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   request: { body: json(TotpConfirmBodySchema) },
@@ -92,7 +101,8 @@ export const totpDisable = createRoute({
   summary: "Turn TOTP off",
   description:
     "Needs `current_password` (when the account has one) and a `code` (authenticator or recovery code). Removes the seed and the recovery codes. " +
-    "A superuser without TOTP loses the superuser powers until enrolling again. " + BUDGET,
+    "A superuser without TOTP loses the superuser powers until enrolling again. " +
+    BUDGET,
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   request: { body: json(TotpDisableBodySchema) },

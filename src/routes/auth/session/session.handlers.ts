@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { ACCESS_COOKIE, clearedSessionCookies, readCookie, REFRESH_COOKIE } from "../../../auth/cookies";
+import { ACCESS_COOKIE, clearedSessionCookies, REFRESH_COOKIE, readCookie } from "../../../auth/cookies";
 import { readAccessToken } from "../../../auth/tokens";
 import type { AppEnv } from "../../../env";
 import { audit } from "../../../lib/audit";
@@ -36,7 +36,9 @@ export const logout: RouteHandler<typeof sessionLogout, AppEnv> = async (c) => {
   const accessToken = readCookie(cookies, ACCESS_COOKIE);
   let userId: number | null = null;
   if (refreshToken) userId = await endSessionByRefreshToken(c.get("services"), refreshToken);
-  const claims = accessToken ? await readAccessToken(c.get("services").config.tokenSecret, accessToken, c.get("services").clock.now() / 1000) : null;
+  const claims = accessToken
+    ? await readAccessToken(c.get("services").config.tokenSecret, accessToken, c.get("services").clock.now() / 1000)
+    : null;
   if (claims && (await endSessionById(c.get("services"), claims.userId, claims.sessionId))) userId ??= claims.userId;
   if (userId !== null) audit(c.get("log"), "auth.logout", { transport: "cookie", user_id: userId });
   clearBrowserSession(c);

@@ -1,5 +1,5 @@
 import { ownerVisibleTo } from "../../../auth/permissions";
-import { CSV_BOM, csvRow, type CsvValue } from "../../../lib/csv";
+import { CSV_BOM, type CsvValue, csvRow } from "../../../lib/csv";
 import { isoSeconds } from "../../../lib/time";
 import { nestRows } from "../../../services/component-tree";
 import type { FileRow, ImageRow } from "../../../services/media-records";
@@ -8,14 +8,37 @@ import type { ExportFormat, ExportRow, ExportTree } from "../../../services/prod
 import { circularityOut } from "../../../services/product-fields";
 import type { BomRow, VideoRow } from "../../../services/product-records";
 import {
-  type ReadView, toBomEntry, toComponentSummary, toFile, toImage, toProductSummary, toProductTypeRef, toVideo,
+  type ReadView,
+  toBomEntry,
+  toComponentSummary,
+  toFile,
+  toImage,
+  toProductSummary,
+  toProductTypeRef,
+  toVideo,
 } from "../products.mappers";
 
 /** CSV columns in the order of decisions.md (Exports), which follows the dataset release's records table. */
 export const CSV_COLUMNS = [
-  "id", "parent_id", "amount_in_parent", "owner_username", "name", "description", "brand", "model", "product_type_id",
-  "product_type_name", "weight_g", "height_cm", "width_cm", "depth_cm", "volume_cm3", "circularity_properties",
-  "created_at", "updated_at", "image_urls",
+  "id",
+  "parent_id",
+  "amount_in_parent",
+  "owner_username",
+  "name",
+  "description",
+  "brand",
+  "model",
+  "product_type_id",
+  "product_type_name",
+  "weight_g",
+  "height_cm",
+  "width_cm",
+  "depth_cm",
+  "volume_cm3",
+  "circularity_properties",
+  "created_at",
+  "updated_at",
+  "image_urls",
 ] as const;
 
 /** One CSV record's cells, in `CSV_COLUMNS` order. The owner is empty when hidden from the viewer. */

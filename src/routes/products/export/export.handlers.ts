@@ -17,7 +17,10 @@ const CONTENT_TYPES: Record<ExportFormat, string> = {
 
 /** `20261121T093015Z`: the UTC time of the export, safe in a file name. */
 function fileStamp(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, "Z").replace(/[-:]/g, "");
+  return now
+    .toISOString()
+    .replace(/\.\d{3}Z$/, "Z")
+    .replace(/[-:]/g, "");
 }
 
 /**
@@ -49,11 +52,15 @@ async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: Expo
   const log = c.get("log");
   const roundTrips = c.get("services").roundTrips;
   const document = exportDocument(counted(), format, { viewer: c.get("user"), origin: requestOrigin(c) });
-  const body = textStream(document, (outcome, error) => {
-    const fields = { format, outcome, records, chunks: chunkCount, d1_round_trips: roundTrips.count, duration_ms: Date.now() - started };
-    if (outcome === "failed") log.error("export ended", { ...fields, error });
-    else log.info("export ended", fields);
-  }, c.req.raw.signal);
+  const body = textStream(
+    document,
+    (outcome, error) => {
+      const fields = { format, outcome, records, chunks: chunkCount, d1_round_trips: roundTrips.count, duration_ms: Date.now() - started };
+      if (outcome === "failed") log.error("export ended", { ...fields, error });
+      else log.info("export ended", fields);
+    },
+    c.req.raw.signal,
+  );
   return new Response(body, {
     status: 200,
     headers: {
@@ -71,11 +78,11 @@ export const exportProducts: RouteHandler<typeof routes.exportProducts, AppEnv> 
   const filter = productFilterFromQuery(query);
   if (filter.ownerMe && !viewer) throw authenticationRequired();
   const scope = { filter, viewerId: viewer?.id ?? null };
-  return (await streamExport(c, scope, format, `relab-products-${fileStamp(new Date())}`));
+  return await streamExport(c, scope, format, `relab-products-${fileStamp(new Date())}`);
 };
 
 export const exportProduct: RouteHandler<typeof routes.exportProduct, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const { format } = c.req.valid("query");
-  return (await streamExport(c, { productId: id }, format, `relab-product-${id}-${fileStamp(new Date())}`));
+  return await streamExport(c, { productId: id }, format, `relab-product-${id}-${fileStamp(new Date())}`);
 };

@@ -7,10 +7,7 @@ import { IdParamsSchema } from "../products.routes";
 import { ComponentDetailSchema, ProductDetailSchema } from "../products.schemas";
 import { CSV_COLUMNS } from "./export.format";
 
-const FormatParam = z
-  .enum(EXPORT_FORMATS)
-  .default("csv")
-  .openapi({ description: "`csv` (default) or `json`.", example: "csv" });
+const FormatParam = z.enum(EXPORT_FORMATS).default("csv").openapi({ description: "`csv` (default) or `json`.", example: "csv" });
 
 /** Query of the list export: the list's filters, search and `order_by`, and `format`; no paging, it returns every match. */
 export const ProductExportQuerySchema = z.strictObject({ ...PRODUCT_FILTER_PARAMS, order_by: OrderByParam, format: FormatParam });
@@ -24,7 +21,9 @@ const ExportComponentSchema = ComponentDetailSchema.extend({
 }).openapi("ExportComponent");
 
 const ExportProductSchema = ProductDetailSchema.extend({
-  components: z.array(ExportComponentSchema).openapi({ description: "Every component, nested at every depth (ordered by id within a parent)." }),
+  components: z
+    .array(ExportComponentSchema)
+    .openapi({ description: "Every component, nested at every depth (ordered by id within a parent)." }),
 }).openapi("ExportProduct");
 
 const CSV_DESCRIPTION =
@@ -44,7 +43,7 @@ const exportResponses = (what: string) => ({
   200: {
     description: `${what}. CSV or JSON by \`format\`.`,
     headers: {
-      "Content-Disposition": { description: "`attachment; filename=\"…\"`.", schema: { type: "string" as const } },
+      "Content-Disposition": { description: '`attachment; filename="…"`.', schema: { type: "string" as const } },
     },
     content: {
       "text/csv": { schema: z.string().openapi({ description: CSV_DESCRIPTION }) },

@@ -20,12 +20,21 @@ export const getProductFacets: RouteHandler<typeof routes.getProductFacets, AppE
   return c.json(facetsFromRows(fields, rows), 200);
 };
 
-const suggestionsOf = (kind: "brands" | "models"): RouteHandler<typeof routes.suggestProductBrands, AppEnv> => async (c) => {
-  const { search, page, size } = c.req.valid("query");
-  const [rows, total] = await batchRows<[FacetValue, CountRow]>(c.get("services").db, suggestionStatements(kind, search, { page, size }));
-  c.header("Cache-Control", "no-store");
-  return c.json(pageEnvelope(rows.map((row) => row.value), total[0]?.total ?? 0, { page, size }), 200);
-};
+const suggestionsOf =
+  (kind: "brands" | "models"): RouteHandler<typeof routes.suggestProductBrands, AppEnv> =>
+  async (c) => {
+    const { search, page, size } = c.req.valid("query");
+    const [rows, total] = await batchRows<[FacetValue, CountRow]>(c.get("services").db, suggestionStatements(kind, search, { page, size }));
+    c.header("Cache-Control", "no-store");
+    return c.json(
+      pageEnvelope(
+        rows.map((row) => row.value),
+        total[0]?.total ?? 0,
+        { page, size },
+      ),
+      200,
+    );
+  };
 
 export const suggestProductBrands = suggestionsOf("brands");
 export const suggestProductModels = suggestionsOf("models");

@@ -10,18 +10,29 @@ export const FacetValueSchema = z
   .openapi("FacetValue", { example: { value: "fairphone", count: 2 } });
 
 const facetList = (field: string) =>
-  z.array(FacetValueSchema).optional().openapi({
-    description: `Values of ${field}, most frequent first (ties by value), at most ${PRODUCT_QUERY_LIMITS.facetValues}; present when asked for in \`fields\`.`,
-  });
+  z
+    .array(FacetValueSchema)
+    .optional()
+    .openapi({
+      description: `Values of ${field}, most frequent first (ties by value), at most ${PRODUCT_QUERY_LIMITS.facetValues}; present when asked for in \`fields\`.`,
+    });
 
 /** `{brand: [{value, count}], ...}`: one member per requested field. */
 export const ProductFacetsSchema = z
-  .object(Object.fromEntries(PRODUCT_FACET_FIELDS.map((field) => [field, facetList(field)])) as Record<
-    (typeof PRODUCT_FACET_FIELDS)[number],
-    ReturnType<typeof facetList>
-  >)
+  .object(
+    Object.fromEntries(PRODUCT_FACET_FIELDS.map((field) => [field, facetList(field)])) as Record<
+      (typeof PRODUCT_FACET_FIELDS)[number],
+      ReturnType<typeof facetList>
+    >,
+  )
   .openapi("ProductFacets", {
-    example: { brand: [{ value: "fairphone", count: 2 }, { value: "nokia", count: 1 }], model: [{ value: "3310", count: 1 }] },
+    example: {
+      brand: [
+        { value: "fairphone", count: 2 },
+        { value: "nokia", count: 1 },
+      ],
+      model: [{ value: "3310", count: 1 }],
+    },
   });
 
 export const getProductFacets = createRoute({

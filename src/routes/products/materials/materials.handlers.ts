@@ -28,7 +28,12 @@ const recordOf = (kind: RecordKind, id: number, c?: Context<AppEnv>): BomRecord 
 });
 
 /** An entry as the API shows it (the stored row carries the record id too). */
-const toEntry = (row: BomRow) => ({ material_id: row.material_id, material_name: row.material_name, quantity: row.quantity, unit: row.unit });
+const toEntry = (row: BomRow) => ({
+  material_id: row.material_id,
+  material_name: row.material_name,
+  quantity: row.quantity,
+  unit: row.unit,
+});
 
 type Handler<K extends keyof BomRoutes> = RouteHandler<BomRoutes[K], AppEnv>;
 
@@ -55,7 +60,13 @@ export function bomHandlers(kind: RecordKind) {
   const addOne: Handler<"addOne"> = async (c) => {
     const user = requireVerified(c);
     const { id, material_id } = c.req.valid("param");
-    const entries = await addBomEntries(c.get("services"), user, recordOf(kind, id), [{ material_id, ...c.req.valid("json") }], () => "#/path/material_id");
+    const entries = await addBomEntries(
+      c.get("services"),
+      user,
+      recordOf(kind, id),
+      [{ material_id, ...c.req.valid("json") }],
+      () => "#/path/material_id",
+    );
     c.header("Location", `${PREFIX[kind]}/${id}/materials/${material_id}`);
     return c.json(toEntry(entries.find((entry) => entry.material_id === material_id)!), 201);
   };

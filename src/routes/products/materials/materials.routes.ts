@@ -10,7 +10,11 @@ import { BomEntryInputSchema, BomEntrySchema } from "../products.schemas";
 
 /** Path parameters of one entry: the record id and the material id. */
 export const MaterialParamsSchema = IdParamsSchema.extend({
-  material_id: z.coerce.number().int().positive().openapi({ param: { name: "material_id", in: "path" }, example: 3 }),
+  material_id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .openapi({ param: { name: "material_id", in: "path" }, example: 3 }),
 });
 
 /** A whole bill of materials, as the list routes answer it. */
@@ -27,13 +31,17 @@ export const BomAddListSchema = z
   .superRefine((entries, ctx) => {
     const seen = new Set<number>();
     entries.forEach((entry, i) => {
-      if (seen.has(entry.material_id)) ctx.addIssue({ code: "custom", path: [i, "material_id"], message: "Each material may appear once per record." });
+      if (seen.has(entry.material_id))
+        ctx.addIssue({ code: "custom", path: [i, "material_id"], message: "Each material may appear once per record." });
       seen.add(entry.material_id);
     });
   })
   .openapi("BillOfMaterialsAdd", {
     description: "1 to 100 entries, each material once; `unit` defaults to `kg`.",
-    example: [{ material_id: 3, quantity: 0.25, unit: "kg" }, { material_id: 5, quantity: 40, unit: "g" }],
+    example: [
+      { material_id: 3, quantity: 0.25, unit: "kg" },
+      { material_id: 5, quantity: 40, unit: "g" },
+    ],
   });
 
 /** Body of POST on one entry: the material is in the path. */

@@ -8,14 +8,7 @@ import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../lib/multipa
 import { pageEnvelope } from "../../../lib/pagination";
 import { ApiError, notFound } from "../../../lib/problem";
 import { requireVerified } from "../../../middleware/guards";
-import {
-  assertWithinQuota,
-  deleteMedia,
-  type MediaParent,
-  readMediaItem,
-  readMediaPage,
-  readUploadTarget,
-} from "../../../services/media";
+import { assertWithinQuota, deleteMedia, type MediaParent, readMediaItem, readMediaPage, readUploadTarget } from "../../../services/media";
 import { storeUpload } from "../../../services/media-intake";
 import type { FileRow, ImageRow } from "../../../services/media-records";
 import { type MediaKind, objectKeys, quarantineKey } from "../../../services/media-storage";
@@ -52,7 +45,14 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
     const { id } = c.req.valid("param");
     const { page, size } = c.req.valid("query");
     const found = await readMediaPage(c.get("services"), parentOf(kind, id), media, { page, size }, c.get("user"));
-    return jsonWithEtag(c, pageEnvelope(found.rows.map((row) => toItem(c, row)), found.total, { page, size }));
+    return jsonWithEtag(
+      c,
+      pageEnvelope(
+        found.rows.map((row) => toItem(c, row)),
+        found.total,
+        { page, size },
+      ),
+    );
   };
 
   const get: Handler<"get"> = async (c) => {

@@ -74,13 +74,16 @@ const PREFIX = { product: "/products", component: "/components" } as const;
 const NAME = { product: "Product", component: "Component" } as const;
 const NOUN = { product: "base product", component: "component" } as const;
 const OTHER = { product: "a component id", component: "a base product id" } as const;
-const ITEM = { images: { name: "Image", noun: "image", param: "image_id" }, files: { name: "File", noun: "research file", param: "file_id" } } as const;
+const ITEM = {
+  images: { name: "Image", noun: "image", param: "image_id" },
+  files: { name: "File", noun: "research file", param: "file_id" },
+} as const;
 
 const UPLOAD_RULES: Record<MediaKind, string> = {
   images:
     `Caps follow the uploader's role: ${contributor.imageUploadMaxBytes / MIB} MiB and ${contributor.imageUploadMaxPixels} px (contributor), ` +
     `${lab.imageUploadMaxBytes / MIB} MiB and ${lab.imageUploadMaxPixels} px (lab). Over the size: 413 (refused by \`Content-Length\` before the body is read); ` +
-    "over the pixels: 400 `IMAGE_TOO_MANY_PIXELS` (\"Image has N pixels, exceeding the maximum allowed M.\"; GIF and WebP, which are " +
+    'over the pixels: 400 `IMAGE_TOO_MANY_PIXELS` ("Image has N pixels, exceeding the maximum allowed M."; GIF and WebP, which are ' +
     "decoded whole, at most 1,500,000 px for every role). Extension, declared type and bytes disagreeing: 415 `MEDIA_TYPE_MISMATCH`; " +
     "another format, or a variant no decoder here reads (RLE or otherwise compressed BMP; lossless, hierarchical, arithmetic-coded, " +
     "12-bit or CMYK JPEG): 415 `UNSUPPORTED_MEDIA_TYPE`; a broken file or one with data after its end " +
@@ -94,7 +97,7 @@ const UPLOAD_RULES: Record<MediaKind, string> = {
 
 const QUOTA =
   "The upload counts against the record owner's quota (files and bytes of their role; `GET /v1/users/me`): over it, 403 " +
-  "`UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: \"pending\"`: the media job scans it (and decodes an image in full) on " +
+  '`UPLOAD_QUOTA_EXCEEDED`. The answer is 201 with `status: "pending"`: the media job scans it (and decodes an image in full) on ' +
   "the queue; it turns `clean`, listed for everyone and its URLs served, or `rejected` (malware, undecodable, or a scan that kept " +
   "failing): never served, its bytes removed and its quota released, shown to the owner with `rejected_reason` until deleted. " +
   "Needs a verified account; someone else's record: 404 " +

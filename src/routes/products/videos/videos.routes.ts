@@ -7,7 +7,11 @@ import { IdParamsSchema } from "../products.routes";
 import { VideoInputSchema, VideoSchema } from "../products.schemas";
 
 export const VideoParamsSchema = IdParamsSchema.extend({
-  video_id: z.coerce.number().int().positive().openapi({ param: { name: "video_id", in: "path" }, example: 4 }),
+  video_id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .openapi({ param: { name: "video_id", in: "path" }, example: 4 }),
 });
 
 /** PATCH body: the members given change, the rest stay. */
@@ -109,7 +113,8 @@ export const addComponentVideo = createRoute({
   operationId: "addComponentVideo",
   tags: ["Media"],
   summary: "Components cannot carry videos",
-  description: "Always 422 `COMPONENT_VIDEOS_NOT_ALLOWED` (decisions.md): videos belong to base products; add it to the base product instead.",
+  description:
+    "Always 422 `COMPONENT_VIDEOS_NOT_ALLOWED` (decisions.md): videos belong to base products; add it to the base product instead.",
   request: { params: IdParamsSchema },
   responses: { ...problemResponses(422) },
 });

@@ -23,7 +23,11 @@ const fields = {
     .refine((domains) => new Set(domains).size === domains.length, { message: "Each domain may appear once." })
     .openapi({ description: "What it classifies: 1 to 3 distinct of materials, products, other.", example: ["products"] }),
   description: multilineText().max(1000).nullable().optional(),
-  source: singleLineText().max(500).nullable().optional().openapi({ description: "A URL or a citation.", example: "https://eur-lex.europa.eu/eli/dir/2012/19/oj" }),
+  source: singleLineText()
+    .max(500)
+    .nullable()
+    .optional()
+    .openapi({ description: "A URL or a citation.", example: "https://eur-lex.europa.eu/eli/dir/2012/19/oj" }),
 };
 
 export const TaxonomyCreateSchema = z

@@ -1,12 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../../../middleware/authenticate";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
+import { authenticate } from "../../../middleware/authenticate";
 import { MeSchema } from "../users.routes";
 
 const AcceptTermsSchema = z
   .strictObject({
-    version: z.number().int().min(1).openapi({ description: "The current version of the contributor terms (`GET` on this path names it).", example: 1 }),
+    version: z
+      .number()
+      .int()
+      .min(1)
+      .openapi({ description: "The current version of the contributor terms (`GET` on this path names it).", example: 1 }),
   })
   .openapi("ContributorTermsAcceptance", { example: { version: 1 } });
 
@@ -51,7 +55,10 @@ export const acceptContributorTerms = createRoute({
   middleware: [authenticate("required")] as const,
   request: { body: { required: true, content: { "application/json": { schema: AcceptTermsSchema } } } },
   responses: {
-    200: { description: "Your account, with `terms_accepted_version` and `terms_accepted_at`.", content: { "application/json": { schema: MeSchema } } },
+    200: {
+      description: "Your account, with `terms_accepted_version` and `terms_accepted_at`.",
+      content: { "application/json": { schema: MeSchema } },
+    },
     ...problemResponses(401, 413, 415, 422, 503),
   },
 });

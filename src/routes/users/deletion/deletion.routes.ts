@@ -12,12 +12,18 @@ const StepUpBodySchema = z
   .openapi("StepUpBody", { example: { current_password: "violet-kettle-47-orbit", mfa_code: "492039" } });
 
 const UserIdParamsSchema = z.object({
-  user_id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).openapi({ param: { in: "path" }, example: 42 }),
+  user_id: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(Number.MAX_SAFE_INTEGER)
+    .openapi({ param: { in: "path" }, example: 42 }),
 });
 
 const ContentQuerySchema = z.strictObject({
   content: z.enum(DELETION_CONTENT).default("anonymize").openapi({
-    description: "`anonymize` (default): the products move to an anonymous system account and stay public without the owner's name. `delete`: they are deleted.",
+    description:
+      "`anonymize` (default): the products move to an anonymous system account and stay public without the owner's name. `delete`: they are deleted.",
   }),
 });
 
@@ -33,9 +39,11 @@ export const deleteMe = createRoute({
   summary: "Delete your account",
   description:
     "Step-up: `current_password` when the account has one, and with TOTP also `mfa_code` (missing: 400, wrong: 403); an account with " +
-    "neither needs a session signed in within the last 10 minutes (otherwise 403 `RECENT_SIGN_IN_REQUIRED`). " + ERASED +
+    "neither needs a session signed in within the last 10 minutes (otherwise 403 `RECENT_SIGN_IN_REQUIRED`). " +
+    ERASED +
     "Your products and their media stay public under an anonymous system account, without your name. A browser's cookies are cleared. " +
-    "The last active superuser cannot be deleted (409). " + BUDGET,
+    "The last active superuser cannot be deleted (409). " +
+    BUDGET,
   security: SIGNED_IN,
   middleware: [authenticate("required")] as const,
   request: { body: { required: false, content: { "application/json": { schema: StepUpBodySchema } } } },
@@ -49,8 +57,10 @@ export const adminDeleteUser = createRoute({
   tags: ["Admin"],
   summary: "Delete a user's account",
   description:
-    "Superuser with TOTP. Step-up of the acting superuser: `current_password` and `mfa_code` in the body. " + ERASED +
-    "`content` decides what happens to the products. Unknown user: 404; the last active superuser: 409. Audited. " + BUDGET,
+    "Superuser with TOTP. Step-up of the acting superuser: `current_password` and `mfa_code` in the body. " +
+    ERASED +
+    "`content` decides what happens to the products. Unknown user: 404; the last active superuser: 409. Audited. " +
+    BUDGET,
   security: SIGNED_IN,
   request: {
     params: UserIdParamsSchema,

@@ -1,7 +1,17 @@
 import { base64url, generateKeyPair } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { verifiedUser } from "../../../support/accounts";
-import { assertion, type AssertionRefusal, assertionRefusal, deviceKeys, expectAccepted, handshake, pairCamera, rawHandshake, type TestCamera } from "../../../support/camera";
+import {
+  type AssertionRefusal,
+  assertion,
+  assertionRefusal,
+  deviceKeys,
+  expectAccepted,
+  handshake,
+  pairCamera,
+  rawHandshake,
+  type TestCamera,
+} from "../../../support/camera";
 import { pngImage } from "../../../support/image-fixtures";
 import { upload } from "../../../support/media";
 
@@ -88,7 +98,11 @@ describe("the Authorization header", () => {
 
   it("refuses a three-part token whose header is not a JSON object (401, not a server error)", async () => {
     const [, payload, signature] = (await assertion(camera)).split(".");
-    const tokens = ["abc.def.ghi", `${encodeJson("ES256")}.${payload}.${signature}`, `${encodeJson([camera.keyId])}.${payload}.${signature}`];
+    const tokens = [
+      "abc.def.ghi",
+      `${encodeJson("ES256")}.${payload}.${signature}`,
+      `${encodeJson([camera.keyId])}.${payload}.${signature}`,
+    ];
     const responses = await Promise.all(tokens.map((token) => rawHandshake(camera, { Authorization: `Bearer ${token}` })));
     expect(responses.map((response) => response.status)).toEqual([401, 401, 401]);
     for (const response of responses) await expectRefusedAssertion(response);
@@ -138,7 +152,15 @@ describe("the algorithm and key", () => {
 
   it("refuses a tampered payload", async () => {
     const [header, , signature] = (await assertion(camera)).split(".");
-    const forged = encodeJson({ iss: `camera:${camera.id}`, sub: `camera:${camera.id}`, aud: AUDIENCE, iat: now(), nbf: now(), exp: now() + 60, jti: crypto.randomUUID() });
+    const forged = encodeJson({
+      iss: `camera:${camera.id}`,
+      sub: `camera:${camera.id}`,
+      aud: AUDIENCE,
+      iat: now(),
+      nbf: now(),
+      exp: now() + 60,
+      jti: crypto.randomUUID(),
+    });
     await refused(`${header}.${forged}.${signature}`);
   });
 });

@@ -63,7 +63,11 @@ describe("camera records", () => {
                 ? { product_id: 1 }
                 : undefined;
       const route = path.replace("#reserved", "");
-      await expectProblem(await cameraApi(bob, `/${first.id}${route}`, { method: route.startsWith("/hls") ? "GET" : method, body }), 404, "CAMERA_NOT_FOUND");
+      await expectProblem(
+        await cameraApi(bob, `/${first.id}${route}`, { method: route.startsWith("/hls") ? "GET" : method, body }),
+        404,
+        "CAMERA_NOT_FOUND",
+      );
     }
     await expectProblem(await cameraApi(alice, "/not-a-uuid"), 422, "VALIDATION_FAILED");
   });
@@ -94,7 +98,10 @@ describe("relayed commands", () => {
   it("relays allow-listed commands and refuses anything else before the tunnel", async () => {
     const camera = await pairCamera(alice);
     const tunnel = await openTunnel(camera, echo);
-    const allowed = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "PATCH", path: "/camera/controls", body: { ExposureTime: 100 } } });
+    const allowed = await cameraApi(alice, `/${camera.id}/commands`, {
+      method: "POST",
+      body: { method: "PATCH", path: "/camera/controls", body: { ExposureTime: 100 } },
+    });
     expect(allowed.status).toBe(200);
     expect(await allowed.json()).toEqual({
       status: 200,
@@ -116,8 +123,16 @@ describe("relayed commands", () => {
       expect(problem.detail).toBe("Relay command is not allowed.");
     }
     // Commands with a route of their own go there, so its checks always apply.
-    for (const [method, path] of [["DELETE", "/pairing"], ["POST", "/captures"], ["POST", "/streams/youtube"], ["GET", "/streams/youtube"]]) {
-      const reserved = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method, path, body: { product_id: 1 } } });
+    for (const [method, path] of [
+      ["DELETE", "/pairing"],
+      ["POST", "/captures"],
+      ["POST", "/streams/youtube"],
+      ["GET", "/streams/youtube"],
+    ]) {
+      const reserved = await cameraApi(alice, `/${camera.id}/commands`, {
+        method: "POST",
+        body: { method, path, body: { product_id: 1 } },
+      });
       await expectProblem(reserved, 409, "RELAY_COMMAND_RESERVED");
     }
     const requests = tunnel.frames.filter((frame) => frame.type === "request");
@@ -134,7 +149,9 @@ describe("relayed commands", () => {
       late.push(request);
       return late.length === 1 ? null : { status: 200, data: { answer: late.length } };
     });
-    const response = await apiWithVars({ CAMERA_RELAY_TIMEOUT_MS: "300" }, `/v1/plugins/rpi-cam/cameras/${camera.id}/telemetry`, { headers: bearer(alice) });
+    const response = await apiWithVars({ CAMERA_RELAY_TIMEOUT_MS: "300" }, `/v1/plugins/rpi-cam/cameras/${camera.id}/telemetry`, {
+      headers: bearer(alice),
+    });
     await expectProblem(response, 503, "CAMERA_TIMEOUT");
     tunnel.socket.send(JSON.stringify({ type: "response", id: late[0]!.id, status: 200, data: { answer: "late" } }));
     // The same tunnel stays usable, and the late answer is not taken for the next command's.
@@ -163,12 +180,18 @@ describe("relayed commands", () => {
         ? { status: 200, contentType: "video/mp2t", binary: bytes }
         : { status: 200, contentType: "text/html; charset=utf-8", binary: new TextEncoder().encode("<script>alert(1)</script>") },
     );
-    const response = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "GET", path: "/preview/hls/segment0.ts" } });
+    const response = await cameraApi(alice, `/${camera.id}/commands`, {
+      method: "POST",
+      body: { method: "GET", path: "/preview/hls/segment0.ts" },
+    });
     expect(response.headers.get("content-type")).toBe("video/mp2t");
     expect(response.headers.get("x-camera-status")).toBe("200");
     expect(response.headers.get("content-disposition")).toBe("attachment");
     expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes);
-    const html = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "GET", path: "/preview/hls/page.html" } });
+    const html = await cameraApi(alice, `/${camera.id}/commands`, {
+      method: "POST",
+      body: { method: "GET", path: "/preview/hls/page.html" },
+    });
     expect(html.headers.get("content-type")).toBe("application/octet-stream");
     expect(html.headers.get("content-security-policy")).toBe("default-src 'none'; sandbox");
     const proxied = await cameraApi(alice, `/${camera.id}/hls/page.html`);
@@ -181,10 +204,15 @@ describe("relayed commands", () => {
     const camera = await pairCamera(alice);
     const tunnel = await openTunnel(camera);
     const bytes = new Uint8Array([0x47, 9, 8, 7]);
-    const answered = cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "GET", path: "/preview/hls/segment1.ts" } });
+    const answered = cameraApi(alice, `/${camera.id}/commands`, {
+      method: "POST",
+      body: { method: "GET", path: "/preview/hls/segment1.ts" },
+    });
     const request = await tunnel.next((frame) => frame.type === "request" && frame.path === "/preview/hls/segment1.ts");
     tunnel.socket.send(bytes);
-    tunnel.socket.send(JSON.stringify({ type: "response", id: request.id, status: 200, content_type: "video/mp2t", has_binary: true, data: null }));
+    tunnel.socket.send(
+      JSON.stringify({ type: "response", id: request.id, status: 200, content_type: "video/mp2t", has_binary: true, data: null }),
+    );
     const response = await answered;
     expect(response.status).toBe(200);
     expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes);
@@ -196,7 +224,9 @@ describe("relayed commands", () => {
     const tunnel = await openTunnel(camera, echo);
     await env.DB.prepare("UPDATE users SET is_verified = 0 WHERE id = (SELECT owner_id FROM cameras WHERE id = ?)").bind(camera.id).run();
     try {
-      expect((await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "GET", path: "/camera" } })).status).toBe(200);
+      expect((await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "GET", path: "/camera" } })).status).toBe(
+        200,
+      );
       await expectProblem(
         await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "PATCH", path: "/camera/controls", body: {} } }),
         403,
@@ -214,7 +244,10 @@ describe("relayed commands", () => {
     const camera = await pairCamera(alice);
     const tunnel = await openTunnel(camera, echo);
     const body = { notes: "z".repeat(70 * 1024) };
-    const refused = await cameraApi(alice, `/${camera.id}/commands`, { method: "POST", body: { method: "PATCH", path: "/camera/controls", body } });
+    const refused = await cameraApi(alice, `/${camera.id}/commands`, {
+      method: "POST",
+      body: { method: "PATCH", path: "/camera/controls", body },
+    });
     await expectProblem(refused, 413, "RELAY_COMMAND_TOO_LARGE");
     tunnel.socket.close();
   });
@@ -224,7 +257,8 @@ describe("the HLS proxy and local access", () => {
   it("relays playlist and segments, and never a path that climbs out", async () => {
     const camera = await pairCamera(alice);
     const tunnel = await openTunnel(camera, (request) => {
-      if (request.path === "/preview/hls/index.m3u8") return { status: 200, contentType: "application/vnd.apple.mpegurl", data: "#EXTM3U\n" };
+      if (request.path === "/preview/hls/index.m3u8")
+        return { status: 200, contentType: "application/vnd.apple.mpegurl", data: "#EXTM3U\n" };
       if (request.path === "/preview/hls/segment1.ts") return { status: 200, contentType: "video/mp2t", binary: new Uint8Array([0x47, 9]) };
       return { status: 404, data: { detail: "no such file" } };
     });
@@ -248,7 +282,10 @@ describe("the HLS proxy and local access", () => {
 
   it("hands over the device-local key for X-API-Key, never cached", async () => {
     const camera = await pairCamera(alice);
-    const tunnel = await openTunnel(camera, () => ({ status: 200, data: { api_key: "local-key-123", local_urls: ["http://192.168.1.20:8018"] } }));
+    const tunnel = await openTunnel(camera, () => ({
+      status: 200,
+      data: { api_key: "local-key-123", local_urls: ["http://192.168.1.20:8018"] },
+    }));
     const response = await cameraApi(alice, `/${camera.id}/local-access`);
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(await response.json()).toEqual({ header_name: "X-API-Key", api_key: "local-key-123", local_urls: ["http://192.168.1.20:8018"] });
@@ -267,7 +304,9 @@ describe("deleting a camera", () => {
     expect(await tunnel.closed).toMatchObject({ code: 4001 });
     await expectProblem(await handshake(camera, token), 401, "DEVICE_ASSERTION_INVALID");
     await expectProblem(await cameraApi(alice, `/${camera.id}`), 404, "CAMERA_NOT_FOUND");
-    const jtis = await env.DB.prepare("SELECT count(*) AS n FROM camera_assertion_jtis WHERE camera_id = ?").bind(camera.id).first<{ n: number }>();
+    const jtis = await env.DB.prepare("SELECT count(*) AS n FROM camera_assertion_jtis WHERE camera_id = ?")
+      .bind(camera.id)
+      .first<{ n: number }>();
     expect(jtis!.n).toBe(0);
   });
 });

@@ -15,7 +15,10 @@ import { broadcast, runningFor, start, stop, streamer, unique, watchMarker } fro
 // ordinary path (deletion through the API, the event after it) is in streams-cleanup.test.ts and
 // device.test.ts.
 
-const count = async (sql: string, ...values: unknown[]) => (await env.DB.prepare(sql).bind(...values).first<{ n: number }>())!.n;
+const count = async (sql: string, ...values: unknown[]) =>
+  (await env.DB.prepare(sql)
+    .bind(...values)
+    .first<{ n: number }>())!.n;
 const endingsOf = (cameraId: string) => count("SELECT count(*) AS n FROM camera_stream_endings WHERE camera_id = ?", cameraId);
 const retirementsOf = (cameraId: string) => count("SELECT count(*) AS n FROM camera_retirements WHERE camera_id = ?", cameraId);
 
@@ -61,7 +64,10 @@ describe("a deletion whose event never came", () => {
     expect(await endingsOf(s.camera.id)).toBe(0);
     expect(await broadcast(broadcast_id)).toMatchObject({ lifeCycleStatus: "complete", deleted: false });
     expect((await runningFor(s.who.sub)).streams).toEqual([]);
-    expect(s.tunnel!.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`)).toEqual(["POST /streams/youtube", "DELETE /streams/youtube"]);
+    expect(s.tunnel!.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`)).toEqual([
+      "POST /streams/youtube",
+      "DELETE /streams/youtube",
+    ]);
     expect(await watchMarker(s.camera)).toBeUndefined();
     s.tunnel!.socket.close();
   });

@@ -2,9 +2,9 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, me, verifiedUser } from "../../../support/accounts";
 import { assertion, cameraApi, handshake, openTunnel, pairCamera, type RequestFrame, type TestCamera } from "../../../support/camera";
+import { api, expectProblem, roundTrips } from "../../../support/http";
 import { encodeJpeg, jpegWithMetadata, SECRETS } from "../../../support/image-fixtures";
 import { contains } from "../../../support/image-fixtures-inspect";
-import { api, expectProblem, roundTrips } from "../../../support/http";
 import { pathOf, productWithComponent, scan } from "../../../support/media";
 
 // The device's callbacks and the capture round trip (decisions.md, Camera plugin, Device upload):
@@ -24,7 +24,12 @@ beforeAll(async () => {
 const uploadPath = (camera: TestCamera) => `/v1/plugins/rpi-cam/device/cameras/${camera.id}/image-upload`;
 
 /** The device's multipart upload of a capture. */
-async function deviceUpload(camera: TestCamera, bytes: Uint8Array, uploadMetadata: unknown, captureMetadata: unknown = { ExposureTime: 0.01 }): Promise<Response> {
+async function deviceUpload(
+  camera: TestCamera,
+  bytes: Uint8Array,
+  uploadMetadata: unknown,
+  captureMetadata: unknown = { ExposureTime: 0.01 },
+): Promise<Response> {
   const form = new FormData();
   form.append("file", new File([bytes], "capture.jpg", { type: "image/jpeg" }));
   form.append("capture_metadata", JSON.stringify(captureMetadata));
@@ -56,11 +61,23 @@ describe("a capture, end to end", () => {
     const camera = await pairCamera(alice.token);
     const { product } = await productWithComponent(alice.token);
     const usage = (await (await me(alice.token)).json()) as { upload_file_count: number };
-    const tunnel = await openTunnel(camera, capturingDevice(camera, () => jpegWithMetadata()));
+    const tunnel = await openTunnel(
+      camera,
+      capturingDevice(camera, () => jpegWithMetadata()),
+    );
 
-    const response = await cameraApi(alice.token, `/${camera.id}/captures`, { method: "POST", body: { product_id: product, description: "Lid off" } });
+    const response = await cameraApi(alice.token, `/${camera.id}/captures`, {
+      method: "POST",
+      body: { product_id: product, description: "Lid off" },
+    });
     expect(response.status, await response.clone().text()).toBe(201);
-    const image = (await response.json()) as { id: string; status: string; description: string; image_url: string; image_metadata: Record<string, unknown> };
+    const image = (await response.json()) as {
+      id: string;
+      status: string;
+      description: string;
+      image_url: string;
+      image_metadata: Record<string, unknown>;
+    };
     expect(image).toMatchObject({ status: "pending", description: "Lid off", image_metadata: { ExposureTime: 0.02, AnalogueGain: 1.5 } });
     expect(response.headers.get("location")).toBe(`/v1/products/${product}/images/${image.id}`);
     // The signed-in user, the camera with the record, the stored image (the device's upload is its own request).
@@ -93,8 +110,16 @@ describe("a capture, end to end", () => {
     const camera = await pairCamera(alice.token);
     const { product: bobs } = await productWithComponent(bob);
     const tunnel = await openTunnel(camera, capturingDevice(camera));
-    await expectProblem(await cameraApi(alice.token, `/${camera.id}/captures`, { method: "POST", body: { product_id: bobs } }), 404, "PRODUCT_NOT_FOUND");
-    await expectProblem(await cameraApi(bob, `/${camera.id}/captures`, { method: "POST", body: { product_id: bobs } }), 404, "CAMERA_NOT_FOUND");
+    await expectProblem(
+      await cameraApi(alice.token, `/${camera.id}/captures`, { method: "POST", body: { product_id: bobs } }),
+      404,
+      "PRODUCT_NOT_FOUND",
+    );
+    await expectProblem(
+      await cameraApi(bob, `/${camera.id}/captures`, { method: "POST", body: { product_id: bobs } }),
+      404,
+      "CAMERA_NOT_FOUND",
+    );
     expect(tunnel.frames.filter((frame) => frame.type === "request")).toEqual([]);
     tunnel.socket.close();
   });
@@ -102,9 +127,17 @@ describe("a capture, end to end", () => {
   it("is 502 when the device answers without an uploaded image, and 503 when it is offline", async () => {
     const camera = await pairCamera(alice.token);
     const { product } = await productWithComponent(alice.token);
-    await expectProblem(await cameraApi(alice.token, `/${camera.id}/captures`, { method: "POST", body: { product_id: product } }), 503, "CAMERA_OFFLINE");
+    await expectProblem(
+      await cameraApi(alice.token, `/${camera.id}/captures`, { method: "POST", body: { product_id: product } }),
+      503,
+      "CAMERA_OFFLINE",
+    );
     const tunnel = await openTunnel(camera, () => ({ status: 201, data: { status: "uploaded", image_id: "f".repeat(32) } }));
-    await expectProblem(await cameraApi(alice.token, `/${camera.id}/captures`, { method: "POST", body: { product_id: product } }), 502, "CAMERA_PROTOCOL_ERROR");
+    await expectProblem(
+      await cameraApi(alice.token, `/${camera.id}/captures`, { method: "POST", body: { product_id: product } }),
+      502,
+      "CAMERA_PROTOCOL_ERROR",
+    );
     tunnel.socket.close();
   });
 });
@@ -206,7 +239,10 @@ describe("unpairing", () => {
   it("lets the device unpair itself: the camera is gone and its tunnel closed", async () => {
     const camera = await pairCamera(alice.token);
     const tunnel = await openTunnel(camera);
-    const response = await api(`/v1/plugins/rpi-cam/device/cameras/${camera.id}/self`, { method: "DELETE", headers: { Authorization: `Bearer ${await assertion(camera)}` } });
+    const response = await api(`/v1/plugins/rpi-cam/device/cameras/${camera.id}/self`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${await assertion(camera)}` },
+    });
     expect(response.status).toBe(204);
     expect(await tunnel.closed).toMatchObject({ code: 4001 });
     expect(tunnel.frames.filter((frame) => frame.type === "request")).toEqual([]);

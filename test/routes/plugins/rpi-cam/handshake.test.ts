@@ -1,7 +1,16 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, verifiedUser } from "../../../support/accounts";
-import { assertion, type AssertionRefusal, assertionRefusal, expectAccepted, handshake, pairCamera, rawHandshake, type TestCamera } from "../../../support/camera";
+import {
+  type AssertionRefusal,
+  assertion,
+  assertionRefusal,
+  expectAccepted,
+  handshake,
+  pairCamera,
+  rawHandshake,
+  type TestCamera,
+} from "../../../support/camera";
 import { api, expectProblem } from "../../../support/http";
 
 // The tunnel handshake around the device assertion (decisions.md, Camera plugin): an assertion is
@@ -85,7 +94,11 @@ describe("the handshake itself", () => {
 
   it("refuses an Origin header with 403 even without Authorization", async () => {
     await expectProblem(await rawHandshake(camera, { Origin: "https://evil.example" }), 403, "BROWSER_ORIGIN_REFUSED");
-    await expectProblem(await rawHandshake(camera, { Origin: "https://evil.example", Authorization: "Bearer not-a-jwt" }), 403, "BROWSER_ORIGIN_REFUSED");
+    await expectProblem(
+      await rawHandshake(camera, { Origin: "https://evil.example", Authorization: "Bearer not-a-jwt" }),
+      403,
+      "BROWSER_ORIGIN_REFUSED",
+    );
   });
 
   it("answers 426 to a request that is not a WebSocket upgrade", async () => {

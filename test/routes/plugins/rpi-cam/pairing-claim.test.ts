@@ -10,7 +10,15 @@ import { expectRateLimited, expectRefused, freshIp, limitedApi } from "../../../
 // limited per client IP and, always, per code. The device's side (register, poll) and the tunnel
 // stay out of the OpenAPI schema. Registering and polling are in pairing.test.ts.
 
-type Camera = { id: string; name: string; description: string | null; owner_id: number; last_seen_at: string | null; created_at: string; updated_at: string };
+type Camera = {
+  id: string;
+  name: string;
+  description: string | null;
+  owner_id: number;
+  last_seen_at: string | null;
+  created_at: string;
+  updated_at: string;
+};
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_SECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
@@ -82,9 +90,15 @@ describe("claiming a code", () => {
   it("refuses bad claim bodies with 422", async () => {
     const { code } = await registeredPairing();
     expect(await validationPointers(await postJson(CLAIM, { code, camera_name: "" }, bearer(owner.token)))).toContain("/camera_name");
-    expect(await validationPointers(await postJson(CLAIM, { code, camera_name: "x".repeat(101) }, bearer(owner.token)))).toContain("/camera_name");
-    expect(await validationPointers(await postJson(CLAIM, { code: withCharacter(code, "0"), camera_name: "Cam" }, bearer(owner.token)))).toContain("/code");
-    expect(await validationPointers(await postJson(CLAIM, { code, camera_name: "Cam", owner_id: other.id }, bearer(owner.token)))).toHaveLength(1);
+    expect(await validationPointers(await postJson(CLAIM, { code, camera_name: "x".repeat(101) }, bearer(owner.token)))).toContain(
+      "/camera_name",
+    );
+    expect(
+      await validationPointers(await postJson(CLAIM, { code: withCharacter(code, "0"), camera_name: "Cam" }, bearer(owner.token))),
+    ).toContain("/code");
+    expect(
+      await validationPointers(await postJson(CLAIM, { code, camera_name: "Cam", owner_id: other.id }, bearer(owner.token))),
+    ).toHaveLength(1);
     // None of them used up the code.
     expect((await claim(owner.token, code)).status).toBe(201);
   });
@@ -125,7 +139,8 @@ describe("claim limits", () => {
 
   it("counts attempts on unknown codes too", async () => {
     const code = pairingCode();
-    for (let i = 0; i < 5; i++) await expectProblem(await claim(i % 2 === 0 ? owner.token : other.token, code), 404, "PAIRING_CODE_NOT_FOUND");
+    for (let i = 0; i < 5; i++)
+      await expectProblem(await claim(i % 2 === 0 ? owner.token : other.token, code), 404, "PAIRING_CODE_NOT_FOUND");
     await expectProblem(await claim(owner.token, code), 429, "RATE_LIMITED");
   });
 
@@ -153,6 +168,10 @@ describe("the OpenAPI schema", () => {
     expect(paths).toContain("/v1/plugins/rpi-cam/cameras");
     const hidden = paths.filter((path) => /\/pairing\/(register|poll)|\/ws\/|\/rpi-cam\/device\//.test(path));
     expect(hidden).toEqual([]);
-    expect(paths.filter((path) => path.includes("rpi-cam")).every((path) => path.startsWith("/v1/plugins/rpi-cam/pairing/claim") || path.startsWith("/v1/plugins/rpi-cam/cameras"))).toBe(true);
+    expect(
+      paths
+        .filter((path) => path.includes("rpi-cam"))
+        .every((path) => path.startsWith("/v1/plugins/rpi-cam/pairing/claim") || path.startsWith("/v1/plugins/rpi-cam/cameras")),
+    ).toBe(true);
   });
 });

@@ -1,7 +1,17 @@
 import { exportJWK } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { postJson, verifiedUser } from "../../../support/accounts";
-import { claim, deviceKeys, expirePairing, pairingCode, poll, registeredPairing, registerPairing, validationPointers, withCharacter } from "../../../support/camera";
+import {
+  claim,
+  deviceKeys,
+  expirePairing,
+  pairingCode,
+  poll,
+  registeredPairing,
+  registerPairing,
+  validationPointers,
+  withCharacter,
+} from "../../../support/camera";
 import { api, expectProblem } from "../../../support/http";
 
 // Camera pairing through HTTP, the device's side (decisions.md, Camera plugin): the device
@@ -71,7 +81,9 @@ describe("registering a code", () => {
   it("refuses codes off the alphabet or of another length with 422 at /code", async () => {
     const keys = await deviceKeys();
     const code = pairingCode();
-    for (const bad of ["0", "O", "1", "I", "-", "é", " "].map((c) => withCharacter(code, c)).concat([code.slice(1), `${code}A`, "", "ABC DE"])) {
+    for (const bad of ["0", "O", "1", "I", "-", "é", " "]
+      .map((c) => withCharacter(code, c))
+      .concat([code.slice(1), `${code}A`, "", "ABC DE"])) {
       expect(await validationPointers(await registerPairing(keys, bad)), JSON.stringify(bad)).toContain("/code");
     }
     expect(await validationPointers(await registerPairing(keys, 123456 as unknown as string))).toContain("/code");
@@ -81,7 +93,9 @@ describe("registering a code", () => {
     const keys = await deviceKeys();
     const privateJwk = await exportJWK(keys.privateKey);
     expect(privateJwk.d).toBeDefined();
-    expect(await validationPointers(await registerPairing(keys, pairingCode(), { public_key_jwk: privateJwk }))).toEqual(["/public_key_jwk/d"]);
+    expect(await validationPointers(await registerPairing(keys, pairingCode(), { public_key_jwk: privateJwk }))).toEqual([
+      "/public_key_jwk/d",
+    ]);
   });
 
   it("refuses another key type or curve with 422", async () => {
@@ -94,7 +108,10 @@ describe("registering a code", () => {
       { ...keys.publicJwk, alg: "ES384" },
     ]) {
       const found = await validationPointers(await registerPairing(keys, pairingCode(), { public_key_jwk: jwk }));
-      expect(found.some((pointer) => pointer.startsWith("/public_key_jwk")), JSON.stringify(jwk)).toBe(true);
+      expect(
+        found.some((pointer) => pointer.startsWith("/public_key_jwk")),
+        JSON.stringify(jwk),
+      ).toBe(true);
     }
   });
 
@@ -126,9 +143,9 @@ describe("registering a code", () => {
     expect(await validationPointers(await registerPairing(keys, pairingCode(), { fingerprint: "short" }))).toContain("/fingerprint");
     expect(await validationPointers(await registerPairing(keys, pairingCode(), { key_id: "has space" }))).toContain("/key_id");
     expect(await validationPointers(await registerPairing(keys, pairingCode(), { key_id: "k".repeat(65) }))).toContain("/key_id");
-    expect(await validationPointers(await postJson(REGISTER, { code: pairingCode(), fingerprint: keys.fingerprint, key_id: keys.keyId }))).toContain(
-      "/public_key_jwk",
-    );
+    expect(
+      await validationPointers(await postJson(REGISTER, { code: pairingCode(), fingerprint: keys.fingerprint, key_id: keys.keyId })),
+    ).toContain("/public_key_jwk");
   });
 });
 

@@ -41,7 +41,8 @@ const offlineFor = (camera: TestCamera, ms: number) =>
   });
 const streamRowCount = async (cameraId: string) =>
   (await env.DB.prepare("SELECT count(*) AS n FROM camera_streams WHERE camera_id = ?").bind(cameraId).first<{ n: number }>())!.n;
-const videosOf = async (product: number) => (await (await api(`/v1/products/${product}/videos`)).json()) as { url: string; video_metadata: Record<string, unknown> }[];
+const videosOf = async (product: number) =>
+  (await (await api(`/v1/products/${product}/videos`)).json()) as { url: string; video_metadata: Record<string, unknown> }[];
 /** The object's scheduled alarm (epoch ms), or null. */
 const scheduledAlarm = (camera: TestCamera) => runInDurableObject(relayOf(camera), (_instance, state) => state.storage.getAlarm());
 /** Waits until the object has handled the tunnel's close (it holds no socket any more). */
@@ -55,7 +56,8 @@ const silence = (camera: TestCamera) =>
       socket.serializeAttachment({ ...tunnel, lastSeenAt: tunnel.lastSeenAt - 91_000 });
     }
   });
-const cameraStatus = async (s: Streaming) => ((await (await cameraApi(s.token, `/${s.camera.id}/status`)).json()) as { connection: string }).connection;
+const cameraStatus = async (s: Streaming) =>
+  ((await (await cameraApi(s.token, `/${s.camera.id}/status`)).json()) as { connection: string }).connection;
 
 /** Asserts the stream was ended without its device and saved as the product's video. */
 async function expectEndedByItself(s: Streaming): Promise<void> {
@@ -130,7 +132,10 @@ describe("a stream whose device went away", () => {
     await expect.poll(() => cameraStatus(s)).toBe("offline");
     const stopped = await cameraApi(s.token, `/${s.camera.id}/recording-stream`, { method: "DELETE" });
     expect(stopped.status, await stopped.clone().text()).toBe(200);
-    expect(await stopped.json()).toMatchObject({ url: `https://www.youtube.com/watch?v=${s.broadcastId}`, video_metadata: { ended_by: "owner" } });
+    expect(await stopped.json()).toMatchObject({
+      url: `https://www.youtube.com/watch?v=${s.broadcastId}`,
+      video_metadata: { ended_by: "owner" },
+    });
     expect(await broadcast(s.broadcastId)).toMatchObject({ lifeCycleStatus: "complete" });
     expect(await streamRowCount(s.camera.id)).toBe(0);
     expect(await watchMarker(s.camera)).toBeUndefined();
@@ -143,7 +148,11 @@ describe("the stream's record", () => {
     expect((await cameraApi(s.token, `/${s.camera.id}`, { method: "DELETE" })).status).toBe(204);
     expect(await streamRowCount(s.camera.id)).toBe(0);
     await s.tunnel.next((f) => f.type === "request" && f.path === "/pairing");
-    expect(s.tunnel.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`)).toEqual(["POST /streams/youtube", "DELETE /streams/youtube", "DELETE /pairing"]);
+    expect(s.tunnel.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`)).toEqual([
+      "POST /streams/youtube",
+      "DELETE /streams/youtube",
+      "DELETE /pairing",
+    ]);
     expect(await broadcast(s.broadcastId)).toMatchObject({ lifeCycleStatus: "complete" });
     expect(await videosOf(s.product)).toEqual([expect.objectContaining({ url: `https://www.youtube.com/watch?v=${s.broadcastId}` })]);
   });
@@ -159,15 +168,24 @@ describe("the stream's record", () => {
     expect(await streamRowCount(s.camera.id)).toBe(0);
     // Ended as the owner's stop would: the device told to stop, then (the camera gone) to unpair.
     await s.tunnel.next((f) => f.type === "request" && f.path === "/pairing");
-    expect(s.tunnel.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`)).toEqual(["POST /streams/youtube", "DELETE /streams/youtube", "DELETE /pairing"]);
+    expect(s.tunnel.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`)).toEqual([
+      "POST /streams/youtube",
+      "DELETE /streams/youtube",
+      "DELETE /pairing",
+    ]);
     // The broadcast completed and its ingest stream deleted while the link could still do it.
     expect(await broadcast(s.broadcastId)).toMatchObject({ lifeCycleStatus: "complete", deleted: false });
     expect((await runningFor(s.who.sub)).streams).toEqual([]);
     // Saved on the product, which now belongs to the system account.
     expect(await videosOf(s.product)).toEqual([
-      expect.objectContaining({ url: `https://www.youtube.com/watch?v=${s.broadcastId}`, video_metadata: expect.objectContaining({ broadcast_id: s.broadcastId, ended_by: "owner" }) }),
+      expect.objectContaining({
+        url: `https://www.youtube.com/watch?v=${s.broadcastId}`,
+        video_metadata: expect.objectContaining({ broadcast_id: s.broadcastId, ended_by: "owner" }),
+      }),
     ]);
-    const owner = await env.DB.prepare("SELECT u.is_system FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ?").bind(s.product).first<{ is_system: number }>();
+    const owner = await env.DB.prepare("SELECT u.is_system FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ?")
+      .bind(s.product)
+      .first<{ is_system: number }>();
     expect(owner).toEqual({ is_system: 1 });
   });
   it("is watched per broadcast: a late clean-up of an earlier broadcast leaves the current stream's watch", async () => {
@@ -180,30 +198,33 @@ describe("the stream's record", () => {
     s.tunnel.socket.close();
   });
 
-  it.each(["owner", "moderator"] as const)("goes with its product (deleted by its %s), and the stream is ended after the answer: device stopped, broadcast completed, ingest key dead", async (by) => {
-    const s = await streaming();
-    const logs = captureLogs();
-    try {
-      // A moderator's deletion ends the stream with the owner's video link, as the owner's would.
-      const path = `/v1/products/${s.product}`;
-      const deleted = by === "owner" ? await api(path, { method: "DELETE", headers: bearer(s.token) }) : await asAdmin("DELETE", path);
-      expect(deleted.status, await deleted.clone().text()).toBe(204);
-      expect(await streamRowCount(s.camera.id)).toBe(0);
-      // The broadcast stays on the owner's channel as the recording; there is no product to save it to.
-      await expect.poll(async () => (await broadcast(s.broadcastId))?.lifeCycleStatus, { timeout: 5_000 }).toBe("complete");
-      await expect.poll(async () => (await runningFor(s.who.sub)).streams, { timeout: 5_000 }).toEqual([]);
-      expect(await broadcast(s.broadcastId)).toMatchObject({ deleted: false });
-      // The device's stop is sent after the answer too: wait for its frame to arrive.
-      await expect
-        .poll(() => s.tunnel.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`), { timeout: 5_000 })
-        .toEqual(["POST /streams/youtube", "DELETE /streams/youtube"]);
-      await expect.poll(() => watchMarker(s.camera), { timeout: 5_000 }).toBeUndefined();
-      await expect
-        .poll(() => logs.entries().find((entry) => entry.msg === "camera stream ended"), { timeout: 5_000 })
-        .toMatchObject({ camera_id: s.camera.id, reason: "product_deleted", recorded: true, saved: false });
-    } finally {
-      logs.restore();
-    }
-    s.tunnel.socket.close();
-  });
+  it.each(["owner", "moderator"] as const)(
+    "goes with its product (deleted by its %s), and the stream is ended after the answer: device stopped, broadcast completed, ingest key dead",
+    async (by) => {
+      const s = await streaming();
+      const logs = captureLogs();
+      try {
+        // A moderator's deletion ends the stream with the owner's video link, as the owner's would.
+        const path = `/v1/products/${s.product}`;
+        const deleted = by === "owner" ? await api(path, { method: "DELETE", headers: bearer(s.token) }) : await asAdmin("DELETE", path);
+        expect(deleted.status, await deleted.clone().text()).toBe(204);
+        expect(await streamRowCount(s.camera.id)).toBe(0);
+        // The broadcast stays on the owner's channel as the recording; there is no product to save it to.
+        await expect.poll(async () => (await broadcast(s.broadcastId))?.lifeCycleStatus, { timeout: 5_000 }).toBe("complete");
+        await expect.poll(async () => (await runningFor(s.who.sub)).streams, { timeout: 5_000 }).toEqual([]);
+        expect(await broadcast(s.broadcastId)).toMatchObject({ deleted: false });
+        // The device's stop is sent after the answer too: wait for its frame to arrive.
+        await expect
+          .poll(() => s.tunnel.frames.filter((f) => f.type === "request").map((f) => `${f.method} ${f.path}`), { timeout: 5_000 })
+          .toEqual(["POST /streams/youtube", "DELETE /streams/youtube"]);
+        await expect.poll(() => watchMarker(s.camera), { timeout: 5_000 }).toBeUndefined();
+        await expect
+          .poll(() => logs.entries().find((entry) => entry.msg === "camera stream ended"), { timeout: 5_000 })
+          .toMatchObject({ camera_id: s.camera.id, reason: "product_deleted", recorded: true, saved: false });
+      } finally {
+        logs.restore();
+      }
+      s.tunnel.socket.close();
+    },
+  );
 });

@@ -6,14 +6,14 @@ import {
   broadcast,
   broadcastsOf,
   broadcastsTitled,
+  streamer as newStreamer,
   platform,
   runningFor,
   type Streamer,
+  type StreamerOptions,
   start,
   stop,
   streamCommands,
-  streamer as newStreamer,
-  type StreamerOptions,
   streamPath,
   streamRow,
   unique,
@@ -47,7 +47,11 @@ describe("starting a stream is refused", () => {
     const alice = await streamer();
     const bob = await streamer();
     const title = unique("Not yours");
-    await expectProblem(await cameraApi(bob.token, streamPath(alice), { method: "POST", body: { product_id: bob.product, title } }), 404, "CAMERA_NOT_FOUND");
+    await expectProblem(
+      await cameraApi(bob.token, streamPath(alice), { method: "POST", body: { product_id: bob.product, title } }),
+      404,
+      "CAMERA_NOT_FOUND",
+    );
     await expectProblem(await start(alice, { product_id: bob.product, title }), 404, "PRODUCT_NOT_FOUND");
     await expectProblem(await start(alice, { product_id: alice.component, title }), 404, "PRODUCT_NOT_FOUND");
     expect(await broadcastsTitled(title)).toEqual([]);
@@ -75,7 +79,9 @@ describe("starting a stream is refused", () => {
   });
 
   it("when the device refuses to start: 502, the broadcast and stream deleted on the platform, no record", async () => {
-    const s = await streamer({ answer: (request) => (request.method === "POST" ? { status: 500, data: { detail: "encoder busy" } } : { status: 200, data: {} }) });
+    const s = await streamer({
+      answer: (request) => (request.method === "POST" ? { status: 500, data: { detail: "encoder busy" } } : { status: 200, data: {} }),
+    });
     const problem = await expectProblem(await start(s, { title: unique("Device refuses") }), 502, "CAMERA_COMMAND_FAILED");
     expect(problem.detail).toContain("500");
     const [command] = streamCommands(s);
@@ -187,7 +193,11 @@ describe("one stream per camera", () => {
     const running = await runningFor(s.who.sub);
     expect(running.broadcasts.map((b) => b.id)).toEqual([broadcast_id]);
     expect(running.streams).toHaveLength(1);
-    expect(streamCommands(s).filter((c) => c.method === "POST").map((c) => (c.body as { broadcast_id: string }).broadcast_id)).toEqual([broadcast_id]);
+    expect(
+      streamCommands(s)
+        .filter((c) => c.method === "POST")
+        .map((c) => (c.body as { broadcast_id: string }).broadcast_id),
+    ).toEqual([broadcast_id]);
     expect((await streamRow(s.camera.id))!.broadcast_id).toBe(broadcast_id);
     expect((await stop(s)).status).toBe(200);
     s.tunnel!.socket.close();

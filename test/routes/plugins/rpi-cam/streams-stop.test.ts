@@ -52,7 +52,10 @@ describe("the owner's stop", () => {
     const stopped = await stop(s);
     expect(stopped.status, await stopped.clone().text()).toBe(200);
     const video = (await stopped.json()) as { id: number; url: string };
-    expect(video).toMatchObject({ url: `https://www.youtube.com/watch?v=${broadcastId}`, video_metadata: { broadcast_id: broadcastId, ended_by: "owner" } });
+    expect(video).toMatchObject({
+      url: `https://www.youtube.com/watch?v=${broadcastId}`,
+      video_metadata: { broadcast_id: broadcastId, ended_by: "owner" },
+    });
     expect(await videosOf(s.product)).toEqual([expect.objectContaining({ id: video.id, url: video.url })]);
     expect(await broadcast(broadcastId)).toMatchObject({ lifeCycleStatus: "complete", deleted: false });
     await expectEnded(s);
@@ -78,12 +81,17 @@ describe("the owner's stop", () => {
     const { s, broadcastId } = await streaming();
     const responses = await Promise.all([stop(s), stop(s)]);
     const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((status) => status === 200), JSON.stringify(statuses)).toHaveLength(1);
+    expect(
+      statuses.filter((status) => status === 200),
+      JSON.stringify(statuses),
+    ).toHaveLength(1);
     // The loser found the stream gone, before its stop or at its end: 404, never "the product is full".
     await expectProblem(responses.find((r) => r.status !== 200)!, 404, "RECORDING_STREAM_NOT_FOUND");
 
     const video = (await responses.find((r) => r.status === 200)!.json()) as { id: number };
-    expect(await videosOf(s.product)).toEqual([expect.objectContaining({ id: video.id, url: `https://www.youtube.com/watch?v=${broadcastId}` })]);
+    expect(await videosOf(s.product)).toEqual([
+      expect.objectContaining({ id: video.id, url: `https://www.youtube.com/watch?v=${broadcastId}` }),
+    ]);
     expect(await broadcast(broadcastId)).toMatchObject({ lifeCycleStatus: "complete", deleted: false });
     await expectEnded(s);
     s.tunnel!.socket.close();

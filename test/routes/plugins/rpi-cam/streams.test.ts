@@ -8,13 +8,13 @@ import { captureLogs } from "../../../support/logs";
 import {
   broadcast,
   completeOnPlatform,
+  streamer as newStreamer,
   runningFor,
   STREAM_KEY,
+  type StreamerOptions,
   start,
   stop,
   streamCommands,
-  streamer as newStreamer,
-  type StreamerOptions,
   streamPath,
   streamRow,
   unique,
@@ -67,7 +67,14 @@ describe("a live stream", () => {
       expect(command).toMatchObject({ method: "POST", body: { ingest_url: FAKE_YOUTUBE_INGEST, broadcast_id: stream.broadcast_id } });
       const key = (command!.body as { stream_key: string }).stream_key;
       expect(key).toMatch(STREAM_KEY);
-      expect(await broadcast(stream.broadcast_id)).toMatchObject({ title, privacyStatus: "private", lifeCycleStatus: "ready", boundStreamId: expect.stringMatching(/^st-/), deleted: false, owner_sub: s.who.sub });
+      expect(await broadcast(stream.broadcast_id)).toMatchObject({
+        title,
+        privacyStatus: "private",
+        lifeCycleStatus: "ready",
+        boundStreamId: expect.stringMatching(/^st-/),
+        deleted: false,
+        owner_sub: s.who.sub,
+      });
 
       // D1 holds the key sealed (bound to the camera), never in clear.
       const row = (await streamRow(s.camera.id))!;
@@ -130,7 +137,11 @@ describe("a live stream", () => {
     // three platform calls (broadcast, stream, bind); the row.
     expect(roundTrips(started)).toBe(4);
     const stream = (await started.json()) as { broadcast_id: string; title: string; description: string | null; privacy_status: string };
-    expect(stream).toMatchObject({ title: expect.stringMatching(/^Teardown stream \d{4}-/), description: null, privacy_status: "unlisted" });
+    expect(stream).toMatchObject({
+      title: expect.stringMatching(/^Teardown stream \d{4}-/),
+      description: null,
+      privacy_status: "unlisted",
+    });
     expect(await broadcast(stream.broadcast_id)).toMatchObject({ title: stream.title, privacyStatus: "unlisted" });
     const stopped = await stop(s);
     expect(stopped.status).toBe(200);
@@ -208,7 +219,9 @@ describe("the stream's state as GET reports it", () => {
     // The platform moves on; within 30 s the kept status answers, without asking it.
     await completeOnPlatform(s.userId, broadcast_id);
     expect(await read()).toEqual({ status: "ready", trips: 2 });
-    await env.DB.prepare("UPDATE camera_streams SET platform_checked_at = platform_checked_at - 31 WHERE camera_id = ?").bind(s.camera.id).run();
+    await env.DB.prepare("UPDATE camera_streams SET platform_checked_at = platform_checked_at - 31 WHERE camera_id = ?")
+      .bind(s.camera.id)
+      .run();
     expect(await read()).toEqual({ status: "complete", trips: 4 });
 
     expect((await stop(s)).status).toBe(200);
@@ -238,7 +251,11 @@ describe("the video account's access token", () => {
   it("is refreshed before the call when its stored expiry has passed", async () => {
     const s = await streamer();
     const old = (await videoLink(s.userId)).accessToken;
-    await env.DB.prepare("UPDATE oauth_accounts SET access_token_expires_at = unixepoch() - 10 WHERE user_id = ? AND provider = 'google-youtube'").bind(s.userId).run();
+    await env.DB.prepare(
+      "UPDATE oauth_accounts SET access_token_expires_at = unixepoch() - 10 WHERE user_id = ? AND provider = 'google-youtube'",
+    )
+      .bind(s.userId)
+      .run();
     const started = await start(s, { title: unique("Expired") });
     expect(started.status, await started.clone().text()).toBe(201);
     const link = await videoLink(s.userId);

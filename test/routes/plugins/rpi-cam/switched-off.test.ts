@@ -41,7 +41,11 @@ describe("with the camera plugin switched off", () => {
   it("deletes products and accounts as ever", async () => {
     const user = await verifiedUser("camoff");
     const headers = { ...bearer(user.tokens.access_token), "content-type": "application/json" };
-    const created = await off("/v1/products", { method: "POST", headers, body: JSON.stringify({ name: "Radio", components: [{ name: "Tuner", amount_in_parent: 1 }] }) });
+    const created = await off("/v1/products", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ name: "Radio", components: [{ name: "Tuner", amount_in_parent: 1 }] }),
+    });
     expect(created.status, await created.clone().text()).toBe(201);
     const { id } = (await created.json()) as { id: number };
     expect((await off(`/v1/products/${id}`, { method: "DELETE", headers: bearer(user.tokens.access_token) })).status).toBe(204);

@@ -4,8 +4,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { TunnelState } from "../../../../src/plugins/rpi-cam/durable-objects/camera-relay";
 import { verifiedUser } from "../../../support/accounts";
 import { assertion, cameraApi, handshake, openTunnel, pairCamera, type TestCamera } from "../../../support/camera";
-import { fireTogether, freshIp, limitedApi, statusCounts } from "../../../support/limits";
 import { expectProblem } from "../../../support/http";
+import { fireTogether, freshIp, limitedApi, statusCounts } from "../../../support/limits";
 
 // The camera's relay object and its tunnel (decisions.md, Camera plugin): one object per camera,
 // the hibernation API, a heartbeat every 30 s with 90 s to go offline, a new tunnel replacing the
@@ -59,7 +59,11 @@ describe("the tunnel", () => {
     await env.DB.prepare("UPDATE cameras SET last_seen_at = last_seen_at - 50 WHERE id = ?").bind(camera.id).run();
     tunnel.socket.close(1000, "bye");
     await expect
-      .poll(async () => (await env.DB.prepare("SELECT last_seen_at FROM cameras WHERE id = ?").bind(camera.id).first<{ last_seen_at: number }>())!.last_seen_at)
+      .poll(
+        async () =>
+          (await env.DB.prepare("SELECT last_seen_at FROM cameras WHERE id = ?").bind(camera.id).first<{ last_seen_at: number }>())!
+            .last_seen_at,
+      )
       .toBeGreaterThan(Date.now() / 1000 - 10);
     expect(await (await cameraApi(token, `/${camera.id}/status`)).json()).toMatchObject({ connection: "offline", connected_at: null });
   });
@@ -224,7 +228,10 @@ describe("handshake limits", () => {
   it("allows 30 handshakes a minute per client IP, refused ones included", async () => {
     const ip = freshIp();
     const camera = await pairCamera(token);
-    const send = () => limitedApi(ip, `/v1/plugins/rpi-cam/ws/connect?camera_id=${camera.id}`, { headers: { Upgrade: "websocket", Authorization: "Bearer x.y.z" } });
+    const send = () =>
+      limitedApi(ip, `/v1/plugins/rpi-cam/ws/connect?camera_id=${camera.id}`, {
+        headers: { Upgrade: "websocket", Authorization: "Bearer x.y.z" },
+      });
     const responses = await fireTogether(30, send);
     expect(statusCounts(responses)).toEqual({ 401: 30 });
     const refused = await expectProblem(await send(), 429, "RATE_LIMITED");

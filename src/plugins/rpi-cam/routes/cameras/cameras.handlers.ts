@@ -4,7 +4,7 @@ import type { AppEnv } from "../../../../env";
 import { pageEnvelope } from "../../../../lib/pagination";
 import { ApiError, notFound } from "../../../../lib/problem";
 import { requireUser, requireVerified } from "../../../../middleware/guards";
-import { retireCamera, relayForData, tunnelStatus } from "../../services/camera-relay";
+import { relayForData, retireCamera, tunnelStatus } from "../../services/camera-relay";
 import { readStream, type StreamRow, stopStream } from "../../services/camera-streams";
 import * as cameras from "../../services/cameras";
 import type * as routes from "./cameras.routes";

@@ -7,9 +7,7 @@ import type { CameraRow } from "../../services/cameras";
 const EXAMPLE_ID = "5b3c2a9e-8f41-4d7e-9a0b-1c2d3e4f5a6b";
 
 export const CameraIdParamsSchema = z.object({
-  camera_id: z
-    .uuid({ error: "Must be a camera id (a UUID)." })
-    .openapi({ param: { name: "camera_id", in: "path" }, example: EXAMPLE_ID }),
+  camera_id: z.uuid({ error: "Must be a camera id (a UUID)." }).openapi({ param: { name: "camera_id", in: "path" }, example: EXAMPLE_ID }),
 });
 
 export const CameraNameSchema = singleLineText().trim().min(1).max(100).openapi({ example: "Bench camera" });
@@ -17,8 +15,13 @@ export const CameraDescriptionSchema = multilineText().max(500).nullable().optio
 
 export const CameraStatusSchema = z
   .object({
-    connection: z.enum(["online", "offline"]).openapi({ description: "`online` while the tunnel is open and the last heartbeat is under 90 s old." }),
-    last_seen_at: z.string().nullable().openapi({ description: "Last heartbeat or answer from the device; null if it never connected.", example: "2026-05-01T12:00:00Z" }),
+    connection: z
+      .enum(["online", "offline"])
+      .openapi({ description: "`online` while the tunnel is open and the last heartbeat is under 90 s old." }),
+    last_seen_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "Last heartbeat or answer from the device; null if it never connected.", example: "2026-05-01T12:00:00Z" }),
     connected_at: z.string().nullable().openapi({ description: "When the live tunnel opened; null when offline." }),
   })
   .openapi("CameraStatus");
@@ -29,7 +32,10 @@ export const CameraSchema = z
     name: z.string(),
     description: z.string().nullable(),
     owner_id: z.number().int(),
-    last_seen_at: z.string().nullable().openapi({ description: "Last heartbeat recorded (at most a minute behind; the status has the exact one)." }),
+    last_seen_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "Last heartbeat recorded (at most a minute behind; the status has the exact one)." }),
     created_at: z.string(),
     updated_at: z.string(),
   })

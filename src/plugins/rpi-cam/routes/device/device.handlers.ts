@@ -36,7 +36,10 @@ export const uploadImage: RouteHandler<typeof routes.uploadImage, AppEnv> = asyn
   const form = await readLimitedForm(c.req.raw, cap + MULTIPART_ALLOWANCE_BYTES, tooLargeDetail("images", camera.ownerRole, cap));
   const parsed = UploadMetadataSchema.safeParse(jsonObjectField(form, "upload_metadata") ?? undefined);
   if (!parsed.success) {
-    throw validationError("json", parsed.error.issues.map((issue) => ({ ...issue, path: ["upload_metadata", ...issue.path] })));
+    throw validationError(
+      "json",
+      parsed.error.issues.map((issue) => ({ ...issue, path: ["upload_metadata", ...issue.path] })),
+    );
   }
   const fields = { ...parseUploadForm(form, "images"), metadata: jsonObjectField(form, "capture_metadata") };
   fields.description = parsed.data.description?.trim() || null;
@@ -46,13 +49,7 @@ export const uploadImage: RouteHandler<typeof routes.uploadImage, AppEnv> = asyn
   const prepared = await prepareImage(fields, camera.ownerRole);
   assertWithinQuota(target, prepared.bytes.length);
   const parent = { id: parsed.data.product_id, kind, missing: cameras.productNotFound };
-  const row = await storeUpload(
-    svc,
-    parent,
-    "images",
-    prepared,
-    camera.ownerId,
-  );
+  const row = await storeUpload(svc, parent, "images", prepared, camera.ownerId);
   c.get("log").info("camera image uploaded", { camera_id, media_id: row.id });
   return c.json({ image_id: row.id, image_url: uploadUrl(requestOrigin(c), "images", row.storage_key) }, 201);
 };
@@ -62,7 +59,8 @@ export const uploadPreviewThumbnail: RouteHandler<typeof routes.uploadPreviewThu
   await device(c, camera_id);
   const form = await readLimitedForm(c.req.raw, PREVIEW_MAX_BYTES + MULTIPART_ALLOWANCE_BYTES, "A preview thumbnail is at most 1 MiB.");
   const { file } = parseUploadForm(form, "images");
-  if (file.size > PREVIEW_MAX_BYTES) throw new ApiError(413, { code: "PAYLOAD_TOO_LARGE", detail: "A preview thumbnail is at most 1 MiB." });
+  if (file.size > PREVIEW_MAX_BYTES)
+    throw new ApiError(413, { code: "PAYLOAD_TOO_LARGE", detail: "A preview thumbnail is at most 1 MiB." });
   const bytes = new Uint8Array(await file.arrayBuffer());
   const format = sniffImageFormat(bytes);
   if (format !== "jpeg" && format !== "png" && format !== "webp") {
@@ -72,7 +70,9 @@ export const uploadPreviewThumbnail: RouteHandler<typeof routes.uploadPreviewThu
   if (!size || size.width * size.height > PREVIEW_MAX_PIXELS) {
     throw new ApiError(422, { code: "INVALID_PREVIEW_THUMBNAIL", detail: "The preview thumbnail is unreadable or over 4 megapixels." });
   }
-  await c.get("services").bindings.UPLOADS.put(cameras.previewThumbnailKey(camera_id), bytes, { httpMetadata: { contentType: PREVIEW_TYPES[format] } });
+  await c
+    .get("services")
+    .bindings.UPLOADS.put(cameras.previewThumbnailKey(camera_id), bytes, { httpMetadata: { contentType: PREVIEW_TYPES[format] } });
   return c.body(null, 204);
 };
 

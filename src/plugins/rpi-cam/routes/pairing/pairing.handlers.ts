@@ -5,7 +5,7 @@ import { requestOrigin } from "../../../../lib/http";
 import { ApiError } from "../../../../lib/problem";
 import { isoSeconds } from "../../../../lib/time";
 import { requireVerified } from "../../../../middleware/guards";
-import { subjects, enforceLimits } from "../../../../services/rate-limiter";
+import { enforceLimits, subjects } from "../../../../services/rate-limiter";
 import * as pairing from "../../services/camera-pairing";
 import { toCamera } from "../cameras/cameras.schemas";
 import type * as routes from "./pairing.routes";
@@ -61,7 +61,9 @@ export const claimPairing: RouteHandler<typeof routes.claimPairing, AppEnv> = as
   const user = requireVerified(c);
   const body = c.req.valid("json");
   // Per code, whatever the IP or account: guessing at one code is bounded even from many addresses.
-  await enforceLimits({ limiter: c.get("services").limiter, log: c.get("log") }, subjects.pairingCode(body.code), ["pairing-claim-code"], { userId: user.id });
+  await enforceLimits({ limiter: c.get("services").limiter, log: c.get("log") }, subjects.pairingCode(body.code), ["pairing-claim-code"], {
+    userId: user.id,
+  });
   const row = await pairing.claimPairing(c.get("services"), user.id, {
     code: body.code,
     name: body.camera_name,

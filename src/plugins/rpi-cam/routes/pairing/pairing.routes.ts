@@ -15,7 +15,10 @@ export const PairingCodeSchema = z
   .pipe(
     z
       .string()
-      .regex(new RegExp(`^[${PAIRING_ALPHABET}]{${PAIRING_CODE_LENGTH}}$`), `Must be ${PAIRING_CODE_LENGTH} characters of ${PAIRING_ALPHABET}.`),
+      .regex(
+        new RegExp(`^[${PAIRING_ALPHABET}]{${PAIRING_CODE_LENGTH}}$`),
+        `Must be ${PAIRING_CODE_LENGTH} characters of ${PAIRING_ALPHABET}.`,
+      ),
   )
   .openapi({ example: "K7M2QX" });
 
@@ -65,7 +68,12 @@ export const registerPairing = createRoute({
   path: "/plugins/rpi-cam/pairing/register",
   hide: true,
   request: { body: json(RegisterBodySchema) },
-  responses: { 201: { description: "Registered.", content: { "application/json": { schema: z.object({ code: z.string(), expires_at: z.string() }) } } } },
+  responses: {
+    201: {
+      description: "Registered.",
+      content: { "application/json": { schema: z.object({ code: z.string(), expires_at: z.string() }) } },
+    },
+  },
 });
 
 export const pollPairing = createRoute({

@@ -21,7 +21,11 @@ export async function connectTunnel(c: Context<AppEnv>): Promise<Response> {
     throw new ApiError(403, { code: "BROWSER_ORIGIN_REFUSED", detail: "Camera tunnels do not accept connections carrying an Origin." });
   }
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
-    throw new ApiError(426, { code: "UPGRADE_REQUIRED", detail: "This is the camera tunnel: open it as a WebSocket.", headers: { Upgrade: "websocket" } });
+    throw new ApiError(426, {
+      code: "UPGRADE_REQUIRED",
+      detail: "This is the camera tunnel: open it as a WebSocket.",
+      headers: { Upgrade: "websocket" },
+    });
   }
   const cameraId = c.req.query("camera_id") ?? "";
   if (!UUID.test(cameraId)) {

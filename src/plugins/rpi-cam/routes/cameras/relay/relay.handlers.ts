@@ -8,10 +8,9 @@ import { toImage, toVideo } from "../../../../../routes/products/products.mapper
 import { readMediaItem } from "../../../../../services/media";
 import { MAX_VIDEOS } from "../../../../../services/videos";
 import { isSafeHlsPath } from "../../../protocol";
-import { deviceRefused, relayCommand } from "../../../services/camera-relay";
-import { relayObject } from "../../../services/camera-relay";
+import { deviceRefused, relayCommand, relayObject } from "../../../services/camera-relay";
 import { readStreamState } from "../../../services/camera-stream-state";
-import { readStream, startStream, type StreamRow, stopStream, streamNotFound } from "../../../services/camera-streams";
+import { readStream, type StreamRow, startStream, stopStream, streamNotFound } from "../../../services/camera-streams";
 import * as cameras from "../../../services/cameras";
 import { watchUrl } from "../../../services/video-platform";
 import type * as routes from "./relay.routes";
@@ -88,7 +87,10 @@ export const sendCommand: RouteHandler<typeof routes.sendCommand, AppEnv> = asyn
   await cameras.readOwnedCamera(c.get("services"), user.id, camera_id);
   const reserved = RESERVED.find((entry) => entry.test(command.method, command.path));
   if (reserved) {
-    throw new ApiError(409, { code: "RELAY_COMMAND_RESERVED", detail: `This command has its own route, with its own checks: use ${reserved.route}.` });
+    throw new ApiError(409, {
+      code: "RELAY_COMMAND_RESERVED",
+      detail: `This command has its own route, with its own checks: use ${reserved.route}.`,
+    });
   }
   const answer = await relayCommand(c.get("services"), camera_id, command);
   c.header("Cache-Control", "no-store");
@@ -109,7 +111,10 @@ export const getHlsFile: RouteHandler<typeof routes.getHlsFile, AppEnv> = async 
   const { camera_id, path } = c.req.valid("param");
   await cameras.readOwnedCamera(c.get("services"), user.id, camera_id);
   if (!isSafeHlsPath(path)) {
-    throw new ApiError(400, { code: "INVALID_HLS_PATH", detail: "HLS paths name a file of the preview; `..`, backslashes and control characters are refused." });
+    throw new ApiError(400, {
+      code: "INVALID_HLS_PATH",
+      detail: "HLS paths name a file of the preview; `..`, backslashes and control characters are refused.",
+    });
   }
   const devicePath = `/preview/hls/${path.split("/").map(encodeURIComponent).join("/")}`;
   const answer = await relayCommand(c.get("services"), camera_id, { method: "GET", path: devicePath });
@@ -168,7 +173,10 @@ export const stopRecordingStream: RouteHandler<typeof routes.stopRecordingStream
   if (outcome.video) return c.json(toVideo(outcome.video), 200);
   if (outcome.why === "already_ended") throw streamNotFound();
   if (outcome.why === "not_recorded") {
-    throw new ApiError(409, { code: "STREAM_NOT_RECORDED", detail: "The stream ended without ever going live, so there was nothing to save." });
+    throw new ApiError(409, {
+      code: "STREAM_NOT_RECORDED",
+      detail: "The stream ended without ever going live, so there was nothing to save.",
+    });
   }
   throw new ApiError(409, {
     code: "VIDEO_LIMIT_REACHED",

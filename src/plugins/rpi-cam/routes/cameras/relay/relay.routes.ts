@@ -33,7 +33,9 @@ export const CommandBodySchema = z
     params: withinJsonBounds(z.record(z.string(), z.union([singleLineText(), z.number(), z.boolean()])), COMMAND_JSON_BOUNDS)
       .optional()
       .openapi({ description: `Query parameters for the device. ${COMMAND_JSON_RULE}` }),
-    body: freeFormValue(COMMAND_JSON_BOUNDS).optional().openapi({ description: `The JSON body for the device. ${COMMAND_JSON_RULE}` }),
+    body: freeFormValue(COMMAND_JSON_BOUNDS)
+      .optional()
+      .openapi({ description: `The JSON body for the device. ${COMMAND_JSON_RULE}` }),
   })
   .openapi("CameraCommand", { example: { method: "PATCH", path: "/camera/controls", body: { ExposureTime: 10_000 } } });
 
@@ -46,7 +48,11 @@ const CommandResultSchema = z
   .openapi("CameraCommandResult");
 
 const HlsParamsSchema = CameraIdParamsSchema.extend({
-  path: z.string().min(1).max(256).openapi({ param: { name: "path", in: "path" }, example: "index.m3u8" }),
+  path: z
+    .string()
+    .min(1)
+    .max(256)
+    .openapi({ param: { name: "path", in: "path" }, example: "index.m3u8" }),
 });
 
 const StreamBodySchema = z
@@ -92,7 +98,10 @@ export const sendCommand = createRoute({
     RELAY_FAILURES,
   request: { params: CameraIdParamsSchema, body: json(CommandBodySchema) },
   responses: {
-    200: { description: "The device's answer.", content: { "application/json": { schema: CommandResultSchema }, "application/octet-stream": BINARY } },
+    200: {
+      description: "The device's answer.",
+      content: { "application/json": { schema: CommandResultSchema }, "application/octet-stream": BINARY },
+    },
     ...problemResponses(401, 403, 404, 409, 413, 415, 422, 502, 503),
   },
 });
@@ -128,12 +137,14 @@ const RecordingStreamSchema = z
     privacy_status: z.enum(["public", "private", "unlisted"]),
     watch_url: z.string().openapi({ description: "Where viewers watch the broadcast." }),
     started_at: z.string(),
-    platform_status: z.string().nullable().optional().openapi({ description: "GET only: the broadcast's life-cycle status on the platform (`ready`, `live`, `complete`...), read from the platform at most once every 30 s; null when it could not be asked." }),
-    device: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .optional()
-      .openapi({ description: "GET only: the device's own stream state (`streaming`, `broadcast_id`, `started_at`, `fps`, `bitrate_kbps`, `dropped_frames`), null when it cannot be asked." }),
+    platform_status: z.string().nullable().optional().openapi({
+      description:
+        "GET only: the broadcast's life-cycle status on the platform (`ready`, `live`, `complete`...), read from the platform at most once every 30 s; null when it could not be asked.",
+    }),
+    device: z.record(z.string(), z.unknown()).nullable().optional().openapi({
+      description:
+        "GET only: the device's own stream state (`streaming`, `broadcast_id`, `started_at`, `fps`, `bitrate_kbps`, `dropped_frames`), null when it cannot be asked.",
+    }),
   })
   .openapi("RecordingStream", { description: "A camera's live stream. The stream key is never part of it." });
 
@@ -168,7 +179,10 @@ export const getRecordingStream = createRoute({
   summary: "The camera's current live stream",
   description: `${STREAMS} With the platform's and the device's view of it; no stream: 404 \`RECORDING_STREAM_NOT_FOUND\`.`,
   request: { params: CameraIdParamsSchema },
-  responses: { 200: { description: "The stream.", content: { "application/json": { schema: RecordingStreamSchema } } }, ...problemResponses(401, 404, 422) },
+  responses: {
+    200: { description: "The stream.", content: { "application/json": { schema: RecordingStreamSchema } } },
+    ...problemResponses(401, 404, 422),
+  },
 });
 
 export const stopRecordingStream = createRoute({
