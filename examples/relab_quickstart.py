@@ -115,7 +115,8 @@ show(products.head())
 
 # %%
 def unguard(frame):
-    text = frame.select_dtypes(include="object").columns
+    # Text columns are `object` in pandas 1 and 2 and `str` in pandas 3; "string" selects the latter.
+    text = frame.select_dtypes(include=["object", "string"]).columns
     frame[text] = frame[text].apply(lambda column: column.str.replace(r"^'(?=[=+\-@\t\r])", "", regex=True))
     return frame
 
@@ -134,13 +135,15 @@ show(base.groupby("brand")["weight_g"].describe())
 # `GET /v1/releases/{version}/files/{path}` (`records.csv` / `records.parquet`,
 # `record_materials.*`, `images.*`, `reference/*`, `datapackage.json`, `SHA256SUMS`). Until a
 # deployment has published one (or when it does not serve releases yet) the cell says so and
-# stops. Set `RELAB_RELEASE` to pin an analysis to one version.
+# stops. Set `RELAB_RELEASE` to pin an analysis to one version. The Parquet file holds the exact
+# text; the CSV file (read when `pyarrow` is missing) carries the export's formula guard, which
+# `unguard` takes off again (docs/releases.md).
 
 # %%
 version = os.environ.get("RELAB_RELEASE")
 answer = relab.get(f"/releases/{version}" if version else "/releases/latest", allow=(404,))
 if answer.status_code == 404:
-    print("No published release here yet: skipping this step.")
+    print(f"No published release {version} here: skipping this step." if version else "No published release here yet: skipping this step.")
 else:
     release = answer.json()
     print(f"Release {release['version']}: {release['title']} ({release['licence']}), {release['counts']['records']} records")
@@ -152,5 +155,5 @@ else:
     if name.endswith(".parquet"):
         released = pd.read_parquet(io.BytesIO(data))
     else:
-        released = pd.read_csv(io.BytesIO(data), encoding="utf-8-sig")
+        released = unguard(pd.read_csv(io.BytesIO(data), encoding="utf-8-sig", parse_dates=["created_at", "updated_at"]))
     print(f"{name}: {len(released)} records")

@@ -338,6 +338,16 @@ export class World {
         keys.thumbnails.map((key) => ["200", key]),
       ),
     );
+    // Versions of releases that do not exist: a published one needs a whole queue build, which the
+    // release tests do (test/routes/releases); here the routes meet hostile and unknown values.
+    paths.set("{version}", one("version", ["1.0.0", "0"]));
+    paths.set(
+      "/v1/releases/{version}/files/{path}",
+      pairs("version", "path", [
+        ["1.0.0", "records.csv"],
+        ["1.0.0", "images/0a.jpg"],
+      ]),
+    );
     paths.set("/uploads/images/{key}", one("key", keys.images));
     paths.set("/uploads/files/{key}", one("key", keys.files));
   }
