@@ -81,7 +81,8 @@ const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padSt
  * An upload waiting for its scan, written straight to D1 and R2 with no queue message: the real
  * queue consumer (which runs beside the tests, with the default configuration) can then never
  * settle it while a test looks at it pending, or runs its own scan job with other variables.
- * `record` is the id of the base product or component it belongs to.
+ * `record` is the id of the base product or component it belongs to; like an upload, it charges
+ * the uploader's quota (one file, its bytes), which a rejection releases.
  */
 export async function pendingWithoutJob(
   kind: "images" | "files",
@@ -103,6 +104,9 @@ export async function pendingWithoutJob(
           part.height ?? 1,
         )
       : env.DB.prepare(`INSERT INTO files (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).bind(...values);
-  await statement.run();
+  const charge = env.DB.prepare(
+    "UPDATE users SET upload_file_count = upload_file_count + 1, upload_total_bytes = upload_total_bytes + ? WHERE id = ?",
+  ).bind(part.bytes.length, uploadedBy);
+  await env.DB.batch([statement, charge]);
   return { id, url: `http://localhost/uploads/${kind}/${storageKey}` };
 }
