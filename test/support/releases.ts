@@ -1,6 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { components } from "../../clients/typescript/schema";
 import worker from "../../src/index";
 import type { ReleaseMessage } from "../../src/services/release-messages";
 import { bearer, postJson, verifiedUser } from "./accounts";
@@ -10,23 +11,8 @@ import { bootstrapAdmin } from "./mfa";
 
 // Helpers of the dataset-release tests (test/routes/releases/*).
 
-/** A release as the API answers it. */
-export interface ReleaseBody {
-  version: string;
-  title: string;
-  description: string | null;
-  licence: string;
-  status: "building" | "published" | "failed";
-  url: string;
-  citation: string | null;
-  snapshot_at: string | null;
-  created_at: string;
-  published_at: string | null;
-  counts: { records: number | null; base_products: number | null; images: number | null; record_materials: number | null };
-  progress: { records_written: number };
-  failure_reason: string | null;
-  files: { path: string; bytes: number; sha256: string; media_type: string; url: string }[];
-}
+/** A release as the API answers it: the schema's own type, from the generated client. */
+export type ReleaseBody = components["schemas"]["Release"];
 
 /** The bootstrap superuser's bearer headers (TOTP enrolled once per test file). */
 export async function adminHeaders(): Promise<Record<string, string>> {

@@ -5,31 +5,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { assertMayModify, mayModify, mayModifySql, maySeeUnsettled, ownedBySql, type WriteIntent } from "../../../src/auth/permissions.ts";
 import type { SessionUser } from "../../../src/auth/session-user.ts";
 import { ApiError } from "../../../src/lib/problem.ts";
+import { VERIFIED_CONTRIBUTOR } from "./session-user-fixture";
 
 // The write rule is written twice on purpose, once for records read first (TypeScript) and once
 // for conditional writes (SQL); these cases hold the two to the same answers, against SQLite.
 
-const base: SessionUser = {
-  id: 7,
-  email: "ada@example.org",
-  username: "ada",
-  hashedPassword: null,
-  isActive: true,
-  isVerified: true,
-  isSuperuser: false,
-  role: "contributor",
-  profileVisibility: "public",
-  lastLoginAt: null,
-  uploadFileCount: 0,
-  uploadTotalBytes: 0,
-  tokensValidAfter: 0,
-  totpEnabled: false,
-  recoveryCodesGeneration: null,
-  termsAcceptedVersion: null,
-  termsAcceptedAt: null,
-  createdAt: 1_750_000_000,
-  updatedAt: 1_750_000_000,
-};
+const base: SessionUser = VERIFIED_CONTRIBUTOR;
 const USERS: Record<string, SessionUser> = {
   owner: base,
   stranger: { ...base, id: 8 },

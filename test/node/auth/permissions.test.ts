@@ -5,28 +5,9 @@ import type { SessionUser } from "../../../src/auth/session-user";
 import type { AppEnv } from "../../../src/env";
 import { ApiError } from "../../../src/lib/problem";
 import { requireAdmin, requireUser, requireVerified } from "../../../src/middleware/guards";
+import { VERIFIED_CONTRIBUTOR } from "./session-user-fixture";
 
-const verified: SessionUser = {
-  id: 7,
-  email: "ada@example.org",
-  username: "ada",
-  hashedPassword: null,
-  isActive: true,
-  isVerified: true,
-  isSuperuser: false,
-  role: "contributor",
-  profileVisibility: "public",
-  lastLoginAt: null,
-  uploadFileCount: 0,
-  uploadTotalBytes: 0,
-  tokensValidAfter: 0,
-  totpEnabled: false,
-  recoveryCodesGeneration: null,
-  termsAcceptedVersion: null,
-  termsAcceptedAt: null,
-  createdAt: 1_750_000_000,
-  updatedAt: 1_750_000_000,
-};
+const verified: SessionUser = VERIFIED_CONTRIBUTOR;
 const unverified: SessionUser = { ...verified, isVerified: false };
 const superuserWithoutTotp: SessionUser = { ...verified, id: 1, isSuperuser: true, role: "lab" };
 const admin: SessionUser = { ...superuserWithoutTotp, totpEnabled: true };
