@@ -11,6 +11,10 @@
 //
 //   npm run bench:profile -- product-tree --requests 200        # the whole flow, building first
 //   node bench/profile.mjs live --requests 3000 --no-build      # reuse bench/.build
+//   node bench/profile.mjs units --var RATE_LIMITS_ENABLED=false # override a wrangler.jsonc variable
+//
+// Requests come from `--addresses N` client addresses in turn (default 256, the bench's steady
+// clients: each counter object already in use); `--addresses 0` gives every request a new one.
 
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -25,7 +29,14 @@ const EDGE = { "cf-connecting-ip": "127.0.0.1" };
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { requests: { type: "string" }, top: { type: "string" }, "inspector-port": { type: "string" }, "no-build": { type: "boolean" } },
+  options: {
+    requests: { type: "string" },
+    top: { type: "string" },
+    "inspector-port": { type: "string" },
+    "no-build": { type: "boolean" },
+    addresses: { type: "string" },
+    var: { type: "string", multiple: true },
+  },
 });
 const name = positionals[0];
 const scenario = scenarios.find((s) => s.name === name);
@@ -38,6 +49,13 @@ if (!scenario) {
 const requests = Number(values.requests ?? 200);
 const top = Number(values.top ?? 30);
 const inspectorPort = Number(values["inspector-port"] ?? 9330);
+const addresses = Number(values.addresses ?? 256);
+const vars = Object.fromEntries((values.var ?? []).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
+/** Request i's client address: one of `addresses` in turn, or a new one per request when 0. */
+const clientAddress = (i) => {
+  const n = addresses > 0 ? i % addresses : i;
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+};
 
 /** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
 async function connect(url) {
@@ -84,7 +102,7 @@ function summarise(profile) {
 async function main() {
   const bundle = values["no-build"] ? path.join(ROOT, "bench/.build/index.js") : await buildWorker(ROOT, path.join(ROOT, "bench/.build"));
   const config = readWranglerConfig(ROOT);
-  const app = await startApp(config, bundle, 0, false, { miniflare: { inspectorPort } });
+  const app = await startApp(config, bundle, 0, false, { vars, miniflare: { inspectorPort } });
   try {
     app.db = await app.mf.getD1Database("DB");
     await applyMigrations(app.db, path.join(ROOT, "migrations"));
@@ -102,7 +120,7 @@ async function main() {
       const extra = request.vary?.(i) ?? {};
       const response = await fetch(app.url + request.path, {
         method: request.method,
-        headers: { ...request.headers, ...extra.headers, "cf-connecting-ip": `10.0.${(i >> 8) & 255}.${i & 255}` },
+        headers: { ...request.headers, ...extra.headers, "cf-connecting-ip": clientAddress(i) },
         body: extra.body ?? body,
       });
       await response.arrayBuffer();

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { LRUCache } from "lru-cache";
 import { readAccessToken } from "../auth/tokens";
 import { carryInNextBatch, flushCarried } from "../db/client";
 import type { AppEnv } from "../env";
@@ -10,13 +11,38 @@ import { accessCheckStatement, userFromAccessCheck } from "../services/sessions"
 import { presentedAccessToken } from "./authenticate";
 
 /** The Workers cache the public reads keep their answers in (per data centre; docs/storage.md "Cached reads"). */
-const CACHE_NAME = "relab-reads";
+export const CACHE_NAME = "relab-reads";
 const GENERATION_HEADER = "X-Read-Generation";
 // Entries are validated on every use, so this only bounds how long an unused one takes space.
 const STORED_SECONDS = 86_400;
 
+/** A cached answer: what `fromEntry` needs to serve it, and the generation it was read at. */
+interface Copy {
+  generation: string;
+  etag: string | null;
+  contentType: string;
+  body: ArrayBuffer;
+}
+
+const MiB = 1024 * 1024;
+
+// The answers this isolate served or stored lately, in its own memory, in front of the Workers
+// cache: a hot read then skips the cache lookup too (its I/O and the copy of its body out of the
+// cache). The same keys and the same validation as the Workers cache, so it is exactly as current;
+// bounded in bytes, well inside the isolate's 128 MB (docs/storage.md "Cached reads").
+const recent = new LRUCache<string, Copy>({
+  maxSize: 16 * MiB,
+  maxEntrySize: 2 * MiB,
+  sizeCalculation: (copy, key) => copy.body.byteLength + key.length * 2 + 256,
+});
+
+/** Forgets every copy this isolate keeps in memory (the Workers cache is untouched). */
+export function forgetRecentReads(): void {
+  recent.clear();
+}
+
 /** The cache key of a read for a viewer class: the request's origin, path and canonically ordered query. */
-function cacheKey(url: URL, viewer: ViewerClass): string {
+export function cacheKey(url: URL, viewer: ViewerClass): string {
   const params = [...url.searchParams.entries()].sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
   const query = new URLSearchParams(params).toString();
   return `${url.protocol}//${url.host}/__reads/${url.protocol.slice(0, -1)}/${encodeURIComponent(viewer)}${url.pathname}?${query}`;
@@ -34,13 +60,29 @@ async function openCache(c: Context<AppEnv>): Promise<Cache | null> {
 // Requests whose carried token check has not answered yet (`viewerBeforeRead` runs it early).
 const viewerPending = new WeakSet<Context<AppEnv>>();
 
-/** The answer of a cached entry: its body and tag, or 304 when the client holds that tag. */
-function fromEntry(c: Context<AppEnv>, entry: Response): Response {
-  const etag = entry.headers.get("etag");
+/** The answer of a cached copy: its body and tag, or 304 when the client holds that tag. */
+function fromCopy(c: Context<AppEnv>, copy: Copy): Response {
   const headers: Record<string, string> = { "Cache-Control": "no-store", "X-Cache": "hit" };
-  if (etag) headers.ETag = etag;
-  if (etag && matchesIfNoneMatch(c.req.header("if-none-match"), etag)) return c.newResponse(null, 304, headers);
-  return c.newResponse(entry.body, 200, { ...headers, "Content-Type": entry.headers.get("content-type") ?? "application/json" });
+  if (copy.etag) headers.ETag = copy.etag;
+  if (copy.etag && matchesIfNoneMatch(c.req.header("if-none-match"), copy.etag)) return c.newResponse(null, 304, headers);
+  return c.newResponse(copy.body, 200, { ...headers, "Content-Type": copy.contentType });
+}
+
+/** The copy of `key` in this isolate's memory, else in the Workers cache (then remembered in memory too). */
+async function lookUp(cache: Cache | null, key: string): Promise<Copy | undefined> {
+  const kept = recent.get(key);
+  if (kept) return kept;
+  const entry = cache ? await cache.match(key).catch(() => undefined) : undefined;
+  const generation = entry?.headers.get(GENERATION_HEADER);
+  if (!entry || !generation) return undefined;
+  const copy = {
+    generation,
+    etag: entry.headers.get("etag"),
+    contentType: entry.headers.get("content-type") ?? "application/json",
+    body: await entry.arrayBuffer(),
+  };
+  recent.set(key, copy);
+  return copy;
 }
 
 /**
@@ -96,15 +138,17 @@ export function cachedRead(scope: ReadScope) {
     }
     if (!cacheable) return next();
 
-    const cache = await openCache(c);
     const expected = expectedClass(scope, claims?.userId ?? null);
-    const entry = cache ? await cache.match(cacheKey(url, expected)).catch(() => undefined) : undefined;
-    if (entry) {
+    const expectedKey = cacheKey(url, expected);
+    // The Workers cache is opened only when this isolate's memory has no copy.
+    const cache: Cache | null | undefined = recent.has(expectedKey) ? undefined : await openCache(c);
+    const copy = await lookUp(cache ?? null, expectedKey);
+    if (copy) {
       // A copy is cached for this viewer: the token check and the validator, and nothing else, first.
       await flushCarried(svc.db);
-      const current =
-        generation !== null && viewerClass(scope, c.get("user")) === expected && entry.headers.get(GENERATION_HEADER) === generation;
-      if (current) return fromEntry(c, entry);
+      const current = generation !== null && viewerClass(scope, c.get("user")) === expected && copy.generation === generation;
+      if (current) return fromCopy(c, copy);
+      recent.delete(expectedKey);
       // Stale: the handler's batch reads the generation again, with the answer it stores.
       generation = null;
       carryInNextBatch(svc.db, [validator], (rows) => {
@@ -114,19 +158,25 @@ export function cachedRead(scope: ReadScope) {
 
     await next();
     const stamped = generation as string | null;
-    if (!cache || stamped === null || c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
+    if (stamped === null || c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
     writableHeaders(c).set("X-Cache", "miss");
     const key = cacheKey(url, viewerClass(scope, c.get("user")));
+    const contentType = c.res.headers.get("content-type")!;
+    const etag = c.res.headers.get("etag");
     const headers = new Headers({
-      "Content-Type": c.res.headers.get("content-type")!,
+      "Content-Type": contentType,
       "Cache-Control": `max-age=${STORED_SECONDS}`,
       [GENERATION_HEADER]: stamped,
     });
-    const etag = c.res.headers.get("etag");
     if (etag) headers.set("ETag", etag);
+    const shared = cache === undefined ? await openCache(c) : cache;
     // Stored after the answer is sent: the copy's bytes are read from a clone meanwhile.
-    const copy = c.res.clone();
-    const store = async () => cache.put(key, new Response(await copy.arrayBuffer(), { headers }));
+    const answer = c.res.clone();
+    const store = async () => {
+      const body = await answer.arrayBuffer();
+      recent.set(key, { generation: stamped, etag, contentType, body });
+      if (shared) await shared.put(key, new Response(body, { headers }));
+    };
     c.executionCtx.waitUntil(store().catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));
   });
 }

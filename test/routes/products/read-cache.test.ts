@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { CACHE_NAME, cacheKey, forgetRecentReads } from "../../../src/middleware/cached-read";
 import { bearer, patchMe, postJson, verifiedUser } from "../../support/accounts";
-import { api, expectProblem, roundTrips } from "../../support/http";
+import { api, expectProblem, ORIGIN, roundTrips } from "../../support/http";
 import { pendingWithoutJob, scan } from "../../support/media";
 import { bootstrapAdmin } from "../../support/mfa";
 
@@ -125,6 +126,45 @@ const treeNames = (nodes: Body[]): string[] => nodes.flatMap((node) => [node.nam
 
 // The moderator enrols TOTP once per file, which may wait out the end of a TOTP step (4 s).
 describe("cached public reads", { timeout: 20_000 }, () => {
+  it("serve a copy from this isolate's memory or from the Workers cache, whichever holds it, and never a stale one from either", async () => {
+    const s = await setUp();
+    const anonymous = s.viewers[0]!;
+    const owner = s.viewers[2]!;
+    await warm([s.paths.product], [anonymous]);
+    const expectHit = async () => {
+      const hit = await read(s.paths.product, anonymous);
+      expect(hit.headers.get("x-cache")).toBe("hit");
+      expect(roundTrips(hit)).toBe(1);
+      return (await hit.json()) as Body;
+    };
+    const shared = await caches.open(CACHE_NAME);
+    const key = cacheKey(new URL(s.paths.product, ORIGIN), "anonymous");
+    // Only in memory: the Workers cache lost its copy (another data centre's isolate, an eviction).
+    expect(await shared.delete(key)).toBe(true);
+    expect((await expectHit()).name).toBe("Cached kettle");
+    // Only in the Workers cache: this isolate's memory is new. The copy is read from there, and
+    // is then in memory again (the Workers cache's copy removed, still a hit).
+    forgetRecentReads();
+    await read(s.paths.product, anonymous);
+    await readUntilHit(s.paths.product, anonymous);
+    forgetRecentReads();
+    expect((await expectHit()).name).toBe("Cached kettle");
+    expect(await shared.delete(key)).toBe(true);
+    expect((await expectHit()).name).toBe("Cached kettle");
+    // A write makes a copy stale in either tier: in memory...
+    await readUntilHit(s.paths.product, anonymous);
+    const renamed = await patch(s.paths.product, owner.token!, { name: "Renamed kettle" }, await versionOf(s.paths.product));
+    expect(renamed.status).toBe(200);
+    await expectFresh(s.paths.product, [anonymous], (body) => expect(body.name).toBe("Renamed kettle"));
+    // ... and in the Workers cache, with nothing in memory.
+    await readUntilHit(s.paths.product, anonymous);
+    const version = await versionOf(s.paths.product);
+    forgetRecentReads();
+    const again = await patch(s.paths.product, owner.token!, { name: "Kettle renamed twice" }, version);
+    expect(again.status).toBe(200);
+    await expectFresh(s.paths.product, [anonymous], (body) => expect(body.name).toBe("Kettle renamed twice"));
+  });
+
   it("serve a repeated read from the cache in one round trip, for every viewer class, with ETag and 304", async () => {
     const s = await setUp();
     await warm(Object.values(s.paths), s.viewers);
