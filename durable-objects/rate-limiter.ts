@@ -27,6 +27,8 @@ export interface CounterReading extends CounterSpec {
 /** The answer to `consume`: whether the units were taken, and every counter's state after the call. */
 export interface ConsumeResult {
   allowed: boolean;
+  /** Units taken from every counter (0 when refused; at most the `units` asked for). */
+  granted?: number;
   counters: CounterReading[];
   /** Set when the object's storage failed: nothing was counted (the caller treats the store as unavailable). */
   failed?: string;
@@ -76,18 +78,20 @@ export class RateLimiter extends DurableObject<Env> {
   private alarmAt: number | null | undefined = undefined;
 
   /**
-   * Takes one unit from every counter, or from none: when any counter has no unit left in its
-   * window, the call is refused and nothing is counted (a refused request does not extend a block).
+   * Takes `units` units (default 1) from every counter, or as many as the fullest counter has
+   * left, or none: when any counter has no unit left in its window, the call is refused and
+   * nothing is counted (a refused request does not extend a block). More than one unit is a
+   * grant an isolate hands out to its next requests (src/lib/limit-leases.ts).
    */
-  async consume(specs: CounterSpec[]): Promise<ConsumeResult> {
+  async consume(specs: CounterSpec[], units = 1): Promise<ConsumeResult> {
     try {
-      return await this.take(specs);
+      return await this.take(specs, units);
     } catch (error) {
       return storeFailure(error);
     }
   }
 
-  private async take(specs: CounterSpec[]): Promise<ConsumeResult> {
+  private async take(specs: CounterSpec[], units: number): Promise<ConsumeResult> {
     const now = Date.now();
     for (const [name, window] of this.memory) if (window.endsAt <= now) this.memory.delete(name);
     // Each counter is read before any is written, so a name given twice is taken once.
@@ -97,11 +101,13 @@ export class RateLimiter extends DurableObject<Env> {
       const windowStart = current?.windowStart ?? now;
       return { spec, windowStart, endsAt: windowStart + spec.windowSeconds * 1000, used: current?.used ?? 0, fresh: !current };
     });
-    const allowed = states.every((state) => state.used < state.spec.amount);
+    const asked = Number.isSafeInteger(units) && units > 1 ? units : 1;
+    const granted = Math.min(asked, ...states.map((state) => state.spec.amount - state.used));
+    const allowed = granted >= 1;
     let earliestNewEnd = Infinity;
     if (allowed) {
       for (const state of states) {
-        state.used += 1;
+        state.used += granted;
         const window = { windowStart: state.windowStart, endsAt: state.endsAt, used: state.used };
         if (!state.spec.durable) {
           this.memory.set(state.spec.name, window);
@@ -120,7 +126,7 @@ export class RateLimiter extends DurableObject<Env> {
       exhausted: !allowed && used >= spec.amount,
     }));
     if (earliestNewEnd !== Infinity) await this.cleanUpBy(earliestNewEnd);
-    return { allowed, counters };
+    return { allowed, granted: allowed ? granted : 0, counters };
   }
 
   /**

@@ -3,9 +3,10 @@ import { keyedDigest } from "../auth/tokens";
 import type { LimitDecision, Limiter, Services } from "../container";
 import { audit } from "../lib/audit";
 import { ipLimitKey } from "../lib/client-ip";
+import { LeaseBook } from "../lib/limit-leases";
 import type { Logger } from "../lib/logger";
 import { ApiError, authStoreUnavailable } from "../lib/problem";
-import { failsClosed, isDurable, LIMITER_TIMEOUT_MS, LIMITS, type LimitName } from "../lib/rate-limits";
+import { failsClosed, isDurable, LIMITER_TIMEOUT_MS, LIMITS, type LimitName, type LimitSpec } from "../lib/rate-limits";
 
 /** The counter store did not answer (an error, or no answer within its time-out). */
 export class LimiterUnavailable extends Error {
@@ -66,6 +67,31 @@ function rememberedBlock(subject: string, names: readonly LimitName[]): LimitDec
   return counters.length > 0 ? { allowed: false, counters, remembered: true } : null;
 }
 
+// Units of request-rate counters this isolate took ahead of use (src/lib/limit-leases.ts).
+const leases = new LeaseBook();
+const LEASE_CAP = 16;
+
+/**
+ * How many units one store call may take ahead for `names`, or 1 for no lease. Only minute
+ * request rates that fail open qualify (the general buckets): guards and authentication limits
+ * fail closed or are refunded, and are counted one request at a time. At most a twentieth of the
+ * smallest limit, so that units held by other isolates cost a client little.
+ */
+function leaseCap(names: readonly LimitName[]): number {
+  let cap = LEASE_CAP;
+  for (const name of names) {
+    const spec: LimitSpec = LIMITS[name];
+    if (spec.kind !== "request" || spec.onStoreFailure !== "open" || isDurable(name)) return 1;
+    cap = Math.min(cap, Math.floor(spec.amount / 20));
+  }
+  return Math.max(1, cap);
+}
+
+/** Forgets the units this isolate holds ahead (they stay counted in the store until their windows end). */
+export function forgetLimitLeases(): void {
+  leases.clear();
+}
+
 async function withinTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | null = null;
   const timeout = new Promise<never>((_, reject) => {
@@ -106,6 +132,12 @@ export function createLimiter(namespace: DurableObjectNamespace<RateLimiter>, fa
     },
     remembered: rememberedBlock,
     async consume(subject, names, { remember = true } = {}) {
+      // A refusal may be refunded by another subject's counter (remember: false): one unit at a time then.
+      const cap = remember ? leaseCap(names) : 1;
+      const key = `${subject} ${names.join(",")}`;
+      // Units held here were counted by the store already: they are served even once it is spent.
+      const held = cap > 1 ? leases.take(key, Date.now()) : null;
+      if (held) return { allowed: true, counters: held };
       const remembered = rememberedBlock(subject, names);
       if (remembered) return remembered;
       const specs = names.map((name) => ({
@@ -114,9 +146,17 @@ export function createLimiter(namespace: DurableObjectNamespace<RateLimiter>, fa
         windowSeconds: LIMITS[name].windowSeconds,
         durable: isDurable(name),
       }));
-      const result = storeAnswer(await withinTimeout(stub(subject).consume(specs), failsClosed(names) ? failClosedMs : failOpenMs));
-      if (!result.allowed && remember) rememberBlocks(subject, result.counters);
-      return result;
+      const units = cap > 1 ? leases.units(key, Date.now(), cap) : 1;
+      const result = storeAnswer(await withinTimeout(stub(subject).consume(specs, units), failsClosed(names) ? failClosedMs : failOpenMs));
+      if (!result.allowed) {
+        // Concurrent calls may have been granted more than they needed while this one waited.
+        const granted = cap > 1 ? leases.take(key, Date.now()) : null;
+        if (granted) return { allowed: true, counters: granted };
+        if (remember) rememberBlocks(subject, result.counters);
+        return result;
+      }
+      if (cap === 1) return result;
+      return { allowed: true, counters: leases.add(key, result.counters, result.granted ?? 1, Date.now(), cap) };
     },
     async refund(subject, counters) {
       const units = counters.map(({ name, windowStart, durable }) => ({ name, windowStart, durable }));

@@ -38,6 +38,36 @@ describe("RateLimiter counting", () => {
     expect(await storedRows(stub)).toEqual([{ name: "a", window_start: windowStart, ends_at: windowStart + 60_000, used: 3 }]);
   });
 
+  it("grants up to the units asked for, no more than the fullest counter has left, and refuses when one is spent", async () => {
+    const stub = freshStub("grants");
+    const narrow: CounterSpec = { name: "narrow", amount: 5, windowSeconds: 60 };
+    const wide: CounterSpec = { name: "wide", amount: 100, windowSeconds: 60 };
+    const first = await stub.consume([narrow, wide], 3);
+    expect(first.allowed).toBe(true);
+    expect(first.granted).toBe(3);
+    expect(first.counters.map((c) => [c.name, c.used, c.remaining])).toEqual([
+      ["narrow", 3, 2],
+      ["wide", 3, 97],
+    ]);
+    // Two left in the narrow counter: two granted, from both counters.
+    const second = await stub.consume([narrow, wide], 8);
+    expect(second.granted).toBe(2);
+    expect(second.counters.map((c) => [c.name, c.used, c.remaining])).toEqual([
+      ["narrow", 5, 0],
+      ["wide", 5, 95],
+    ]);
+    const third = await stub.consume([narrow, wide], 8);
+    expect(third).toMatchObject({ allowed: false, granted: 0 });
+    expect(third.counters.map((c) => [c.name, c.used, c.exhausted])).toEqual([
+      ["narrow", 5, true],
+      ["wide", 5, false],
+    ]);
+    // Nonsense sizes ask for one unit.
+    for (const units of [0, -4, 1.5, Number.NaN]) {
+      expect((await freshStub("odd-grants").consume([wide], units)).granted).toBe(1);
+    }
+  });
+
   it("takes a unit from every counter or from none", async () => {
     const stub = freshStub("all-or-nothing");
     const narrow: CounterSpec = { name: "narrow", amount: 2, windowSeconds: 60, durable: true };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bearer, postJson, registerUser, verifiedUser } from "../support/accounts";
 import { api, limiterCalls, roundTrips } from "../support/http";
-import { fireTogether, freshIp, limitedApi, statusCounts } from "../support/limits";
+import { fireTogether, freshIp, limitedApi, remaining, statusCounts } from "../support/limits";
 
 // In production every counter-store call is a network hop to a Durable Object: the limiter's
 // cost is counted per request like D1 round trips, never timed.
@@ -41,6 +41,39 @@ describe("counter-store calls per request", () => {
     // With the request limits off only the budget remains.
     const budgetOnly = await postJson("/v1/auth/bearer/login", { username: user.email, password: "not-the-password-at-all" });
     expect(limiterCalls(budgetOnly)).toBe(1);
+  });
+
+  it("counts a returning client's reads with units taken ahead: far fewer calls, the same count down, the same limit", async () => {
+    const ip = freshIp();
+    const left: number[] = [];
+    const calls: number[] = [];
+    for (let i = 0; i < 301; i++) {
+      const response = await limitedApi(ip, "/v1/units");
+      calls.push(limiterCalls(response));
+      if (i < 300) {
+        expect(response.status).toBe(200);
+        left.push(remaining(response, "read-ip"));
+      } else {
+        expect(response.status).toBe(429);
+      }
+    }
+    expect(left).toEqual(Array.from({ length: 300 }, (_, i) => 299 - i));
+    // One unit, then 2, 4, 8 and 15 at a time (src/lib/limit-leases.ts); the refused read asks once more.
+    expect(calls.slice(0, 8)).toEqual([1, 1, 0, 1, 0, 0, 0, 1]);
+    expect(calls.reduce((sum, n) => sum + n, 0)).toBe(24);
+  }, 60_000);
+
+  it("counts logins, and other limits that fail closed, one call per request", async () => {
+    const ip = freshIp();
+    for (let i = 0; i < 4; i++) {
+      const response = await limitedApi(ip, "/v1/auth/bearer/login", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: `nobody.${i}@example.org`, password: "not-the-password-at-all" }),
+      });
+      expect(response.status).toBe(400);
+      expect(limiterCalls(response)).toBe(2);
+    }
   });
 
   it("answers a client whose bucket is spent without calling the store again", async () => {
