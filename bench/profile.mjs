@@ -12,6 +12,7 @@
 //   npm run bench:profile -- product-tree --requests 200        # the whole flow, building first
 //   node bench/profile.mjs live --requests 3000 --no-build      # reuse bench/.build
 //   node bench/profile.mjs units --var RATE_LIMITS_ENABLED=false # override a wrangler.jsonc variable
+//   node bench/profile.mjs product-detail --inclusive           # also time per function with its callees
 //
 // Requests come from `--addresses N` client addresses in turn (default 256, the bench's steady
 // clients: each counter object already in use); `--addresses 0` gives every request a new one.
@@ -36,6 +37,7 @@ const { values, positionals } = parseArgs({
     "no-build": { type: "boolean" },
     addresses: { type: "string" },
     var: { type: "string", multiple: true },
+    inclusive: { type: "boolean" },
   },
 });
 const name = positionals[0];
@@ -96,7 +98,20 @@ function summarise(profile) {
     const key = `${f.functionName || "(anonymous)"}  ${f.url ? `${path.basename(f.url)}:${f.lineNumber + 1}` : ""}`;
     fns.set(key, (fns.get(key) ?? 0) + us);
   }
-  return { total, fns: [...fns].sort((a, b) => b[1] - a[1]) };
+  // Inclusive: each sample charged once to every function on its stack.
+  const parent = new Map();
+  for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+  const label = (id) => {
+    const { callFrame: f } = byNode.get(id);
+    return `${f.functionName || "(anonymous)"}  ${f.url ? `${path.basename(f.url)}:${f.lineNumber + 1}` : ""}`;
+  };
+  const inclusive = new Map();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const seen = new Set();
+    for (let id = profile.samples[i]; id !== undefined; id = parent.get(id)) seen.add(label(id));
+    for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + (dt[i] ?? 0));
+  }
+  return { total, fns: [...fns].sort((a, b) => b[1] - a[1]), inclusive: [...inclusive].sort((a, b) => b[1] - a[1]) };
 }
 
 async function main() {
@@ -152,7 +167,7 @@ async function main() {
     const { profile } = await cdp.send("Profiler.stop");
     cdp.close();
 
-    const { total, fns } = summarise(profile);
+    const { total, fns, inclusive } = summarise(profile);
     const ms = (us) => (us / 1000 / requests).toFixed(3);
     const idle = fns.filter(([k]) => /^\(idle\)/.test(k)).reduce((a, [, us]) => a + us, 0);
     console.log(
@@ -165,6 +180,11 @@ async function main() {
     console.log("self ms/req  share  function  file:line");
     for (const [key, us] of fns.slice(0, top))
       console.log(`${ms(us).padStart(11)}  ${((100 * us) / total).toFixed(1).padStart(4)} %  ${key}`);
+    if (values.inclusive) {
+      console.log("total ms/req (self + callees)  share  function  file:line");
+      for (const [key, us] of inclusive.slice(0, top))
+        console.log(`${ms(us).padStart(11)}  ${((100 * us) / total).toFixed(1).padStart(4)} %  ${key}`);
+    }
   } finally {
     await disposeAll([app]);
   }

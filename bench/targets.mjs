@@ -17,8 +17,8 @@ export function readWranglerConfig(root) {
   return unstable_readConfig({ config: path.join(root, "wrangler.jsonc") }, {});
 }
 
-const TRIVIAL_SCRIPT = `export default { fetch() { return new Response("ok") } }`;
-const SELECT1_SCRIPT = `export default {
+export const TRIVIAL_SCRIPT = `export default { fetch() { return new Response("ok") } }`;
+export const SELECT1_SCRIPT = `export default {
   async fetch(request, env) {
     await env.DB.prepare("SELECT 1").first();
     return new Response("ok");
@@ -77,7 +77,7 @@ function stdioTail(limit = 40) {
  * invocation plus a service-binding hop per request that costs about two thirds of a trivial
  * worker's throughput here; `viaEntry` measures through it anyway, for comparison.
  */
-async function start(name, options, port, viaEntry, compatibilityDate, compatibilityFlags = []) {
+export async function start(name, options, port, viaEntry, compatibilityDate, compatibilityFlags = []) {
   const tail = stdioTail();
   const mf = new Miniflare({
     host: HOST,

@@ -33,7 +33,7 @@ interface Lease {
 
 /**
  * Units of request-rate counters that this isolate took from the counter store ahead of use, per
- * subject and set of counters (docs/architecture.md "Rate limiting"). A client that keeps coming
+ * subject and set of counters (docs/rate-limits.md "Units taken ahead"). A client that keeps coming
  * back to the same isolate is counted with one store call per grant rather than per request: the
  * first call asks for one unit, each further call for twice as many as the one before, up to
  * `cap`. Every unit handed out is one the store counted, in order, so a client never gets more
