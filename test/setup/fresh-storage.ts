@@ -1,5 +1,7 @@
 import { reset } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { forgetRecentReads } from "../../src/middleware/cached-read";
+import { forgetLimitLeases } from "../../src/services/rate-limiter";
 import { beginTestFile } from "../support/test-file";
 
 // Runs before each test file. Files of a project share one runtime (vitest.config.ts), so each
@@ -17,6 +19,10 @@ for (let attempt = 0; ; attempt++) {
   if (attempt === 5) throw new Error("the previous test file's database survived six wipes");
   await new Promise((resolve) => setTimeout(resolve, 200));
 }
+// What the isolate keeps in memory about that storage goes with it: cached reads (their ids and
+// generations would otherwise meet another file's) and rate-limit units taken ahead.
+forgetRecentReads();
+forgetLimitLeases();
 beginTestFile();
 
 // All migrations in one batch (one round trip, one transaction), recorded in d1_migrations as

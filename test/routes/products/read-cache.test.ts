@@ -151,6 +151,10 @@ describe("cached public reads", { timeout: 20_000 }, () => {
     expect((await expectHit()).name).toBe("Cached kettle");
     expect(await shared.delete(key)).toBe(true);
     expect((await expectHit()).name).toBe("Cached kettle");
+    // In neither tier (the Workers cache's copy went above): computed afresh.
+    forgetRecentReads();
+    const computed = await read(s.paths.product, anonymous);
+    expect(computed.headers.get("x-cache")).toBe("miss");
     // A write makes a copy stale in either tier: in memory...
     await readUntilHit(s.paths.product, anonymous);
     const renamed = await patch(s.paths.product, owner.token!, { name: "Renamed kettle" }, await versionOf(s.paths.product));
