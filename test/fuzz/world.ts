@@ -209,6 +209,11 @@ export class World {
     );
     for (const item of servedFiles.items) keys.files.push(new URL(item.file_url).pathname.split("/").pop()!);
 
+    // A published release of the owner's records (the owner accepts the contributor terms), so
+    // that the release routes and their files (ranges included) meet generated requests too.
+    await json(postJson("/v1/users/me/contributor-terms", { version: 1 }, bearer(owner.accessToken)), 200);
+    const release = await this.publishedRelease(asAdmin);
+
     // Cameras: one online (a test device answers), one paired but never connected.
     // Camera names are their owner's alone: unique, so an answer to anyone else can be searched for them.
     const cameraNames = [`Fuzz bench ${crypto.randomUUID()}`, `Fuzz shelf ${crypto.randomUUID()}`, `Secret camera ${crypto.randomUUID()}`];
@@ -338,14 +343,14 @@ export class World {
         keys.thumbnails.map((key) => ["200", key]),
       ),
     );
-    // Versions of releases that do not exist: a published one needs a whole queue build, which the
-    // release tests do (test/routes/releases); here the routes meet hostile and unknown values.
-    paths.set("{version}", one("version", ["1.0.0", "0"]));
+    // The published release, and a version that does not exist.
+    paths.set("{version}", one("version", [release.version, "0"]));
     paths.set(
       "/v1/releases/{version}/files/{path}",
       pairs("version", "path", [
-        ["1.0.0", "records.csv"],
-        ["1.0.0", "images/0a.jpg"],
+        ...release.files.map((file): [string, string] => [release.version, file]),
+        [release.version, "images/0a.jpg"],
+        ["0", "records.csv"],
       ]),
     );
     paths.set("/uploads/images/{key}", one("key", keys.images));
@@ -377,6 +382,23 @@ export class World {
         return { status: 200, data: { status: "uploaded", image_id: ((await response.json()) as { id: string }).id } };
     }
     return { status: 404, data: { detail: "No such record" } };
+  }
+
+  /** Requests release 1.0.0 as the superuser and waits until the real queue has published it; its version and file paths. */
+  private async publishedRelease(asAdmin: (method: string, path: string, body?: unknown) => Promise<Response>) {
+    const version = "1.0.0";
+    await json(asAdmin("POST", "/v1/admin/releases", { version, title: "Fuzz release" }), 202);
+    for (let tries = 0; tries < 300; tries++) {
+      const release = await json<{ status: string; files: { path: string }[] }>(asAdmin("GET", `/v1/releases/${version}`), 200);
+      if (release.status === "published") {
+        const wanted = ["records.csv", "records.parquet", "datapackage.json"];
+        const files = release.files.map((file) => file.path);
+        return { version, files: [...wanted, ...files.filter((path) => path.startsWith("images/")).slice(0, 1)] };
+      }
+      expect(release.status, "the fuzz world's release").toBe("building");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error("the fuzz world's release was not published within 30 s");
   }
 
   /** The path parameter assignments for `template`: its own list, else one by its parameter. */
