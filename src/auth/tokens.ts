@@ -1,6 +1,7 @@
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { type JWTPayload, jwtVerify, SignJWT } from "jose";
+import { LRUCache } from "lru-cache";
 import { constantTimeEqual, toBase64Url, toHex } from "../lib/encoding";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
@@ -82,6 +83,30 @@ const CANONICAL_SIGNATURE = /\.[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
  * the session was revoked since `iat` is for the caller to check (`userForAccessToken`).
  */
 export async function readAccessToken(secret: string, token: string, nowSeconds: number): Promise<AccessClaims | null> {
+  const verified = verifiedTokens(secret);
+  const known = verified.get(token);
+  if (known) return known.expiresAt > nowSeconds ? known : null;
+  const claims = await verifyAccessToken(secret, token, nowSeconds);
+  if (claims) verified.set(token, claims);
+  return claims;
+}
+
+// Tokens this isolate has verified, per signing secret: a client sends the same access token for
+// up to 15 minutes, and its signature need not be checked on every request (the rate limiter and
+// the route both read it). Only well-signed tokens are kept, so forged ones cannot fill it; expiry
+// is checked on every use; revocation is the database's to say, as before (`userForAccessToken`).
+const verifiedBySecret = new Map<string, LRUCache<string, AccessClaims>>();
+
+function verifiedTokens(secret: string): LRUCache<string, AccessClaims> {
+  let verified = verifiedBySecret.get(secret);
+  if (!verified) {
+    verified = new LRUCache({ max: 5_000 });
+    verifiedBySecret.set(secret, verified);
+  }
+  return verified;
+}
+
+async function verifyAccessToken(secret: string, token: string, nowSeconds: number): Promise<AccessClaims | null> {
   if (!CANONICAL_SIGNATURE.test(token)) return null;
   let payload: JWTPayload;
   try {

@@ -62,6 +62,16 @@ describe("access tokens", () => {
     expect(await readAccessToken(OTHER_SECRET, token, NOW)).toBeNull();
   });
 
+  it("answers a token it verified before as the first time: expiry checked on each read, and per secret", async () => {
+    const fresh = await signAccessToken(SECRET, { ...claims, sessionId: "session-remembered" });
+    const expected = { ...claims, sessionId: "session-remembered" };
+    expect(await readAccessToken(SECRET, fresh, NOW)).toEqual(expected);
+    expect(await readAccessToken(SECRET, fresh, NOW + 1)).toEqual(expected);
+    expect(await readAccessToken(OTHER_SECRET, fresh, NOW)).toBeNull();
+    expect(await readAccessToken(SECRET, fresh, claims.expiresAt)).toBeNull();
+    expect(await readAccessToken(SECRET, fresh, NOW)).toEqual(expected);
+  });
+
   it.each([
     [
       "a re-encoded payload (other user)",
