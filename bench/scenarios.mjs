@@ -149,10 +149,10 @@ export const PRODUCTS_ACCOUNT = { email: "bench.products@example.org", username:
  * with its own bearer token. A signed-in write counts in `write-user` (600/min per user) and not
  * in the per-IP buckets, so one account would be refused after 600 creates in a minute; N
  * accounts allow 10 N creates/s sustained (320/s), several times what a 50-component create
- * does here (bench/README.md, Products). Their logins come from 127.0.0.1 in the seed: 32 of
+ * does here (bench/README.md, Products). Their logins come from 127.0.0.1 in the seed: 48 of
  * `login-ip`'s 60 a minute (the failed-login seeds add 2).
  */
-export const PRODUCT_USERS = 32;
+export const PRODUCT_USERS = 48;
 export const productUserEmail = (n) => `bench.products.${n}@example.org`;
 
 /** Base products the list scenario filters: LIST_PRODUCTS over LIST_BRANDS, round robin (250 per brand). */
