@@ -1,7 +1,6 @@
 import { sql } from "drizzle-orm";
-import { batchRows } from "../db/client";
 import { toHex } from "../lib/encoding";
-import { TableDataError } from "../lib/release/columns";
+import { checkValues, TableDataError } from "../lib/release/columns";
 import { CsvTableWriter } from "../lib/release/csv-table-writer";
 import { MultipartSink } from "../lib/release/multipart-sink";
 import { ParquetTableWriter } from "../lib/release/parquet-table-writer";
@@ -309,8 +308,10 @@ class BuildSlice {
       next = last
         ? Promise.resolve({ rows: [], cursor: page.cursor })
         : table.page(this.svc.db, this.fence.version, page.cursor, table.pageRows, this.rowContext);
-      await files.csv.writer.writeValues(page.rows);
-      await files.parquet.writer.writeValues(page.rows);
+      // Checked once, written twice.
+      const checked = checkValues(table.columns, page.rows, rows);
+      await files.csv.writer.writeChecked(checked);
+      await files.parquet.writer.writeChecked(checked);
       cursor = page.cursor;
       rows += page.rows.length;
       if (isRecords) this.recordsWritten = rows;

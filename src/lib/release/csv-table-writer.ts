@@ -1,15 +1,16 @@
 import { csvCell, csvRow } from "../csv";
 import type { ByteSink } from "./byte-sink";
 import {
+  assertCheckedFor,
   type Cell,
+  type CheckedRows,
   type Column,
   checkColumns,
-  checkRowKeys,
-  checkRowLength,
+  checkRows,
+  checkValues,
   isoDatetime,
   type TableRow,
   type TableValues,
-  toCell,
 } from "./columns";
 
 /** What a later invocation needs to carry on with the same file (JSON-safe). */
@@ -63,22 +64,34 @@ export class CsvTableWriter {
 
   /** Appends rows; throws TableDataError (nothing of the batch written) if one does not fit. */
   async write(rows: readonly TableRow[]): Promise<void> {
-    await this.append(rows.map((row, i) => this.line(row, this.rows + i)));
+    await this.writeChecked(checkRows(this.columns, rows, this.rows));
   }
 
   /** Appends rows given as values in column order (a query's raw rows); the same checks. */
   async writeValues(rows: readonly TableValues[]): Promise<void> {
-    await this.append(rows.map((values, i) => this.valuesLine(values, this.rows + i)));
+    await this.writeChecked(checkValues(this.columns, rows, this.rows));
   }
 
-  private async append(lines: readonly string[]): Promise<void> {
+  /** Appends rows already checked against this table's columns (one check for both files of a table). */
+  async writeChecked(rows: CheckedRows): Promise<void> {
+    assertCheckedFor(this.columns, rows);
     if (!this.headerWritten) this.push(csvRow(this.columns.map((c) => c.name)));
     this.headerWritten = true;
-    for (const line of lines) {
-      this.push(line);
+    // One string per row, built cell by cell: no array of cells per row (a table writes 100,000s).
+    const { columns } = this;
+    const width = columns.length;
+    const { cells } = rows;
+    for (let r = 0, at = 0; r < rows.count; r++) {
+      let line = "";
+      for (let c = 0; c < width; c++, at++) {
+        const cell = cells[at]!;
+        if (c > 0) line += ",";
+        if (cell !== null) line += cellText(columns[c]!, cell);
+      }
+      this.push(`${line}\r\n`);
       if (this.pendingChars >= FLUSH_CHARS) await this.flush();
     }
-    this.rows += lines.length;
+    this.rows += rows.count;
     await this.flush();
   }
 
@@ -91,27 +104,6 @@ export class CsvTableWriter {
   async finish(): Promise<{ rows: number }> {
     if (!this.headerWritten) await this.write([]);
     return { rows: this.rows };
-  }
-
-  // One string per row, built cell by cell: no array of cells per row (a table writes 100,000s).
-  private line(row: TableRow, index: number): string {
-    checkRowKeys(this.columns, row, index);
-    let line = "";
-    for (let c = 0; c < this.columns.length; c++) {
-      const column = this.columns[c]!;
-      line += (c > 0 ? "," : "") + cellText(column, toCell(column, row[column.name], index));
-    }
-    return `${line}\r\n`;
-  }
-
-  private valuesLine(values: TableValues, index: number): string {
-    checkRowLength(this.columns, values, index);
-    let line = "";
-    for (let c = 0; c < this.columns.length; c++) {
-      const column = this.columns[c]!;
-      line += (c > 0 ? "," : "") + cellText(column, toCell(column, values[c], index));
-    }
-    return `${line}\r\n`;
   }
 
   private push(text: string): void {
@@ -128,8 +120,7 @@ export class CsvTableWriter {
   }
 }
 
-/** A checked cell as CSV text: empty for null, ISO-8601 for a time, RFC 4180 and the formula guard otherwise. */
-function cellText(column: Column, cell: Cell): string {
-  if (cell === null) return "";
+/** A checked cell (not null) as CSV text: ISO-8601 for a time, RFC 4180 and the formula guard otherwise. */
+function cellText(column: Column, cell: Exclude<Cell, null>): string {
   return column.type === "datetime" ? isoDatetime(cell as number) : csvCell(cell);
 }

@@ -1,7 +1,17 @@
 import { ByteWriter } from "hyparquet-writer/src/bytewriter.js";
 import { ParquetWriter } from "hyparquet-writer/src/parquet-writer.js";
 import type { ByteSink } from "./byte-sink";
-import { type Cell, type Column, checkColumns, checkRowKeys, checkRowLength, type TableRow, type TableValues, toCell } from "./columns";
+import {
+  assertCheckedFor,
+  type Cell,
+  type CheckedRows,
+  type Column,
+  checkColumns,
+  checkRows,
+  checkValues,
+  type TableRow,
+  type TableValues,
+} from "./columns";
 import { fromTaggedJson, toTaggedJson } from "./tagged-json";
 
 // The writer's own types, so that they match the hyparquet version it was built against.
@@ -105,33 +115,20 @@ export class ParquetTableWriter {
   /** Appends rows; throws TableDataError (nothing of the batch taken) if one does not fit. */
   async write(rows: readonly TableRow[]): Promise<void> {
     this.assertOpen();
-    // Every cell of the batch is checked before any is taken, into one flat array (not an array
-    // per row: a table writes 100,000s of rows).
-    const { columns } = this;
-    const width = columns.length;
-    const first = this.rowsWritten;
-    const cells = new Array<Cell>(rows.length * width);
-    for (let r = 0; r < rows.length; r++) {
-      const row = rows[r]!;
-      checkRowKeys(columns, row, first + r);
-      for (let c = 0; c < width; c++) cells[r * width + c] = toCell(columns[c]!, row[columns[c]!.name], first + r);
-    }
-    await this.take(cells, rows.length);
+    await this.writeChecked(checkRows(this.columns, rows, this.rowsWritten));
   }
 
   /** Appends rows given as values in column order (a query's raw rows); the same checks. */
   async writeValues(rows: readonly TableValues[]): Promise<void> {
     this.assertOpen();
-    const { columns } = this;
-    const width = columns.length;
-    const first = this.rowsWritten;
-    const cells = new Array<Cell>(rows.length * width);
-    for (let r = 0; r < rows.length; r++) {
-      const values = rows[r]!;
-      checkRowLength(columns, values, first + r);
-      for (let c = 0; c < width; c++) cells[r * width + c] = toCell(columns[c]!, values[c], first + r);
-    }
-    await this.take(cells, rows.length);
+    await this.writeChecked(checkValues(this.columns, rows, this.rowsWritten));
+  }
+
+  /** Appends rows already checked against this table's columns (one check for both files of a table). */
+  async writeChecked(rows: CheckedRows): Promise<void> {
+    this.assertOpen();
+    assertCheckedFor(this.columns, rows);
+    await this.take(rows.cells, rows.count);
   }
 
   /** Buffers checked rows column by column, encoding a row group whenever one is full. */
