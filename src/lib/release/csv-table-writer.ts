@@ -77,20 +77,26 @@ export class CsvTableWriter {
     assertCheckedFor(this.columns, rows);
     if (!this.headerWritten) this.push(csvRow(this.columns.map((c) => c.name)));
     this.headerWritten = true;
-    // One string per row, built cell by cell: no array of cells per row (a table writes 100,000s).
+    // The text of many rows as one string, cell by cell (no string or array per row), encoded
+    // and handed to the sink every FLUSH_CHARS.
     const { columns } = this;
     const width = columns.length;
     const { cells } = rows;
+    let text = "";
     for (let r = 0, at = 0; r < rows.count; r++) {
-      let line = "";
       for (let c = 0; c < width; c++, at++) {
         const cell = cells[at]!;
-        if (c > 0) line += ",";
-        if (cell !== null) line += cellText(columns[c]!, cell);
+        if (c > 0) text += ",";
+        if (cell !== null) text += cellText(columns[c]!, cell);
       }
-      this.push(`${line}\r\n`);
-      if (this.pendingChars >= FLUSH_CHARS) await this.flush();
+      text += "\r\n";
+      if (text.length >= FLUSH_CHARS) {
+        this.push(text);
+        text = "";
+        await this.flush();
+      }
     }
+    this.push(text);
     this.rows += rows.count;
     await this.flush();
   }
@@ -120,7 +126,12 @@ export class CsvTableWriter {
   }
 }
 
+// Text that is written as it is: no formula start, nothing to quote, no NUL (csvCell's cases).
+const SPECIAL = /^[=+\-@\t\r]|[\u0000",\r\n]/;
+
 /** A checked cell (not null) as CSV text: ISO-8601 for a time, RFC 4180 and the formula guard otherwise. */
 function cellText(column: Column, cell: Exclude<Cell, null>): string {
-  return column.type === "datetime" ? isoDatetime(cell as number) : csvCell(cell);
+  if (typeof cell === "string") return SPECIAL.test(cell) ? csvCell(cell) : cell;
+  if (typeof cell === "number") return column.type === "datetime" ? isoDatetime(cell) : String(cell);
+  return csvCell(cell);
 }

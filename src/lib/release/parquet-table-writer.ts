@@ -38,6 +38,7 @@ export interface ParquetWriterState {
 }
 
 const DEFAULT_ROW_GROUP_ROWS = 20_000;
+const TEXT_TYPES: ReadonlySet<Column["type"]> = new Set(["string", "object", "array"]);
 const DEFAULT_ROW_GROUP_BYTES = 8 * 1024 * 1024;
 
 /** The writer's output buffer, lent to the sink and reused after each row group. */
@@ -64,6 +65,8 @@ export class ParquetTableWriter {
   private readonly rowGroupRows: number;
   private readonly rowGroupBytes: number;
   private buffered: Cell[][];
+  /** Indexes of the columns whose cells are text (string, object, array). */
+  private readonly textColumns: readonly number[];
   private bufferedRows = 0;
   private bufferedBytes = 0;
   private finished = false;
@@ -78,6 +81,7 @@ export class ParquetTableWriter {
     this.rowGroupRows = positive(options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS, "rowGroupRows");
     this.rowGroupBytes = positive(options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, "rowGroupBytes");
     this.buffered = columns.map(() => []);
+    this.textColumns = columns.flatMap((column, c) => (TEXT_TYPES.has(column.type) ? [c] : []));
   }
 
   static create(sink: ByteSink, columns: readonly Column[], options: ParquetWriterOptions = {}): ParquetTableWriter {
@@ -134,16 +138,31 @@ export class ParquetTableWriter {
   /** Buffers checked rows column by column, encoding a row group whenever one is full. */
   private async take(cells: readonly Cell[], count: number): Promise<void> {
     const width = this.columns.length;
-    for (let r = 0; r < count; r++) {
+    // A row's cells count their length when text, 8 bytes otherwise (nulls too): only the text
+    // columns need looking at.
+    const fixedBytes = 8 * (width - this.textColumns.length);
+    for (let start = 0; start < count; ) {
+      // The rows that go into the current row group, up to the first that fills it.
+      let end = start;
+      let full = false;
+      while (end < count && !full) {
+        let bytes = fixedBytes;
+        for (const c of this.textColumns) {
+          const cell = cells[end * width + c];
+          bytes += typeof cell === "string" ? cell.length : 8;
+        }
+        this.bufferedBytes += bytes;
+        this.bufferedRows += 1;
+        end += 1;
+        full = this.bufferedRows >= this.rowGroupRows || this.bufferedBytes >= this.rowGroupBytes;
+      }
+      // Then column by column.
       for (let c = 0; c < width; c++) {
-        const cell = cells[r * width + c] as Cell;
-        this.buffered[c]!.push(cell);
-        this.bufferedBytes += typeof cell === "string" ? cell.length : 8;
+        const column = this.buffered[c]!;
+        for (let at = start * width + c, last = end * width; at < last; at += width) column.push(cells[at] as Cell);
       }
-      this.bufferedRows += 1;
-      if (this.bufferedRows >= this.rowGroupRows || this.bufferedBytes >= this.rowGroupBytes) {
-        await this.writeRowGroup();
-      }
+      start = end;
+      if (full) await this.writeRowGroup();
     }
   }
 
