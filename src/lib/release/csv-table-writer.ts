@@ -2,7 +2,6 @@ import { csvCell, csvRow } from "../csv";
 import type { ByteSink } from "./byte-sink";
 import {
   assertCheckedFor,
-  type Cell,
   type CheckedRows,
   type Column,
   checkColumns,
@@ -19,10 +18,13 @@ export interface CsvWriterState {
   readonly rows: number;
 }
 
-// Text is encoded and handed to the sink in pieces of about this many UTF-16 units, so a large
-// batch of rows never becomes one large string.
-const FLUSH_CHARS = 256 * 1024;
+// Rows are encoded into one buffer, handed to the sink whenever it holds this many bytes (the sink
+// copies them; the buffer is then reused).
+const FLUSH_BYTES = 256 * 1024;
 const encoder = new TextEncoder();
+const COMMA = 0x2c;
+const CR = 0x0d;
+const LF = 0x0a;
 
 /**
  * A release table as CSV: UTF-8 WITHOUT a byte-order mark (the Data Package standard's
@@ -33,8 +35,8 @@ const encoder = new TextEncoder();
 export class CsvTableWriter {
   private headerWritten: boolean;
   private rows: number;
-  private pending: string[] = [];
-  private pendingChars = 0;
+  private out = new Uint8Array(FLUSH_BYTES + 64 * 1024);
+  private fill = 0;
 
   private constructor(
     private readonly sink: ByteSink,
@@ -75,28 +77,28 @@ export class CsvTableWriter {
   /** Appends rows already checked against this table's columns (one check for both files of a table). */
   async writeChecked(rows: CheckedRows): Promise<void> {
     assertCheckedFor(this.columns, rows);
-    if (!this.headerWritten) this.push(csvRow(this.columns.map((c) => c.name)));
+    if (!this.headerWritten) this.text(csvRow(this.columns.map((c) => c.name)));
     this.headerWritten = true;
-    // The text of many rows as one string, cell by cell (no string or array per row), encoded
-    // and handed to the sink every FLUSH_CHARS.
+    // Cell by cell into the byte buffer: no string per row, no text to encode again.
     const { columns } = this;
     const width = columns.length;
     const { cells } = rows;
-    let text = "";
     for (let r = 0, at = 0; r < rows.count; r++) {
       for (let c = 0; c < width; c++, at++) {
+        if (c > 0) this.byte(COMMA);
         const cell = cells[at]!;
-        if (c > 0) text += ",";
-        if (cell !== null) text += cellText(columns[c]!, cell);
+        if (cell === null) continue;
+        if (typeof cell === "string") this.text(SPECIAL.test(cell) ? csvCell(cell) : cell);
+        else if (typeof cell === "number") {
+          if (columns[c]!.type === "datetime") this.text(isoDatetime(cell));
+          else if (Number.isSafeInteger(cell)) this.integer(cell);
+          else this.text(String(cell));
+        } else this.text(csvCell(cell));
       }
-      text += "\r\n";
-      if (text.length >= FLUSH_CHARS) {
-        this.push(text);
-        text = "";
-        await this.flush();
-      }
+      this.byte(CR);
+      this.byte(LF);
+      if (this.fill >= FLUSH_BYTES) await this.flush();
     }
-    this.push(text);
     this.rows += rows.count;
     await this.flush();
   }
@@ -112,26 +114,62 @@ export class CsvTableWriter {
     return { rows: this.rows };
   }
 
-  private push(text: string): void {
-    this.pending.push(text);
-    this.pendingChars += text.length;
+  /** Room for `bytes` more bytes (a row longer than the slack grows the buffer). */
+  private reserve(bytes: number): void {
+    if (this.fill + bytes <= this.out.length) return;
+    const grown = new Uint8Array(Math.max(this.out.length * 2, this.fill + bytes));
+    grown.set(this.out.subarray(0, this.fill));
+    this.out = grown;
+  }
+
+  private byte(value: number): void {
+    this.reserve(1);
+    this.out[this.fill++] = value;
+  }
+
+  /** UTF-8 of `text`: ASCII copied by hand, the rest from the first non-ASCII character by TextEncoder. */
+  private text(text: string): void {
+    const length = text.length;
+    this.reserve(length * 3);
+    const out = this.out;
+    let at = this.fill;
+    for (let i = 0; i < length; i++) {
+      const code = text.charCodeAt(i);
+      if (code >= 0x80) {
+        at += encoder.encodeInto(i === 0 ? text : text.slice(i), out.subarray(at)).written;
+        break;
+      }
+      out[at++] = code;
+    }
+    this.fill = at;
+  }
+
+  /** The digits of a safe integer, as String() writes them. */
+  private integer(value: number): void {
+    this.reserve(17);
+    const out = this.out;
+    let at = this.fill;
+    let rest = value;
+    if (rest < 0) {
+      out[at++] = 0x2d;
+      rest = -rest;
+    }
+    let digits = 1;
+    for (let scale = 10; scale <= rest; scale *= 10) digits++;
+    for (let i = at + digits - 1; i >= at; i--) {
+      out[i] = 0x30 + (rest % 10);
+      rest = Math.floor(rest / 10);
+    }
+    this.fill = at + digits;
   }
 
   private async flush(): Promise<void> {
-    if (this.pending.length === 0) return;
-    const bytes = encoder.encode(this.pending.join(""));
-    this.pending = [];
-    this.pendingChars = 0;
+    if (this.fill === 0) return;
+    const bytes = this.out.subarray(0, this.fill);
+    this.fill = 0;
     await this.sink.write(bytes);
   }
 }
 
 // Text that is written as it is: no formula start, nothing to quote, no NUL (csvCell's cases).
 const SPECIAL = /^[=+\-@\t\r]|[\u0000",\r\n]/;
-
-/** A checked cell (not null) as CSV text: ISO-8601 for a time, RFC 4180 and the formula guard otherwise. */
-function cellText(column: Column, cell: Exclude<Cell, null>): string {
-  if (typeof cell === "string") return SPECIAL.test(cell) ? csvCell(cell) : cell;
-  if (typeof cell === "number") return column.type === "datetime" ? isoDatetime(cell) : String(cell);
-  return csvCell(cell);
-}
