@@ -22,6 +22,9 @@ export interface CsvWriterState {
 // copies them; the buffer is then reused).
 const FLUSH_BYTES = 256 * 1024;
 const encoder = new TextEncoder();
+// Text longer than this goes to TextEncoder whole; shorter text is copied by hand while ASCII
+// (a call into the runtime costs more than the copy of a few characters).
+const LONG = 64;
 const COMMA = 0x2c;
 const CR = 0x0d;
 const LF = 0x0a;
@@ -127,12 +130,16 @@ export class CsvTableWriter {
     this.out[this.fill++] = value;
   }
 
-  /** UTF-8 of `text`: ASCII copied by hand, the rest from the first non-ASCII character by TextEncoder. */
+  /** UTF-8 of `text`: short ASCII copied by hand, the rest (from the first non-ASCII character) by TextEncoder. */
   private text(text: string): void {
     const length = text.length;
     this.reserve(length * 3);
     const out = this.out;
     let at = this.fill;
+    if (length > LONG) {
+      this.fill = at + encoder.encodeInto(text, out.subarray(at)).written;
+      return;
+    }
     for (let i = 0; i < length; i++) {
       const code = text.charCodeAt(i);
       if (code >= 0x80) {
