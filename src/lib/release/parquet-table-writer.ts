@@ -15,6 +15,7 @@ import {
 import { fromTaggedJson, toTaggedJson } from "./tagged-json";
 
 // The writer's own types, so that they match the hyparquet version it was built against.
+type ColumnChunk = ParquetWriter["row_groups"][number]["columns"][number];
 type WriterOptions = ConstructorParameters<typeof ParquetWriter>[0];
 type SchemaElement = WriterOptions["schema"][number];
 type ColumnSource = Parameters<ParquetWriter["write"]>[0]["columnData"][number];
@@ -192,9 +193,14 @@ export class ParquetTableWriter {
 
   private async writeRowGroup(): Promise<void> {
     if (this.bufferedRows === 0) return;
+    // The statistics of number, boolean and time columns are computed here, on the checked cells
+    // (plain comparisons, before the conversion to bigint), rather than by the writer's generic
+    // comparisons of every value; text columns keep the writer's (UTF-8 byte order).
+    const statistics = this.columns.map((column, c) => (TEXT_TYPES.has(column.type) ? null : cellStatistics(column, this.buffered[c]!)));
     const columnData: ColumnSource[] = this.columns.map((column, c) => ({
       name: column.name,
       data: parquetValues(column, this.buffered[c]!),
+      ...(statistics[c] ? { statistics: false } : {}),
     }));
     const rows = this.bufferedRows;
     this.buffered = this.columns.map(() => []);
@@ -203,6 +209,24 @@ export class ParquetTableWriter {
     // One row group per call: the writer encodes it into `output` (synchronously, as `output`
     // has no flush hook), and the bytes go to the sink before the next rows are taken.
     await this.parquet.write({ columnData, rowGroupSize: rows });
+    const chunks = this.parquet.row_groups.at(-1)!.columns;
+    const indexes = this.parquet.pendingIndexes.slice(-chunks.length);
+    statistics.forEach((computed, c) => {
+      if (computed === null) return;
+      const meta = chunks[c]!.meta_data!;
+      meta.statistics = computed;
+      // What the writer records with its own statistics: the pages by type and encoding.
+      meta.encoding_stats = [
+        ...(meta.dictionary_page_offset === undefined
+          ? []
+          : [{ page_type: "DICTIONARY_PAGE" as const, encoding: "PLAIN" as const, count: 1 }]),
+        {
+          page_type: "DATA_PAGE_V2" as const,
+          encoding: meta.encodings.at(-1)!,
+          count: indexes[c]?.offsetIndex?.page_locations.length ?? 1,
+        },
+      ];
+    });
     await this.drain();
   }
 
@@ -251,6 +275,36 @@ function schemaElement(column: Column): SchemaElement {
 function parquetValues(column: Column, cells: Cell[]): ColumnSource["data"] {
   if (column.type !== "int64" && column.type !== "datetime") return cells as ColumnSource["data"];
   return cells.map((cell) => (cell === null ? null : BigInt(cell as number))) as ColumnSource["data"];
+}
+
+type Statistics = NonNullable<NonNullable<ColumnChunk["meta_data"]>["statistics"]>;
+
+/**
+ * Min, max and null count of a number, boolean or time column, as the Parquet writer would give
+ * them: bounds of INT64 columns as bigints, a zero minimum as -0 and maximum as +0, NaN counted
+ * for doubles (never any: the cells are finite), no bounds when every cell is null.
+ */
+function cellStatistics(column: Column, cells: readonly Cell[]): Statistics {
+  let min: number | boolean | undefined;
+  let max: number | boolean | undefined;
+  let nulls = 0;
+  for (const cell of cells) {
+    if (cell === null) {
+      nulls++;
+      continue;
+    }
+    if (min === undefined || (cell as number) < (min as number)) min = cell as number | boolean;
+    if (max === undefined || (cell as number) > (max as number)) max = cell as number | boolean;
+  }
+  const wide = column.type === "int64" || column.type === "datetime";
+  const bound = (value: number | boolean | undefined, zero: number) =>
+    value === undefined ? undefined : wide ? BigInt(value as number) : value === 0 ? zero : value;
+  return {
+    min_value: bound(min, -0),
+    max_value: bound(max, 0),
+    null_count: BigInt(nulls),
+    ...(column.type === "double" ? { nan_count: 0n } : { nan_count: undefined }),
+  } as Statistics;
 }
 
 function columnsKey(columns: readonly Column[]): string {
