@@ -174,8 +174,8 @@ describe("CsvTableWriter's UTF-8", () => {
     const sink = new CollectingSink();
     const writer = CsvTableWriter.create(sink, columns);
     await writer.write(rows);
-    const expected =
-      "n,x,s,b\r\n" + rows.map((row) => [row.n, row.x, row.s, row.b].map((value) => csvCell(value)).join(",") + "\r\n").join("");
+    const lines = rows.map((row) => `${[row.n, row.x, row.s, row.b].map((value) => csvCell(value)).join(",")}\r\n`);
+    const expected = `n,x,s,b\r\n${lines.join("")}`;
     expect(Buffer.from(sink.bytes()).equals(Buffer.from(new TextEncoder().encode(expected)))).toBe(true);
   });
 });
