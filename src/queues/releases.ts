@@ -1,6 +1,6 @@
 import type { Services } from "../container";
 import { withLog } from "../services/build-services";
-import { runBuildSlice } from "../services/release-build";
+import { clearPublishedStaging, runBuildSlice } from "../services/release-build";
 import { isReleaseMessage, type ReleaseMessage } from "../services/release-messages";
 
 /**
@@ -9,7 +9,8 @@ import { isReleaseMessage, type ReleaseMessage } from "../services/release-messa
  * a new message (not a retry, so a long build never uses up the message's retries). A slice that
  * failed is retried by the queue from the last checkpoint; one that found the build's lease held
  * (a duplicate message while a slice runs) comes back when the lease would have run out. Messages
- * of replaced attempts, of ended builds, or malformed ones are acknowledged and dropped.
+ * of replaced attempts, of ended builds, or malformed ones are acknowledged and dropped. The slice
+ * that publishes a build queues a `release.cleanup` message, which empties its staging tables.
  * `batchServices` is the batch's container; each message gets its own log.
  */
 export async function handleReleaseBatch(batch: MessageBatch<unknown>, batchServices: Services): Promise<void> {
@@ -23,6 +24,17 @@ export async function handleReleaseBatch(batch: MessageBatch<unknown>, batchServ
       continue;
     }
     const { version, build_id: buildId } = message.body;
+    if (message.body.type === "release.cleanup") {
+      try {
+        await clearPublishedStaging(svc, { version, buildId });
+        message.ack();
+      } catch (error) {
+        // Retried by the queue; should every retry fail, the next snapshot removes the rows.
+        svc.log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error });
+        message.retry();
+      }
+      continue;
+    }
     const outcome = await runBuildSlice(svc, { version, buildId }, { deadline: Date.now() + svc.config.releaseBuildSliceMs });
     switch (outcome.kind) {
       case "continue":
@@ -34,6 +46,18 @@ export async function handleReleaseBatch(batch: MessageBatch<unknown>, batchServ
           svc.log.error("the next release build slice could not be queued", { release: version, error });
           message.retry();
         }
+        break;
+      case "published":
+        // The clean-up is a message of its own, so that nothing runs after the publication in this
+        // invocation. Unsent, the rows stay until the next build's snapshot removes them.
+        try {
+          await svc.bindings.RELEASE_QUEUE.send({ type: "release.cleanup", version, build_id: buildId } satisfies ReleaseMessage, {
+            contentType: "json",
+          });
+        } catch (error) {
+          svc.log.warn("the release staging clean-up could not be queued; the next snapshot removes the rows", { release: version, error });
+        }
+        message.ack();
         break;
       case "busy":
         message.retry({ delaySeconds: Math.min(outcome.retryAfterSeconds, 600) });

@@ -1,7 +1,6 @@
 import { sql } from "drizzle-orm";
-import { batchRows } from "../db/client";
 import { toHex } from "../lib/encoding";
-import { TableDataError } from "../lib/release/columns";
+import { checkValues, TableDataError } from "../lib/release/columns";
 import { CsvTableWriter } from "../lib/release/csv-table-writer";
 import { MultipartSink } from "../lib/release/multipart-sink";
 import { ParquetTableWriter } from "../lib/release/parquet-table-writer";
@@ -83,6 +82,22 @@ const STEPS: readonly Step[] = [
   { kind: "checksums" },
   { kind: "publish" },
 ];
+
+/**
+ * Empties the staging tables of a published attempt (the `release.cleanup` message its last slice
+ * queues), 25,000 rows per table and statement; only while that attempt is the release's and
+ * published, so a late or duplicate message deletes nothing a build needs. Should it fail for
+ * good, the next build's snapshot removes what is left.
+ */
+export async function clearPublishedStaging(svc: Pick<ReleaseSliceServices, "db" | "log">, job: ReleaseJob): Promise<void> {
+  const started = Date.now();
+  await clearStaging(
+    svc.db,
+    job.version,
+    sql`EXISTS (SELECT 1 FROM releases WHERE version = ${job.version} AND build_id = ${job.buildId} AND status = 'published')`,
+  );
+  svc.log.info("release staging rows removed", { release: job.version, ms: Date.now() - started });
+}
 
 /** Runs one slice of a build until `deadline` (epoch ms). Never throws: every outcome is a value. */
 export async function runBuildSlice(svc: ReleaseSliceServices, job: ReleaseJob, options: { deadline: number }): Promise<SliceOutcome> {
@@ -293,8 +308,10 @@ class BuildSlice {
       next = last
         ? Promise.resolve({ rows: [], cursor: page.cursor })
         : table.page(this.svc.db, this.fence.version, page.cursor, table.pageRows, this.rowContext);
-      await files.csv.writer.writeValues(page.rows);
-      await files.parquet.writer.writeValues(page.rows);
+      // Checked once, written twice.
+      const checked = checkValues(table.columns, page.rows, rows);
+      await files.csv.writer.writeChecked(checked);
+      await files.parquet.writer.writeChecked(checked);
       cursor = page.cursor;
       rows += page.rows.length;
       if (isRecords) this.recordsWritten = rows;
@@ -381,27 +398,16 @@ class BuildSlice {
   }
 
   /**
-   * Publishes the release (one fenced statement), then empties its staging tables. The emptying
-   * is housekeeping after the fact: should it fail, the next build's snapshot removes what is left.
+   * Publishes the release: one fenced statement. Its staging rows are emptied afterwards by a
+   * message of their own (`clearPublishedStaging`), which the consumer sends: that housekeeping
+   * is no part of the build, and the slice ends the moment the release is published.
    */
   private async publish(): Promise<void> {
-    const { version, buildId } = this.fence;
     const updated =
       await this.svc.db.all(sql`UPDATE releases SET status = 'published', published_at = unixepoch(), records_written = records,
         build_state = NULL, lease_id = NULL, lease_until = NULL, build_failures = 0, updated_at = unixepoch()
       WHERE ${fenced(this.fence)} RETURNING version`);
-    if (updated.length === 0) throw new LeaseLost(`the lease of release ${version} was lost before it was published`);
-    const cleanup = Date.now();
-    try {
-      await clearStaging(
-        this.svc.db,
-        version,
-        sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'published')`,
-      );
-    } catch (error) {
-      this.svc.log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error });
-    }
-    this.timings.cleanup = Date.now() - cleanup;
+    if (updated.length === 0) throw new LeaseLost(`the lease of release ${this.fence.version} was lost before it was published`);
   }
 
   /**

@@ -60,13 +60,14 @@ export async function takeSnapshot(
   const { version } = fence;
   const guard = sql`EXISTS (SELECT 1 FROM releases WHERE ${fenced(fence)} AND snapshot_at IS NULL)`;
   const staged = sql`release_version = ${version}`;
+  // The base products of the release: those of owners who accepted the terms.
+  const bases = sql`products p JOIN users u ON u.id = p.owner_id WHERE p.parent_id IS NULL AND u.terms_accepted_version >= ${termsVersion}`;
   const results = await batchRows<unknown[]>(svc.db, [
     ...leftoverDeletes(version, guard),
     sql`DELETE FROM release_files WHERE release_version = ${version} AND ${guard}`,
     // The owner of a component is its base product's, carried down the tree.
     sql`WITH RECURSIVE tree(id, owner_id) AS (
-        SELECT p.id, p.owner_id FROM products p JOIN users u ON u.id = p.owner_id
-        WHERE p.parent_id IS NULL AND u.terms_accepted_version >= ${termsVersion} AND ${guard}
+        SELECT p.id, p.owner_id FROM ${bases} AND ${guard}
         UNION ALL
         SELECT c.id, tree.owner_id FROM tree JOIN products c ON c.parent_id = tree.id)
       INSERT INTO release_records (release_version, id, parent_id, amount_in_parent, owner_id, name, description, brand, model,
@@ -87,7 +88,9 @@ export async function takeSnapshot(
     ...referenceCopies(version, guard),
     sql`UPDATE releases SET snapshot_at = unixepoch(),
         records = (SELECT count(*) FROM release_records WHERE ${staged}),
-        base_products = (SELECT count(*) FROM release_records WHERE ${staged} AND parent_id IS NULL),
+        -- Counted on the live tables, in the same transaction as the copy: the same rows, without
+        -- reading every staged record for its parent_id.
+        base_products = (SELECT count(*) FROM ${bases}),
         images = (SELECT count(*) FROM release_images WHERE ${staged}),
         record_materials = (SELECT count(*) FROM release_record_materials WHERE ${staged}),
         records_written = 0, build_state = ${initialState}, lease_until = unixepoch() + ${fence.leaseSeconds}, updated_at = unixepoch()

@@ -106,7 +106,11 @@ export function workerFetch(log: { method: string; range: string | null; status:
  * message was acknowledged. A slice that runs out of time queues the next slice on the real queue.
  */
 export async function runReleaseSlice(version: string, buildId: string, vars: Record<string, string> = {}) {
-  const body: ReleaseMessage = { type: "release.build", version, build_id: buildId };
+  return runReleaseMessage({ type: "release.build", version, build_id: buildId }, vars);
+}
+
+/** Delivers one message of the release queue to its consumer (as `runReleaseSlice`), whatever its type. */
+export async function runReleaseMessage(body: ReleaseMessage, vars: Record<string, string> = {}) {
   const batch = createMessageBatch("relab-releases", [{ id: `r-${crypto.randomUUID()}`, timestamp: new Date(), attempts: 1, body }]);
   const ctx = createExecutionContext();
   await worker.queue(batch, { ...env, ...vars } as typeof env);
@@ -138,4 +142,15 @@ export async function keysUnder(prefix: string): Promise<string[]> {
     cursor = listing.truncated ? listing.cursor : undefined;
   } while (cursor);
   return keys.sort();
+}
+
+/** The release's rows in the four staging tables, in all. */
+export async function stagedRows(version: string): Promise<number> {
+  const row = await env.DB.prepare(
+    `SELECT (SELECT count(*) FROM release_records WHERE release_version = ?1) + (SELECT count(*) FROM release_record_materials WHERE release_version = ?1)
+      + (SELECT count(*) FROM release_images WHERE release_version = ?1) + (SELECT count(*) FROM release_reference_rows WHERE release_version = ?1) AS n`,
+  )
+    .bind(version)
+    .first<{ n: number }>();
+  return row!.n;
 }

@@ -84,6 +84,46 @@ export function checkRowLength(columns: readonly Column[], values: TableValues, 
   }
 }
 
+/**
+ * Rows checked against their columns, once for both writers of a table: every cell, row after
+ * row (one flat array, not an array per row). Made by `checkRows` or `checkValues`; a writer takes
+ * it only for its own column list.
+ */
+export interface CheckedRows {
+  readonly columns: readonly Column[];
+  readonly cells: readonly Cell[];
+  readonly count: number;
+}
+
+/** Checks rows given by name; throws TableDataError at the first cell that does not fit. `first` numbers the rows in errors. */
+export function checkRows(columns: readonly Column[], rows: readonly TableRow[], first: number): CheckedRows {
+  const width = columns.length;
+  const cells = new Array<Cell>(rows.length * width);
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    checkRowKeys(columns, row, first + r);
+    for (let c = 0; c < width; c++) cells[r * width + c] = toCell(columns[c]!, row[columns[c]!.name], first + r);
+  }
+  return { columns, cells, count: rows.length };
+}
+
+/** Checks rows given as values in column order (a query's raw rows); the same checks. */
+export function checkValues(columns: readonly Column[], rows: readonly TableValues[], first: number): CheckedRows {
+  const width = columns.length;
+  const cells = new Array<Cell>(rows.length * width);
+  for (let r = 0; r < rows.length; r++) {
+    const values = rows[r]!;
+    checkRowLength(columns, values, first + r);
+    for (let c = 0; c < width; c++) cells[r * width + c] = toCell(columns[c]!, values[c], first + r);
+  }
+  return { columns, cells, count: rows.length };
+}
+
+/** Throws unless `rows` were checked against exactly this column list (the same array). */
+export function assertCheckedFor(columns: readonly Column[], rows: CheckedRows): void {
+  if (rows.columns !== columns) throw new Error("these rows were checked against another column list");
+}
+
 /** The checked value of one cell; throws TableDataError when it does not fit the column. */
 export function toCell(column: Column, value: unknown, row: number): Cell {
   if (value === null || value === undefined) {

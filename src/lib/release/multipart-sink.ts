@@ -1,7 +1,5 @@
-import { sha256 } from "@noble/hashes/sha2.js";
-import { toHex } from "../encoding";
 import type { ByteSink } from "./byte-sink";
-import { ResumableSha256, type Sha256State } from "./resumable-sha256";
+import { type Sha256Stream, sha256Hex, sha256Stream } from "./sha256-stream";
 
 /** The part of an R2 multipart upload the sink uses; R2's own object fits it. */
 export interface ReleaseUpload {
@@ -14,7 +12,7 @@ export interface ReleaseUpload {
 /** The part of an R2 bucket the sink uses; `env.UPLOADS` fits it, and tests bring their own. */
 export interface ReleaseBucket {
   put(key: string, value: Uint8Array, options?: R2PutOptions): Promise<{ readonly size: number } | null>;
-  get(key: string): Promise<{ arrayBuffer(): Promise<ArrayBuffer> } | null>;
+  get(key: string): Promise<{ arrayBuffer(): Promise<ArrayBuffer>; readonly body: ReadableStream<Uint8Array> } | null>;
   delete(key: string): Promise<void>;
   createMultipartUpload(key: string, options?: R2MultipartOptions): Promise<ReleaseUpload>;
   resumeMultipartUpload(key: string, uploadId: string): ReleaseUpload;
@@ -44,8 +42,6 @@ export interface MultipartSinkState {
   /** Null until the first part was due: a file that ends below one part is a single put. */
   readonly uploadId: string | null;
   readonly parts: readonly R2UploadedPart[];
-  /** The SHA-256 of the uploaded parts (a whole number of blocks, as parts are). */
-  readonly hash: Sha256State;
   /** The bytes after the parts, stored at `options.checkpointKey`; their size and SHA-256. */
   readonly tail: { readonly bytes: number; readonly sha256: string } | null;
 }
@@ -66,15 +62,20 @@ export interface StoredFile {
  * SHA-256. Any failure aborts the upload before it is thrown; so does `abort()`.
  *
  * Resumable: `checkpoint()` stores the bytes not yet in a part under `checkpointKey` and returns
- * a state (upload id, parts with their etags, the hash's chaining state after them, the tail's
- * size and hash) that `MultipartSink.resume` continues from in another invocation. A tail that
- * changed since (a later checkpoint was written, its state never saved) is refused on resume:
- * discard the state and write the file again.
+ * a state (upload id, parts with their etags, the tail's size and hash) that
+ * `MultipartSink.resume` continues from in another invocation. A tail that changed since (a later
+ * checkpoint was written, its state never saved) is refused on resume: discard the state and
+ * write the file again.
+ *
+ * The SHA-256 is native (`crypto.DigestStream`) and cannot be carried to another invocation: a
+ * file resumed after parts were uploaded is hashed once complete, by reading it back from R2.
  */
 export class MultipartSink implements ByteSink {
   private buffer = new Uint8Array(0);
   private fill = 0;
   private state: "open" | "closed" | "failed" = "open";
+  /** The SHA-256 of the parts so far; null until the first part, and always in a sink resumed after parts (hashed at close). */
+  private hash: Sha256Stream | null = null;
 
   private constructor(
     private readonly bucket: ReleaseBucket,
@@ -82,7 +83,6 @@ export class MultipartSink implements ByteSink {
     private readonly options: MultipartSinkState["options"],
     private upload: ReleaseUpload | null,
     private readonly parts: R2UploadedPart[],
-    private readonly hash: ResumableSha256,
     private checkpointStored: boolean,
   ) {}
 
@@ -92,21 +92,19 @@ export class MultipartSink implements ByteSink {
       throw new Error("partBytes must be a multiple of 64 from 5 MiB to 1 GiB");
     }
     const settings = { ...options, partBytes, checkpointKey: options.checkpointKey ?? `${key}.checkpoint` };
-    return new MultipartSink(bucket, key, settings, null, [], new ResumableSha256(), false);
+    return new MultipartSink(bucket, key, settings, null, [], false);
   }
 
   /** Continues from a saved state; throws if its tail is gone or changed. */
   static async resume(bucket: ReleaseBucket, saved: MultipartSinkState): Promise<MultipartSink> {
     const { key, options, uploadId, parts, tail } = saved;
-    if (saved.hash.bytes !== parts.length * options.partBytes || (uploadId === null) !== (parts.length === 0)) {
-      throw new Error("inconsistent multipart sink state");
-    }
+    if ((uploadId === null) !== (parts.length === 0)) throw new Error("inconsistent multipart sink state");
     const upload = uploadId === null ? null : bucket.resumeMultipartUpload(key, uploadId);
-    const sink = new MultipartSink(bucket, key, options, upload, [...parts], ResumableSha256.restore(saved.hash), tail !== null);
+    const sink = new MultipartSink(bucket, key, options, upload, [...parts], tail !== null);
     if (tail !== null) {
       const object = await bucket.get(options.checkpointKey);
       const bytes = object === null ? null : new Uint8Array(await object.arrayBuffer());
-      if (bytes === null || bytes.length !== tail.bytes || toHex(sha256(bytes)) !== tail.sha256) {
+      if (bytes === null || bytes.length !== tail.bytes || (await sha256Hex(bytes)) !== tail.sha256) {
         throw new Error(`the checkpoint of ${key} is missing or changed since this state was saved`);
       }
       sink.grow(bytes.length);
@@ -145,7 +143,7 @@ export class MultipartSink implements ByteSink {
   async checkpoint(): Promise<MultipartSinkState> {
     this.assertOpen();
     const tail = this.buffer.subarray(0, this.fill);
-    const tailHash = toHex(sha256(tail));
+    const tailHash = await sha256Hex(tail);
     if (this.fill > 0) {
       await this.guard(() => this.bucket.put(this.options.checkpointKey, tail));
       this.checkpointStored = true;
@@ -155,7 +153,6 @@ export class MultipartSink implements ByteSink {
       options: this.options,
       uploadId: this.upload?.uploadId ?? null,
       parts: this.parts.map(({ partNumber, etag }) => ({ partNumber, etag })),
-      hash: this.hash.save(),
       tail: this.fill > 0 ? { bytes: this.fill, sha256: tailHash } : null,
     };
   }
@@ -167,14 +164,14 @@ export class MultipartSink implements ByteSink {
     const tail = this.buffer.subarray(0, this.fill);
     const digest = await this.guard(async () => {
       if (this.upload === null) {
-        const hex = toHex(this.hash.update(tail).digest());
+        const hex = await sha256Hex(tail);
         await this.bucket.put(this.key, tail, { ...this.metadata(), sha256: hex });
         return hex;
       }
       if (this.fill > 0) await this.uploadPart(tail);
       const object = await this.upload.complete(this.parts);
       if (object.size !== bytes) throw new Error(`${this.key} completed with ${object.size} bytes, not ${bytes}`);
-      return toHex(this.hash.digest());
+      return this.hash !== null ? await this.hash.digest() : await this.hashStored();
     });
     this.state = "closed";
     this.buffer = new Uint8Array(0);
@@ -195,12 +192,27 @@ export class MultipartSink implements ByteSink {
     if (this.parts.length === MAX_PARTS) throw new Error(`${this.key} needs more than ${MAX_PARTS} parts`);
     this.upload ??= await this.bucket.createMultipartUpload(this.key, this.metadata());
     const partNumber = this.parts.length + 1;
-    // Every part but the last is a whole number of 64-byte blocks, so between parts the hash
-    // sits on a block boundary, where its state can be saved.
-    this.hash.update(bytes);
+    // The first part starts the hash; a sink resumed after parts leaves it to `hashStored`.
+    if (partNumber === 1) this.hash = sha256Stream();
+    // Awaited before the upload: the buffer is reused for the next part once this one is sent.
+    if (this.hash !== null) await this.hash.update(bytes);
     const uploaded = await this.upload.uploadPart(partNumber, bytes);
     this.parts.push({ partNumber: uploaded.partNumber, etag: uploaded.etag });
     this.fill = 0;
+  }
+
+  /** The SHA-256 of the completed object, read back from R2 (a file continued from another invocation's parts). */
+  private async hashStored(): Promise<string> {
+    const object = await this.bucket.get(this.key);
+    if (object === null) throw new Error(`${this.key} is missing after its upload completed`);
+    const hash = sha256Stream();
+    const reader = object.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      await hash.update(value);
+    }
+    return hash.digest();
   }
 
   private metadata(): R2MultipartOptions {

@@ -1,10 +1,21 @@
 import { ByteWriter } from "hyparquet-writer/src/bytewriter.js";
 import { ParquetWriter } from "hyparquet-writer/src/parquet-writer.js";
 import type { ByteSink } from "./byte-sink";
-import { type Cell, type Column, checkColumns, checkRowKeys, checkRowLength, type TableRow, type TableValues, toCell } from "./columns";
+import {
+  assertCheckedFor,
+  type Cell,
+  type CheckedRows,
+  type Column,
+  checkColumns,
+  checkRows,
+  checkValues,
+  type TableRow,
+  type TableValues,
+} from "./columns";
 import { fromTaggedJson, toTaggedJson } from "./tagged-json";
 
 // The writer's own types, so that they match the hyparquet version it was built against.
+type ColumnChunk = ParquetWriter["row_groups"][number]["columns"][number];
 type WriterOptions = ConstructorParameters<typeof ParquetWriter>[0];
 type SchemaElement = WriterOptions["schema"][number];
 type ColumnSource = Parameters<ParquetWriter["write"]>[0]["columnData"][number];
@@ -28,6 +39,7 @@ export interface ParquetWriterState {
 }
 
 const DEFAULT_ROW_GROUP_ROWS = 20_000;
+const TEXT_TYPES: ReadonlySet<Column["type"]> = new Set(["string", "object", "array"]);
 const DEFAULT_ROW_GROUP_BYTES = 8 * 1024 * 1024;
 
 /** The writer's output buffer, lent to the sink and reused after each row group. */
@@ -54,6 +66,8 @@ export class ParquetTableWriter {
   private readonly rowGroupRows: number;
   private readonly rowGroupBytes: number;
   private buffered: Cell[][];
+  /** Indexes of the columns whose cells are text (string, object, array). */
+  private readonly textColumns: readonly number[];
   private bufferedRows = 0;
   private bufferedBytes = 0;
   private finished = false;
@@ -68,6 +82,7 @@ export class ParquetTableWriter {
     this.rowGroupRows = positive(options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS, "rowGroupRows");
     this.rowGroupBytes = positive(options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, "rowGroupBytes");
     this.buffered = columns.map(() => []);
+    this.textColumns = columns.flatMap((column, c) => (TEXT_TYPES.has(column.type) ? [c] : []));
   }
 
   static create(sink: ByteSink, columns: readonly Column[], options: ParquetWriterOptions = {}): ParquetTableWriter {
@@ -105,48 +120,50 @@ export class ParquetTableWriter {
   /** Appends rows; throws TableDataError (nothing of the batch taken) if one does not fit. */
   async write(rows: readonly TableRow[]): Promise<void> {
     this.assertOpen();
-    // Every cell of the batch is checked before any is taken, into one flat array (not an array
-    // per row: a table writes 100,000s of rows).
-    const { columns } = this;
-    const width = columns.length;
-    const first = this.rowsWritten;
-    const cells = new Array<Cell>(rows.length * width);
-    for (let r = 0; r < rows.length; r++) {
-      const row = rows[r]!;
-      checkRowKeys(columns, row, first + r);
-      for (let c = 0; c < width; c++) cells[r * width + c] = toCell(columns[c]!, row[columns[c]!.name], first + r);
-    }
-    await this.take(cells, rows.length);
+    await this.writeChecked(checkRows(this.columns, rows, this.rowsWritten));
   }
 
   /** Appends rows given as values in column order (a query's raw rows); the same checks. */
   async writeValues(rows: readonly TableValues[]): Promise<void> {
     this.assertOpen();
-    const { columns } = this;
-    const width = columns.length;
-    const first = this.rowsWritten;
-    const cells = new Array<Cell>(rows.length * width);
-    for (let r = 0; r < rows.length; r++) {
-      const values = rows[r]!;
-      checkRowLength(columns, values, first + r);
-      for (let c = 0; c < width; c++) cells[r * width + c] = toCell(columns[c]!, values[c], first + r);
-    }
-    await this.take(cells, rows.length);
+    await this.writeChecked(checkValues(this.columns, rows, this.rowsWritten));
+  }
+
+  /** Appends rows already checked against this table's columns (one check for both files of a table). */
+  async writeChecked(rows: CheckedRows): Promise<void> {
+    this.assertOpen();
+    assertCheckedFor(this.columns, rows);
+    await this.take(rows.cells, rows.count);
   }
 
   /** Buffers checked rows column by column, encoding a row group whenever one is full. */
   private async take(cells: readonly Cell[], count: number): Promise<void> {
     const width = this.columns.length;
-    for (let r = 0; r < count; r++) {
+    // A row's cells count their length when text, 8 bytes otherwise (nulls too): only the text
+    // columns need looking at.
+    const fixedBytes = 8 * (width - this.textColumns.length);
+    for (let start = 0; start < count; ) {
+      // The rows that go into the current row group, up to the first that fills it.
+      let end = start;
+      let full = false;
+      while (end < count && !full) {
+        let bytes = fixedBytes;
+        for (const c of this.textColumns) {
+          const cell = cells[end * width + c];
+          bytes += typeof cell === "string" ? cell.length : 8;
+        }
+        this.bufferedBytes += bytes;
+        this.bufferedRows += 1;
+        end += 1;
+        full = this.bufferedRows >= this.rowGroupRows || this.bufferedBytes >= this.rowGroupBytes;
+      }
+      // Then column by column.
       for (let c = 0; c < width; c++) {
-        const cell = cells[r * width + c] as Cell;
-        this.buffered[c]!.push(cell);
-        this.bufferedBytes += typeof cell === "string" ? cell.length : 8;
+        const column = this.buffered[c]!;
+        for (let at = start * width + c, last = end * width; at < last; at += width) column.push(cells[at] as Cell);
       }
-      this.bufferedRows += 1;
-      if (this.bufferedRows >= this.rowGroupRows || this.bufferedBytes >= this.rowGroupBytes) {
-        await this.writeRowGroup();
-      }
+      start = end;
+      if (full) await this.writeRowGroup();
     }
   }
 
@@ -176,9 +193,14 @@ export class ParquetTableWriter {
 
   private async writeRowGroup(): Promise<void> {
     if (this.bufferedRows === 0) return;
+    // The statistics of number, boolean and time columns are computed here, on the checked cells
+    // (plain comparisons, before the conversion to bigint), rather than by the writer's generic
+    // comparisons of every value; text columns keep the writer's (UTF-8 byte order).
+    const statistics = this.columns.map((column, c) => (TEXT_TYPES.has(column.type) ? null : cellStatistics(column, this.buffered[c]!)));
     const columnData: ColumnSource[] = this.columns.map((column, c) => ({
       name: column.name,
       data: parquetValues(column, this.buffered[c]!),
+      ...(statistics[c] ? { statistics: false } : {}),
     }));
     const rows = this.bufferedRows;
     this.buffered = this.columns.map(() => []);
@@ -187,6 +209,24 @@ export class ParquetTableWriter {
     // One row group per call: the writer encodes it into `output` (synchronously, as `output`
     // has no flush hook), and the bytes go to the sink before the next rows are taken.
     await this.parquet.write({ columnData, rowGroupSize: rows });
+    const chunks = this.parquet.row_groups.at(-1)!.columns;
+    const indexes = this.parquet.pendingIndexes.slice(-chunks.length);
+    statistics.forEach((computed, c) => {
+      if (computed === null) return;
+      const meta = chunks[c]!.meta_data!;
+      meta.statistics = computed;
+      // What the writer records with its own statistics: the pages by type and encoding.
+      meta.encoding_stats = [
+        ...(meta.dictionary_page_offset === undefined
+          ? []
+          : [{ page_type: "DICTIONARY_PAGE" as const, encoding: "PLAIN" as const, count: 1 }]),
+        {
+          page_type: "DATA_PAGE_V2" as const,
+          encoding: meta.encodings.at(-1)!,
+          count: indexes[c]?.offsetIndex?.page_locations.length ?? 1,
+        },
+      ];
+    });
     await this.drain();
   }
 
@@ -235,6 +275,36 @@ function schemaElement(column: Column): SchemaElement {
 function parquetValues(column: Column, cells: Cell[]): ColumnSource["data"] {
   if (column.type !== "int64" && column.type !== "datetime") return cells as ColumnSource["data"];
   return cells.map((cell) => (cell === null ? null : BigInt(cell as number))) as ColumnSource["data"];
+}
+
+type Statistics = NonNullable<NonNullable<ColumnChunk["meta_data"]>["statistics"]>;
+
+/**
+ * Min, max and null count of a number, boolean or time column, as the Parquet writer would give
+ * them: bounds of INT64 columns as bigints, a zero minimum as -0 and maximum as +0, NaN counted
+ * for doubles (never any: the cells are finite), no bounds when every cell is null.
+ */
+function cellStatistics(column: Column, cells: readonly Cell[]): Statistics {
+  let min: number | boolean | undefined;
+  let max: number | boolean | undefined;
+  let nulls = 0;
+  for (const cell of cells) {
+    if (cell === null) {
+      nulls++;
+      continue;
+    }
+    if (min === undefined || (cell as number) < (min as number)) min = cell as number | boolean;
+    if (max === undefined || (cell as number) > (max as number)) max = cell as number | boolean;
+  }
+  const wide = column.type === "int64" || column.type === "datetime";
+  const bound = (value: number | boolean | undefined, zero: number) =>
+    value === undefined ? undefined : wide ? BigInt(value as number) : value === 0 ? zero : value;
+  return {
+    min_value: bound(min, -0),
+    max_value: bound(max, 0),
+    null_count: BigInt(nulls),
+    ...(column.type === "double" ? { nan_count: 0n } : { nan_count: undefined }),
+  } as Statistics;
 }
 
 function columnsKey(columns: readonly Column[]): string {

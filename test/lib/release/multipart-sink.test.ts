@@ -66,6 +66,25 @@ describe("MultipartSink on R2", () => {
     expect(await env.UPLOADS.head(options.checkpointKey)).toBeNull();
   }, 60_000);
 
+  it("hashes several parts written in one invocation with the runtime's digest, as R2 stores them", async () => {
+    expect(typeof (crypto as unknown as { DigestStream?: unknown }).DigestStream).toBe("function");
+    const key = "releases/test-1/one-go.bin";
+    const sink = MultipartSink.create(bucket, key);
+    // Bytes that differ from part to part, in uneven writes.
+    const chunk = new Uint8Array(1_234_567);
+    let written = 0;
+    for (let i = 0; written < 2 * MIN_PART_BYTES + 99; i++) {
+      chunk.fill(i * 37);
+      const piece = chunk.subarray(0, Math.min(chunk.length - (i % 5) * 1_000, 2 * MIN_PART_BYTES + 99 - written));
+      await sink.write(piece);
+      written += piece.length;
+    }
+    const stored = await sink.close();
+    expect(stored).toMatchObject({ bytes: written, parts: 3 });
+    const object = await env.UPLOADS.get(key);
+    expect(await sha256Of(await object!.arrayBuffer())).toBe(stored.sha256);
+  }, 60_000);
+
   it("stores a small Parquet file with one put that R2 checks, readable by hyparquet", async () => {
     const key = "releases/test-1/records.parquet";
     const sink = MultipartSink.create(bucket, key, { contentType: "application/vnd.apache.parquet" });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { csvCell } from "../../../src/lib/csv.ts";
 import { type Column, isoDatetime, TableDataError } from "../../../src/lib/release/columns.ts";
 import { CsvTableWriter } from "../../../src/lib/release/csv-table-writer.ts";
 import { CollectingSink, parseCsv } from "./support.ts";
@@ -140,6 +141,42 @@ describe("CsvTableWriter", () => {
     await writer.write(Array.from({ length: 2000 }, (_, i) => ({ text: `${i}`.padEnd(500, "z") })));
     expect(sink.writes).toBeGreaterThanOrEqual(4);
     expect(parseCsv(text(sink))).toHaveLength(2001);
+  });
+});
+
+describe("CsvTableWriter's UTF-8", () => {
+  it("gives the bytes TextEncoder gives of the export's cell text: numbers, non-ASCII, lone surrogates, rows longer than its buffer", async () => {
+    const columns: readonly Column[] = [
+      { name: "n", type: "int64" },
+      { name: "x", type: "double" },
+      { name: "s", type: "string" },
+      { name: "b", type: "boolean" },
+    ];
+    const texts = [
+      "plain",
+      "Gerät – «ß» 𝄞 漢字 🙂",
+      "ünïcode, with a comma",
+      '=SUM(A1) "quoted"',
+      "lone \ud800 high and \udfff low",
+      "é".repeat(200_000),
+      "x".repeat(300_000),
+      "",
+      "-1",
+    ];
+    const integers = [0, -0, 7, -42, 1_000_000, 2 ** 53 - 1, -(2 ** 53 - 1), 10 ** 15];
+    const doubles = [0.1 + 0.2, -0, 1e21, 1.5e-7, -1200.5, 5e-324, 123456789.125];
+    const rows = Array.from({ length: 64 }, (_, i) => ({
+      n: i % 9 === 8 ? null : integers[i % integers.length]!,
+      x: i % 8 === 7 ? null : doubles[i % doubles.length]!,
+      s: i % 10 === 9 ? null : texts[i % texts.length]!,
+      b: i % 3 === 2 ? null : i % 2 === 0,
+    }));
+    const sink = new CollectingSink();
+    const writer = CsvTableWriter.create(sink, columns);
+    await writer.write(rows);
+    const lines = rows.map((row) => `${[row.n, row.x, row.s, row.b].map((value) => csvCell(value)).join(",")}\r\n`);
+    const expected = `n,x,s,b\r\n${lines.join("")}`;
+    expect(Buffer.from(sink.bytes()).equals(Buffer.from(new TextEncoder().encode(expected)))).toBe(true);
   });
 });
 

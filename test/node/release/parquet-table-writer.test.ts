@@ -1,5 +1,6 @@
 import { parquetMetadata, parquetReadObjects } from "hyparquet";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Column } from "../../../src/lib/release/columns.ts";
 import { CsvTableWriter } from "../../../src/lib/release/csv-table-writer.ts";
 import { MultipartSink, type StoredFile } from "../../../src/lib/release/multipart-sink.ts";
 import { ParquetTableWriter } from "../../../src/lib/release/parquet-table-writer.ts";
@@ -223,5 +224,48 @@ describe("ParquetTableWriter", () => {
     );
     expect(() => toTaggedJson({ d: new Date(0) })).toThrow("cannot carry");
     expect(() => toTaggedJson({ f: new Float64Array(1) })).toThrow("cannot carry");
+  });
+});
+
+describe("ParquetTableWriter's statistics", () => {
+  it("give each row group's min, max and null count of every column, as the writer's own would", async () => {
+    const columns: readonly Column[] = [
+      { name: "id", type: "int64", nullable: false },
+      { name: "small", type: "int32" },
+      { name: "x", type: "double" },
+      { name: "flag", type: "boolean" },
+      { name: "at", type: "datetime" },
+      { name: "label", type: "string" },
+      { name: "empty", type: "double" },
+    ];
+    // Three row groups of 40 rows: zeros (the bounds of a zero are -0 and +0), negatives, nulls, a column of nulls only.
+    const rows = Array.from({ length: 120 }, (_, i) => ({
+      id: 1000 - i * 7,
+      small: i % 5 === 0 ? null : ((i * 37) % 23) - 11,
+      x: i % 4 === 0 ? null : i % 40 === 1 ? 0 : ((i * 1.25) % 9) - 4.5,
+      flag: i % 3 === 0 ? null : i % 80 < 40,
+      at: i % 6 === 0 ? null : 1_700_000_000 + ((i * 7919) % 1000),
+      label: i % 7 === 0 ? null : `label ${(i * 13) % 50}`,
+      empty: null,
+    }));
+    const sink = new CollectingSink();
+    const writer = ParquetTableWriter.create(sink, columns, { rowGroupRows: 40 });
+    await writer.write(rows);
+    await writer.finish();
+    const meta = parquetMetadata(arrayBuffer(sink.bytes()));
+    expect(meta.row_groups).toHaveLength(3);
+    meta.row_groups.forEach((group, g) => {
+      const slice = rows.slice(g * 40, g * 40 + 40);
+      columns.forEach((column, c) => {
+        const stats = group.columns[c]!.meta_data!.statistics!;
+        const values = slice.map((row) => row[column.name as keyof typeof row]).filter((v) => v !== null) as (number | boolean | string)[];
+        expect(stats.null_count, column.name).toBe(BigInt(40 - values.length));
+        const sorted = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        const asRead = (v: unknown) => (v instanceof Date ? v.getTime() / 1000 : typeof v === "bigint" ? Number(v) : v);
+        expect(asRead(stats.min_value), `${column.name} min`).toBe(sorted[0]);
+        expect(asRead(stats.max_value), `${column.name} max`).toBe(sorted.at(-1));
+        expect(group.columns[c]!.meta_data!.encoding_stats?.at(-1)).toMatchObject({ page_type: "DATA_PAGE_V2", count: 1 });
+      });
+    });
   });
 });

@@ -69,10 +69,20 @@ export class MemoryBucket implements ReleaseBucket {
     return { size: value.length };
   }
 
-  async get(key: string): Promise<{ arrayBuffer(): Promise<ArrayBuffer> } | null> {
+  async get(key: string): Promise<{ arrayBuffer(): Promise<ArrayBuffer>; body: ReadableStream<Uint8Array> } | null> {
     this.step("get", key);
     const object = this.objects.get(key);
-    return object ? { arrayBuffer: async () => object.bytes.slice().buffer } : null;
+    if (!object) return null;
+    // The body in pieces of 1 MiB, as a stream from storage comes.
+    let offset = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (offset >= object.bytes.length) return controller.close();
+        controller.enqueue(object.bytes.slice(offset, offset + 1024 * 1024));
+        offset += 1024 * 1024;
+      },
+    });
+    return { arrayBuffer: async () => object.bytes.slice().buffer, body };
   }
 
   async delete(key: string): Promise<void> {

@@ -12,8 +12,10 @@ import {
   keysUnder,
   readRelease,
   requestRelease,
+  runReleaseMessage,
   runReleaseSlice,
   settledRelease,
+  stagedRows,
 } from "../../support/releases";
 
 let admin: Record<string, string>;
@@ -99,13 +101,56 @@ describe("retrying", () => {
 
 describe("staging rows an ended build left behind", () => {
   it("are removed by the next build's snapshot", async () => {
-    // As if the cleanup after publishing 3.0 had failed.
+    // As if the clean-up after publishing 3.0 had failed (or its message was lost).
     await env.DB.prepare(
       "INSERT INTO release_records (release_version, id, owner_id, name, created_at, updated_at) VALUES ('3.0', 999999, 1, 'left over', 0, 0)",
     ).run();
     expect((await requestRelease(admin, { version: "3.1", title: "Cleans up" })).status).toBe(202);
     expect((await settledRelease("3.1", admin)).status).toBe("published");
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM release_records").first<{ n: number }>();
-    expect(left!.n).toBe(0);
+    // (3.1's own rows go with its clean-up message, below.)
+    expect(await stagedRows("3.0")).toBe(0);
+  });
+});
+
+describe("the clean-up after publication", () => {
+  it("is a message of its own that empties the published attempt's staging rows, and nobody else's", async () => {
+    expect((await requestRelease(admin, { version: "7.0", title: "Cleaned up" })).status).toBe(202);
+    expect((await settledRelease("7.0", admin)).status).toBe("published");
+    // The slice that published it queued the clean-up; the real queue runs it soon after.
+    const deadline = Date.now() + 20_000;
+    while ((await stagedRows("7.0")) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await stagedRows("7.0")).toBe(0);
+
+    // Staged rows of 7.0 as if its clean-up had not run yet: a message naming another attempt,
+    // or a release still building, deletes nothing; the published attempt's message removes them.
+    const stage = (version: string) =>
+      env.DB.prepare(
+        "INSERT INTO release_records (release_version, id, owner_id, name, created_at, updated_at) VALUES (?, 999998, 1, 'staged', 0, 0)",
+      )
+        .bind(version)
+        .run();
+    await stage("7.0");
+    const { build_id: buildId } = (await buildRow("7.0"))!;
+    expect(await runReleaseMessage({ type: "release.cleanup", version: "7.0", build_id: "another-attempt" })).toEqual({
+      acked: true,
+      retried: false,
+    });
+    expect(await stagedRows("7.0")).toBe(1);
+    await env.DB.prepare(
+      "INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES ('7.1', 'Building', 'CC-BY-4.0', 'building', 'http://localhost', 'b71')",
+    ).run();
+    await stage("7.1");
+    expect(await runReleaseMessage({ type: "release.cleanup", version: "7.1", build_id: "b71" })).toEqual({ acked: true, retried: false });
+    expect(await stagedRows("7.1")).toBe(1);
+    expect(await runReleaseMessage({ type: "release.cleanup", version: "7.0", build_id: buildId })).toEqual({
+      acked: true,
+      retried: false,
+    });
+    expect(await stagedRows("7.0")).toBe(0);
+    // A duplicate finds nothing to do.
+    expect(await runReleaseMessage({ type: "release.cleanup", version: "7.0", build_id: buildId })).toEqual({
+      acked: true,
+      retried: false,
+    });
   });
 });
