@@ -16,7 +16,7 @@ const GENERATION_HEADER = "X-Read-Generation";
 // Entries are validated on every use, so this only bounds how long an unused one takes space.
 const STORED_SECONDS = 86_400;
 
-/** A cached answer: what `fromEntry` needs to serve it, and the generation it was read at. */
+/** A cached answer: what `fromCopy` needs to serve it, and the generation it was read at. */
 interface Copy {
   generation: string;
   etag: string | null;
