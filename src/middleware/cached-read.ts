@@ -7,8 +7,7 @@ import type { AppEnv } from "../env";
 import { matchesIfNoneMatch } from "../lib/etag";
 import { writableHeaders } from "../lib/http";
 import { expectedClass, generationFrom, type ReadScope, type ViewerClass, validatorStatement, viewerClass } from "../services/read-cache";
-import { accessCheckStatement, userFromAccessCheck } from "../services/sessions";
-import { presentedAccessToken } from "./authenticate";
+import { carryTokenCheck, presentedAccessToken } from "./authenticate";
 
 /** The Workers cache the public reads keep their answers in (per data centre; docs/storage.md "Cached reads"). */
 export const CACHE_NAME = "relab-reads";
@@ -56,9 +55,6 @@ async function openCache(c: Context<AppEnv>): Promise<Cache | null> {
     return null;
   }
 }
-
-// Requests whose carried token check has not answered yet (`viewerBeforeRead` runs it early).
-const viewerPending = new WeakSet<Context<AppEnv>>();
 
 /** The answer of a cached copy: its body and tag, or 304 when the client holds that tag. */
 function fromCopy(c: Context<AppEnv>, copy: Copy): Response {
@@ -113,29 +109,9 @@ export function cachedRead(scope: ReadScope) {
 
     let generation: string | null = null;
     const validator = validatorStatement(scope, recordId);
-    const carried = cacheable ? [validator] : [];
-    if (claims) carried.unshift(accessCheckStatement(claims));
-    if (carried.length > 0) {
-      // The token check fails closed as in `authenticate`: should its batch fail, the request is a
-      // 503, never an anonymous pass. The flag drops once the check has answered.
-      const wasAuthFlow = c.get("authFlow");
-      if (claims) {
-        c.set("authFlow", true);
-        viewerPending.add(c);
-      }
-      carryInNextBatch(svc.db, carried, (rows) => {
-        if (claims) {
-          c.set("authFlow", wasAuthFlow);
-          viewerPending.delete(c);
-          const user = userFromAccessCheck(rows[0] ?? [], claims);
-          if (user) {
-            c.set("user", user);
-            c.set("session", { transport: presented!.transport, sessionId: claims.sessionId });
-          }
-        }
-        if (cacheable) generation = generationFrom(rows[rows.length - 1] ?? []);
-      });
-    }
+    carryTokenCheck(c, claims ? { claims, transport: presented!.transport } : null, cacheable ? [validator] : [], (rows) => {
+      if (cacheable) generation = generationFrom(rows[0] ?? []);
+    });
     if (!cacheable) return next();
 
     const expected = expectedClass(scope, claims?.userId ?? null);
@@ -179,14 +155,4 @@ export function cachedRead(scope: ReadScope) {
     };
     c.executionCtx.waitUntil(store().catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));
   });
-}
-
-/**
- * The viewer of a `cachedRead` route before its handler reads anything: runs the carried token
- * check (and validator) now, in a round trip of their own, unless it has answered already. For
- * reads whose statements depend on who asks (`owner=me`).
- */
-export async function viewerBeforeRead(c: Context<AppEnv>) {
-  if (viewerPending.has(c)) await flushCarried(c.get("services").db);
-  return c.get("user");
 }

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { mayModifySql, maySeeUnsettled } from "../auth/permissions";
+import { mayModifySql, maySeeUnsettled, ownedBySql } from "../auth/permissions";
 import type { SessionUser } from "../auth/session-user";
 import type { Services } from "../container";
 import { batchRows } from "../db/client";
@@ -52,10 +52,19 @@ const parentStatement = (parent: MediaParent): SQL =>
  * The media of the record `viewer` sees, as SQL over `m`: every item for whoever may see unsettled
  * media (`maySeeUnsettled`: the owner and a superuser with TOTP), the clean ones for everyone else.
  */
-function visibleCondition(parent: MediaParent, viewer: SessionUser | null): SQL {
+/**
+ * Who lists media: an account whose powers are known, nobody, or `{ provisional: id }`: the account
+ * a token names while the token's check travels in the same batch, read as that account without
+ * moderator powers (the caller reads again if the check finds otherwise).
+ */
+export type MediaViewer = SessionUser | null | { provisional: number };
+
+function visibleCondition(parent: MediaParent, viewer: MediaViewer): SQL {
   const clean = sql.raw(`m.${SHOWN_MEDIA_CONDITION}`);
   if (viewer === null) return clean;
-  return sql`(${clean} OR ${mayModifySql(viewer, sql`(SELECT owner_id FROM products WHERE id = ${parent.id})`)})`;
+  const owner = sql`(SELECT owner_id FROM products WHERE id = ${parent.id})`;
+  if ("provisional" in viewer) return sql`(${clean} OR ${ownedBySql(viewer.provisional, owner)})`;
+  return sql`(${clean} OR ${mayModifySql(viewer, owner)})`;
 }
 
 /**
@@ -67,7 +76,7 @@ export async function readMediaPage<K extends MediaKind>(
   parent: MediaParent,
   kind: K,
   page: PageQuery,
-  viewer: SessionUser | null,
+  viewer: MediaViewer,
 ) {
   const table = sql.raw(kind);
   const visible = visibleCondition(parent, viewer);

@@ -6,7 +6,7 @@ import { jsonWithEtag } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
 import { pageEnvelope } from "../../lib/pagination";
 import { notFound } from "../../lib/problem";
-import { viewerBeforeRead } from "../../middleware/cached-read";
+import { viewerBeforeRead } from "../../middleware/authenticate";
 import { requireVerified } from "../../middleware/guards";
 import { auditModeration } from "../../services/moderation";
 import { type CreatedRecords, createRecords } from "../../services/product-create";

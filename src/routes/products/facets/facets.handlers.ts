@@ -3,7 +3,7 @@ import { authenticationRequired } from "../../../auth/permissions";
 import { batchRows } from "../../../db/client";
 import type { AppEnv } from "../../../env";
 import { pageEnvelope } from "../../../lib/pagination";
-import { viewerBeforeRead } from "../../../middleware/cached-read";
+import { viewerBeforeRead } from "../../../middleware/authenticate";
 import { type CountRow, type FacetValue, facetStatements, facetsFromRows, suggestionStatements } from "../../../services/product-query";
 import { productFilterFromQuery } from "../products.query";
 import type * as routes from "./facets.routes";

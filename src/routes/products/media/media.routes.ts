@@ -4,7 +4,7 @@ import { FREE_FORM_JSON_RULE } from "../../../lib/json-bounds";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
-import { authenticate } from "../../../middleware/authenticate";
+import { authenticate, authenticateCarried } from "../../../middleware/authenticate";
 import type { MediaKind } from "../../../services/media-storage";
 import { MAX_IMAGE_METADATA_CHARS, MAX_MEDIA_DESCRIPTION } from "../../../services/media-upload";
 import type { RecordKind } from "../../../services/product-records";
@@ -121,8 +121,9 @@ export function mediaRoutes(kind: RecordKind, media: MediaKind) {
       description:
         `Public. One page of the ${noun}'s ${itemNoun}s, oldest first: the \`clean\` ones; signed in as the record's owner (or a ` +
         "superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or " +
-        `${other}: 404. Sends an \`ETag\` and answers \`If-None-Match\` with 304.`,
-      middleware: [authenticate("optional")] as const,
+        `${other}: 404. Sends an \`ETag\` and answers \`If-None-Match\` with 304. Signed in, the token's check travels with ` +
+        "the read: one D1 round trip.",
+      middleware: [authenticateCarried] as const,
       request: { params: IdParamsSchema, query: MediaPageQuerySchema },
       responses: {
         200: {
