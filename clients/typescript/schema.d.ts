@@ -1855,7 +1855,7 @@ export interface paths {
         };
         /**
          * List the images of a base product
-         * @description Public. One page of the base product's images, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a component id: 404. Sends an `ETag` and answers `If-None-Match` with 304.
+         * @description Public. One page of the base product's images, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a component id: 404. Sends an `ETag` and answers `If-None-Match` with 304. Signed in, the token's check travels with the read: one D1 round trip.
          */
         get: operations["listProductImages"];
         put?: never;
@@ -1903,7 +1903,7 @@ export interface paths {
         };
         /**
          * List the research files of a base product
-         * @description Public. One page of the base product's research files, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a component id: 404. Sends an `ETag` and answers `If-None-Match` with 304.
+         * @description Public. One page of the base product's research files, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a component id: 404. Sends an `ETag` and answers `If-None-Match` with 304. Signed in, the token's check travels with the read: one D1 round trip.
          */
         get: operations["listProductFiles"];
         put?: never;
@@ -1951,7 +1951,7 @@ export interface paths {
         };
         /**
          * List the images of a component
-         * @description Public. One page of the component's images, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a base product id: 404. Sends an `ETag` and answers `If-None-Match` with 304.
+         * @description Public. One page of the component's images, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a base product id: 404. Sends an `ETag` and answers `If-None-Match` with 304. Signed in, the token's check travels with the read: one D1 round trip.
          */
         get: operations["listComponentImages"];
         put?: never;
@@ -1999,7 +1999,7 @@ export interface paths {
         };
         /**
          * List the research files of a component
-         * @description Public. One page of the component's research files, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a base product id: 404. Sends an `ETag` and answers `If-None-Match` with 304.
+         * @description Public. One page of the component's research files, oldest first: the `clean` ones; signed in as the record's owner (or a superuser with TOTP), also the `pending` and `rejected` ones, with `status` (and `rejected_reason`). Unknown id or a base product id: 404. Sends an `ETag` and answers `If-None-Match` with 304. Signed in, the token's check travels with the read: one D1 round trip.
          */
         get: operations["listComponentFiles"];
         put?: never;
