@@ -97,14 +97,15 @@ export async function readMediaPage<K extends MediaKind>(
 
 /**
  * One media item of the record. Pending and rejected media is shown to the record's owner (and a
- * superuser with TOTP) only; anyone else gets the same 404 as for an unknown id.
+ * superuser with TOTP) only; anyone else gets the same 404 as for an unknown id. `viewer` is asked
+ * after the read, so a token check carried in its batch has answered by then.
  */
 export async function readMediaItem<K extends MediaKind>(
   svc: Pick<Services, "db">,
   parent: MediaParent,
   kind: K,
   mediaId: string,
-  viewer: SessionUser | null,
+  viewer: () => SessionUser | null,
 ) {
   const [owners, rows] = await batchRows<[{ owner_id: number }, MediaRow<K>]>(svc.db, [
     parentStatement(parent),
@@ -114,7 +115,7 @@ export async function readMediaItem<K extends MediaKind>(
   if (!owner) throw parent.missing();
   const row = rows[0];
   if (!row) throw mediaMissing(kind);
-  if (row.status !== "clean" && !maySeeUnsettled(viewer, owner.owner_id)) throw mediaMissing(kind);
+  if (row.status !== "clean" && !maySeeUnsettled(viewer(), owner.owner_id)) throw mediaMissing(kind);
   return row;
 }
 

@@ -203,12 +203,12 @@ describe("who sees pending and rejected media", () => {
     expect(text).not.toMatch(new RegExp(`${rejected.id}|${pending.id}`));
   });
 
-  it("a token revoked since it was issued lists as anonymous, in a second round trip", async () => {
+  it("a signed-in list or item read costs one round trip; a token revoked since lists as anonymous, in a second", async () => {
     const carol = await verifiedUser("carol");
     const token = carol.tokens.access_token;
     const { product } = await productWithComponent(token);
     const path = `/v1/products/${product}/images`;
-    await pendingWithoutJob("images", product, carol.id, {
+    const own = await pendingWithoutJob("images", product, carol.id, {
       ...jpeg(
         encodeJpeg(16, 16, () => [9, 9, 9]),
         "own.jpg",
@@ -217,9 +217,16 @@ describe("who sees pending and rejected media", () => {
       height: 16,
     });
     expect((await listed(path, token)).total).toBe(1);
+    // One item: the token check travels with its read too.
+    const item = await api(`${path}/${own.id}`, { headers: bearer(token) });
+    expect(item.status).toBe(200);
+    expect(roundTrips(item)).toBe(1);
     expect((await api("/v1/auth/sessions/revoke-all", { method: "POST", headers: bearer(token) })).status).toBe(204);
     // The page read as Carol travels with the check that finds her token revoked: read again, anonymously.
     expect(await listed(path, token, 2)).toMatchObject({ items: [], total: 0 });
+    const revoked = await api(`${path}/${own.id}`, { headers: bearer(token) });
+    await expectProblem(revoked, 404, "NOT_FOUND");
+    expect(roundTrips(revoked)).toBe(1);
   });
 
   it("deleting a rejected item frees nothing twice; deleting its record neither", async () => {

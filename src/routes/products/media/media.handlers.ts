@@ -67,7 +67,7 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
 
   const get: Handler<"get"> = async (c) => {
     const { id, mediaId } = paramsOf(c);
-    const row = await readMediaItem(c.get("services"), parentOf(kind, id), media, mediaId, c.get("user"));
+    const row = await readMediaItem(c.get("services"), parentOf(kind, id), media, mediaId, () => c.get("user"));
     return jsonWithEtag(c, toItem(c, row));
   };
 

@@ -156,7 +156,7 @@ export function mediaRoutes(kind: RecordKind, media: MediaKind) {
       tags: ["Media"],
       summary: `Read one ${itemNoun} of a ${noun}`,
       description: `Public once the ${itemNoun} is \`clean\`; while it is \`pending\`, or once \`rejected\`, only the record's owner (or a superuser with TOTP) sees it, anyone else gets 404. Sends an \`ETag\`.`,
-      middleware: [authenticate("optional")] as const,
+      middleware: [authenticateCarried] as const,
       request: { params },
       responses: {
         200: { description: `The ${itemNoun}.`, content: { "application/json": { schema } } },

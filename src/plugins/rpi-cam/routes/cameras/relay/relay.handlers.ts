@@ -35,7 +35,7 @@ export const captureImage: RouteHandler<typeof routes.captureImage, AppEnv> = as
   }
   // The device uploaded to the record it was given; reading it there proves it.
   const parent = { id: product_id, kind, missing: cameras.productNotFound };
-  const row = await readMediaItem(svc, parent, "images", data.image_id, user).catch(() => {
+  const row = await readMediaItem(svc, parent, "images", data.image_id, () => user).catch(() => {
     throw protocolError("The camera named an image that is not on this record.");
   });
   const prefix = kind === "product" ? "/v1/products" : "/v1/components";
