@@ -56,7 +56,7 @@ function accountStatement(where: SQL): SQL {
  * base products only (components are parts of them); `image_count` counts the scanned images of
  * all their records; `total()` is 0.0 over no rows and skips nulls.
  */
-export async function readProfile(svc: Pick<Services, "db">, username: string, viewer: SessionUser | null): Promise<Profile | null> {
+export async function readProfile(svc: Pick<Services, "db">, username: string, viewer: () => SessionUser | null): Promise<Profile | null> {
   const [rows] = await batchRows<[ProfileRow]>(svc.db, [
     sql`SELECT u.id, u.username, u.created_at, u.profile_visibility,
           (SELECT count(*) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS product_count,
@@ -71,7 +71,7 @@ export async function readProfile(svc: Pick<Services, "db">, username: string, v
         FROM users u WHERE u.username = ${username} AND ${PROFILED}`,
   ]);
   const row = rows[0];
-  if (!row || !visibleTo(viewer, row)) return null;
+  if (!row || !visibleTo(viewer(), row)) return null;
   return {
     username: row.username,
     createdAt: row.created_at,
@@ -92,13 +92,14 @@ export async function listUserProducts(
   userId: number,
   filter: ProductFilter,
   page: PageQuery,
-  viewer: SessionUser | null,
+  viewer: () => SessionUser | null,
 ): Promise<{ rows: ProductListRow[]; total: number } | null> {
+  // No `owner=me` here (the route refuses it), so the statements are the same for every viewer.
   const [accounts, rows, total] = await batchRows<[AccountRow, ProductListRow, CountRow]>(svc.db, [
     accountStatement(sql`u.id = ${userId}`),
-    ...productListStatements({ ...filter, ownerId: userId }, viewer?.id ?? null, page),
+    ...productListStatements({ ...filter, ownerId: userId, ownerMe: false }, null, page),
   ]);
   const account = accounts[0];
-  if (!account || !visibleTo(viewer, account)) return null;
+  if (!account || !visibleTo(viewer(), account)) return null;
   return { rows, total: total[0]?.total ?? 0 };
 }

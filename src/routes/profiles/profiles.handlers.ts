@@ -16,17 +16,20 @@ const userNotFound = () => new ApiError(404, { code: "USER_NOT_FOUND", detail: "
 export const getProfile: RouteHandler<typeof routes.getProfile, AppEnv> = async (c) => {
   const { username } = c.req.valid("param");
   // A name no account can have needs no query.
-  const profile = USERNAME_PATTERN.test(username) ? await readProfile(c.get("services"), username, c.get("user")) : null;
+  // Asked for the viewer after the read: a carried token check has answered by then.
+  const profile = USERNAME_PATTERN.test(username) ? await readProfile(c.get("services"), username, () => c.get("user")) : null;
   if (!profile) throw profileNotFound();
   c.header("Cache-Control", "no-store");
   return c.json(toPublicProfile(profile), 200);
 };
 
 export const listUserProducts: RouteHandler<typeof routes.listUserProducts, AppEnv> = async (c) => {
-  const viewer = c.get("user");
   const { filter, page } = parseProductListQuery(c.req.valid("query"));
-  const listed = await listProductsOf(c.get("services"), c.req.valid("param").user_id, filter, page, viewer);
+  // The statements do not depend on the viewer (`owner` is refused here): asked for after the read,
+  // when a carried token check has answered.
+  const listed = await listProductsOf(c.get("services"), c.req.valid("param").user_id, filter, page, () => c.get("user"));
   if (!listed) throw userNotFound();
+  const viewer = c.get("user");
   c.header("Cache-Control", "no-store");
   return c.json(
     pageEnvelope(

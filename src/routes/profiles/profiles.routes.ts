@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
-import { authenticate } from "../../middleware/authenticate";
+import { authenticateCarried } from "../../middleware/authenticate";
 import { UserProductListQuerySchema } from "../products/products.query";
 import { ProductSummarySchema } from "../products/products.schemas";
 
@@ -63,7 +63,7 @@ export const getProfile = createRoute({
   description:
     `A user's public profile: username, when they joined, and totals over their base products. ${VISIBILITY} Unknown or ` +
     "hidden: 404 `PROFILE_NOT_FOUND`.",
-  middleware: [authenticate("optional")] as const,
+  middleware: [authenticateCarried] as const,
   request: { params: UsernameParamsSchema },
   responses: {
     200: { description: "The profile.", content: { "application/json": { schema: ProfileSchema } } },
@@ -81,7 +81,7 @@ export const listUserProducts = createRoute({
     "One page of the user's base products, with the filters, search, ordering and paging of `GET /v1/products` " +
     `(docs/product-list.md) except \`owner\`, which the path replaces (sending it: 422). ${VISIBILITY} Unknown or hidden: ` +
     "404 `USER_NOT_FOUND`; a malformed `user_id`: 422.",
-  middleware: [authenticate("optional")] as const,
+  middleware: [authenticateCarried] as const,
   request: { params: UserIdParamsSchema, query: UserProductListQuerySchema },
   responses: {
     200: {

@@ -52,8 +52,8 @@ describe("GET /v1/profiles/{username}", () => {
       top_category: null,
     });
 
-    // Signed in: the token check, then the same single read.
-    expect(roundTrips(await profile(user.username, token))).toBe(2);
+    // Signed in: the token check travels with the same single read.
+    expect(roundTrips(await profile(user.username, token))).toBe(1);
   });
 
   it("names the category most of the user's base products fall in, through their product types", async () => {
@@ -121,6 +121,17 @@ describe("GET /v1/profiles/{username}", () => {
     const superuser = await verifiedUser("super");
     await env.DB.prepare("UPDATE users SET is_superuser = 1, role = 'lab' WHERE id = ?").bind(superuser.id).run();
     await expectProblem(await profile(owner.username, superuser.tokens.access_token), 404, "PROFILE_NOT_FOUND");
+  });
+
+  it("shows a private profile to its owner in one round trip, and to nobody once the owner's token is revoked", async () => {
+    const owner = await userWith("private");
+    const own = await profile(owner.username, owner.tokens.access_token);
+    expect(own.status).toBe(200);
+    expect(roundTrips(own)).toBe(1);
+    expect((await api("/v1/auth/sessions/revoke-all", { method: "POST", headers: bearer(owner.tokens.access_token) })).status).toBe(204);
+    const revoked = await profile(owner.username, owner.tokens.access_token);
+    await expectProblem(revoked, 404, "PROFILE_NOT_FOUND");
+    expect(roundTrips(revoked)).toBe(1);
   });
 
   it("answers 404 alike for unknown and impossible usernames", async () => {
