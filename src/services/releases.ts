@@ -244,10 +244,12 @@ export async function findReleaseFile(
   path: string,
   includeUnpublished: boolean,
 ): Promise<(ReleaseFile & { published: boolean }) | null> {
-  const rows = await db.all<{ path: string; bytes: number; sha256: string; media_type: string; status: ReleaseStatus }>(sql`
-    SELECT f.path, f.bytes, f.sha256, f.media_type, r.status FROM releases r
-    JOIN release_files f ON f.release_version = r.version AND f.path = ${path}
-    WHERE r.version = ${version} AND ${includeUnpublished ? sql`1 = 1` : sql`r.status = 'published'`}`);
+  // A batch of one, so that a carried token check travels with it (`carryInNextBatch`).
+  const [rows] = await batchRows<[{ path: string; bytes: number; sha256: string; media_type: string; status: ReleaseStatus }]>(db, [
+    sql`SELECT f.path, f.bytes, f.sha256, f.media_type, r.status FROM releases r
+      JOIN release_files f ON f.release_version = r.version AND f.path = ${path}
+      WHERE r.version = ${version} AND ${includeUnpublished ? sql`1 = 1` : sql`r.status = 'published'`}`,
+  ]);
   const row = rows[0];
   if (!row) return null;
   return { path: row.path, bytes: row.bytes, sha256: row.sha256, mediaType: row.media_type, published: row.status === "published" };

@@ -18,12 +18,19 @@ const FILE_PATH = /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]*\/)*[A-Za-z0-9_-][A-Za-z0-9._
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
-/** Superusers with TOTP see releases that are building or failed; everyone else published ones only. */
-const seesUnpublished = (c: Context<AppEnv>) => hasAdminPowers(c.get("user"));
+/**
+ * Superusers with TOTP see releases that are building or failed; everyone else published ones
+ * only. A signed-in request's token check travels with the first read (`authenticateCarried`), so
+ * `read` runs first as for everyone else, and again only when the check shows such a superuser.
+ */
+async function asViewer<T>(c: Context<AppEnv>, read: (seesUnpublished: boolean) => Promise<T>): Promise<T> {
+  const found = await read(false);
+  return hasAdminPowers(c.get("user")) ? read(true) : found;
+}
 
 export const listReleases: RouteHandler<typeof routes.listReleases, AppEnv> = async (c) => {
   const page = c.req.valid("query");
-  const { releases, total } = await readReleases(c.get("services").db, pageWindow(page), seesUnpublished(c));
+  const { releases, total } = await asViewer(c, (unpublished) => readReleases(c.get("services").db, pageWindow(page), unpublished));
   return c.json(pageEnvelope(releases.map(toReleaseSummary), total, page), 200);
 };
 
@@ -36,7 +43,7 @@ export const getLatestRelease: RouteHandler<typeof routes.getLatestRelease, AppE
 export const getRelease: RouteHandler<typeof routes.getRelease, AppEnv> = async (c) => {
   const { version } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version)) throw releaseNotFound();
-  const found = await readRelease(c.get("services").db, version, seesUnpublished(c));
+  const found = await asViewer(c, (unpublished) => readRelease(c.get("services").db, version, unpublished));
   if (!found) throw releaseNotFound();
   return c.json(toRelease(found.release, found.files, requestOrigin(c)), 200);
 };
@@ -50,7 +57,7 @@ const fileNotFound = () => new ApiError(404, { code: "NOT_FOUND", detail: "No fi
 export const getReleaseFile: RouteHandler<typeof routes.getReleaseFile, AppEnv> = async (c) => {
   const { version, path } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version) || !FILE_PATH.test(path)) throw fileNotFound();
-  const file = await findReleaseFile(c.get("services").db, version, path, seesUnpublished(c));
+  const file = await asViewer(c, (unpublished) => findReleaseFile(c.get("services").db, version, path, unpublished));
   if (!file) throw fileNotFound();
   const etag = `"${file.sha256}"`;
   const headers = new Headers({

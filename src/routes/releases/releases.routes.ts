@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { PageQuerySchema, pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
-import { authenticate } from "../../middleware/authenticate";
+import { authenticateCarried } from "../../middleware/authenticate";
 import { ReleaseSchema, ReleaseSummarySchema, ReleaseVersionParamsSchema } from "./releases.schemas";
 
 const VISIBILITY =
@@ -15,7 +15,7 @@ export const listReleases = createRoute({
   tags: ["Releases"],
   summary: "List dataset releases",
   description: `Dataset releases, newest first (by when they were requested), without their file lists. ${VISIBILITY}`,
-  middleware: [authenticate("optional")] as const,
+  middleware: [authenticateCarried] as const,
   request: { query: z.strictObject(PageQuerySchema.shape) },
   responses: {
     200: {
@@ -48,7 +48,7 @@ export const getRelease = createRoute({
   description:
     "A release: its metadata, the counts of its snapshot, the build's progress (`records_written`, while building) and every file " +
     `with its size, SHA-256, media type and URL. ${VISIBILITY}`,
-  middleware: [authenticate("optional")] as const,
+  middleware: [authenticateCarried] as const,
   request: { params: ReleaseVersionParamsSchema },
   responses: {
     200: { description: "The release.", content: { "application/json": { schema: ReleaseSchema } } },
@@ -88,7 +88,7 @@ export const getReleaseFile = createRoute({
     "one range per request (`bytes=a-b`, `bytes=a-`, `bytes=-n`) answers 206 with `Content-Range`, a range starting past the end 416; " +
     "pandas, Polars, DuckDB and hyparquet read Parquet this way without downloading it whole. `If-None-Match` with the ETag: 304. " +
     "A superuser reading a release that is not published gets `Cache-Control: no-store`. Anything unknown: 404.",
-  middleware: [authenticate("optional")] as const,
+  middleware: [authenticateCarried] as const,
   request: {
     params: z.object({
       version: ReleaseVersionParamsSchema.shape.version,

@@ -125,6 +125,17 @@ describe("a release built on the queue", () => {
     expect(anonymous.status).toBe(200);
     expect(roundTrips(anonymous)).toBe(1);
     expect(await anonymous.json()).toEqual(published);
+    // Signed in, the token check travels with the read; a superuser's is read again as one, who
+    // may see unpublished releases too.
+    const signedIn = await readRelease(VERSION, ada.headers);
+    expect(roundTrips(signedIn)).toBe(1);
+    expect(await signedIn.json()).toEqual(published);
+    const asSuperuser = await readRelease(VERSION, admin);
+    expect(roundTrips(asSuperuser)).toBe(2);
+    expect(await asSuperuser.json()).toEqual(published);
+    const file = await api(`/v1/releases/${VERSION}/files/README.md`, { headers: ada.headers });
+    expect(file.status).toBe(200);
+    expect(roundTrips(file)).toBe(1);
     const latest = await api("/v1/releases/latest");
     expect(await latest.json()).toEqual(published);
     const list = await api("/v1/releases");
