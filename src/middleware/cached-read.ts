@@ -1,13 +1,12 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { LRUCache } from "lru-cache";
-import { readAccessToken } from "../auth/tokens";
 import { carryInNextBatch, flushCarried } from "../db/client";
 import type { AppEnv } from "../env";
 import { matchesIfNoneMatch } from "../lib/etag";
 import { writableHeaders } from "../lib/http";
 import { expectedClass, generationFrom, type ReadScope, type ViewerClass, validatorStatement, viewerClass } from "../services/read-cache";
-import { carryTokenCheck, presentedAccessToken } from "./authenticate";
+import { carryTokenCheck, presentedClaims } from "./authenticate";
 
 /** The Workers cache the public reads keep their answers in (per data centre; docs/storage.md "Cached reads"). */
 export const CACHE_NAME = "relab-reads";
@@ -100,8 +99,7 @@ export function cachedRead(scope: ReadScope) {
     c.set("user", null);
     c.set("session", null);
     const svc = c.get("services");
-    const presented = scope === "shared" ? null : presentedAccessToken(c.req.header("authorization"), c.req.header("cookie"));
-    const claims = presented?.token ? await readAccessToken(svc.config.tokenSecret, presented.token, svc.clock.now() / 1000) : null;
+    const check = scope === "shared" ? null : await presentedClaims(c);
     const url = new URL(c.req.url);
     const idParam = scope === "record" ? c.req.param("id") : undefined;
     const recordId = idParam !== undefined && /^[1-9]\d{0,15}$/.test(idParam) ? Number(idParam) : null;
@@ -109,12 +107,12 @@ export function cachedRead(scope: ReadScope) {
 
     let generation: string | null = null;
     const validator = validatorStatement(scope, recordId);
-    carryTokenCheck(c, claims ? { claims, transport: presented!.transport } : null, cacheable ? [validator] : [], (rows) => {
+    carryTokenCheck(c, check, cacheable ? [validator] : [], (rows) => {
       if (cacheable) generation = generationFrom(rows[0] ?? []);
     });
     if (!cacheable) return next();
 
-    const expected = expectedClass(scope, claims?.userId ?? null);
+    const expected = expectedClass(scope, check?.claims.userId ?? null);
     const expectedKey = cacheKey(url, expected);
     // The Workers cache is opened only when this isolate's memory has no copy.
     const cache: Cache | null | undefined = recent.has(expectedKey) ? undefined : await openCache(c);

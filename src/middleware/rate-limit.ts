@@ -1,10 +1,9 @@
 import { createMiddleware } from "hono/factory";
-import { readAccessToken } from "../auth/tokens";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import { planRequestLimits } from "../lib/rate-limits";
 import { enforceLimits, rateLimited, rateLimitHeaders, subjects } from "../services/rate-limiter";
-import { presentedAccessToken } from "./authenticate";
+import { presentedClaims } from "./authenticate";
 
 /**
  * The request-rate limiters of `/v1`: counts the request in its general bucket (and an
@@ -18,9 +17,7 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
   const { config, limiter } = services;
   if (!config.rateLimitsEnabled) return next();
 
-  const presented = presentedAccessToken(c.req.header("authorization"), c.req.header("cookie"));
-  const claims = presented?.token ? await readAccessToken(config.tokenSecret, presented.token, services.clock.now() / 1000) : null;
-  const userId = claims?.userId ?? null;
+  const userId = (await presentedClaims(c))?.claims.userId ?? null;
   const plan = planRequestLimits(c.req.method, c.req.path, userId);
   const calls = [
     ...(plan.ip.length > 0 ? [{ subject: subjects.ip(c.get("clientIp")), names: plan.ip }] : []),
