@@ -8,6 +8,11 @@ const runs = new WeakMap<object, Promise<unknown>>();
 // Bindings whose run succeeded: their requests go straight on, without waiting on the run again.
 const done = new WeakSet<object>();
 
+/** Whether the bootstrap run for `database` (a D1 binding) succeeded in this isolate. */
+export function bootstrapped(database: object): boolean {
+  return done.has(database);
+}
+
 /**
  * Makes sure the configured bootstrap superuser exists before the request is answered. Its D1
  * queries go through their own client, so they are not charged to the request's round trips.

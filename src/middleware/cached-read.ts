@@ -7,6 +7,7 @@ import { matchesIfNoneMatch } from "../lib/etag";
 import { writableHeaders } from "../lib/http";
 import { expectedClass, generationFrom, type ReadScope, type ViewerClass, validatorStatement, viewerClass } from "../services/read-cache";
 import { carryTokenCheck, presentedClaims } from "./authenticate";
+import { handoverOf } from "./handover";
 
 /** The Workers cache the public reads keep their answers in (per data centre; docs/storage.md "Cached reads"). */
 export const CACHE_NAME = "relab-reads";
@@ -14,12 +15,18 @@ const GENERATION_HEADER = "X-Read-Generation";
 // Entries are validated on every use, so this only bounds how long an unused one takes space.
 const STORED_SECONDS = 86_400;
 
-/** A cached answer: what `fromCopy` needs to serve it, and the generation it was read at. */
+/** A cached answer: what `copyAnswer` needs to serve it, and the generation it was read at. */
 interface Copy {
   generation: string;
   etag: string | null;
   contentType: string;
   body: ArrayBuffer;
+}
+
+/** A copy in this isolate's memory also knows what validates it (the fast lane, src/fast-lane.ts, has no route to ask). */
+export interface RecentCopy extends Copy {
+  scope: ReadScope;
+  recordId: number | null;
 }
 
 const MiB = 1024 * 1024;
@@ -28,7 +35,7 @@ const MiB = 1024 * 1024;
 // cache: a hot read then skips the cache lookup too (its I/O and the copy of its body out of the
 // cache). The same keys and the same validation as the Workers cache, so it is exactly as current;
 // bounded in bytes, well inside the isolate's 128 MB (docs/storage.md "Cached reads").
-const recent = new LRUCache<string, Copy>({
+const recent = new LRUCache<string, RecentCopy>({
   maxSize: 16 * MiB,
   maxEntrySize: 2 * MiB,
   sizeCalculation: (copy, key) => copy.body.byteLength + key.length * 2 + 256,
@@ -55,16 +62,35 @@ async function openCache(c: Context<AppEnv>): Promise<Cache | null> {
   }
 }
 
-/** The answer of a cached copy: its body and tag, or 304 when the client holds that tag. */
-function fromCopy(c: Context<AppEnv>, copy: Copy): Response {
+/** The copy of `key` this isolate keeps in memory, if any. */
+export function recentCopy(key: string): RecentCopy | undefined {
+  return recent.get(key);
+}
+
+/** Forgets the copy of `key` in this isolate's memory (found out of date). */
+export function forgetRecentCopy(key: string): void {
+  recent.delete(key);
+}
+
+/** The answer of a cached copy: its body and tag, or 304 when the client holds that tag (`ifNoneMatch`). */
+export function copyAnswer(
+  copy: Copy,
+  ifNoneMatch: string | null | undefined,
+): { status: 200 | 304; body: ArrayBuffer | null; headers: Record<string, string> } {
   const headers: Record<string, string> = { "Cache-Control": "no-store", "X-Cache": "hit" };
   if (copy.etag) headers.ETag = copy.etag;
-  if (copy.etag && matchesIfNoneMatch(c.req.header("if-none-match"), copy.etag)) return c.newResponse(null, 304, headers);
-  return c.newResponse(copy.body, 200, { ...headers, "Content-Type": copy.contentType });
+  if (copy.etag && matchesIfNoneMatch(ifNoneMatch ?? undefined, copy.etag)) return { status: 304, body: null, headers };
+  headers["Content-Type"] = copy.contentType;
+  return { status: 200, body: copy.body, headers };
+}
+
+function fromCopy(c: Context<AppEnv>, copy: Copy): Response {
+  const answer = copyAnswer(copy, c.req.header("if-none-match"));
+  return c.newResponse(answer.body, answer.status, answer.headers);
 }
 
 /** The copy of `key` in this isolate's memory, else in the Workers cache (then remembered in memory too). */
-async function lookUp(cache: Cache | null, key: string): Promise<Copy | undefined> {
+async function lookUp(cache: Cache | null, key: string, scope: ReadScope, recordId: number | null): Promise<Copy | undefined> {
   const kept = recent.get(key);
   if (kept) return kept;
   const entry = cache ? await cache.match(key).catch(() => undefined) : undefined;
@@ -76,7 +102,7 @@ async function lookUp(cache: Cache | null, key: string): Promise<Copy | undefine
     contentType: entry.headers.get("content-type") ?? "application/json",
     body: await entry.arrayBuffer(),
   };
-  recent.set(key, copy);
+  recent.set(key, { ...copy, scope, recordId });
   return copy;
 }
 
@@ -114,9 +140,11 @@ export function cachedRead(scope: ReadScope) {
 
     const expected = expectedClass(scope, check?.claims.userId ?? null);
     const expectedKey = cacheKey(url, expected);
+    // The fast lane found the copy in memory out of date (src/fast-lane.ts): read afresh.
+    const stale = handoverOf(c.req.raw)?.staleKey === expectedKey;
     // The Workers cache is opened only when this isolate's memory has no copy.
-    const cache: Cache | null | undefined = recent.has(expectedKey) ? undefined : await openCache(c);
-    const copy = await lookUp(cache ?? null, expectedKey);
+    const cache: Cache | null | undefined = stale || recent.has(expectedKey) ? undefined : await openCache(c);
+    const copy = stale ? undefined : await lookUp(cache ?? null, expectedKey, scope, recordId);
     if (copy) {
       // A copy is cached for this viewer: the token check and the validator, and nothing else, first.
       await flushCarried(svc.db);
@@ -148,7 +176,7 @@ export function cachedRead(scope: ReadScope) {
     const answer = c.res.clone();
     const store = async () => {
       const body = await answer.arrayBuffer();
-      recent.set(key, { generation: stamped, etag, contentType, body });
+      recent.set(key, { generation: stamped, etag, contentType, body, scope, recordId });
       if (shared) await shared.put(key, new Response(body, { headers }));
     };
     c.executionCtx.waitUntil(store().catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));

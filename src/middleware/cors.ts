@@ -45,11 +45,15 @@ export const cors = createMiddleware<AppEnv>(async (c, next) => {
   }
 
   await next();
-  const headers = writableHeaders(c);
+  stampCors(writableHeaders(c), allowed ? origin : null);
+});
+
+/** The CORS headers of an actual (not preflight) response; `allowedOrigin` is the request's `Origin` when it may read the answer. */
+export function stampCors(headers: Headers, allowedOrigin: string | null): void {
   headers.append("Vary", "Origin");
-  if (allowed) {
-    headers.set("Access-Control-Allow-Origin", origin);
+  if (allowedOrigin !== null) {
+    headers.set("Access-Control-Allow-Origin", allowedOrigin);
     headers.set("Access-Control-Allow-Credentials", "true");
     headers.set("Access-Control-Expose-Headers", EXPOSE_HEADERS);
   }
-});
+}

@@ -1,9 +1,11 @@
 import { createMiddleware } from "hono/factory";
+import type { CounterReading } from "../../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import { planRequestLimits } from "../lib/rate-limits";
 import { enforceLimits, rateLimited, rateLimitHeaders, subjects } from "../services/rate-limiter";
 import { presentedClaims } from "./authenticate";
+import { handoverOf } from "./handover";
 
 /**
  * The request-rate limiters of `/v1`: counts the request in its general bucket (and an
@@ -16,6 +18,13 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
   const services = c.get("services");
   const { config, limiter } = services;
   if (!config.rateLimitsEnabled) return next();
+  const handover = handoverOf(c.req.raw);
+  if (handover) {
+    // The fast lane counted this request already.
+    await next();
+    if (handover.limits) stampRateLimits(writableHeaders(c), handover.limits.counters);
+    return;
+  }
 
   const userId = (await presentedClaims(c))?.claims.userId ?? null;
   const plan = planRequestLimits(c.req.method, c.req.path, userId);
@@ -52,10 +61,16 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
 
   await next();
 
-  const counters = decisions.flatMap((decision) => decision?.counters ?? []);
-  const headers = writableHeaders(c);
+  stampRateLimits(
+    writableHeaders(c),
+    decisions.flatMap((decision) => decision?.counters ?? []),
+  );
+});
+
+/** `RateLimit` and `RateLimit-Policy` for the counters a request was counted in (also the fast lane's). */
+export function stampRateLimits(headers: Headers, counters: readonly CounterReading[]): void {
   // A 429 from a guard further in already names the policy that refused it.
   if (counters.length > 0 && !headers.has("RateLimit")) {
     for (const [name, value] of Object.entries(rateLimitHeaders(counters))) headers.set(name, value);
   }
-});
+}

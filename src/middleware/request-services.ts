@@ -1,10 +1,12 @@
 import { createMiddleware } from "hono/factory";
+import type { Services } from "../container";
 import { bookmarkOf, type SessionStart } from "../db/client";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import type { Plugin } from "../plugin";
-import { buildServices } from "../services/build-services";
+import { type BuildOptions, buildServices } from "../services/build-services";
 import { presentedAccessToken } from "./authenticate";
+import { handoverOf } from "./handover";
 
 /** `X-D1-Bookmark`: the D1 session bookmark a response reports and a request may send back (docs/storage.md "Read replicas"). */
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
@@ -31,18 +33,43 @@ export function sessionStart(method: string, signedIn: boolean, bookmark: string
  */
 export function requestServices(plugins: readonly Plugin[]) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const sent = c.req.header(BOOKMARK_HEADER)?.trim();
-    // Decided when the request first reaches for D1: one that makes no query (`/live`) neither
-    // reads its credentials nor makes a database client (bench/README.md, Issue 24).
-    const dbSession = () =>
-      sessionStart(c.req.method, presentedAccessToken(c.req.header("authorization"), c.req.header("cookie")) !== null, sent);
-    const services = buildServices(c.env, { log: c.get("log"), defer: (work) => c.executionCtx.waitUntil(work), plugins, dbSession });
+    const services =
+      handoverOf(c.req.raw)?.services ??
+      servicesForRequest(c.env, c.req.raw.headers, c.req.method, {
+        log: c.get("log"),
+        defer: (work) => c.executionCtx.waitUntil(work),
+        plugins,
+      });
     c.set("services", services);
     c.set("authFlow", false);
     await next();
-    // Every query through the client counts a round trip: without one, its session has seen nothing.
-    const read = services.roundTrips.count > 0 ? bookmarkOf(services.db) : null;
-    const bookmark = read ?? (sent !== undefined && BOOKMARK.test(sent) ? sent : null);
+    const bookmark = responseBookmark(services, c.req.header(BOOKMARK_HEADER));
     if (bookmark !== null) writableHeaders(c).set(BOOKMARK_HEADER, bookmark);
   });
+}
+
+/** The service container of a request with `headers` and `method` (its D1 session starts as `sessionStart` says). */
+export function servicesForRequest(
+  env: Env,
+  headers: Headers,
+  method: string,
+  options: Required<Pick<BuildOptions, "log" | "defer" | "plugins">>,
+): Services {
+  // Decided when the request first reaches for D1: one that makes no query (`/live`) neither
+  // reads its credentials nor makes a database client (bench/README.md, Issue 24).
+  const dbSession = () =>
+    sessionStart(
+      method,
+      presentedAccessToken(headers.get("authorization") ?? undefined, headers.get("cookie") ?? undefined) !== null,
+      headers.get(BOOKMARK_HEADER)?.trim(),
+    );
+  return buildServices(env, { ...options, dbSession });
+}
+
+/** The bookmark a response reports: its D1 session's, or the one the client sent (`sent`) when the request read nothing. */
+export function responseBookmark(services: Services, sent: string | undefined): string | null {
+  // Every query through the client counts a round trip: without one, its session has seen nothing.
+  const read = services.roundTrips.count > 0 ? bookmarkOf(services.db) : null;
+  const trimmed = sent?.trim();
+  return read ?? (trimmed !== undefined && BOOKMARK.test(trimmed) ? trimmed : null);
 }

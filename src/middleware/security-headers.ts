@@ -29,13 +29,15 @@ const FIXED_HEADERS: readonly (readonly [string, string])[] = [
  */
 export const securityHeaders = createMiddleware<AppEnv>(async (c, next) => {
   await next();
-  const headers = writableHeaders(c);
-  if (c.res.status >= 400 || !headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
   // Without a loaded configuration the environment is unknown: send HSTS rather than risk omitting it.
-  if ((c.get("services") as Services | undefined)?.config.isProduction ?? true) {
-    headers.set("Strict-Transport-Security", "max-age=63072000; includeSubDomains");
-  }
+  stampSecurityHeaders(writableHeaders(c), c.res.status, (c.get("services") as Services | undefined)?.config.isProduction ?? true);
+});
+
+/** The headers `securityHeaders` sets, on `headers` of a response with `status` (also the fast lane's, src/fast-lane.ts). */
+export function stampSecurityHeaders(headers: Headers, status: number, isProduction: boolean): void {
+  if (status >= 400 || !headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
+  if (isProduction) headers.set("Strict-Transport-Security", "max-age=63072000; includeSubDomains");
   if (!headers.has("Content-Security-Policy")) headers.set("Content-Security-Policy", API_CSP);
   for (const [name, value] of FIXED_HEADERS) headers.set(name, value);
   headers.delete("X-Powered-By");
-});
+}

@@ -1,0 +1,36 @@
+import type { LimitDecision, Services } from "../container";
+import type { Logger } from "../lib/logger";
+
+/** What every request starts with: its id, its logger, its client address and when it began. */
+export interface BegunRequest {
+  requestId: string;
+  log: Logger;
+  clientIp: string | null;
+  started: number;
+}
+
+/**
+ * A request the fast lane (src/fast-lane.ts) began and gives to the app, because the copy it
+ * meant to serve is no longer current: what it already did is not done again. The app's
+ * middleware keeps its id and logger, its service container (the D1 session and its round trips
+ * so far) and the rate-limit units it counted, and `cachedRead` reads afresh without looking up
+ * the copy (`staleKey`) that the validator found out of date.
+ */
+export interface Handover extends BegunRequest {
+  services: Services;
+  /** The units counted for the request's general bucket; null when rate limits are off. */
+  limits: LimitDecision | null;
+  staleKey: string;
+}
+
+const handovers = new WeakMap<Request, Handover>();
+
+/** Marks `request` as begun by the fast lane, before it goes to the app. */
+export function handOver(request: Request, handover: Handover): void {
+  handovers.set(request, handover);
+}
+
+/** What the fast lane did for `request`, if it began it. */
+export function handoverOf(request: Request): Handover | undefined {
+  return handovers.get(request);
+}

@@ -1,0 +1,161 @@
+import { describe, expect, it } from "vitest";
+import { bearer, postJson, verifiedUser } from "../support/accounts";
+import { api, apiWithVars, PRODUCTION_VARS, roundTrips } from "../support/http";
+import { freshIp, limitedApi } from "../support/limits";
+
+// The fast lane (src/fast-lane.ts, docs/architecture.md "The fast lane") answers /live and the
+// cached anonymous reads without the framework. Its answers must be the app's, byte for byte and
+// header for header; it must count every request it serves exactly once, and give a copy it finds
+// out of date to the app without counting or reading it twice. `Authorization: Basic` (not a
+// bearer token) keeps a request out of the lane while the app still reads it as anonymous, so
+// the same request can be answered by both.
+
+type Lane = "fast" | "app" | "handed over";
+type Body = Record<string, unknown>;
+
+const APP_ONLY = { authorization: "Basic bm90OmEtdG9rZW4=" };
+
+function laneOf(response: Response): Lane {
+  const match = /lane;desc="([a-z ]+)"/.exec(response.headers.get("server-timing") ?? "");
+  if (!match) throw new Error(`no lane in Server-Timing: ${response.headers.get("server-timing")}`);
+  return match[1] as Lane;
+}
+
+/** `RateLimit`'s remaining units of the general read bucket. */
+function remaining(response: Response): number {
+  const match = /"read-ip";r=(\d+)/.exec(response.headers.get("ratelimit") ?? "");
+  if (!match) throw new Error(`no read-ip in RateLimit: ${response.headers.get("ratelimit")}`);
+  return Number(match[1]);
+}
+
+/** The headers of a response, without those that differ between two answers by design (each read moves the local bookmark on). */
+function comparable(response: Response): Record<string, string> {
+  const differing = new Set(["server-timing", "ratelimit", "x-d1-bookmark"]);
+  return Object.fromEntries([...response.headers].filter(([name]) => !differing.has(name)));
+}
+
+async function product(name: string) {
+  const owner = await verifiedUser("laneowner");
+  const created = await postJson("/v1/products", { name, brand: "Lane" }, bearer(owner.tokens.access_token));
+  expect(created.status).toBe(201);
+  const body = (await created.json()) as Body;
+  return { owner, id: body.id as number, version: body.version as number };
+}
+
+/** Reads `path` as `client` (rate-limited when `limited`) until the fast lane answers: a copy stored, and a unit held. */
+async function untilFast(path: string, client: string, extra: Record<string, string> = {}, limited = false): Promise<Response> {
+  for (let tries = 0; tries < 8; tries++) {
+    const init = { headers: { "cf-connecting-ip": client, ...extra } };
+    const response = limited ? await limitedApi(client, path, init) : await api(path, init);
+    expect(response.status, await response.clone().text()).toBeLessThan(400);
+    if (laneOf(response) === "fast") return response;
+    await response.arrayBuffer();
+    await scheduler.wait(10);
+  }
+  throw new Error(`${path} never reached the fast lane`);
+}
+
+describe("the fast lane", () => {
+  it("answers /live with the app's body and headers", async () => {
+    const client = freshIp();
+    const fast = await untilFast("/live", client, { "x-request-id": "live-1" });
+    const app = await api("/live", { headers: { "cf-connecting-ip": client, "x-request-id": "live-1", ...APP_ONLY } });
+    expect(laneOf(app)).toBe("app");
+    expect(comparable(fast)).toEqual(comparable(app));
+    expect(await fast.text()).toBe(await app.text());
+    expect(roundTrips(fast)).toBe(0);
+  });
+
+  it("serves a cached read with the app's body and headers: 200, 304, an allowed origin, a bookmark sent back", async () => {
+    const { id } = await product("Lane kettle");
+    for (const path of [`/v1/products/${id}`, "/v1/products?brand[in]=Lane", `/v1/products/${id}/components/tree`]) {
+      const client = freshIp();
+      const fast = await untilFast(path, client, { "x-request-id": "read-1" });
+      expect(fast.headers.get("x-cache"), path).toBe("hit");
+      expect(roundTrips(fast), path).toBe(1);
+      const app = await api(path, { headers: { "cf-connecting-ip": client, "x-request-id": "read-1", ...APP_ONLY } });
+      expect(laneOf(app)).toBe("app");
+      expect(comparable(fast), path).toEqual(comparable(app));
+      expect(await fast.text(), path).toBe(await app.text());
+      expect(fast.headers.get("x-d1-bookmark")).toMatch(/^[0-9a-f-]+$/);
+      expect(app.headers.get("x-d1-bookmark")).toMatch(/^[0-9a-f-]+$/);
+
+      // Lists carry no ETag: they answer 200 again.
+      const etag = fast.headers.get("etag");
+      const bookmark = fast.headers.get("x-d1-bookmark")!;
+      const extra = { "if-none-match": etag ?? '"none"', origin: "http://localhost:8081", "x-d1-bookmark": bookmark, "x-request-id": "read-2" };
+      const fast304 = await untilFast(path, client, extra);
+      const app304 = await api(path, { headers: { "cf-connecting-ip": client, ...extra, ...APP_ONLY } });
+      expect(fast304.status, path).toBe(etag ? 304 : 200);
+      expect(app304.status, path).toBe(fast304.status);
+      expect(fast304.headers.get("access-control-allow-origin")).toBe("http://localhost:8081");
+      expect(comparable(fast304), path).toEqual(comparable(app304));
+    }
+  });
+
+  it("counts every request it serves once, in the same count-down as the app", async () => {
+    const { id } = await product("Lane counter");
+    const client = freshIp();
+    const lanes = new Set<Lane>();
+    let last: number | null = null;
+    for (let i = 0; i < 24; i++) {
+      const response = await limitedApi(client, `/v1/products/${id}`);
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      lanes.add(laneOf(response));
+      if (last !== null) expect(remaining(response), `read ${i + 1}`).toBe(last - 1);
+      last = remaining(response);
+    }
+    expect([...lanes].sort()).toEqual(["app", "fast"]);
+  });
+
+  it("hands a copy it finds out of date to the app, which reads afresh without counting or reading twice", async () => {
+    const { owner, id, version } = await product("Lane before");
+    const client = freshIp();
+    const path = `/v1/products/${id}`;
+    // Two fast answers in a row leave units held for the read after the change.
+    await (await untilFast(path, client, {}, true)).arrayBuffer();
+    const before = await untilFast(path, client, {}, true);
+    const changed = await api(path, {
+      method: "PATCH",
+      headers: { ...bearer(owner.tokens.access_token), "content-type": "application/json", "if-match": `"${version}"` },
+      body: JSON.stringify({ name: "Lane after" }),
+    });
+    expect(changed.status).toBe(200);
+
+    // The units held after two fast answers (grants of 1, 2 and 4 units) bring this one to the lane.
+    const after = await limitedApi(client, path);
+    expect(laneOf(after)).toBe("handed over");
+    expect(after.headers.get("x-cache")).toBe("miss");
+    // The lane's validator and the read itself: what a stale read costs in the app alone.
+    expect(roundTrips(after)).toBe(2);
+    expect(((await after.json()) as Body).name).toMatch(/^Lane after/);
+    // Counted once: by the lane, whose count the app reports.
+    expect(remaining(after)).toBe(remaining(before) - 1);
+    const next = await limitedApi(client, path);
+    expect(remaining(next)).toBe(remaining(after) - 1);
+  });
+
+  it("leaves signed-in requests, bodies and encoded paths to the app", async () => {
+    const { owner, id } = await product("Lane others");
+    const client = freshIp();
+    await (await untilFast(`/v1/products/${id}`, client)).arrayBuffer();
+    const signedIn = await api(`/v1/products/${id}`, { headers: { "cf-connecting-ip": client, ...bearer(owner.tokens.access_token) } });
+    expect(laneOf(signedIn)).toBe("app");
+    // The same record, its first digit percent-encoded.
+    const digits = String(id);
+    const encoded = await api(`/v1/products/%3${digits[0]}${digits.slice(1)}`, { headers: { "cf-connecting-ip": client } });
+    expect(encoded.status).toBe(200);
+    expect(laneOf(encoded)).toBe("app");
+  });
+
+  it("sends production's headers in production", async () => {
+    const { id } = await product("Lane production");
+    const path = `/v1/products/${id}`;
+    await (await untilFast(path, freshIp())).arrayBuffer();
+    const response = await apiWithVars(PRODUCTION_VARS, path, { headers: { "cf-connecting-ip": freshIp() } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("strict-transport-security")).toBe("max-age=63072000; includeSubDomains");
+    expect(response.headers.get("server-timing")).toBeNull();
+  });
+});
