@@ -1,134 +1,184 @@
+import { LRUCache } from "lru-cache";
+import { type AppConfig, loadConfig } from "./config";
 import type { LimitDecision, Services } from "./container";
 import { batchRows } from "./db/client";
 import { planRequestLimits } from "./lib/rate-limits";
 import { presentedAccessToken } from "./middleware/authenticate";
 import { bootstrapped } from "./middleware/bootstrap";
-import { cacheKey, copyAnswer, forgetRecentCopy, type RecentCopy, recentCopy } from "./middleware/cached-read";
-import { isAllowedOrigin, stampCors } from "./middleware/cors";
+import { cacheKey, copyAnswer, forgetRecentCopy, recentCopy } from "./middleware/cached-read";
+import { allowedOriginHeaders, isAllowedOrigin } from "./middleware/cors";
 import { type BegunRequest, handOver } from "./middleware/handover";
-import { stampRateLimits } from "./middleware/rate-limit";
-import { beginRequest, finishRequest } from "./middleware/request-context";
+import { type Answered, beginRequest, logRequest, serverTiming } from "./middleware/request-context";
 import { BOOKMARK_HEADER, responseBookmark, servicesForRequest } from "./middleware/request-services";
-import { stampSecurityHeaders } from "./middleware/security-headers";
+import { securityHeaderPairs } from "./middleware/security-headers";
 import type { Plugin } from "./plugin";
-import { subjects, takeHeldUnit } from "./services/rate-limiter";
+import { limiterCalls } from "./services/build-services";
+import { enforceLimits, rateLimitHeaders, subjects } from "./services/rate-limiter";
 import { generationFrom, validatorStatement } from "./services/read-cache";
+
+/** The app the fast lane gives a request to when it does not answer it itself. */
+export type Lane = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;
+
+/** Where a URL goes in the lane: `/live`, or a read whose copies are kept under `keys` (one per viewer class an anonymous request is in). */
+type Target = { kind: "live"; path: string } | { kind: "read"; path: string; keys: readonly string[] } | { kind: "none" };
+const NONE: Target = { kind: "none" };
+
+// What each URL lately asked for is (its path and cache keys), so that a hot read does not parse
+// and sort its query again; NONE for a URL the lane never serves.
+const targets = new LRUCache<string, Target>({ max: 4096 });
 
 const LIVE_BODY = JSON.stringify({ status: "alive" });
 
-/** What the fast lane serves: the probe, or a copy in memory with its key. */
-type Errand = { kind: "live"; path: string } | { kind: "copy"; path: string; key: string; copy: RecentCopy };
-
-/** The app the fast lane gives a request to when it cannot serve it itself. */
-export type SlowLane = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;
-
 /**
- * The fast lane (docs/architecture.md "The fast lane"): the hottest anonymous reads answered
- * without the framework, with exactly the answer, headers and log line the app would give.
- * It serves `/live`, and a public read whose copy this isolate keeps in memory
- * (middleware/cached-read.ts) once its validator, in the request's D1 session, says the copy is
- * current. It counts the request's rate limit only from units this isolate already holds (no
- * counter-store call, no refusal to answer) and serves nothing before the bootstrap run
- * succeeded. Anything else (a signed-in request, a body, a percent-encoded path, a configuration
- * error, no held unit) goes to `slow` untouched; a copy found out of date goes to `slow` with
- * what the lane did so far (middleware/handover.ts), so it is neither counted nor read twice.
+ * The fast lane (docs/architecture.md "The fast lane"): `/live` and the anonymous public reads
+ * whose copy this isolate keeps in memory (middleware/cached-read.ts), answered without the
+ * framework but with exactly the app's answer, headers and access log line, from the same
+ * functions. A copy is served once its validator, in the request's D1 session, says it is current,
+ * and after the request was counted in its rate limit as the app counts it. Nothing is served
+ * before the bootstrap run succeeded. Anything else (a signed-in request, a body, a percent-encoded
+ * path, a configuration error) goes to `slow` untouched; a copy found out of date, or a request the
+ * rate limit refused, goes to `slow` with what the lane did so far (middleware/handover.ts), so
+ * it is neither counted nor read twice and its error is the app's.
  *
- * Hono builds a context, composes twelve middleware and merges every header through
- * `Headers.set`; on a cached read that is about a fifth of the request's CPU time (bench/README.md,
- * Issue 24), which this path does not spend.
+ * Hono makes a context, composes a dozen middleware and writes every header through
+ * `Headers.set`; on a cached read that was about a fifth of the request's CPU time
+ * (bench/README.md, Issue 24).
  */
-export function fastLane(plugins: readonly Plugin[], slow: SlowLane): SlowLane {
+export function fastLane(plugins: readonly Plugin[], slow: Lane): Lane {
   return (request, env, ctx) => {
-    const errand = errandOf(request, env);
-    return errand === null ? slow(request, env, ctx) : serve(errand, request, env, ctx, plugins, slow);
+    if (request.method !== "GET" || request.body !== null) return slow(request, env, ctx);
+    const headers = request.headers;
+    if (presentedAccessToken(headers.get("authorization") ?? undefined, headers.get("cookie") ?? undefined) !== null) {
+      return slow(request, env, ctx);
+    }
+    const target = targetOf(request.url);
+    if (target.kind === "none" || !bootstrapped(env.DB)) return slow(request, env, ctx);
+    if (target.kind === "live") return live(request, env, ctx, slow);
+    for (const key of target.keys) {
+      if (recentCopy(key)) return read(request, env, ctx, plugins, slow, target.path, key);
+    }
+    return slow(request, env, ctx);
   };
 }
 
-function errandOf(request: Request, env: Env): Errand | null {
-  if (request.method !== "GET" || request.body !== null) return null;
-  const headers = request.headers;
-  if (presentedAccessToken(headers.get("authorization") ?? undefined, headers.get("cookie") ?? undefined) !== null) return null;
-  if (!bootstrapped(env.DB)) return null;
-  const url = new URL(request.url);
+function targetOf(url: string): Target {
+  let target = targets.get(url);
+  if (target !== undefined) return target;
+  const parsed = new URL(url);
+  const path = parsed.pathname;
   // Hono decodes such paths; the lane leaves them to it rather than decode them its own way.
-  if (url.pathname.includes("%")) return null;
-  if (url.pathname === "/live") return url.search === "" ? { kind: "live", path: url.pathname } : null;
-  if (!url.pathname.startsWith("/v1/")) return null;
-  for (const viewer of ["anonymous", "everyone"] as const) {
-    const key = cacheKey(url, viewer);
-    const copy = recentCopy(key);
-    if (copy) return { kind: "copy", path: url.pathname, key, copy };
-  }
-  return null;
+  if (path.includes("%")) target = NONE;
+  else if (path === "/live") target = parsed.search === "" ? { kind: "live", path } : NONE;
+  else if (path.startsWith("/v1/")) target = { kind: "read", path, keys: [cacheKey(parsed, "anonymous"), cacheKey(parsed, "everyone")] };
+  else target = NONE;
+  targets.set(url, target);
+  return target;
 }
 
-async function serve(
-  errand: Errand,
+function live(request: Request, env: Env, ctx: ExecutionContext, slow: Lane): Response | Promise<Response> {
+  let config: AppConfig;
+  try {
+    config = loadConfig(env);
+  } catch {
+    // The app answers a configuration error (a 500 that names it).
+    return slow(request, env, ctx);
+  }
+  const begun = beginRequest(request.headers.get("x-request-id"), request.headers.get("cf-connecting-ip"));
+  const answered: Answered = {
+    method: "GET",
+    path: "/live",
+    status: 200,
+    isDevelopment: config.isDevelopment,
+    roundTrips: 0,
+    limiterCalls: 0,
+    lane: "fast",
+  };
+  return answer(request, config, begun, undefined, answered, { "Content-Type": "application/json" }, LIVE_BODY);
+}
+
+async function read(
   request: Request,
   env: Env,
   ctx: ExecutionContext,
   plugins: readonly Plugin[],
-  slow: SlowLane,
+  slow: Lane,
+  path: string,
+  key: string,
 ): Promise<Response> {
   const begun = beginRequest(request.headers.get("x-request-id"), request.headers.get("cf-connecting-ip"));
   let services: Services;
   try {
-    services = servicesForRequest(env, request.headers, request.method, {
-      log: begun.log,
-      defer: (work) => ctx.waitUntil(work),
-      plugins,
-    });
+    services = servicesForRequest(env, request.headers, "GET", { log: begun.log, defer: (work) => ctx.waitUntil(work), plugins });
   } catch {
-    // A configuration error: the app answers it (a 500 that names it).
     return slow(request, env, ctx);
   }
-  const { path } = errand;
-  if (errand.kind === "live") {
-    return finish(request, path, begun, services, null, { status: 200, body: LIVE_BODY, headers: { "Content-Type": "application/json" } });
-  }
-
+  const { config } = services;
+  // As the app's requestRateLimits counts an anonymous request: its address's buckets.
   let limits: LimitDecision | null = null;
-  if (services.config.rateLimitsEnabled) {
-    const names = planRequestLimits("GET", path, null).ip;
-    if (names.length > 0) {
-      limits = takeHeldUnit(subjects.ip(begun.clientIp), names);
-      // Counting it needs the counter store, and may refuse: the app's to do.
-      if (limits === null) return slow(request, env, ctx);
+  const names = config.rateLimitsEnabled ? planRequestLimits("GET", path, null).ip : [];
+  if (names.length > 0) {
+    try {
+      limits = await enforceLimits(services, subjects.ip(begun.clientIp), names, { userId: null, remember: true });
+    } catch (refusal) {
+      handOver(request, { ...begun, services, limits: null, refusal, staleKey: null });
+      return slow(request, env, ctx);
     }
   }
 
-  const { copy, key } = errand;
+  // Looked up again: the copy may have been replaced or dropped while the request was counted.
+  const copy = recentCopy(key);
   let generation: string | null = null;
-  try {
-    const [rows] = await batchRows<[unknown]>(services.db, [validatorStatement(copy.scope, copy.recordId)]);
-    generation = generationFrom(rows);
-  } catch {
-    // Out of date as far as the lane knows: the app reads again and answers what it finds.
+  if (copy) {
+    try {
+      const [rows] = await batchRows<[unknown]>(services.db, [validatorStatement(copy.scope, copy.recordId)]);
+      generation = generationFrom(rows);
+    } catch {
+      // Out of date as far as the lane knows: the app reads again and answers what it finds.
+    }
   }
-  if (generation !== copy.generation) {
-    forgetRecentCopy(key);
+  if (!copy || generation !== copy.generation) {
+    if (copy) forgetRecentCopy(key);
     handOver(request, { ...begun, services, limits, staleKey: key });
     return slow(request, env, ctx);
   }
-  return finish(request, path, begun, services, limits, copyAnswer(copy, request.headers.get("if-none-match")));
+  const served = copyAnswer(copy, request.headers.get("if-none-match"));
+  const answered: Answered = {
+    method: "GET",
+    path,
+    status: served.status,
+    isDevelopment: config.isDevelopment,
+    roundTrips: services.roundTrips.count,
+    limiterCalls: limiterCalls(services),
+    lane: "fast",
+  };
+  const own = limits ? { ...served.headers, ...rateLimitHeaders(limits.counters) } : served.headers;
+  return answer(request, config, begun, services, answered, own, served.body);
 }
 
-/** The lane's answer, with the headers and the log line the app's middleware gives every response. */
-function finish(
+/**
+ * The lane's response: `own` (the route's headers, none of which the middleware would change),
+ * then what the app's middleware adds to every answer, in one list: CORS, the bookmark, the
+ * security headers, the request id and timing; and the access log line.
+ */
+function answer(
   request: Request,
-  path: string,
+  config: AppConfig,
   begun: BegunRequest,
-  services: Services,
-  limits: LimitDecision | null,
-  answer: { status: number; body: BodyInit | null; headers: Record<string, string> },
+  services: Services | undefined,
+  answered: Answered,
+  own: Record<string, string>,
+  body: BodyInit | null,
 ): Response {
-  const headers = new Headers(answer.headers);
-  if (limits) stampRateLimits(headers, limits.counters);
+  const headers: (readonly [string, string])[] = Object.entries(own);
+  headers.push(["Vary", "Origin"]);
   const origin = request.headers.get("origin");
-  stampCors(headers, origin !== null && isAllowedOrigin(origin, services.config.corsOrigins, request.url) ? origin : null);
+  if (origin !== null && isAllowedOrigin(origin, config.corsOrigins, request.url)) headers.push(...allowedOriginHeaders(origin));
   const bookmark = responseBookmark(services, request.headers.get(BOOKMARK_HEADER) ?? undefined);
-  if (bookmark !== null) headers.set(BOOKMARK_HEADER, bookmark);
-  stampSecurityHeaders(headers, answer.status, services.config.isProduction);
-  finishRequest(headers, begun, { method: request.method, path, status: answer.status, services, lane: "fast" });
-  return new Response(answer.body, { status: answer.status, headers });
+  if (bookmark !== null) headers.push([BOOKMARK_HEADER, bookmark]);
+  headers.push(...securityHeaderPairs(config.isProduction, "Cache-Control" in own), ["X-Request-ID", begun.requestId]);
+  const timing = serverTiming(answered);
+  if (timing !== null) headers.push(["Server-Timing", timing]);
+  logRequest(begun, answered);
+  // A list of pairs is one crossing into the runtime; the pairs are only read.
+  return new Response(body, { status: answered.status, headers: headers as [string, string][] });
 }

@@ -51,9 +51,14 @@ export const cors = createMiddleware<AppEnv>(async (c, next) => {
 /** The CORS headers of an actual (not preflight) response; `allowedOrigin` is the request's `Origin` when it may read the answer. */
 export function stampCors(headers: Headers, allowedOrigin: string | null): void {
   headers.append("Vary", "Origin");
-  if (allowedOrigin !== null) {
-    headers.set("Access-Control-Allow-Origin", allowedOrigin);
-    headers.set("Access-Control-Allow-Credentials", "true");
-    headers.set("Access-Control-Expose-Headers", EXPOSE_HEADERS);
-  }
+  if (allowedOrigin !== null) for (const [name, value] of allowedOriginHeaders(allowedOrigin)) headers.set(name, value);
+}
+
+/** What `stampCors` adds besides `Vary: Origin` for an origin that may read the answer. */
+export function allowedOriginHeaders(origin: string): [string, string][] {
+  return [
+    ["Access-Control-Allow-Origin", origin],
+    ["Access-Control-Allow-Credentials", "true"],
+    ["Access-Control-Expose-Headers", EXPOSE_HEADERS],
+  ];
 }

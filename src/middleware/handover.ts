@@ -11,16 +11,20 @@ export interface BegunRequest {
 
 /**
  * A request the fast lane (src/fast-lane.ts) began and gives to the app, because the copy it
- * meant to serve is no longer current: what it already did is not done again. The app's
+ * meant to serve is no longer current or the rate limit refused it: what the lane already did
+ * is not done again, and a refusal is answered as the app answers it. The app's
  * middleware keeps its id and logger, its service container (the D1 session and its round trips
  * so far) and the rate-limit units it counted, and `cachedRead` reads afresh without looking up
  * the copy (`staleKey`) that the validator found out of date.
  */
 export interface Handover extends BegunRequest {
   services: Services;
-  /** The units counted for the request's general bucket; null when rate limits are off. */
+  /** The units counted for the request's general bucket; null when rate limits are off or failed open. */
   limits: LimitDecision | null;
-  staleKey: string;
+  /** Why counting refused the request (the 429 or 503 to answer), when it did. */
+  refusal?: unknown;
+  /** The key of the copy found out of date, if that is why. */
+  staleKey: string | null;
 }
 
 const handovers = new WeakMap<Request, Handover>();

@@ -21,6 +21,7 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
   const handover = handoverOf(c.req.raw);
   if (handover) {
     // The fast lane counted this request already.
+    if (handover.refusal !== undefined) throw handover.refusal;
     await next();
     if (handover.limits) stampRateLimits(writableHeaders(c), handover.limits.counters);
     return;

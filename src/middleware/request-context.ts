@@ -29,17 +29,37 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 
   await next();
 
-  finishRequest(writableHeaders(c), begun, {
+  const services = c.get("services") as Services | undefined;
+  const answer: Answered = {
     method: c.req.method,
     path: c.req.path,
     status: c.res.status,
-    services: c.get("services") as Services | undefined,
+    isDevelopment: services?.config.isDevelopment ?? false,
+    roundTrips: services?.roundTrips.count ?? 0,
+    limiterCalls: services ? limiterCalls(services) : 0,
     lane: handover ? "handed over" : "app",
-  });
+  };
+  const headers = writableHeaders(c);
+  headers.set("X-Request-ID", begun.requestId);
+  const timing = serverTiming(answer);
+  if (timing !== null) headers.append("Server-Timing", timing);
+  logRequest(begun, answer);
 });
 
 /** What answered a request: the fast lane (src/fast-lane.ts), the app, or the app after the fast lane began it. */
 export type Lane = "fast" | "app" | "handed over";
+
+/** How a request was answered, for its `Server-Timing` and its access log line. */
+export interface Answered {
+  method: string;
+  path: string;
+  status: number;
+  /** Whether the configuration says development (`Server-Timing` is sent only then); false when it could not be read. */
+  isDevelopment: boolean;
+  roundTrips: number;
+  limiterCalls: number;
+  lane: Lane;
+}
 
 /** Starts a request: `requestIdHeader` is its `X-Request-ID`, `connectingIp` its `CF-Connecting-IP`. */
 export function beginRequest(requestIdHeader: string | undefined | null, connectingIp: string | undefined | null): BegunRequest {
@@ -48,32 +68,21 @@ export function beginRequest(requestIdHeader: string | undefined | null, connect
   return { requestId, log: createLogger({ request_id: requestId }), clientIp: connectingIp ?? null, started: Date.now() };
 }
 
-/**
- * Ends a request: stamps `X-Request-ID` on `headers`, reports D1 round trips, counter-store
- * calls and the lane that answered in development (`Server-Timing`), and writes the access log line.
- */
-export function finishRequest(
-  headers: Headers,
-  begun: BegunRequest,
-  answer: { method: string; path: string; status: number; services: Services | undefined; lane: Lane },
-): void {
-  headers.set("X-Request-ID", begun.requestId);
-  const { services } = answer;
-  const roundTrips = services?.roundTrips.count ?? 0;
-  const limiterCallCount = services ? limiterCalls(services) : 0;
-  if (services?.config.isDevelopment) {
-    headers.append(
-      "Server-Timing",
-      `d1;desc="${roundTrips} round trips", limiter;desc="${limiterCallCount} calls", lane;desc="${answer.lane}"`,
-    );
-  }
+/** `Server-Timing` in development: the D1 round trips, counter-store calls and lane of the request; null otherwise. */
+export function serverTiming(answer: Answered): string | null {
+  if (!answer.isDevelopment) return null;
+  return `d1;desc="${answer.roundTrips} round trips", limiter;desc="${answer.limiterCalls} calls", lane;desc="${answer.lane}"`;
+}
+
+/** The access log line: one per request. */
+export function logRequest(begun: BegunRequest, answer: Answered): void {
   begun.log.info("request", {
     method: answer.method,
     path: answer.path,
     status: answer.status,
     duration_ms: Date.now() - begun.started,
-    d1_round_trips: roundTrips,
-    limiter_calls: limiterCallCount,
+    d1_round_trips: answer.roundTrips,
+    limiter_calls: answer.limiterCalls,
     client_ip: begun.clientIp,
   });
 }

@@ -67,9 +67,9 @@ export function servicesForRequest(
 }
 
 /** The bookmark a response reports: its D1 session's, or the one the client sent (`sent`) when the request read nothing. */
-export function responseBookmark(services: Services, sent: string | undefined): string | null {
+export function responseBookmark(services: Services | undefined, sent: string | undefined): string | null {
   // Every query through the client counts a round trip: without one, its session has seen nothing.
-  const read = services.roundTrips.count > 0 ? bookmarkOf(services.db) : null;
+  const read = services && services.roundTrips.count > 0 ? bookmarkOf(services.db) : null;
   const trimmed = sent?.trim();
   return read ?? (trimmed !== undefined && BOOKMARK.test(trimmed) ? trimmed : null);
 }

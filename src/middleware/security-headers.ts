@@ -33,11 +33,36 @@ export const securityHeaders = createMiddleware<AppEnv>(async (c, next) => {
   stampSecurityHeaders(writableHeaders(c), c.res.status, (c.get("services") as Services | undefined)?.config.isProduction ?? true);
 });
 
-/** The headers `securityHeaders` sets, on `headers` of a response with `status` (also the fast lane's, src/fast-lane.ts). */
+/** The headers `securityHeaders` sets, on `headers` of a response with `status`. */
 export function stampSecurityHeaders(headers: Headers, status: number, isProduction: boolean): void {
   if (status >= 400 || !headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
-  if (isProduction) headers.set("Strict-Transport-Security", "max-age=63072000; includeSubDomains");
   if (!headers.has("Content-Security-Policy")) headers.set("Content-Security-Policy", API_CSP);
-  for (const [name, value] of FIXED_HEADERS) headers.set(name, value);
+  for (const [name, value] of alwaysSet(isProduction)) headers.set(name, value);
   headers.delete("X-Powered-By");
 }
+
+const HSTS = ["Strict-Transport-Security", "max-age=63072000; includeSubDomains"] as const;
+const ALWAYS = { production: [HSTS, ...FIXED_HEADERS], other: FIXED_HEADERS };
+
+/** The headers every response gets whatever its route set: the fixed ones, and HSTS in production. */
+function alwaysSet(isProduction: boolean): readonly (readonly [string, string])[] {
+  return isProduction ? ALWAYS.production : ALWAYS.other;
+}
+
+/**
+ * The security headers `stampSecurityHeaders` gives a response below 400 without a policy of
+ * its own, as a list the fast lane (src/fast-lane.ts) adds in one go; `setsCacheControl` says
+ * whether the response has its `Cache-Control` already.
+ */
+export function securityHeaderPairs(isProduction: boolean, setsCacheControl: boolean): readonly (readonly [string, string])[] {
+  return PAIRS[`${isProduction ? "production" : "other"}${setsCacheControl ? "" : "+no-store"}`];
+}
+
+const CSP = ["Content-Security-Policy", API_CSP] as const;
+const NO_STORE = ["Cache-Control", "no-store"] as const;
+const PAIRS = {
+  production: [CSP, ...ALWAYS.production],
+  other: [CSP, ...ALWAYS.other],
+  "production+no-store": [NO_STORE, CSP, ...ALWAYS.production],
+  "other+no-store": [NO_STORE, CSP, ...ALWAYS.other],
+} as const;

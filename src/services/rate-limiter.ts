@@ -87,17 +87,6 @@ function leaseCap(names: readonly LimitName[]): number {
   return Math.max(1, cap);
 }
 
-/**
- * One unit of `names` for `subject` from those this isolate already holds (as `consume` would hand
- * it out, without a store call), or null when none is held: the fast lane (src/fast-lane.ts) serves
- * a request only when its counting costs nothing.
- */
-export function takeHeldUnit(subject: string, names: readonly LimitName[]): LimitDecision | null {
-  if (leaseCap(names) <= 1) return null;
-  const held = leases.take(`${subject} ${names.join(",")}`, Date.now());
-  return held ? { allowed: true, counters: held } : null;
-}
-
 /** Forgets the units this isolate holds ahead (they stay counted in the store until their windows end). */
 export function forgetLimitLeases(): void {
   leases.clear();

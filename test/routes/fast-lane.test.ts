@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { subjects } from "../../src/services/rate-limiter";
 import { bearer, postJson, verifiedUser } from "../support/accounts";
-import { api, apiWithVars, PRODUCTION_VARS, roundTrips } from "../support/http";
-import { freshIp, limitedApi } from "../support/limits";
+import { api, apiWithVars, expectProblem, PRODUCTION_VARS, roundTrips } from "../support/http";
+import { counterStore, freshIp, limitedApi } from "../support/limits";
 
 // The fast lane (src/fast-lane.ts, docs/architecture.md "The fast lane") answers /live and the
 // cached anonymous reads without the framework. Its answers must be the app's, byte for byte and
@@ -58,8 +59,12 @@ async function untilFast(path: string, client: string, extra: Record<string, str
 describe("the fast lane", () => {
   it("answers /live with the app's body and headers", async () => {
     const client = freshIp();
-    const fast = await untilFast("/live", client, { "x-request-id": "live-1" });
-    const app = await api("/live", { headers: { "cf-connecting-ip": client, "x-request-id": "live-1", ...APP_ONLY } });
+    // An allowed origin, and a bookmark the probe (which reads nothing) sends back as it came.
+    const extra = { "x-request-id": "live-1", origin: "http://localhost:8081", "x-d1-bookmark": "00000000-0000000a-00000000-00" };
+    const fast = await untilFast("/live", client, extra);
+    const app = await api("/live", { headers: { "cf-connecting-ip": client, ...extra, ...APP_ONLY } });
+    expect(fast.headers.get("x-d1-bookmark")).toBe(extra["x-d1-bookmark"]);
+    expect(fast.headers.get("access-control-allow-origin")).toBe(extra.origin);
     expect(laneOf(app)).toBe("app");
     expect(comparable(fast)).toEqual(comparable(app));
     expect(await fast.text()).toBe(await app.text());
@@ -83,7 +88,12 @@ describe("the fast lane", () => {
       // Lists carry no ETag: they answer 200 again.
       const etag = fast.headers.get("etag");
       const bookmark = fast.headers.get("x-d1-bookmark")!;
-      const extra = { "if-none-match": etag ?? '"none"', origin: "http://localhost:8081", "x-d1-bookmark": bookmark, "x-request-id": "read-2" };
+      const extra = {
+        "if-none-match": etag ?? '"none"',
+        origin: "http://localhost:8081",
+        "x-d1-bookmark": bookmark,
+        "x-request-id": "read-2",
+      };
       const fast304 = await untilFast(path, client, extra);
       const app304 = await api(path, { headers: { "cf-connecting-ip": client, ...extra, ...APP_ONLY } });
       expect(fast304.status, path).toBe(etag ? 304 : 200);
@@ -134,6 +144,27 @@ describe("the fast lane", () => {
     expect(remaining(after)).toBe(remaining(before) - 1);
     const next = await limitedApi(client, path);
     expect(remaining(next)).toBe(remaining(after) - 1);
+  });
+
+  it("gives a request its rate limit refuses to the app, which answers the 429", async () => {
+    const { id } = await product("Lane refused");
+    const client = freshIp();
+    const path = `/v1/products/${id}`;
+    await (await untilFast(path, client, {}, true)).arrayBuffer();
+    // Every other unit of the minute spent elsewhere (another isolate, say).
+    const spec = { name: "read-ip", amount: 300, windowSeconds: 60, durable: false };
+    await counterStore(subjects.ip(client)).consume([spec], 300);
+    let refused = await limitedApi(client, path);
+    // Units this isolate took ahead were counted before, and are served first.
+    for (let tries = 0; refused.status === 200 && tries < 16; tries++) {
+      expect(laneOf(refused)).toBe("fast");
+      refused = await limitedApi(client, path);
+    }
+    expect(laneOf(refused)).toBe("handed over");
+    await expectProblem(refused, 429, "RATE_LIMITED");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(refused.headers.get("ratelimit")).toMatch(/"read-ip";r=0;t=\d+/);
+    expect(roundTrips(refused)).toBe(0);
   });
 
   it("leaves signed-in requests, bodies and encoded paths to the app", async () => {
