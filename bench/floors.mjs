@@ -13,9 +13,17 @@
 //   Against `baseline-d1-select1`: the ceiling of the cached-read aims (detail, tree).
 // - `body-<B>`: a worker answering B bytes of JSON held in memory (default 420,000: the bench's
 //   1,000-component tree). Its cost over `baseline-trivial` is what sending the tree costs.
+//
+// `--throughput S` also loads each bare worker for S seconds per round as `npm run bench` does (32
+// connections, one direct socket, the same log handling) and prints the same ceilings as ratios of
+// requests per second, the unit of the aims: there the client and the reading of each log line
+// share the machine's two cores with the worker, which CPU per request does not show. The tree's
+// ceiling there comes from one more bare worker, `validator-body-<B>`, doing both; `validator-logged`
+// adds the access log line to the validator.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { runLoad } from "./load.mjs";
 import { workerdPids } from "./memory.mjs";
 import { applyMigrations, disposeAll, readWranglerConfig, SELECT1_SCRIPT, start, TRIVIAL_SCRIPT } from "./targets.mjs";
 
@@ -25,6 +33,7 @@ const { values } = parseArgs({
     requests: { type: "string", default: "3000" },
     rounds: { type: "string", default: "3" },
     bytes: { type: "string", default: "420000" },
+    throughput: { type: "string" },
   },
 });
 const requests = Number(values.requests);
@@ -66,6 +75,19 @@ const VALIDATOR = `export default {
   },
 };`;
 
+// The validator and the access log line the app writes for every request (the issue keeps it).
+const VALIDATOR_LOGGED = VALIDATOR.replace(
+  'return new Response("ok");',
+  `console.log(JSON.stringify({ ts: new Date().toISOString(), level: "info", msg: "request", request_id: crypto.randomUUID(),
+      method: request.method, path: new URL(request.url).pathname, status: 200, duration_ms: 0, d1_round_trips: 1,
+      limiter_calls: 0, client_ip: request.headers.get("cf-connecting-ip") }));
+    return new Response("ok");`,
+);
+
+// Both: the cached tree's unavoidable part in one worker (the throughput ceilings use it).
+const VALIDATOR_BODY = `const body = new TextEncoder().encode(JSON.stringify({ items: "x".repeat(${bytes} - 14) })).buffer;
+${VALIDATOR.replace('return new Response("ok");', 'return new Response(body, { headers: { "Content-Type": "application/json" } });')}`;
+
 const BODY = `const body = new TextEncoder().encode(JSON.stringify({ items: "x".repeat(${bytes} - 14) })).buffer;
 export default { fetch() { return new Response(body, { headers: { "Content-Type": "application/json" } }); } };`;
 
@@ -104,6 +126,14 @@ try {
   const validator = await bare("validator", { script: VALIDATOR, d1Databases: { DB: "floors-app" } }, flags);
   await applyMigrations(await validator.mf.getD1Database("DB"), path.join(ROOT, "migrations"));
   targets.push(validator);
+  if (values.throughput !== undefined) {
+    const both = await bare(`validator-body-${bytes}`, { script: VALIDATOR_BODY, d1Databases: { DB: "floors-app-body" } }, flags);
+    await applyMigrations(await both.mf.getD1Database("DB"), path.join(ROOT, "migrations"));
+    targets.push(both);
+    const logged = await bare("validator-logged", { script: VALIDATOR_LOGGED, d1Databases: { DB: "floors-app-logged" } }, flags);
+    await applyMigrations(await logged.mf.getD1Database("DB"), path.join(ROOT, "migrations"));
+    targets.push(logged);
+  }
   targets.push(await bare(`body-${bytes}`, { script: BODY }, flags));
 
   const samples = Object.fromEntries(targets.map((t) => [t.name, []]));
@@ -120,6 +150,31 @@ try {
   console.log(`  /live ÷ trivial worker:                         ${(trivial / cpu["live-bare"]).toFixed(2)}  (aim 0.6)`);
   console.log(`  cached read ÷ one-query D1 worker:              ${(select1 / cpu.validator).toFixed(2)}  (aim 0.9 for the detail)`);
   console.log(`  cached ${bytes}-byte tree ÷ one-query D1 worker: ${(select1 / (cpu.validator + sending)).toFixed(2)}  (aim 0.8)`);
+  if (values.throughput !== undefined) await throughputCeilings(Number(values.throughput));
 } finally {
   await disposeAll(targets);
+}
+
+/** Requests per second of each bare worker under the bench's load, median of `rounds` rounds, and the ceilings as ratios of them. */
+async function throughputCeilings(seconds) {
+  const rps = Object.fromEntries(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const target of targets) {
+      const request = { method: "GET", path: "/", headers: { "cf-connecting-ip": "10.0.0.1" } };
+      const result = await runLoad(target.url, request, { duration: seconds, connections: 32, maxRequests: 2_000_000 });
+      if (!result.ok) throw new Error(`${target.name}: the load run failed: ${JSON.stringify(result.statusCounts)}`);
+      rps[target.name].push(result.rps);
+    }
+  }
+  const med = Object.fromEntries(Object.entries(rps).map(([name, xs]) => [name, median(xs)]));
+  console.log(`Requests per second (32 connections, ${seconds} s, median of ${rounds} rounds):`);
+  for (const [name, r] of Object.entries(med)) console.log(`  ${name.padEnd(22)} ${r.toFixed(0)}`);
+  console.log("Ceilings as ratios of requests per second (the unit of the aims):");
+  console.log(`  /live ÷ trivial worker:                         ${(med["live-bare"] / med["baseline-trivial"]).toFixed(2)}  (aim 0.6)`);
+  console.log(
+    `  cached read ÷ one-query D1 worker:              ${(med.validator / med["baseline-d1-select1"]).toFixed(2)}  (aim 0.9 for the detail)`,
+  );
+  console.log(`    the same with the access log line:            ${(med["validator-logged"] / med["baseline-d1-select1"]).toFixed(2)}`);
+  const tree = med[`validator-body-${bytes}`] / med["baseline-d1-select1"];
+  console.log(`  cached ${bytes}-byte tree ÷ one-query D1 worker: ${tree.toFixed(2)}  (aim 0.8)`);
 }
