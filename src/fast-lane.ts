@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import { type AppConfig, loadConfig } from "./config";
+import type { AppConfig } from "./config";
 import type { LimitDecision, Services } from "./container";
 import { batchRows } from "./db/client";
 import { planRequestLimits } from "./lib/rate-limits";
@@ -53,7 +53,7 @@ export function fastLane(plugins: readonly Plugin[], slow: Lane): Lane {
     }
     const target = targetOf(request.url);
     if (target.kind === "none" || !bootstrapped(env.DB)) return slow(request, env, ctx);
-    if (target.kind === "live") return live(request, env, ctx, slow);
+    if (target.kind === "live") return live(request, env, ctx, plugins, slow);
     for (const key of target.keys) {
       if (recentCopy(key)) return read(request, env, ctx, plugins, slow, target.path, key);
     }
@@ -75,25 +75,26 @@ function targetOf(url: string): Target {
   return target;
 }
 
-function live(request: Request, env: Env, ctx: ExecutionContext, slow: Lane): Response | Promise<Response> {
-  let config: AppConfig;
+function live(request: Request, env: Env, ctx: ExecutionContext, plugins: readonly Plugin[], slow: Lane): Response | Promise<Response> {
+  const begun = beginRequest(request.headers.get("x-request-id"), request.headers.get("cf-connecting-ip"));
+  let services: Services;
   try {
-    config = loadConfig(env);
+    // Made as the app makes it, so that a configuration it refuses (a bad plugin switch too) is refused here.
+    services = servicesForRequest(env, request.headers, "GET", { log: begun.log, defer: (work) => ctx.waitUntil(work), plugins });
   } catch {
     // The app answers a configuration error (a 500 that names it).
     return slow(request, env, ctx);
   }
-  const begun = beginRequest(request.headers.get("x-request-id"), request.headers.get("cf-connecting-ip"));
   const answered: Answered = {
     method: "GET",
     path: "/live",
     status: 200,
-    isDevelopment: config.isDevelopment,
+    isDevelopment: services.config.isDevelopment,
     roundTrips: 0,
     limiterCalls: 0,
     lane: "fast",
   };
-  return answer(request, config, begun, undefined, answered, { "Content-Type": "application/json" }, LIVE_BODY);
+  return answer(request, services.config, begun, services, answered, { "Content-Type": "application/json" }, LIVE_BODY);
 }
 
 async function read(

@@ -180,6 +180,12 @@ describe("the fast lane", () => {
     expect(laneOf(encoded)).toBe("app");
   });
 
+  it("leaves a configuration the app refuses to the app", async () => {
+    await (await untilFast("/live", freshIp())).arrayBuffer();
+    const refused: Record<string, string>[] = [{ ENVIRONMENT: "" }, { PLUGIN_RPI_CAM: "perhaps" }];
+    for (const vars of refused) await expectProblem(await apiWithVars(vars, "/live"), 500, "INTERNAL_ERROR");
+  });
+
   it("sends production's headers in production", async () => {
     const { id } = await product("Lane production");
     const path = `/v1/products/${id}`;
