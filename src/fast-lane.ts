@@ -53,11 +53,11 @@ export function fastLane(plugins: readonly Plugin[], slow: Lane): Lane {
     }
     const target = targetOf(request.url);
     if (target.kind === "none" || !bootstrapped(env.DB)) return slow(request, env, ctx);
-    if (target.kind === "live") return live(request, env, ctx, plugins, slow);
-    for (const key of target.keys) {
-      if (recentCopy(key)) return read(request, env, ctx, plugins, slow, target.path, key);
-    }
-    return slow(request, env, ctx);
+    const key = target.kind === "read" ? target.keys.find((candidate) => recentCopy(candidate) !== undefined) : undefined;
+    if (target.kind === "read" && key === undefined) return slow(request, env, ctx);
+    const begun = begin(request, env, ctx, plugins);
+    if (begun === null) return slow(request, env, ctx);
+    return key === undefined ? live(request, begun) : read(request, env, ctx, begun, slow, target.path, key);
   };
 }
 
@@ -75,16 +75,23 @@ function targetOf(url: string): Target {
   return target;
 }
 
-function live(request: Request, env: Env, ctx: ExecutionContext, plugins: readonly Plugin[], slow: Lane): Response | Promise<Response> {
+/** The request begun as the app begins it: its id, logger and container; null when the configuration is one the app refuses (it answers that 500, a bad plugin switch included). */
+function begin(request: Request, env: Env, ctx: ExecutionContext, plugins: readonly Plugin[]): Begun | null {
   const begun = beginRequest(request.headers.get("x-request-id"), request.headers.get("cf-connecting-ip"));
-  let services: Services;
   try {
-    // Made as the app makes it, so that a configuration it refuses (a bad plugin switch too) is refused here.
-    services = servicesForRequest(env, request.headers, "GET", { log: begun.log, defer: (work) => ctx.waitUntil(work), plugins });
+    const services = servicesForRequest(env, request.headers, "GET", { log: begun.log, defer: (work) => ctx.waitUntil(work), plugins });
+    return { begun, services };
   } catch {
-    // The app answers a configuration error (a 500 that names it).
-    return slow(request, env, ctx);
+    return null;
   }
+}
+
+interface Begun {
+  begun: BegunRequest;
+  services: Services;
+}
+
+function live(request: Request, { begun, services }: Begun): Response {
   const answered: Answered = {
     method: "GET",
     path: "/live",
@@ -101,18 +108,11 @@ async function read(
   request: Request,
   env: Env,
   ctx: ExecutionContext,
-  plugins: readonly Plugin[],
+  { begun, services }: Begun,
   slow: Lane,
   path: string,
   key: string,
 ): Promise<Response> {
-  const begun = beginRequest(request.headers.get("x-request-id"), request.headers.get("cf-connecting-ip"));
-  let services: Services;
-  try {
-    services = servicesForRequest(env, request.headers, "GET", { log: begun.log, defer: (work) => ctx.waitUntil(work), plugins });
-  } catch {
-    return slow(request, env, ctx);
-  }
   const { config } = services;
   // As the app's requestRateLimits counts an anonymous request: its address's buckets.
   let limits: LimitDecision | null = null;
