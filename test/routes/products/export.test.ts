@@ -398,6 +398,20 @@ describe("an export larger than a chunk and than any page", () => {
     }
   });
 
+  it("reads every chunk signed in with the round trips of an anonymous export (the token check rides in the first)", async () => {
+    const logs = captureLogs();
+    try {
+      const body = await text(
+        await api(`/v1/products/export?brand[in]=${bulkBrand}&format=json`, { headers: bearer(alice.tokens.access_token) }),
+      );
+      expect(JSON.parse(body)).toHaveLength(count);
+      const ended = logs.entries().find((entry) => entry.msg === "export ended");
+      expect(ended).toMatchObject({ outcome: "complete", format: "json", chunks: 2, d1_round_trips: 2 });
+    } finally {
+      logs.restore();
+    }
+  });
+
   it("stops reading when the client goes away mid-stream, and the Worker keeps serving", async () => {
     const logs = captureLogs();
     try {
