@@ -26,7 +26,7 @@ function fileStamp(now: Date): string {
 
 /**
  * Reads the first chunk before answering (so a missing product is a 404, and a database error a
- * Problem Details 500, not a cut stream), then streams the document. A presented token's check
+ * Problem Details 500, or 503 when a token was presented, not a cut stream), then streams the document. A presented token's check
  * travels in the first chunk's batch (`authenticateCarried`), so the viewer is known once that
  * chunk is read, before anything of the response is decided. Rows and round trips are logged
  * when the stream ends, however it ends.
@@ -82,7 +82,7 @@ export const exportProducts: RouteHandler<typeof routes.exportProducts, AppEnv> 
   const { format, ...query } = c.req.valid("query");
   const filter = productFilterFromQuery(query);
   // Only `owner=me` reads differently per viewer: provisionally as the account the token names,
-  // whose check travels in the same batch (`streamExport` refuses the rows if it fails).
+  // whose check travels in the same batch (`streamExport` answers 401 if the token no longer counts).
   const viewerId = pendingViewerId(c) ?? c.get("user")?.id ?? null;
   if (filter.ownerMe && viewerId === null) throw authenticationRequired();
   const scope = { filter, viewerId };
