@@ -1527,7 +1527,7 @@ export interface paths {
         };
         /**
          * Export every matching base product with all components
-         * @description Every base product matching the list's filters, search and `order_by` (the same parameters as `GET /v1/products`, without paging), each with all its components at every depth. JSON: an array of products in the shape of the product read, with `components` nested at every level. The body streams as it is read from the database, so the first bytes come quickly and any size works; read it to the end (a cut connection gives a truncated file). Exports are public and rate-limited per IP: 30 a minute anonymous, 90 a minute signed in (on top of the user's read bucket). The output depends on the viewer (owner visibility), hence `Cache-Control: no-store`. `Content-Disposition` names the file (`relab-products-<UTC stamp>.<ext>`). `owner=me` needs a signed-in user (401).
+         * @description Every base product matching the list's filters, search and `order_by` (the same parameters as `GET /v1/products`, without paging), each with all its components at every depth. JSON: an array of products in the shape of the product read, with `components` nested at every level. The body streams as it is read from the database, so the first bytes come quickly and any size works; read it to the end (a cut connection gives a truncated file). Exports are public and rate-limited per IP: 30 a minute anonymous, 90 a minute signed in (on top of the user's read bucket). The output depends on the viewer (owner visibility), hence `Cache-Control: no-store`. `Content-Disposition` names the file (`relab-products-<UTC stamp>.<ext>`). Signed in, the token's check travels in the batch of the first chunk's read, so the body starts after one D1 round trip as an anonymous export's does; a token found revoked exports as anonymous, and one that cannot be checked (the database unreachable) is a 503 `AUTH_STORE_UNAVAILABLE`, never an anonymous export. `owner=me` needs a signed-in user (401).
          */
         get: operations["exportProducts"];
         put?: never;
@@ -1547,7 +1547,7 @@ export interface paths {
         };
         /**
          * Export one base product with all components
-         * @description One base product with all its components at every depth, as the list export writes it (a component id: 404). The body streams as it is read from the database, so the first bytes come quickly and any size works; read it to the end (a cut connection gives a truncated file). Exports are public and rate-limited per IP: 30 a minute anonymous, 90 a minute signed in (on top of the user's read bucket). The output depends on the viewer (owner visibility), hence `Cache-Control: no-store`. `Content-Disposition` names the file (`relab-product-<id>-<UTC stamp>.<ext>`).
+         * @description One base product with all its components at every depth, as the list export writes it (a component id: 404). The body streams as it is read from the database, so the first bytes come quickly and any size works; read it to the end (a cut connection gives a truncated file). Exports are public and rate-limited per IP: 30 a minute anonymous, 90 a minute signed in (on top of the user's read bucket). The output depends on the viewer (owner visibility), hence `Cache-Control: no-store`. `Content-Disposition` names the file (`relab-product-<id>-<UTC stamp>.<ext>`). Signed in, the token's check travels in the batch of the first chunk's read, so the body starts after one D1 round trip as an anonymous export's does; a token found revoked exports as anonymous, and one that cannot be checked (the database unreachable) is a 503 `AUTH_STORE_UNAVAILABLE`, never an anonymous export.
          */
         get: operations["exportProduct"];
         put?: never;
@@ -12573,6 +12573,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     exportProduct: {
@@ -12634,6 +12644,16 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };

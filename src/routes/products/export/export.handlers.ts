@@ -5,6 +5,7 @@ import type { AppEnv } from "../../../env";
 import { requestOrigin } from "../../../lib/http";
 import { notFound } from "../../../lib/problem";
 import { textStream } from "../../../lib/text-stream";
+import { pendingViewerId } from "../../../middleware/authenticate";
 import { type ExportFormat, type ExportScope, type ExportTree, exportChunks } from "../../../services/product-export";
 import { productFilterFromQuery } from "../products.query";
 import { exportDocument } from "./export.format";
@@ -25,13 +26,18 @@ function fileStamp(now: Date): string {
 
 /**
  * Reads the first chunk before answering (so a missing product is a 404, and a database error a
- * Problem Details 500, not a cut stream), then streams the document. Rows and round trips are
- * logged when the stream ends, however it ends.
+ * Problem Details 500, or 503 when a token was presented, not a cut stream), then streams the document. A presented token's check
+ * travels in the first chunk's batch (`authenticateCarried`), so the viewer is known once that
+ * chunk is read, before anything of the response is decided. Rows and round trips are logged
+ * when the stream ends, however it ends.
  */
 async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: ExportFormat, fileName: string): Promise<Response> {
   const started = Date.now();
   const chunks = exportChunks(c.get("services"), scope, format);
   const first = await chunks.next();
+  // `owner=me` was read as the account the token names; a token the check found revoked (the
+  // request is then anonymous) gets the 401 an anonymous `owner=me` gets, and none of those rows.
+  if ("filter" in scope && scope.filter.ownerMe && c.get("user")?.id !== scope.viewerId) throw authenticationRequired();
   if ("productId" in scope && (first.done || first.value.length === 0)) throw notFound("No base product has this id.");
 
   let records = 0;
@@ -73,11 +79,13 @@ async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: Expo
 }
 
 export const exportProducts: RouteHandler<typeof routes.exportProducts, AppEnv> = async (c) => {
-  const viewer = c.get("user");
   const { format, ...query } = c.req.valid("query");
   const filter = productFilterFromQuery(query);
-  if (filter.ownerMe && !viewer) throw authenticationRequired();
-  const scope = { filter, viewerId: viewer?.id ?? null };
+  // Only `owner=me` reads differently per viewer: provisionally as the account the token names,
+  // whose check travels in the same batch (`streamExport` answers 401 if the token no longer counts).
+  const viewerId = pendingViewerId(c) ?? c.get("user")?.id ?? null;
+  if (filter.ownerMe && viewerId === null) throw authenticationRequired();
+  const scope = { filter, viewerId };
   return await streamExport(c, scope, format, `relab-products-${fileStamp(new Date())}`);
 };
 
