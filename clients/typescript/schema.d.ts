@@ -8493,6 +8493,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     listUserProducts: {
@@ -8577,6 +8587,16 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
@@ -12167,6 +12187,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     getLatestRelease: {
@@ -12263,6 +12293,16 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
@@ -15773,6 +15813,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     uploadProductImage: {
@@ -15990,6 +16040,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     deleteProductImage: {
@@ -16159,6 +16219,16 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
@@ -16381,6 +16451,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     deleteProductFile: {
@@ -16550,6 +16630,16 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
@@ -16774,6 +16864,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     deleteComponentImage: {
@@ -16943,6 +17043,16 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
@@ -17158,6 +17268,16 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
@@ -19650,6 +19770,16 @@ export interface operations {
                     RateLimit?: string;
                     /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
                     "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };

@@ -53,6 +53,27 @@ describe("auth flows fail closed without their token store", () => {
     expect((await api("/v1/products", { headers: bearer(pair.access_token) })).status).toBe(200);
   });
 
+  it("refuses the other signed-in reads whose token check rides in the read's batch with 503: media, profiles, releases", async () => {
+    const user = await registerUser();
+    const pair = await bearerLogin(user);
+    const paths = [
+      "/v1/products/1/images",
+      `/v1/products/1/images/${"a".repeat(32)}`,
+      "/v1/profiles/someone",
+      "/v1/users/1/products",
+      "/v1/releases",
+      "/v1/releases/2026.1",
+      "/v1/releases/2026.1/files/README.md",
+    ];
+    await without("refresh_tokens", async () => {
+      for (const path of paths) {
+        const response = await api(path, { headers: bearer(pair.access_token) });
+        expect(response.status, `${path}: ${await response.clone().text()}`).toBe(503);
+        await expectUnavailable(response);
+      }
+    });
+  });
+
   it("refuses a signed-in export whose token check rides in its first chunk's batch with 503", async () => {
     const user = await registerUser();
     const pair = await bearerLogin(user);

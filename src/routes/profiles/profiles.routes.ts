@@ -67,7 +67,7 @@ export const getProfile = createRoute({
   request: { params: UsernameParamsSchema },
   responses: {
     200: { description: "The profile.", content: { "application/json": { schema: ProfileSchema } } },
-    ...problemResponses(404),
+    ...problemResponses(404, 503),
   },
 });
 
@@ -88,6 +88,6 @@ export const listUserProducts = createRoute({
       description: "A page of the user's products.",
       content: { "application/json": { schema: pagedSchema(ProductSummarySchema, "ProductPage") } },
     },
-    ...problemResponses(404, 422),
+    ...problemResponses(404, 422, 503),
   },
 });

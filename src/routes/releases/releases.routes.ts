@@ -22,7 +22,7 @@ export const listReleases = createRoute({
       description: "A page of releases.",
       content: { "application/json": { schema: pagedSchema(ReleaseSummarySchema, "ReleasePage") } },
     },
-    ...problemResponses(422),
+    ...problemResponses(422, 503),
   },
 });
 
@@ -52,7 +52,7 @@ export const getRelease = createRoute({
   request: { params: ReleaseVersionParamsSchema },
   responses: {
     200: { description: "The release.", content: { "application/json": { schema: ReleaseSchema } } },
-    ...problemResponses(404),
+    ...problemResponses(404, 503),
   },
 });
 
@@ -103,6 +103,6 @@ export const getReleaseFile = createRoute({
     200: { description: "The file.", content: fileContent(false) },
     206: { description: "The requested range.", content: fileContent(true) },
     304: { description: "Unchanged since the `If-None-Match` ETag (it never changes)." },
-    ...problemResponses(404, 416),
+    ...problemResponses(404, 416, 503),
   },
 });

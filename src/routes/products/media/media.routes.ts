@@ -131,7 +131,7 @@ export function mediaRoutes(kind: RecordKind, media: MediaKind) {
           content: { "application/json": { schema: media === "images" ? ImagePageSchema : FilePageSchema } },
         },
         304: { description: "Unchanged since the `If-None-Match` ETag." },
-        ...problemResponses(404, 422),
+        ...problemResponses(404, 422, 503),
       },
     }),
     upload: createRoute({
@@ -161,7 +161,7 @@ export function mediaRoutes(kind: RecordKind, media: MediaKind) {
       responses: {
         200: { description: `The ${itemNoun}.`, content: { "application/json": { schema } } },
         304: { description: "Unchanged since the `If-None-Match` ETag." },
-        ...problemResponses(404, 422),
+        ...problemResponses(404, 422, 503),
       },
     }),
     remove: createRoute({
