@@ -14,8 +14,8 @@
 // - `body-<B>`: a worker answering B bytes of JSON held in memory (default 420,000: the bench's
 //   1,000-component tree). Its cost over `baseline-trivial` is what sending the tree costs.
 //
-// `--throughput S` also loads each bare worker for S seconds per round as `npm run bench` does (32
-// connections, one direct socket, the same log handling) and prints the same ceilings as ratios of
+// `--throughput S` also loads each bare worker for S seconds per round as `npm run bench` does (10
+// connections unless `--connections N`, one direct socket, the same log handling) and prints the same ceilings as ratios of
 // requests per second, the unit of the aims: there the client and the reading of each log line
 // share the machine's two cores with the worker, which CPU per request does not show. The tree's
 // ceiling there comes from one more bare worker, `validator-body-<B>`, doing both; `validator-logged`
@@ -34,11 +34,13 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     bytes: { type: "string", default: "420000" },
     throughput: { type: "string" },
+    connections: { type: "string", default: "10" },
   },
 });
 const requests = Number(values.requests);
 const rounds = Number(values.rounds);
 const bytes = Number(values.bytes);
+const connections = Number(values.connections);
 
 // The headers the app's /live answer carries locally (no HSTS outside production), and its log line.
 const LIVE_BARE = `export default {
@@ -161,13 +163,13 @@ async function throughputCeilings(seconds) {
   for (let round = 0; round < rounds; round++) {
     for (const target of targets) {
       const request = { method: "GET", path: "/", headers: { "cf-connecting-ip": "10.0.0.1" } };
-      const result = await runLoad(target.url, request, { duration: seconds, connections: 32, maxRequests: 2_000_000 });
+      const result = await runLoad(target.url, request, { duration: seconds, connections, maxRequests: 2_000_000 });
       if (!result.ok) throw new Error(`${target.name}: the load run failed: ${JSON.stringify(result.statusCounts)}`);
       rps[target.name].push(result.rps);
     }
   }
   const med = Object.fromEntries(Object.entries(rps).map(([name, xs]) => [name, median(xs)]));
-  console.log(`Requests per second (32 connections, ${seconds} s, median of ${rounds} rounds):`);
+  console.log(`Requests per second (${connections} connections, ${seconds} s, median of ${rounds} rounds):`);
   for (const [name, r] of Object.entries(med)) console.log(`  ${name.padEnd(22)} ${r.toFixed(0)}`);
   console.log("Ceilings as ratios of requests per second (the unit of the aims):");
   console.log(`  /live ÷ trivial worker:                         ${(med["live-bare"] / med["baseline-trivial"]).toFixed(2)}  (aim 0.6)`);
