@@ -46,10 +46,18 @@ export function forgetRecentReads(): void {
   recent.clear();
 }
 
-/** The cache key of a read for a viewer class: the request's origin, path and canonically ordered query. */
+/**
+ * The cache key of a read for a viewer class: the request's origin, path and query, its pairs
+ * ordered by name. The pairs stay as sent (not decoded and encoded again, which maps distinct
+ * invalid escapes to one U+FFFD), and pairs of one name keep their order (which a list of values
+ * may depend on): two keys are equal only for queries the routes read alike.
+ */
 export function cacheKey(url: URL, viewer: ViewerClass): string {
-  const params = [...url.searchParams.entries()].sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
-  const query = new URLSearchParams(params).toString();
+  const pairs = url.search.length > 1 ? url.search.slice(1).split("&") : [];
+  const named = pairs.map((pair) => ({ name: pair.slice(0, pair.includes("=") ? pair.indexOf("=") : pair.length), pair }));
+  // Array.prototype.sort is stable: pairs of one name stay in the order they came.
+  named.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const query = named.map(({ pair }) => pair).join("&");
   return `${url.protocol}//${url.host}/__reads/${url.protocol.slice(0, -1)}/${encodeURIComponent(viewer)}${url.pathname}?${query}`;
 }
 

@@ -169,6 +169,21 @@ describe("cached public reads", { timeout: 20_000 }, () => {
     await expectFresh(s.paths.product, [anonymous], (body) => expect(body.name).toBe("Kettle renamed twice"));
   });
 
+  it("keep queries apart that differ only in how their values are escaped, even escapes that do not decode", async () => {
+    const owner = await verifiedUser("cacheescapes");
+    const brand = `brand${crypto.randomUUID().slice(0, 8)}`;
+    const created = await postJson("/v1/products", { name: "Mark \uFFFD here", brand }, bearer(owner.tokens.access_token));
+    expect(created.status).toBe(201);
+    const anonymous: Viewer = { name: "anonymous", token: null };
+    // U+FFFD spelled out, then a lone byte that does not decode (URLSearchParams would make it U+FFFD too).
+    const replacement = `/v1/products?brand[in]=${brand}&name[ilike]=%EF%BF%BD`;
+    await warm([replacement], [anonymous]);
+    expect(((await (await read(replacement, anonymous)).json()) as Body).total).toBe(1);
+    const lone = await read(`/v1/products?brand[in]=${brand}&name[ilike]=%C3`, anonymous);
+    expect(lone.headers.get("x-cache")).not.toBe("hit");
+    expect(((await lone.json()) as Body).total).toBe(0);
+  });
+
   it("serve a repeated read from the cache in one round trip, for every viewer class, with ETag and 304", async () => {
     const s = await setUp();
     await warm(Object.values(s.paths), s.viewers);
