@@ -6,9 +6,9 @@ import { planRequestLimits } from "./lib/rate-limits";
 import { presentedAccessToken } from "./middleware/authenticate";
 import { bootstrapped } from "./middleware/bootstrap";
 import { cacheKey, copyAnswer, forgetRecentCopy, recentCopy } from "./middleware/cached-read";
-import { allowedOriginHeaders, isAllowedOrigin } from "./middleware/cors";
+import { allowedOriginHeaders, isAllowedOrigin, VARY_ORIGIN } from "./middleware/cors";
 import { type BegunRequest, handOver } from "./middleware/handover";
-import { type Answered, beginRequest, logRequest, serverTiming } from "./middleware/request-context";
+import { type Answered, beginRequest, logRequest, REQUEST_ID_HEADER, serverTiming } from "./middleware/request-context";
 import { BOOKMARK_HEADER, responseBookmark, servicesForRequest } from "./middleware/request-services";
 import { securityHeaderPairs } from "./middleware/security-headers";
 import type { Plugin } from "./plugin";
@@ -16,35 +16,40 @@ import { limiterCalls } from "./services/build-services";
 import { enforceLimits, rateLimitHeaders, subjects } from "./services/rate-limiter";
 import { generationFrom, validatorStatement } from "./services/read-cache";
 
-/** The app the fast lane gives a request to when it does not answer it itself. */
-export type Lane = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;
+/** A Worker's fetch handler: the app, which the fast lane gives a request it does not answer itself. */
+export type FetchHandler = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;
 
 /** Where a URL goes in the lane: `/live`, or a read whose copies are kept under `keys` (one per viewer class an anonymous request is in). */
-type Target = { kind: "live"; path: string } | { kind: "read"; path: string; keys: readonly string[] } | { kind: "none" };
+type Target = { kind: "live" } | { kind: "read"; path: string; keys: readonly string[] } | { kind: "none" };
 const NONE: Target = { kind: "none" };
+const LIVE: Target = { kind: "live" };
 
 // What each URL lately asked for is (its path and cache keys), so that a hot read does not parse
-// and sort its query again; NONE for a URL the lane never serves.
-const targets = new LRUCache<string, Target>({ max: 4096 });
+// and order its query again; NONE for a URL the lane never serves. Bounded in bytes, as URLs come
+// from anyone: a long one is worked out each time rather than kept.
+const targets = new LRUCache<string, Target>({
+  maxSize: 2 * 1024 * 1024,
+  maxEntrySize: 16 * 1024,
+  sizeCalculation: (target, url) => 2 * (url.length + (target.kind === "read" ? target.path.length + target.keys.join("").length : 0)) + 64,
+});
 
 const LIVE_BODY = JSON.stringify({ status: "alive" });
 
 /**
  * The fast lane (docs/architecture.md "The fast lane"): `/live` and the anonymous public reads
  * whose copy this isolate keeps in memory (middleware/cached-read.ts), answered without the
- * framework but with exactly the app's answer, headers and access log line, from the same
- * functions. A copy is served once its validator, in the request's D1 session, says it is current,
+ * framework but with exactly the app's answer, headers and access log line, built from the
+ * middleware's own functions and constants. A copy is served once its validator, in the request's D1 session, says it is current,
  * and after the request was counted in its rate limit as the app counts it. Nothing is served
- * before the bootstrap run succeeded. Anything else (a signed-in request, a body, a percent-encoded
- * path, a configuration error) goes to `slow` untouched; a copy found out of date, or a request the
+ * before the bootstrap run succeeded. Anything else (credentials of any kind, a body, a
+ * percent-encoded path, a configuration error) goes to `slow` untouched; a copy found out of date, or a request the
  * rate limit refused, goes to `slow` with what the lane did so far (middleware/handover.ts), so
  * it is neither counted nor read twice and its error is the app's.
  *
- * Hono makes a context, composes a dozen middleware and writes every header through
- * `Headers.set`; on a cached read that was about a fifth of the request's CPU time
- * (bench/README.md, Issue 24).
+ * Why: on a cached read, Hono's context, a dozen composed middleware and every header written
+ * through `Headers.set` were about a fifth of the request's CPU time (bench/README.md, Issue 24).
  */
-export function fastLane(plugins: readonly Plugin[], slow: Lane): Lane {
+export function fastLane(plugins: readonly Plugin[], slow: FetchHandler): FetchHandler {
   return (request, env, ctx) => {
     if (request.method !== "GET" || request.body !== null) return slow(request, env, ctx);
     const headers = request.headers;
@@ -53,11 +58,13 @@ export function fastLane(plugins: readonly Plugin[], slow: Lane): Lane {
     }
     const target = targetOf(request.url);
     if (target.kind === "none" || !bootstrapped(env.DB)) return slow(request, env, ctx);
-    const key = target.kind === "read" ? target.keys.find((candidate) => recentCopy(candidate) !== undefined) : undefined;
-    if (target.kind === "read" && key === undefined) return slow(request, env, ctx);
-    const begun = begin(request, env, ctx, plugins);
-    if (begun === null) return slow(request, env, ctx);
-    return key === undefined ? live(request, begun) : read(request, env, ctx, begun, slow, target.path, key);
+    if (target.kind === "live") {
+      const begun = begin(request, env, ctx, plugins);
+      return begun === null ? slow(request, env, ctx) : live(request, begun);
+    }
+    const key = target.keys.find((candidate) => recentCopy(candidate) !== undefined);
+    const begun = key === undefined ? null : begin(request, env, ctx, plugins);
+    return begun === null || key === undefined ? slow(request, env, ctx) : read(request, env, ctx, begun, slow, target.path, key);
   };
 }
 
@@ -68,7 +75,7 @@ function targetOf(url: string): Target {
   const path = parsed.pathname;
   // Hono decodes such paths; the lane leaves them to it rather than decode them its own way.
   if (path.includes("%")) target = NONE;
-  else if (path === "/live") target = parsed.search === "" ? { kind: "live", path } : NONE;
+  else if (path === "/live") target = parsed.search === "" ? LIVE : NONE;
   else if (path.startsWith("/v1/")) target = { kind: "read", path, keys: [cacheKey(parsed, "anonymous"), cacheKey(parsed, "everyone")] };
   else target = NONE;
   targets.set(url, target);
@@ -109,7 +116,7 @@ async function read(
   env: Env,
   ctx: ExecutionContext,
   { begun, services }: Begun,
-  slow: Lane,
+  slow: FetchHandler,
   path: string,
   key: string,
 ): Promise<Response> {
@@ -126,19 +133,25 @@ async function read(
     }
   }
 
-  // Looked up again: the copy may have been replaced or dropped while the request was counted.
+  // Looked up again: the copy may have been replaced or dropped while the request was counted;
+  // without one the app reads as it would have (its Workers cache included).
   const copy = recentCopy(key);
-  let generation: string | null = null;
-  if (copy) {
-    try {
-      const [rows] = await batchRows<[unknown]>(services.db, [validatorStatement(copy.scope, copy.recordId)]);
-      generation = generationFrom(rows);
-    } catch {
-      // Out of date as far as the lane knows: the app reads again and answers what it finds.
-    }
+  if (!copy) {
+    handOver(request, { ...begun, services, limits, staleKey: null });
+    return slow(request, env, ctx);
   }
-  if (!copy || generation !== copy.generation) {
-    if (copy) forgetRecentCopy(key);
+  let generation: string | null;
+  try {
+    const [rows] = await batchRows<[unknown]>(services.db, [validatorStatement(copy.scope, copy.recordId)]);
+    generation = generationFrom(rows);
+  } catch (error) {
+    // The app reads afresh, without this copy, and answers what it finds (its error, if D1 still fails).
+    begun.log.warn("read cache validator failed", { error });
+    handOver(request, { ...begun, services, limits, staleKey: key });
+    return slow(request, env, ctx);
+  }
+  if (generation !== copy.generation) {
+    forgetRecentCopy(key);
     handOver(request, { ...begun, services, limits, staleKey: key });
     return slow(request, env, ctx);
   }
@@ -165,18 +178,18 @@ function answer(
   request: Request,
   config: AppConfig,
   begun: BegunRequest,
-  services: Services | undefined,
+  services: Services,
   answered: Answered,
   own: Record<string, string>,
   body: BodyInit | null,
 ): Response {
   const headers: (readonly [string, string])[] = Object.entries(own);
-  headers.push(["Vary", "Origin"]);
+  headers.push(VARY_ORIGIN);
   const origin = request.headers.get("origin");
   if (origin !== null && isAllowedOrigin(origin, config.corsOrigins, request.url)) headers.push(...allowedOriginHeaders(origin));
   const bookmark = responseBookmark(services, request.headers.get(BOOKMARK_HEADER) ?? undefined);
   if (bookmark !== null) headers.push([BOOKMARK_HEADER, bookmark]);
-  headers.push(...securityHeaderPairs(config.isProduction, "Cache-Control" in own), ["X-Request-ID", begun.requestId]);
+  headers.push(...securityHeaderPairs(config.isProduction, "Cache-Control" in own), [REQUEST_ID_HEADER, begun.requestId]);
   const timing = serverTiming(answered);
   if (timing !== null) headers.push(["Server-Timing", timing]);
   logRequest(begun, answered);

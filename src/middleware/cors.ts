@@ -48,9 +48,12 @@ export const cors = createMiddleware<AppEnv>(async (c, next) => {
   stampCors(writableHeaders(c), allowed ? origin : null);
 });
 
+/** Every actual answer varies with the request's `Origin` (appended to a route's own `Vary`). */
+export const VARY_ORIGIN = ["Vary", "Origin"] as const;
+
 /** The CORS headers of an actual (not preflight) response; `allowedOrigin` is the request's `Origin` when it may read the answer. */
-export function stampCors(headers: Headers, allowedOrigin: string | null): void {
-  headers.append("Vary", "Origin");
+function stampCors(headers: Headers, allowedOrigin: string | null): void {
+  headers.append(...VARY_ORIGIN);
   if (allowedOrigin !== null) for (const [name, value] of allowedOriginHeaders(allowedOrigin)) headers.set(name, value);
 }
 

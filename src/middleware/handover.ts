@@ -23,7 +23,7 @@ export interface Handover extends BegunRequest {
   limits: LimitDecision | null;
   /** Why counting refused the request (the 429 or 503 to answer), when it did. */
   refusal?: unknown;
-  /** The key of the copy found out of date, if that is why. */
+  /** The key of the copy the lane found out of date (or could not validate): the app reads afresh without it. */
   staleKey: string | null;
 }
 

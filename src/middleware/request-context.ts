@@ -40,11 +40,14 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     lane: handover ? "handed over" : "app",
   };
   const headers = writableHeaders(c);
-  headers.set("X-Request-ID", begun.requestId);
+  headers.set(REQUEST_ID_HEADER, begun.requestId);
   const timing = serverTiming(answer);
   if (timing !== null) headers.append("Server-Timing", timing);
   logRequest(begun, answer);
 });
+
+/** The header that names a request: its id, the client's when well formed (docs/conventions.md "Request ids"). */
+export const REQUEST_ID_HEADER = "X-Request-ID";
 
 /** What answered a request: the fast lane (src/fast-lane.ts), the app, or the app after the fast lane began it. */
 export type Lane = "fast" | "app" | "handed over";

@@ -34,7 +34,7 @@ export const securityHeaders = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /** The headers `securityHeaders` sets, on `headers` of a response with `status`. */
-export function stampSecurityHeaders(headers: Headers, status: number, isProduction: boolean): void {
+function stampSecurityHeaders(headers: Headers, status: number, isProduction: boolean): void {
   if (status >= 400 || !headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
   if (!headers.has("Content-Security-Policy")) headers.set("Content-Security-Policy", API_CSP);
   for (const [name, value] of alwaysSet(isProduction)) headers.set(name, value);
