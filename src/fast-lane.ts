@@ -183,16 +183,21 @@ function answer(
   own: Record<string, string>,
   body: BodyInit | null,
 ): Response {
-  const headers: (readonly [string, string])[] = Object.entries(own);
-  headers.push(VARY_ORIGIN);
+  // One record, handed to the runtime in one go (cheaper than a list of pairs, and than Headers.set
+  // per header); no name occurs twice in a lane answer.
+  const headers: Record<string, string> = { ...own };
+  const add = (pairs: readonly (readonly [string, string])[]) => {
+    for (const [name, value] of pairs) headers[name] = value;
+  };
+  add([VARY_ORIGIN]);
   const origin = request.headers.get("origin");
-  if (origin !== null && isAllowedOrigin(origin, config.corsOrigins, request.url)) headers.push(...allowedOriginHeaders(origin));
+  if (origin !== null && isAllowedOrigin(origin, config.corsOrigins, request.url)) add(allowedOriginHeaders(origin));
   const bookmark = responseBookmark(services, request.headers.get(BOOKMARK_HEADER) ?? undefined);
-  if (bookmark !== null) headers.push([BOOKMARK_HEADER, bookmark]);
-  headers.push(...securityHeaderPairs(config.isProduction, "Cache-Control" in own), [REQUEST_ID_HEADER, begun.requestId]);
+  if (bookmark !== null) headers[BOOKMARK_HEADER] = bookmark;
+  add(securityHeaderPairs(config.isProduction, "Cache-Control" in own));
+  headers[REQUEST_ID_HEADER] = begun.requestId;
   const timing = serverTiming(answered);
-  if (timing !== null) headers.push(["Server-Timing", timing]);
+  if (timing !== null) headers["Server-Timing"] = timing;
   logRequest(begun, answered);
-  // A list of pairs is one crossing into the runtime; the pairs are only read.
-  return new Response(body, { status: answered.status, headers: headers as [string, string][] });
+  return new Response(body, { status: answered.status, headers });
 }
