@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { forgetRecentReads } from "../../src/middleware/cached-read";
 import { subjects } from "../../src/services/rate-limiter";
 import { bearer, postJson, verifiedUser } from "../support/accounts";
 import { api, apiWithVars, expectProblem, PRODUCTION_VARS, roundTrips } from "../support/http";
-import { counterStore, freshIp, limitedApi } from "../support/limits";
+import { counterStore, freshIp, limitedApi, stallStore } from "../support/limits";
 
 // The fast lane (src/fast-lane.ts, docs/architecture.md "The fast lane") answers /live and the
 // cached anonymous reads without the framework. Its answers must be the app's, byte for byte and
@@ -144,6 +145,25 @@ describe("the fast lane", () => {
     expect(remaining(after)).toBe(remaining(before) - 1);
     const next = await limitedApi(client, path);
     expect(remaining(next)).toBe(remaining(after) - 1);
+  });
+
+  it("leaves a copy dropped from memory while the request was counted to the app, which reads as it would (the Workers cache too)", async () => {
+    const { id } = await product("Lane vanished");
+    const path = `/v1/products/${id}`;
+    await (await untilFast(path, freshIp())).arrayBuffer();
+    const client = freshIp();
+    // The counter store answers late: meanwhile the isolate's memory is cleared (other reads pushed the copy out, say).
+    const { ended } = await stallStore(subjects.ip(client), 300);
+    const pending = limitedApi(client, path);
+    await scheduler.wait(100);
+    forgetRecentReads();
+    const handed = await pending;
+    await ended;
+    expect(laneOf(handed)).toBe("handed over");
+    // The copy the Workers cache holds, validated: what the app alone would have answered.
+    expect(handed.headers.get("x-cache")).toBe("hit");
+    expect(roundTrips(handed)).toBe(1);
+    expect(remaining(handed)).toBe(299);
   });
 
   it("gives a request its rate limit refuses to the app, which answers the 429", async () => {
