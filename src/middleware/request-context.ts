@@ -77,7 +77,7 @@ export function serverTiming(answer: Answered): string | null {
   return `d1;desc="${answer.roundTrips} round trips", limiter;desc="${answer.limiterCalls} calls", lane;desc="${answer.lane}"`;
 }
 
-/** The access log line: one per request. */
+/** The access log line: one per request, naming the lane that answered (also in production, where `Server-Timing` is not sent). */
 export function logRequest(begun: BegunRequest, answer: Answered): void {
   begun.log.info("request", {
     method: answer.method,
@@ -86,6 +86,7 @@ export function logRequest(begun: BegunRequest, answer: Answered): void {
     duration_ms: Date.now() - begun.started,
     d1_round_trips: answer.roundTrips,
     limiter_calls: answer.limiterCalls,
+    lane: answer.lane,
     client_ip: begun.clientIp,
   });
 }

@@ -58,6 +58,7 @@ describe("request logging", () => {
       status: 204,
       d1_round_trips: 0,
       limiter_calls: 0,
+      lane: "app",
       client_ip: "203.0.113.9",
     });
   });

@@ -4,6 +4,7 @@ import { subjects } from "../../src/services/rate-limiter";
 import { bearer, postJson, verifiedUser } from "../support/accounts";
 import { api, apiWithVars, expectProblem, PRODUCTION_VARS, roundTrips } from "../support/http";
 import { counterStore, freshIp, limitedApi, stallStore } from "../support/limits";
+import { captureLogs } from "../support/logs";
 
 // The fast lane (src/fast-lane.ts, docs/architecture.md "The fast lane") answers /live and the
 // cached anonymous reads without the framework. Its answers must be the app's, byte for byte and
@@ -63,7 +64,18 @@ describe("the fast lane", () => {
     // An allowed origin, and a bookmark the probe (which reads nothing) sends back as it came.
     const extra = { "x-request-id": "live-1", origin: "http://localhost:8081", "x-d1-bookmark": "00000000-0000000a-00000000-00" };
     const fast = await untilFast("/live", client, extra);
-    const app = await api("/live", { headers: { "cf-connecting-ip": client, ...extra, ...APP_ONLY } });
+    const logs = captureLogs();
+    let app: Response;
+    try {
+      await (await api("/live", { headers: { "cf-connecting-ip": client, ...extra } })).arrayBuffer();
+      app = await api("/live", { headers: { "cf-connecting-ip": client, ...extra, ...APP_ONLY } });
+    } finally {
+      logs.restore();
+    }
+    // The same access log line but for the lane (and the time it took).
+    const [fastLine, appLine] = logs.entries().map(({ ts, duration_ms, lane, ...rest }) => ({ ...rest, lane }));
+    expect(fastLine).toMatchObject({ msg: "request", lane: "fast", path: "/live", status: 200, request_id: "live-1", client_ip: client });
+    expect({ ...appLine, lane: "fast" }).toEqual(fastLine);
     expect(fast.headers.get("x-d1-bookmark")).toBe(extra["x-d1-bookmark"]);
     expect(fast.headers.get("access-control-allow-origin")).toBe(extra.origin);
     expect(laneOf(app)).toBe("app");
