@@ -1,13 +1,15 @@
 import { LRUCache } from "lru-cache";
+import { type AccessClaims, readAccessToken } from "./auth/tokens";
 import type { AppConfig } from "./config";
 import type { LimitDecision, Services } from "./container";
 import { batchRows } from "./db/client";
+import type { SessionInfo } from "./env";
 import { planRequestLimits } from "./lib/rate-limits";
 import { presentedAccessToken } from "./middleware/authenticate";
 import { bootstrapped } from "./middleware/bootstrap";
-import { cacheKey, copyAnswer, forgetRecentCopy, recentCopy } from "./middleware/cached-read";
+import { copyAnswer, forgetRecentCopy, type KeyParts, keyFor, keyParts, recentCopy } from "./middleware/cached-read";
 import { allowedOriginHeaders, isAllowedOrigin, VARY_ORIGIN } from "./middleware/cors";
-import { type BegunRequest, handOver } from "./middleware/handover";
+import { type BegunRequest, type Handover, handOver } from "./middleware/handover";
 import { type Answered, beginRequest, logRequest, REQUEST_ID_HEADER, serverTiming } from "./middleware/request-context";
 import { BOOKMARK_HEADER, responseBookmark, servicesForRequest } from "./middleware/request-services";
 import { securityHeaderPairs } from "./middleware/security-headers";
@@ -15,12 +17,13 @@ import type { Plugin } from "./plugin";
 import { limiterCalls } from "./services/build-services";
 import { enforceLimits, rateLimitHeaders, subjects } from "./services/rate-limiter";
 import { generationFrom, validatorStatement } from "./services/read-cache";
+import { accessCheckStatement, userFromAccessCheck } from "./services/sessions";
 
 /** A Worker's fetch handler: the app, which the fast lane gives a request it does not answer itself. */
 export type FetchHandler = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;
 
-/** Where a URL goes in the lane: `/live`, or a read whose copies are kept under `keys` (one per viewer class an anonymous request is in). */
-type Target = { kind: "live" } | { kind: "read"; path: string; keys: readonly string[] } | { kind: "none" };
+/** Where a URL goes in the lane: `/live`, or a read whose copies are kept under the keys of `parts` (those of an anonymous request worked out). */
+type Target = { kind: "live" } | { kind: "read"; path: string; parts: KeyParts; anonymous: string; everyone: string } | { kind: "none" };
 const NONE: Target = { kind: "none" };
 const LIVE: Target = { kind: "live" };
 
@@ -30,21 +33,24 @@ const LIVE: Target = { kind: "live" };
 const targets = new LRUCache<string, Target>({
   maxSize: 2 * 1024 * 1024,
   maxEntrySize: 16 * 1024,
-  sizeCalculation: (target, url) => 2 * (url.length + (target.kind === "read" ? target.path.length + target.keys.join("").length : 0)) + 64,
+  sizeCalculation: (target, url) => 2 * url.length * (target.kind === "read" ? 6 : 1) + 256,
 });
 
 const LIVE_BODY = JSON.stringify({ status: "alive" });
 
 /**
- * The fast lane (docs/architecture.md "The fast lane"): `/live` and the anonymous public reads
- * whose copy this isolate keeps in memory (middleware/cached-read.ts), answered without the
- * framework but with exactly the app's answer, headers and access log line, built from the
- * middleware's own functions and constants. A copy is served once its validator, in the request's D1 session, says it is current,
- * and after the request was counted in its rate limit as the app counts it. Nothing is served
- * before the bootstrap run succeeded. Anything else (credentials of any kind, a body, a
- * percent-encoded path, a configuration error) goes to `slow` untouched; a copy found out of date, or a request the
- * rate limit refused, goes to `slow` with what the lane did so far (middleware/handover.ts), so
- * it is neither counted nor read twice and its error is the app's.
+ * The fast lane (docs/architecture.md "The fast lane"): `/live`, and the public reads whose copy
+ * for the request's viewer class (anonymous, or the account a well-signed token names) this
+ * isolate keeps in memory (middleware/cached-read.ts), answered without the framework but with
+ * exactly the app's answer, headers and access log line, built from the middleware's own
+ * functions and constants. A copy is served after the request was counted in its rate limit as
+ * the app counts it, once its validator in the request's D1 session says it is current and the
+ * token's check, in the same batch, that the token still counts. Nothing is served before the
+ * bootstrap run succeeded. Anything else (credentials that are no bearer token, a token that does
+ * not verify, a body, a percent-encoded path, a configuration error) goes to `slow` untouched; a
+ * copy found out of date, a revoked token or a request the rate limit refused goes to `slow` with
+ * what the lane did so far (middleware/handover.ts), so that nothing is counted, checked or read
+ * twice and an error is the app's.
  *
  * Why: on a cached read, Hono's context, a dozen composed middleware and every header written
  * through `Headers.set` were about a fifth of the request's CPU time (bench/README.md, Issue 24).
@@ -53,19 +59,45 @@ export function fastLane(plugins: readonly Plugin[], slow: FetchHandler): FetchH
   return (request, env, ctx) => {
     if (request.method !== "GET" || request.body !== null) return slow(request, env, ctx);
     const headers = request.headers;
-    if (presentedAccessToken(headers.get("authorization") ?? undefined, headers.get("cookie") ?? undefined) !== null) {
-      return slow(request, env, ctx);
-    }
+    const presented = presentedAccessToken(headers.get("authorization") ?? undefined, headers.get("cookie") ?? undefined);
+    // Credentials that are no bearer token: the app reads such a request as anonymous.
+    if (presented !== null && presented.token === undefined) return slow(request, env, ctx);
     const target = targetOf(request.url);
     if (target.kind === "none" || !bootstrapped(env.DB)) return slow(request, env, ctx);
     if (target.kind === "live") {
       const begun = begin(request, env, ctx, plugins);
       return begun === null ? slow(request, env, ctx) : live(request, begun);
     }
-    const key = target.keys.find((candidate) => recentCopy(candidate) !== undefined);
+    if (presented?.token !== undefined) return signedIn(request, env, ctx, plugins, slow, target, presented.token, presented.transport);
+    const key = [target.anonymous, target.everyone].find((candidate) => recentCopy(candidate) !== undefined);
     const begun = key === undefined ? null : begin(request, env, ctx, plugins);
-    return begun === null || key === undefined ? slow(request, env, ctx) : read(request, env, ctx, begun, slow, target.path, key);
+    return begun === null || key === undefined ? slow(request, env, ctx) : read(request, env, ctx, begun, slow, target.path, key, null);
   };
+}
+
+/**
+ * A read with a well-signed token: its copy is the one of the account the token names (or the
+ * one for everyone), served once the token's check, in the same batch as the validator, finds it
+ * still counts. A token that does not verify is the app's (it reads as anonymous).
+ */
+async function signedIn(
+  request: Request,
+  env: Env,
+  ctx: ExecutionContext,
+  plugins: readonly Plugin[],
+  slow: FetchHandler,
+  target: Extract<Target, { kind: "read" }>,
+  token: string,
+  transport: SessionInfo["transport"],
+): Promise<Response> {
+  const started = begin(request, env, ctx, plugins);
+  if (started === null) return slow(request, env, ctx);
+  const { config, clock } = started.services;
+  const claims = await readAccessToken(config.tokenSecret, token, clock.now() / 1000);
+  if (claims === null) return slow(request, env, ctx);
+  const own = keyFor(target.parts, `user:${claims.userId}`);
+  const key = [own, target.everyone].find((candidate) => recentCopy(candidate) !== undefined);
+  return key === undefined ? slow(request, env, ctx) : read(request, env, ctx, started, slow, target.path, key, { claims, transport });
 }
 
 function targetOf(url: string): Target {
@@ -76,8 +108,10 @@ function targetOf(url: string): Target {
   // Hono decodes such paths; the lane leaves them to it rather than decode them its own way.
   if (path.includes("%")) target = NONE;
   else if (path === "/live") target = parsed.search === "" ? LIVE : NONE;
-  else if (path.startsWith("/v1/")) target = { kind: "read", path, keys: [cacheKey(parsed, "anonymous"), cacheKey(parsed, "everyone")] };
-  else target = NONE;
+  else if (path.startsWith("/v1/")) {
+    const parts = keyParts(parsed);
+    target = { kind: "read", path, parts, anonymous: keyFor(parts, "anonymous"), everyone: keyFor(parts, "everyone") };
+  } else target = NONE;
   targets.set(url, target);
   return target;
 }
@@ -119,14 +153,22 @@ async function read(
   slow: FetchHandler,
   path: string,
   key: string,
+  token: { claims: AccessClaims; transport: SessionInfo["transport"] } | null,
 ): Promise<Response> {
+  const claims = token?.claims ?? null;
   const { config } = services;
-  // As the app's requestRateLimits counts an anonymous request: its address's buckets.
+  // As the app's requestRateLimits counts it: an anonymous read in its address's buckets, a
+  // signed-in one in its account's. A route that limits a signed-in read by address as well is
+  // counted against two subjects, with refunds between them: the app's to do.
+  const userId = claims?.userId ?? null;
   let limits: LimitDecision | null = null;
-  const names = config.rateLimitsEnabled ? planRequestLimits("GET", path, null).ip : [];
+  const plan = config.rateLimitsEnabled ? planRequestLimits("GET", path, userId) : null;
+  if (userId !== null && plan !== null && plan.ip.length > 0) return slow(request, env, ctx);
+  const names = plan === null ? [] : userId === null ? plan.ip : plan.user;
   if (names.length > 0) {
+    const subject = userId === null ? subjects.ip(begun.clientIp) : subjects.user(userId);
     try {
-      limits = await enforceLimits(services, subjects.ip(begun.clientIp), names, { userId: null, remember: true });
+      limits = await enforceLimits(services, subject, names, { userId, remember: true });
     } catch (refusal) {
       handOver(request, { ...begun, services, limits: null, refusal, staleKey: null });
       return slow(request, env, ctx);
@@ -140,19 +182,28 @@ async function read(
     handOver(request, { ...begun, services, limits, staleKey: null });
     return slow(request, env, ctx);
   }
-  let generation: string | null;
+  // The token's check travels with the validator, as in `cachedRead`; a read the same for everyone checks no token.
+  const check = claims !== null && copy.scope !== "shared" ? claims : null;
+  const validator = validatorStatement(copy.scope, copy.recordId);
+  let current: boolean;
+  let checked: Handover["checked"];
   try {
-    const [rows] = await batchRows<[unknown]>(services.db, [validatorStatement(copy.scope, copy.recordId)]);
-    generation = generationFrom(rows);
+    const rows = await batchRows<unknown[]>(services.db, check ? [accessCheckStatement(check), validator] : [validator]);
+    if (check && token) {
+      const user = userFromAccessCheck(rows[0] ?? [], check);
+      checked = { user, session: user ? { transport: token.transport, sessionId: check.sessionId } : null };
+    }
+    // A token found revoked reads as anonymous: not this copy (the app reads it afresh, as anonymous).
+    current = (check === null || checked?.user?.id === check.userId) && generationFrom(rows.at(-1) ?? []) === copy.generation;
   } catch (error) {
     // The app reads afresh, without this copy, and answers what it finds (its error, if D1 still fails).
     begun.log.warn("read cache validator failed", { error });
     handOver(request, { ...begun, services, limits, staleKey: key });
     return slow(request, env, ctx);
   }
-  if (generation !== copy.generation) {
+  if (!current) {
     forgetRecentCopy(key);
-    handOver(request, { ...begun, services, limits, staleKey: key });
+    handOver(request, { ...begun, services, limits, staleKey: key, checked });
     return slow(request, env, ctx);
   }
   const served = copyAnswer(copy, request.headers.get("if-none-match"));

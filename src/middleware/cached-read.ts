@@ -53,12 +53,28 @@ export function forgetRecentReads(): void {
  * may depend on): two keys are equal only for queries the routes read alike.
  */
 export function cacheKey(url: URL, viewer: ViewerClass): string {
+  return keyFor(keyParts(url), viewer);
+}
+
+/** What the cache keys of one URL share: all but the viewer class, which goes between `head` and `tail`. */
+export interface KeyParts {
+  head: string;
+  tail: string;
+}
+
+/** The parts of `url`'s cache keys (`cacheKey`), for a caller that needs the keys of several viewer classes. */
+export function keyParts(url: URL): KeyParts {
   const pairs = url.search.length > 1 ? url.search.slice(1).split("&") : [];
   const named = pairs.map((pair) => ({ name: pair.slice(0, pair.includes("=") ? pair.indexOf("=") : pair.length), pair }));
   // Array.prototype.sort is stable: pairs of one name stay in the order they came.
   named.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const query = named.map(({ pair }) => pair).join("&");
-  return `${url.protocol}//${url.host}/__reads/${url.protocol.slice(0, -1)}/${encodeURIComponent(viewer)}${url.pathname}?${query}`;
+  return { head: `${url.protocol}//${url.host}/__reads/${url.protocol.slice(0, -1)}/`, tail: `${url.pathname}?${query}` };
+}
+
+/** The cache key of a viewer class from its URL's `parts`. */
+export function keyFor(parts: KeyParts, viewer: ViewerClass): string {
+  return parts.head + encodeURIComponent(viewer) + parts.tail;
 }
 
 async function openCache(c: Context<AppEnv>): Promise<Cache | null> {
@@ -134,6 +150,12 @@ export function cachedRead(scope: ReadScope) {
     c.set("session", null);
     const svc = c.get("services");
     const check = scope === "shared" ? null : await presentedClaims(c);
+    // The fast lane began this request (src/fast-lane.ts): a token it checked is not checked again.
+    const handover = handoverOf(c.req.raw);
+    if (handover?.checked) {
+      c.set("user", handover.checked.user);
+      c.set("session", handover.checked.session);
+    }
     const url = new URL(c.req.url);
     const idParam = scope === "record" ? c.req.param("id") : undefined;
     const recordId = idParam !== undefined && /^[1-9]\d{0,15}$/.test(idParam) ? Number(idParam) : null;
@@ -141,15 +163,15 @@ export function cachedRead(scope: ReadScope) {
 
     let generation: string | null = null;
     const validator = validatorStatement(scope, recordId);
-    carryTokenCheck(c, check, cacheable ? [validator] : [], (rows) => {
+    carryTokenCheck(c, handover?.checked ? null : check, cacheable ? [validator] : [], (rows) => {
       if (cacheable) generation = generationFrom(rows[0] ?? []);
     });
     if (!cacheable) return next();
 
     const expected = expectedClass(scope, check?.claims.userId ?? null);
     const expectedKey = cacheKey(url, expected);
-    // The fast lane found the copy in memory out of date (src/fast-lane.ts): read afresh.
-    const stale = handoverOf(c.req.raw)?.staleKey === expectedKey;
+    // The fast lane found the copy in memory out of date: read afresh.
+    const stale = handover?.staleKey === expectedKey;
     // The Workers cache is opened only when this isolate's memory has no copy.
     const cache: Cache | null | undefined = stale || recent.has(expectedKey) ? undefined : await openCache(c);
     const copy = stale ? undefined : await lookUp(cache ?? null, expectedKey, scope, recordId);

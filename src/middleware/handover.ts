@@ -1,4 +1,6 @@
+import type { SessionUser } from "../auth/session-user";
 import type { LimitDecision, Services } from "../container";
+import type { SessionInfo } from "../env";
 import type { Logger } from "../lib/logger";
 
 /** What every request starts with: its id, its logger, its client address and when it began. */
@@ -25,6 +27,8 @@ export interface Handover extends BegunRequest {
   refusal?: unknown;
   /** The key of the copy the lane found out of date (or could not validate): the app reads afresh without it. */
   staleKey: string | null;
+  /** What the presented token's check found, when the lane ran it: the app does not run it again (user null: revoked, read as anonymous). */
+  checked?: { user: SessionUser | null; session: SessionInfo | null };
 }
 
 const handovers = new WeakMap<Request, Handover>();

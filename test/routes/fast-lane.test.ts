@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { forgetRecentReads } from "../../src/middleware/cached-read";
 import { subjects } from "../../src/services/rate-limiter";
-import { bearer, postJson, verifiedUser } from "../support/accounts";
+import { bearer, patchMe, postJson, verifiedUser } from "../support/accounts";
 import { api, apiWithVars, expectProblem, PRODUCTION_VARS, roundTrips } from "../support/http";
 import { counterStore, freshIp, limitedApi, stallStore } from "../support/limits";
 import { captureLogs } from "../support/logs";
@@ -199,12 +199,70 @@ describe("the fast lane", () => {
     expect(roundTrips(refused)).toBe(0);
   });
 
-  it("leaves signed-in requests, bodies and encoded paths to the app", async () => {
-    const { owner, id } = await product("Lane others");
+  it("serves a signed-in read the account's own copy, after its token check, as the app served it", async () => {
+    const { owner, id } = await product("Lane private");
+    expect((await patchMe(owner.tokens.access_token, { preferences: { profile_visibility: "private" } })).status).toBe(200);
+    const other = await verifiedUser("laneother");
+    const path = `/v1/products/${id}`;
+    const as = (token: string) => ({ "cf-connecting-ip": freshIp(), "x-request-id": "signed-1", ...bearer(token) });
+    const first = await api(path, { headers: as(owner.tokens.access_token) });
+    expect([laneOf(first), first.headers.get("x-cache")]).toEqual(["app", "miss"]);
+    const fast = await untilFast(path, freshIp(), { ...bearer(owner.tokens.access_token), "x-request-id": "signed-1" });
+    expect(fast.headers.get("x-cache")).toBe("hit");
+    // The token check and the validator in one batch.
+    expect(roundTrips(fast)).toBe(1);
+    const { "x-cache": hit, ...fastHeaders } = comparable(fast);
+    const { "x-cache": miss, ...appHeaders } = comparable(first);
+    expect(fastHeaders).toEqual(appHeaders);
+    const body = await fast.text();
+    expect(body).toBe(await first.text());
+    expect((JSON.parse(body) as Body).owner_username).toBe(owner.username);
+
+    // Another account, and anonymous readers, never get the owner's copy.
+    const theirs = await api(path, { headers: as(other.tokens.access_token) });
+    expect([laneOf(theirs), theirs.headers.get("x-cache")]).toEqual(["app", "miss"]);
+    expect(((await theirs.json()) as Body).owner_username).toBeNull();
+    const anonymous = await untilFast(path, freshIp());
+    expect(((await anonymous.json()) as Body).owner_username).toBeNull();
+  });
+
+  it("hands a read with a revoked token to the app, which reads it as anonymous without checking the token again", async () => {
+    const { owner, id } = await product("Lane revoked");
+    expect((await patchMe(owner.tokens.access_token, { preferences: { profile_visibility: "private" } })).status).toBe(200);
+    const path = `/v1/products/${id}`;
+    await (await untilFast(path, freshIp(), bearer(owner.tokens.access_token))).arrayBuffer();
+    const revoked = await api("/v1/auth/sessions/revoke-all", { method: "POST", headers: bearer(owner.tokens.access_token) });
+    expect(revoked.status).toBe(204);
+    const after = await api(path, { headers: { "cf-connecting-ip": freshIp(), ...bearer(owner.tokens.access_token) } });
+    expect(laneOf(after)).toBe("handed over");
+    expect(after.headers.get("x-cache")).not.toBe("hit");
+    // The lane's batch (the check and the validator), then the read as anonymous: what the app alone costs.
+    expect(roundTrips(after)).toBe(2);
+    expect(((await after.json()) as Body).owner_username).toBeNull();
+  });
+
+  it("counts a signed-in read in its account's bucket, once, in the same count-down as the app", async () => {
+    const { owner, id } = await product("Lane account counter");
+    const lanes = new Set<Lane>();
+    let last: number | null = null;
+    for (let i = 0; i < 20; i++) {
+      const response = await limitedApi(freshIp(), `/v1/products/${id}`, { headers: bearer(owner.tokens.access_token) });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      lanes.add(laneOf(response));
+      const left = Number(/"read-user";r=(\d+)/.exec(response.headers.get("ratelimit") ?? "")?.[1]);
+      if (last !== null) expect(left, `read ${i + 1}`).toBe(last - 1);
+      last = left;
+    }
+    expect([...lanes].sort()).toEqual(["app", "fast"]);
+  });
+
+  it("leaves credentials that are no bearer token and encoded paths to the app", async () => {
+    const { id } = await product("Lane others");
     const client = freshIp();
     await (await untilFast(`/v1/products/${id}`, client)).arrayBuffer();
-    const signedIn = await api(`/v1/products/${id}`, { headers: { "cf-connecting-ip": client, ...bearer(owner.tokens.access_token) } });
-    expect(laneOf(signedIn)).toBe("app");
+    const basic = await api(`/v1/products/${id}`, { headers: { "cf-connecting-ip": client, ...APP_ONLY } });
+    expect(laneOf(basic)).toBe("app");
     // The same record, its first digit percent-encoded.
     const digits = String(id);
     const encoded = await api(`/v1/products/%3${digits[0]}${digits.slice(1)}`, { headers: { "cf-connecting-ip": client } });
