@@ -1,6 +1,6 @@
 import { LRUCache } from "lru-cache";
 import { type AccessClaims, readAccessToken } from "./auth/tokens";
-import type { AppConfig } from "./config";
+import { type AppConfig, loadConfig } from "./config";
 import type { LimitDecision, Services } from "./container";
 import { batchRows } from "./db/client";
 import type { SessionInfo } from "./env";
@@ -16,7 +16,7 @@ import { securityHeaderPairs } from "./middleware/security-headers";
 import type { Plugin } from "./plugin";
 import { limiterCalls } from "./services/build-services";
 import { enforceLimits, rateLimitHeaders, subjects } from "./services/rate-limiter";
-import { generationFrom, validatorStatement } from "./services/read-cache";
+import { generationFrom, validatorStatement, viewerPowers } from "./services/read-cache";
 import { accessCheckStatement, userFromAccessCheck } from "./services/sessions";
 
 /** A Worker's fetch handler: the app, which the fast lane gives a request it does not answer itself. */
@@ -49,8 +49,8 @@ const LIVE_BODY = JSON.stringify({ status: "alive" });
  * bootstrap run succeeded. Anything else (credentials that are no bearer token, a token that does
  * not verify, a body, a percent-encoded path, a configuration error) goes to `slow` untouched; a
  * copy found out of date, a revoked token or a request the rate limit refused goes to `slow` with
- * what the lane did so far (middleware/handover.ts), so that nothing is counted, checked or read
- * twice and an error is the app's.
+ * what the lane did so far (middleware/handover.ts), so that nothing is counted or read twice, no
+ * token is checked against D1 twice, and an error is the app's.
  *
  * Why: on a cached read, Hono's context, a dozen composed middleware and every header written
  * through `Headers.set` were about a fifth of the request's CPU time (bench/README.md, Issue 24).
@@ -90,14 +90,21 @@ async function signedIn(
   token: string,
   transport: SessionInfo["transport"],
 ): Promise<Response> {
-  const started = begin(request, env, ctx, plugins);
-  if (started === null) return slow(request, env, ctx);
-  const { config, clock } = started.services;
-  const claims = await readAccessToken(config.tokenSecret, token, clock.now() / 1000);
+  let secret: string;
+  try {
+    secret = loadConfig(env).tokenSecret;
+  } catch {
+    return slow(request, env, ctx);
+  }
+  // The request is begun only once a copy is known: a signed-in read the lane does not serve costs it a signature check.
+  const claims = await readAccessToken(secret, token, Date.now() / 1000);
   if (claims === null) return slow(request, env, ctx);
   const own = keyFor(target.parts, `user:${claims.userId}`);
   const key = [own, target.everyone].find((candidate) => recentCopy(candidate) !== undefined);
-  return key === undefined ? slow(request, env, ctx) : read(request, env, ctx, started, slow, target.path, key, { claims, transport });
+  const started = key === undefined ? null : begin(request, env, ctx, plugins);
+  return started === null || key === undefined
+    ? slow(request, env, ctx)
+    : read(request, env, ctx, started, slow, target.path, key, { claims, transport });
 }
 
 function targetOf(url: string): Target {
@@ -191,13 +198,17 @@ async function read(
     const rows = await batchRows<unknown[]>(services.db, check ? [accessCheckStatement(check), validator] : [validator]);
     if (check && token) {
       const user = userFromAccessCheck(rows[0] ?? [], check);
-      checked = { user, session: user ? { transport: token.transport, sessionId: check.sessionId } : null };
+      checked = { userId: check.userId, user, session: user ? { transport: token.transport, sessionId: check.sessionId } : null };
     }
     // A token found revoked reads as anonymous: not this copy (the app reads it afresh, as anonymous).
-    current = (check === null || checked?.user?.id === check.userId) && generationFrom(rows.at(-1) ?? []) === copy.generation;
+    const viewer = checked?.user ?? null;
+    current =
+      (check === null || viewer?.id === check.userId) &&
+      viewerPowers(copy.scope, viewer) === copy.powers &&
+      generationFrom(rows.at(-1) ?? []) === copy.generation;
   } catch (error) {
     // The app reads afresh, without this copy, and answers what it finds (its error, if D1 still fails).
-    begun.log.warn("read cache validator failed", { error });
+    begun.log.warn("read cache check failed", { error });
     handOver(request, { ...begun, services, limits, staleKey: key });
     return slow(request, env, ctx);
   }

@@ -5,19 +5,30 @@ import { carryInNextBatch, flushCarried } from "../db/client";
 import type { AppEnv } from "../env";
 import { matchesIfNoneMatch } from "../lib/etag";
 import { writableHeaders } from "../lib/http";
-import { expectedClass, generationFrom, type ReadScope, type ViewerClass, validatorStatement, viewerClass } from "../services/read-cache";
+import {
+  expectedClass,
+  generationFrom,
+  type ReadScope,
+  type ViewerClass,
+  validatorStatement,
+  viewerClass,
+  viewerPowers,
+} from "../services/read-cache";
 import { carryTokenCheck, presentedClaims } from "./authenticate";
 import { handoverOf } from "./handover";
 
 /** The Workers cache the public reads keep their answers in (per data centre; docs/storage.md "Cached reads"). */
 export const CACHE_NAME = "relab-reads";
 const GENERATION_HEADER = "X-Read-Generation";
+const POWERS_HEADER = "X-Read-Powers";
 // Entries are validated on every use, so this only bounds how long an unused one takes space.
 const STORED_SECONDS = 86_400;
 
 /** A cached answer: what `copyAnswer` needs to serve it, and the generation it was read at. */
 interface Copy {
   generation: string;
+  /** The powers of the viewer it was computed for (`viewerPowers`). */
+  powers: "" | "admin";
   etag: string | null;
   contentType: string;
   body: ArrayBuffer;
@@ -120,8 +131,9 @@ async function lookUp(cache: Cache | null, key: string, scope: ReadScope, record
   const entry = cache ? await cache.match(key).catch(() => undefined) : undefined;
   const generation = entry?.headers.get(GENERATION_HEADER);
   if (!entry || !generation) return undefined;
-  const copy = {
+  const copy: Copy = {
     generation,
+    powers: entry.headers.get(POWERS_HEADER) === "admin" ? "admin" : "",
     etag: entry.headers.get("etag"),
     contentType: entry.headers.get("content-type") ?? "application/json",
     body: await entry.arrayBuffer(),
@@ -168,7 +180,8 @@ export function cachedRead(scope: ReadScope) {
     });
     if (!cacheable) return next();
 
-    const expected = expectedClass(scope, check?.claims.userId ?? null);
+    // The account the lane checked, if it did: the token may have expired since, which would make it anonymous here.
+    const expected = expectedClass(scope, handover?.checked ? handover.checked.userId : (check?.claims.userId ?? null));
     const expectedKey = cacheKey(url, expected);
     // The fast lane found the copy in memory out of date: read afresh.
     const stale = handover?.staleKey === expectedKey;
@@ -178,7 +191,12 @@ export function cachedRead(scope: ReadScope) {
     if (copy) {
       // A copy is cached for this viewer: the token check and the validator, and nothing else, first.
       await flushCarried(svc.db);
-      const current = generation !== null && viewerClass(scope, c.get("user")) === expected && copy.generation === generation;
+      const viewer = c.get("user");
+      const current =
+        generation !== null &&
+        viewerClass(scope, viewer) === expected &&
+        viewerPowers(scope, viewer) === copy.powers &&
+        copy.generation === generation;
       if (current) return fromCopy(c, copy);
       recent.delete(expectedKey);
       // Stale: the handler's batch reads the generation again, with the answer it stores.
@@ -193,12 +211,14 @@ export function cachedRead(scope: ReadScope) {
     if (stamped === null || c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
     writableHeaders(c).set("X-Cache", "miss");
     const key = cacheKey(url, viewerClass(scope, c.get("user")));
+    const powers = viewerPowers(scope, c.get("user"));
     const contentType = c.res.headers.get("content-type")!;
     const etag = c.res.headers.get("etag");
     const headers = new Headers({
       "Content-Type": contentType,
       "Cache-Control": `max-age=${STORED_SECONDS}`,
       [GENERATION_HEADER]: stamped,
+      [POWERS_HEADER]: powers,
     });
     if (etag) headers.set("ETag", etag);
     const shared = cache === undefined ? await openCache(c) : cache;
@@ -206,7 +226,7 @@ export function cachedRead(scope: ReadScope) {
     const answer = c.res.clone();
     const store = async () => {
       const body = await answer.arrayBuffer();
-      recent.set(key, { generation: stamped, etag, contentType, body, scope, recordId });
+      recent.set(key, { generation: stamped, powers, etag, contentType, body, scope, recordId });
       if (shared) await shared.put(key, new Response(body, { headers }));
     };
     c.executionCtx.waitUntil(store().catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));

@@ -1,4 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
+import { hasAdminPowers } from "../auth/permissions";
 import type { SessionUser } from "../auth/session-user";
 
 // What the cached public reads (docs/storage.md "Cached reads") need of the database and of the
@@ -26,6 +27,16 @@ export type ViewerClass = "anonymous" | `user:${number}` | "everyone";
 export function viewerClass(scope: ReadScope, viewer: SessionUser | null): ViewerClass {
   if (scope === "shared") return "everyone";
   return viewer ? `user:${viewer.id}` : "anonymous";
+}
+
+/**
+ * What a copy depends on besides its class and the generations: whether its viewer held a
+ * superuser's powers (`hasAdminPowers`: every owner's name, every record's unsettled media). They
+ * come and go with TOTP enrolment, which moves no generation, so a copy records them and is
+ * served only to a viewer who holds the same. Empty for `shared` reads, which show everyone the same.
+ */
+export function viewerPowers(scope: ReadScope, viewer: SessionUser | null): "" | "admin" {
+  return scope !== "shared" && hasAdminPowers(viewer) ? "admin" : "";
 }
 
 /**

@@ -5,9 +5,10 @@ import { bearer, patchMe, postJson, verifiedUser } from "../support/accounts";
 import { api, apiWithVars, expectProblem, PRODUCTION_VARS, roundTrips } from "../support/http";
 import { counterStore, freshIp, limitedApi, stallStore } from "../support/limits";
 import { captureLogs } from "../support/logs";
+import { awayFromStepEnd, bootstrapAdmin, enrolTotp } from "../support/mfa";
 
 // The fast lane (src/fast-lane.ts, docs/architecture.md "The fast lane") answers /live and the
-// cached anonymous reads without the framework. Its answers must be the app's, byte for byte and
+// cached reads (anonymous or signed in) without the framework. Its answers must be the app's, byte for byte and
 // header for header; it must count every request it serves exactly once, and give a copy it finds
 // out of date to the app without counting or reading it twice. `Authorization: Basic` (not a
 // bearer token) keeps a request out of the lane while the app still reads it as anonymous, so
@@ -255,6 +256,36 @@ describe("the fast lane", () => {
       last = left;
     }
     expect([...lanes].sort()).toEqual(["app", "fast"]);
+  });
+
+  it("serves a superuser's copy only to a viewer with the same powers: TOTP off, then on again, from either tier", async () => {
+    const owner = await verifiedUser("lanepowers");
+    expect((await patchMe(owner.tokens.access_token, { preferences: { profile_visibility: "private" } })).status).toBe(200);
+    const created = await postJson("/v1/products", { name: "Lane powers", brand: "Lane" }, bearer(owner.tokens.access_token));
+    const path = `/v1/products/${((await created.json()) as Body).id}`;
+    const admin = await bootstrapAdmin();
+    const read = async (token: string) => {
+      const response = await api(path, { headers: { "cf-connecting-ip": freshIp(), ...bearer(token) } });
+      expect(response.status).toBe(200);
+      return { lane: laneOf(response), cache: response.headers.get("x-cache"), owner: ((await response.json()) as Body).owner_username };
+    };
+    // With TOTP a superuser sees private owners, from the copy kept for them.
+    expect(await read(admin.tokens.access_token)).toMatchObject({ owner: owner.username });
+    expect(await read(admin.tokens.access_token)).toMatchObject({ lane: "fast", cache: "hit", owner: owner.username });
+    await awayFromStepEnd();
+    const disabled = await postJson(
+      "/v1/auth/mfa/totp/disable",
+      { code: admin.authenticator.next(), current_password: admin.password },
+      bearer(admin.tokens.access_token),
+    );
+    expect(disabled.status).toBe(204);
+    // Without, the same token is an ordinary account's: the Workers cache's copy is not for it.
+    forgetRecentReads();
+    expect(await read(admin.tokens.access_token)).toMatchObject({ lane: "app", cache: "miss", owner: null });
+    expect(await read(admin.tokens.access_token)).toMatchObject({ lane: "fast", cache: "hit", owner: null });
+    // With TOTP again, the lane does not serve the ordinary account's copy from memory.
+    const again = await enrolTotp(admin.tokens.access_token, admin.password);
+    expect(await read(again.tokens.access_token)).toMatchObject({ lane: "handed over", cache: "miss", owner: owner.username });
   });
 
   it("leaves credentials that are no bearer token and encoded paths to the app", async () => {
