@@ -152,7 +152,14 @@ export const PRODUCTS_ACCOUNT = { email: "bench.products@example.org", username:
  * does here (bench/README.md, Products). Their logins come from 127.0.0.1 in the seed: 48 of
  * `login-ip`'s 60 a minute (the failed-login seeds add 2).
  */
-export const PRODUCT_USERS = 48;
+export const PRODUCT_USERS = 64;
+
+/**
+ * The client addresses of the anonymous product reads: answered by the fast lane, a quiet machine
+ * serves them fast enough that 256 addresses went over read-ip (300/min), and the bench refused
+ * the comparison (the same reason the signed-in read has 64 accounts).
+ */
+const PRODUCT_ADDRESSES = 512;
 export const productUserEmail = (n) => `bench.products.${n}@example.org`;
 
 /** Base products the list scenario filters: LIST_PRODUCTS over LIST_BRANDS, round robin (250 per brand). */
@@ -256,7 +263,8 @@ async function doSeedProductUsers({ db, fetch }) {
     const login = await json(
       await fetch("/v1/auth/bearer/login", {
         method: "POST",
-        headers: SEED_HEADERS,
+        // An address per account: login-ip allows 60 sign-ins a minute from one address.
+        headers: { ...SEED_HEADERS, "cf-connecting-ip": `127.0.1.${n}` },
         body: JSON.stringify({ username: productUserEmail(n), password: PRODUCTS_ACCOUNT.password }),
       }),
       `bearer login of ${productUserEmail(n)}`,
@@ -369,6 +377,7 @@ const productScenarios = [
   {
     name: PRODUCT_SCENARIOS.detail,
     method: "GET",
+    addresses: PRODUCT_ADDRESSES,
     path: "/v1/products/:id",
     seed: async (ctx) => {
       const { detailId } = await seedProducts(ctx);
@@ -417,6 +426,7 @@ const productScenarios = [
   {
     name: PRODUCT_SCENARIOS.list,
     method: "GET",
+    addresses: PRODUCT_ADDRESSES,
     path: LIST_PATH,
     seed: async (ctx) => {
       await seedProducts(ctx);
@@ -441,6 +451,7 @@ const productScenarios = [
   {
     name: PRODUCT_SCENARIOS.search,
     method: "GET",
+    addresses: PRODUCT_ADDRESSES,
     path: SEARCH_PATH,
     seed: async (ctx) => {
       await seedProducts(ctx);
@@ -460,6 +471,7 @@ const productScenarios = [
   {
     name: PRODUCT_SCENARIOS.tree,
     method: "GET",
+    addresses: PRODUCT_ADDRESSES,
     path: "/v1/products/:id/components/tree?recursion_depth=10",
     seed: async (ctx) => {
       const { treeId } = await seedProducts(ctx);
