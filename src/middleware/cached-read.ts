@@ -161,13 +161,13 @@ export function cachedRead(scope: ReadScope) {
     c.set("user", null);
     c.set("session", null);
     const svc = c.get("services");
-    const check = scope === "shared" ? null : await presentedClaims(c);
     // The fast lane began this request (src/fast-lane.ts): a token it checked is not checked again.
     const handover = handoverOf(c.req.raw);
     if (handover?.checked) {
       c.set("user", handover.checked.user);
       c.set("session", handover.checked.session);
     }
+    const check = scope === "shared" || handover?.checked ? null : await presentedClaims(c);
     const url = new URL(c.req.url);
     const idParam = scope === "record" ? c.req.param("id") : undefined;
     const recordId = idParam !== undefined && /^[1-9]\d{0,15}$/.test(idParam) ? Number(idParam) : null;
@@ -175,7 +175,7 @@ export function cachedRead(scope: ReadScope) {
 
     let generation: string | null = null;
     const validator = validatorStatement(scope, recordId);
-    carryTokenCheck(c, handover?.checked ? null : check, cacheable ? [validator] : [], (rows) => {
+    carryTokenCheck(c, check, cacheable ? [validator] : [], (rows) => {
       if (cacheable) generation = generationFrom(rows[0] ?? []);
     });
     if (!cacheable) return next();

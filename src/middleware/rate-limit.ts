@@ -69,7 +69,7 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /** `RateLimit` and `RateLimit-Policy` for the counters a request was counted in (by this middleware, or by the fast lane before it handed the request over). */
-export function stampRateLimits(headers: Headers, counters: readonly CounterReading[]): void {
+function stampRateLimits(headers: Headers, counters: readonly CounterReading[]): void {
   // A 429 from a guard further in already names the policy that refused it.
   if (counters.length > 0 && !headers.has("RateLimit")) {
     for (const [name, value] of Object.entries(rateLimitHeaders(counters))) headers.set(name, value);
