@@ -4,7 +4,7 @@ import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import { createLogger } from "../lib/logger";
 import { resolveRequestId } from "../lib/request-id";
-import { limiterCalls } from "../services/build-services";
+import { limiterCalls } from "../services/platform/build-services";
 import { type BegunRequest, handoverOf } from "./handover";
 
 // Not hono/request-id: its filter (`[\w\-=]`, up to a length) echoes `=` and a leading `-` or `_`
