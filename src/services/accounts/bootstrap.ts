@@ -23,11 +23,11 @@ export async function ensureBootstrapSuperuser(svc: Pick<Services, "db" | "confi
     .insert(users)
     .values({
       email,
-      emailCanonical: canonicalEmail(email),
+      email_canonical: canonicalEmail(email),
       username: BOOTSTRAP_USERNAME,
-      hashedPassword: hashPassword(config.bootstrap.password, config.argon2),
-      isVerified: true,
-      isSuperuser: true,
+      hashed_password: hashPassword(config.bootstrap.password, config.argon2),
+      is_verified: true,
+      is_superuser: true,
       role: "lab",
     })
     .onConflictDoNothing()
@@ -47,6 +47,6 @@ export async function ensureBootstrapSuperuser(svc: Pick<Services, "db" | "confi
 }
 
 async function superuserExists(svc: Pick<Services, "db">): Promise<boolean> {
-  const rows = await svc.db.select({ id: users.id }).from(users).where(eq(users.isSuperuser, true)).limit(1);
+  const rows = await svc.db.select({ id: users.id }).from(users).where(eq(users.is_superuser, true)).limit(1);
   return rows.length > 0;
 }
