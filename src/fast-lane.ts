@@ -9,7 +9,7 @@ import { bootstrapped } from "./middleware/bootstrap";
 import { allowedOriginHeaders, isAllowedOrigin, VARY_ORIGIN } from "./middleware/cors";
 import { type BegunRequest, type Handover, handOver } from "./middleware/handover";
 import { copyAnswer, forgetRecentCopy, type KeyParts, keyFor, keyParts, recentCopy } from "./middleware/read-copies";
-import { type Answered, beginRequest, logRequest, REQUEST_ID_HEADER, serverTiming } from "./middleware/request-context";
+import { type Answered, beginRequest, logRequest, NO_D1, REQUEST_ID_HEADER, serverTiming } from "./middleware/request-context";
 import { BOOKMARK_HEADER, responseBookmark, servicesForRequest } from "./middleware/request-services";
 import { securityHeaderPairs } from "./middleware/security-headers";
 import type { Plugin } from "./plugin";
@@ -145,7 +145,7 @@ function live(request: Request, { begun, services }: Begun): Response {
     path: "/live",
     status: 200,
     isDevelopment: services.config.isDevelopment,
-    roundTrips: 0,
+    d1: NO_D1,
     limiterCalls: 0,
     lane: "fast",
   };
@@ -223,7 +223,7 @@ async function read(
     path,
     status: served.status,
     isDevelopment: config.isDevelopment,
-    roundTrips: services.roundTrips.count,
+    d1: { ...services.roundTrips },
     limiterCalls: limiterCalls(services),
     lane: "fast",
   };

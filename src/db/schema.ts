@@ -141,7 +141,10 @@ export const products = sqliteTable(
       "products_component_amount",
       sql`(${t.parent_id} IS NULL AND ${t.amount_in_parent} IS NULL) OR (${t.parent_id} IS NOT NULL AND ${t.amount_in_parent} BETWEEN 1 AND 1000)`,
     ),
-    check("products_depth", sql`(${t.parent_id} IS NULL AND ${t.depth} = 0) OR (${t.parent_id} IS NOT NULL AND ${t.depth} BETWEEN 1 AND 10)`),
+    check(
+      "products_depth",
+      sql`(${t.parent_id} IS NULL AND ${t.depth} = 0) OR (${t.parent_id} IS NOT NULL AND ${t.depth} BETWEEN 1 AND 10)`,
+    ),
     check(
       "products_positive_dimensions",
       sql`(${t.weight_g} IS NULL OR ${t.weight_g} > 0) AND (${t.height_cm} IS NULL OR ${t.height_cm} > 0) AND (${t.width_cm} IS NULL OR ${t.width_cm} > 0) AND (${t.depth_cm} IS NULL OR ${t.depth_cm} > 0)`,

@@ -1,7 +1,7 @@
 import type { AppConfig } from "../../config";
 import { loadConfig } from "../../config";
 import type { Clock, CoreHooks, DomainEvent, EmailSender, EventBus, Limiter, OutboundFetch, Services } from "../../container";
-import { createDb, type Db, type RoundTripCounter, type SessionStart } from "../../db/client";
+import { createDb, type Db, newRoundTripCounter, type RoundTripCounter, type SessionStart } from "../../db/client";
 import { createLogger, type Logger } from "../../lib/logger";
 import { safeFetch } from "../../lib/outbound";
 import { enabledPlugins, type Plugin } from "../../plugin";
@@ -54,7 +54,7 @@ export function limiterCalls(services: Services): number {
  * (`/live`, a refused preflight) does not pay for them.
  */
 class Shared {
-  readonly roundTrips: RoundTripCounter = { count: 0 };
+  readonly roundTrips: RoundTripCounter = newRoundTripCounter();
   db: Db | undefined;
   email: EmailSender | undefined;
   limiter: Limiter | undefined;
