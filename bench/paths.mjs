@@ -25,6 +25,8 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     connections: { type: "string", default: "10" },
     "port-base": { type: "string", default: "0" },
+    // Off: the request-rate limiters off on both instances, so that the CPU figures are the request path's and D1's, not the counter store's.
+    limits: { type: "string", default: "on" },
   },
 });
 const names = values.only.split(",");
@@ -54,7 +56,8 @@ async function main() {
   try {
     for (const [i, build] of builds.entries()) {
       const before = new Set(workerdPids());
-      const app = await startApp(build.config, build.bundle, portBase ? portBase + i : 0, false, { name: build.label });
+      const vars = values.limits === "off" ? { RATE_LIMITS_ENABLED: "false" } : {};
+      const app = await startApp(build.config, build.bundle, portBase ? portBase + i : 0, false, { name: build.label, vars });
       app.pid = workerdPids().find((p) => !before.has(p));
       apps.push(app);
       app.db = await app.mf.getD1Database("DB");
@@ -108,7 +111,7 @@ async function main() {
     }
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     console.log(
-      `\n${other.label} (${other.commit.slice(0, 7)}) against this tree: workerd CPU per request (${requests} requests one at a time) and req/s (${connections} connections, ${seconds} s), ${rounds} interleaved rounds, medians; ratios per round, median`,
+      `\n${other.label} (${other.commit.slice(0, 7)}) against this tree, rate limits ${values.limits}: workerd CPU per request (${requests} requests one at a time) and req/s (${connections} connections, ${seconds} s), ${rounds} interleaved rounds, medians; ratios per round, median`,
     );
     console.log(
       `| scenario | CPU, ${other.label} | CPU, this tree | CPU change | req/s, ${other.label} | req/s, this tree | req/s ratio |`,

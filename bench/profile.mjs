@@ -210,10 +210,17 @@ async function profileMixed(app) {
   const seconds = Number(values.seconds ?? 20);
   const users = Number(values.users ?? 20);
   const seeded = await seedMixed(app, { users, perUser: 4 });
-  const world = { tag: "profile", next: users * 4, materialIds: seeded.materialIds, people: seeded.people.map((p, u) => ({ ...p, address: `10.9.0.${u}` })) };
+  const world = {
+    tag: "profile",
+    next: users * 4,
+    materialIds: seeded.materialIds,
+    people: seeded.people.map((p, u) => ({ ...p, address: `10.9.0.${u}` })),
+  };
   const pid = workerdPids()[0];
   const plain = await runMixed(app.url, world, { seconds, pid, seed: 1 });
-  console.log(`mixed: ${plain.rps} req/s, workerd CPU ${plain.cpuMsPerRequest} ms per request (${plain.cpuCores} cores), ${JSON.stringify(plain.statuses)}`);
+  console.log(
+    `mixed: ${plain.rps} req/s, workerd CPU ${plain.cpuMsPerRequest} ms per request (${plain.cpuCores} cores), ${JSON.stringify(plain.statuses)}`,
+  );
   const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
   const target = targets.find((t) => /core:user:/.test(t.title ?? t.id ?? "") && !/RateLimiter|CameraRelay/.test(t.title)) ?? targets[0];
   const cdp = await connect(target.webSocketDebuggerUrl);
@@ -227,12 +234,16 @@ async function profileMixed(app) {
   const n = profiled.requests;
   const ms = (us) => (us / 1000 / n).toFixed(3);
   const idle = fns.filter(([k]) => /^\(idle\)/.test(k)).reduce((a, [, us]) => a + us, 0);
-  console.log(`profiled run: ${profiled.rps} req/s, ${n} requests; isolate busy ${ms(total - idle)} ms per request (the rest of workerd's CPU: D1, the cache, other isolates)`);
+  console.log(
+    `profiled run: ${profiled.rps} req/s, ${n} requests; isolate busy ${ms(total - idle)} ms per request (the rest of workerd's CPU: D1, the cache, other isolates)`,
+  );
   console.log("self ms/req  share  function  file:line");
-  for (const [key, us] of fns.slice(0, top)) console.log(`${ms(us).padStart(11)}  ${((100 * us) / total).toFixed(1).padStart(4)} %  ${key}`);
+  for (const [key, us] of fns.slice(0, top))
+    console.log(`${ms(us).padStart(11)}  ${((100 * us) / total).toFixed(1).padStart(4)} %  ${key}`);
   if (values.inclusive) {
     console.log("total ms/req (self + callees)  share  function  file:line");
-    for (const [key, us] of inclusive.slice(0, top)) console.log(`${ms(us).padStart(11)}  ${((100 * us) / total).toFixed(1).padStart(4)} %  ${key}`);
+    for (const [key, us] of inclusive.slice(0, top))
+      console.log(`${ms(us).padStart(11)}  ${((100 * us) / total).toFixed(1).padStart(4)} %  ${key}`);
   }
 }
 

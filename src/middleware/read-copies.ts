@@ -45,10 +45,27 @@ const recent = new LRUCache<string, Copy>({
   sizeCalculation: (copy, key) => copy.body.byteLength + key.length * 2 + 256,
 });
 
-/** Forgets every copy this isolate keeps in memory (the Workers cache is untouched). */
+// The generation each validator last read in this isolate (`record:<id>`, `catalogue`). A copy
+// of another generation is known to be out of date (generations only move on) or at least not the
+// one this isolate last saw: it is read afresh with the validator in the handler's batch, one
+// round trip, rather than validated first and then read (two). While people write, most list
+// copies are such (every write renews the catalogue's generation). Only a hint: a copy is served
+// only when the request's own validator reads its generation.
+const lastSeen = new LRUCache<string, string>({ max: 50_000 });
+
+/** Forgets every copy this isolate keeps in memory, and the generations it saw (the Workers cache is untouched). */
 export function forgetRecentReads(): void {
   recent.clear();
+  lastSeen.clear();
 }
+
+// The parts of each URL's keys lately worked out (`cacheKey`), so that a hot read does not parse
+// and order its query again. Bounded in bytes, as URLs come from anyone.
+const keyParts = new LRUCache<string, { head: string; tail: string }>({
+  maxSize: 2 * MiB,
+  maxEntrySize: 16 * 1024,
+  sizeCalculation: (parts, url) => 2 * (url.length + parts.head.length + parts.tail.length) + 128,
+});
 
 /**
  * The cache key of a read for a viewer class: the request's origin, path and query, its pairs
@@ -57,15 +74,21 @@ export function forgetRecentReads(): void {
  * distinct invalid escapes to one U+FFFD), and pairs of one name keep their order (which a list
  * of values may depend on): two keys are equal only for queries the routes read alike.
  */
-export function cacheKey(url: URL, viewer: ViewerClass, variant = ""): string {
-  const pairs = url.search.length > 1 ? url.search.slice(1).split("&") : [];
-  const named = pairs.map((pair) => ({ name: pair.slice(0, pair.includes("=") ? pair.indexOf("=") : pair.length), pair }));
-  // Array.prototype.sort is stable: pairs of one name stay in the order they came.
-  named.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const query = named.map(({ pair }) => pair).join("&");
-  const scheme = url.protocol.slice(0, -1);
+export function cacheKey(url: URL | string, viewer: ViewerClass, variant = ""): string {
+  const href = typeof url === "string" ? url : url.href;
+  let parts = keyParts.get(href);
+  if (parts === undefined) {
+    const parsed = typeof url === "string" ? new URL(url) : url;
+    const pairs = parsed.search.length > 1 ? parsed.search.slice(1).split("&") : [];
+    const named = pairs.map((pair) => ({ name: pair.slice(0, pair.includes("=") ? pair.indexOf("=") : pair.length), pair }));
+    // Array.prototype.sort is stable: pairs of one name stay in the order they came.
+    named.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const query = named.map(({ pair }) => pair).join("&");
+    parts = { head: `${parsed.protocol}//${parsed.host}/__reads/${parsed.protocol.slice(0, -1)}/`, tail: `${parsed.pathname}?${query}` };
+    keyParts.set(href, parts);
+  }
   const kind = variant === "" ? "" : `${encodeURIComponent(variant)}/`;
-  return `${url.protocol}//${url.host}/__reads/${scheme}/${kind}${encodeURIComponent(viewer)}${url.pathname}?${query}`;
+  return `${parts.head}${kind}${encodeURIComponent(viewer)}${parts.tail}`;
 }
 
 async function openCache(c: Context<CarriedEnv>): Promise<Cache | null> {
@@ -137,20 +160,28 @@ export function cachedRead(scope: ReadScope, options: CachedReadOptions = {}) {
 
     let generation: string | null = null;
     const validator = validatorStatement(scope, recordId);
+    const validated = scope === "record" ? `record:${recordId}` : "catalogue";
+    const settle = (rows: unknown[] | undefined) => {
+      generation = generationFrom(rows ?? []);
+      if (generation !== null) lastSeen.set(validated, generation);
+    };
     const viewer = carryTokenCheck(c, presented, cacheable ? [validator] : [], (rows) => {
-      if (cacheable) generation = generationFrom(rows[0] ?? []);
+      if (cacheable) settle(rows[0]);
     });
     c.set("viewer", viewer);
     if (!cacheable) return next();
 
-    const url = new URL(c.req.url);
+    const url = c.req.url;
     const variant = options.variant?.(c) ?? "";
     // The class the request is in if its token checks out: the copy is looked up while the check travels.
     const expected = expectedClass(scope, presented?.claims.userId ?? null);
     const expectedKey = cacheKey(url, expected, variant);
     // The Workers cache is opened only when this isolate's memory has no copy.
     const cache: Cache | null | undefined = recent.has(expectedKey) ? undefined : await openCache(c);
-    const copy = await lookUp(cache ?? null, expectedKey);
+    const found = await lookUp(cache ?? null, expectedKey);
+    const seen = lastSeen.get(validated);
+    const copy = found && (seen === undefined || seen === found.generation) ? found : undefined;
+    if (found && !copy) recent.delete(expectedKey);
     if (copy) {
       // A copy is cached for this viewer: the token check and the validator, and nothing else, first.
       await flushCarried(svc.db);
@@ -164,9 +195,7 @@ export function cachedRead(scope: ReadScope, options: CachedReadOptions = {}) {
       recent.delete(expectedKey);
       // Stale: the handler's batch reads the generation again, with the answer it stores.
       generation = null;
-      carryInNextBatch(svc.db, [validator], (rows) => {
-        generation = generationFrom(rows[0] ?? []);
-      });
+      carryInNextBatch(svc.db, [validator], (rows) => settle(rows[0]));
     }
 
     await next();

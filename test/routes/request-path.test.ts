@@ -156,6 +156,31 @@ describe("one request path", () => {
     expect(remaining(after)).toBe(remaining(counted) - 1);
   });
 
+  it("reads a copy of a generation it has seen pass afresh in one round trip, without validating it first", async () => {
+    const { owner, id, version } = await product("Path lists");
+    const lists = ["/v1/products?brand[in]=Lane&size=5", "/v1/products?brand[in]=Lane&size=6"] as const;
+    for (const path of lists) {
+      await (await api(path)).arrayBuffer();
+      await (await untilHit(path)).arrayBuffer();
+    }
+    // A write renews the catalogue's generation: every list copy is out of date.
+    const changed = await api(`/v1/products/${id}`, {
+      method: "PATCH",
+      headers: { ...bearer(owner.tokens.access_token), "content-type": "application/json", "if-match": `"${version}"` },
+      body: JSON.stringify({ name: "Path lists after" }),
+    });
+    expect(changed.status).toBe(200);
+    // The first finds its copy out of date (the validator, then the read); the second's copy is of
+    // the generation the first saw pass, so it is read at once, the validator in its batch.
+    const first = await api(lists[0]);
+    expect([first.headers.get("x-cache"), roundTrips(first)]).toEqual(["miss", 2]);
+    const second = await api(lists[1]);
+    expect([second.headers.get("x-cache"), roundTrips(second)]).toEqual(["miss", 1]);
+    expect(((await second.json()) as { items: Body[] }).items.some((item) => item.name === "Path lists after")).toBe(true);
+    // And its new copy is served again.
+    expect(roundTrips(await untilHit(lists[1]))).toBe(1);
+  });
+
   it("answers a read its rate limit refuses with 429, reading nothing", async () => {
     const { id } = await product("Path refused");
     const client = freshIp();
