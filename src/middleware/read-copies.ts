@@ -31,6 +31,8 @@ interface Copy {
   etag: string | null;
   contentType: string;
   body: ArrayBuffer;
+  /** Whether the Workers cache holds it too (it is put there once it has been served again from memory). */
+  shared: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -127,9 +129,31 @@ async function lookUp(cache: Cache | null, key: string): Promise<Copy | undefine
     etag: entry.headers.get("etag"),
     contentType: entry.headers.get("content-type") ?? "application/json",
     body: await entry.arrayBuffer(),
+    shared: true,
   };
   recent.set(key, copy);
   return copy;
+}
+
+/**
+ * Puts a copy this isolate served again from memory into the Workers cache, after the answer, for
+ * the data centre's other isolates. Only then: a copy that a write makes stale before it is read
+ * again (under a mixed load, most list copies) costs no write to the Workers cache.
+ */
+function share(c: Context<CarriedEnv>, key: string, copy: Copy): void {
+  copy.shared = true;
+  const headers = new Headers({
+    "Content-Type": copy.contentType,
+    "Cache-Control": `max-age=${STORED_SECONDS}`,
+    [GENERATION_HEADER]: copy.generation,
+    [POWERS_HEADER]: copy.powers,
+  });
+  if (copy.etag) headers.set("ETag", copy.etag);
+  const put = async () => {
+    const cache = await openCache(c);
+    if (cache) await cache.put(key, new Response(copy.body, { headers }));
+  };
+  c.executionCtx.waitUntil(put().catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));
 }
 
 /** What a route may declare besides its scope: `variant` names which of several answers to one URL a request gets (a negotiated type, say): each is its own copy. */
@@ -191,7 +215,10 @@ export function cachedRead(scope: ReadScope, options: CachedReadOptions = {}) {
         viewerClass(scope, user) === expected &&
         viewerPowers(scope, user) === copy.powers &&
         copy.generation === generation;
-      if (current) return fromCopy(c, copy);
+      if (current) {
+        if (!copy.shared) share(c, expectedKey, copy);
+        return fromCopy(c, copy);
+      }
       recent.delete(expectedKey);
       // Stale: the handler's batch reads the generation again, with the answer it stores.
       generation = null;
@@ -213,20 +240,11 @@ export function cachedRead(scope: ReadScope, options: CachedReadOptions = {}) {
     const powers = viewerPowers(scope, user);
     const contentType = c.res.headers.get("content-type")!;
     const etag = c.res.headers.get("etag");
-    const headers = new Headers({
-      "Content-Type": contentType,
-      "Cache-Control": `max-age=${STORED_SECONDS}`,
-      [GENERATION_HEADER]: stamped,
-      [POWERS_HEADER]: powers,
-    });
-    if (etag) headers.set("ETag", etag);
-    const shared = cache === undefined ? await openCache(c) : cache;
-    // Stored after the answer is sent: the copy's bytes are read from a clone meanwhile.
+    // Kept in memory after the answer is sent (its bytes read from a clone meanwhile); the Workers
+    // cache gets it once it is served again (`share`).
     const answer = c.res.clone();
     const store = async () => {
-      const body = await answer.arrayBuffer();
-      recent.set(key, { generation: stamped, powers, etag, contentType, body });
-      if (shared) await shared.put(key, new Response(body, { headers }));
+      recent.set(key, { generation: stamped, powers, etag, contentType, body: await answer.arrayBuffer(), shared: false });
     };
     c.executionCtx.waitUntil(store().catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));
   });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { forgetRecentReads } from "../../src/middleware/read-copies";
+import { CACHE_NAME, cacheKey, forgetRecentReads } from "../../src/middleware/read-copies";
 import { subjects } from "../../src/rate-limits/client";
 import { bearer, patchMe, postJson, verifiedUser } from "../support/accounts";
-import { api, apiWithVars, expectProblem, PRODUCTION_VARS, roundTrips } from "../support/http";
+import { api, apiWithVars, expectProblem, ORIGIN, PRODUCTION_VARS, roundTrips } from "../support/http";
 import { counterStore, freshIp, limitedApi } from "../support/limits";
 import { captureLogs } from "../support/logs";
 import { awayFromStepEnd, bootstrapAdmin, enrolTotp } from "../support/mfa";
@@ -179,6 +179,25 @@ describe("one request path", () => {
     expect(((await second.json()) as { items: Body[] }).items.some((item) => item.name === "Path lists after")).toBe(true);
     // And its new copy is served again.
     expect(roundTrips(await untilHit(lists[1]))).toBe(1);
+  });
+
+  it("puts a copy into the Workers cache once it is served again from memory, not when it is computed", async () => {
+    const { id } = await product("Path shared");
+    const path = `/v1/products/${id}`;
+    const shared = await caches.open(CACHE_NAME);
+    const key = cacheKey(new URL(path, ORIGIN), "anonymous");
+    await (await api(path)).arrayBuffer();
+    await scheduler.wait(20);
+    // Kept in memory only: a write before its next read would leave nothing to write.
+    expect(await shared.match(key)).toBeUndefined();
+    await (await untilHit(path)).arrayBuffer();
+    let entry: Response | undefined;
+    for (let tries = 0; !entry && tries < 10; tries++) {
+      await scheduler.wait(20);
+      entry = await shared.match(key);
+    }
+    expect(entry?.headers.get("x-read-generation")).toMatch(/^-?\d+\.-?\d+$/);
+    await entry?.arrayBuffer();
   });
 
   it("answers a read its rate limit refuses with 429, reading nothing", async () => {
