@@ -22,6 +22,8 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { workerdPids } from "./memory.mjs";
+import { runMixed, seedMixed } from "./mixed.mjs";
+import { buildRef } from "./refs.mjs";
 import { scenarios } from "./scenarios.mjs";
 import { applyMigrations, BOOTSTRAP, buildWorker, disposeAll, readWranglerConfig, startApp } from "./targets.mjs";
 
@@ -38,10 +40,15 @@ const { values, positionals } = parseArgs({
     addresses: { type: "string" },
     var: { type: "string", multiple: true },
     inclusive: { type: "boolean" },
+    ref: { type: "string" },
+    port: { type: "string" },
+    seconds: { type: "string" },
+    users: { type: "string" },
   },
 });
 const name = positionals[0];
-const scenario = scenarios.find((s) => s.name === name);
+// `mixed`: the mixed workload of bench/mixed.mjs (--users N in closed loops for --seconds S), not one request at a time.
+const scenario = name === "mixed" ? { name } : scenarios.find((s) => s.name === name);
 if (!scenario) {
   console.error(
     `usage: npm run bench:profile -- <scenario> [--requests N] [--top N]; scenarios: ${scenarios.map((s) => s.name).join(", ")}`,
@@ -51,6 +58,7 @@ if (!scenario) {
 const requests = Number(values.requests ?? 200);
 const top = Number(values.top ?? 30);
 const inspectorPort = Number(values["inspector-port"] ?? 9330);
+const appPort = Number(values.port ?? 0);
 const addresses = Number(values.addresses ?? 256);
 const vars = Object.fromEntries((values.var ?? []).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
 /** Request i's client address: one of `addresses` in turn, or a new one per request when 0. */
@@ -115,12 +123,19 @@ function summarise(profile) {
 }
 
 async function main() {
-  const bundle = values["no-build"] ? path.join(ROOT, "bench/.build/index.js") : await buildWorker(ROOT, path.join(ROOT, "bench/.build"));
-  const config = readWranglerConfig(ROOT);
-  const app = await startApp(config, bundle, 0, false, { vars, miniflare: { inspectorPort } });
+  // --ref: another commit's worker (bench/refs.mjs), with its own configuration and migrations.
+  const ref = values.ref ? await buildRef(ROOT, values.ref, (m) => console.error(m)) : null;
+  const bundle = ref
+    ? ref.bundle
+    : values["no-build"]
+      ? path.join(ROOT, "bench/.build/index.js")
+      : await buildWorker(ROOT, path.join(ROOT, "bench/.build"));
+  const config = ref ? ref.config : readWranglerConfig(ROOT);
+  const app = await startApp(config, bundle, appPort, false, { vars, miniflare: { inspectorPort } });
   try {
     app.db = await app.mf.getD1Database("DB");
-    await applyMigrations(app.db, path.join(ROOT, "migrations"));
+    await applyMigrations(app.db, ref ? ref.migrations : path.join(ROOT, "migrations"));
+    if (name === "mixed") return await profileMixed(app);
     await fetch(`${app.url}/v1/units`, { headers: EDGE }).then((r) => r.text());
     const override = scenario.seed
       ? ((await scenario.seed({ db: app.db, fetch: (p, init) => fetch(app.url + p, init), url: app.url, bootstrap: BOOTSTRAP })) ?? {})
@@ -187,6 +202,48 @@ async function main() {
     }
   } finally {
     await disposeAll([app]);
+  }
+}
+
+/** Where the isolate's time goes under the mixed workload: workerd CPU per request over a run without the profiler, then a run under it. */
+async function profileMixed(app) {
+  const seconds = Number(values.seconds ?? 20);
+  const users = Number(values.users ?? 20);
+  const seeded = await seedMixed(app, { users, perUser: 4 });
+  const world = {
+    tag: "profile",
+    next: users * 4,
+    materialIds: seeded.materialIds,
+    people: seeded.people.map((p, u) => ({ ...p, address: `10.9.0.${u}` })),
+  };
+  const pid = workerdPids()[0];
+  const plain = await runMixed(app.url, world, { seconds, pid, seed: 1 });
+  console.log(
+    `mixed: ${plain.rps} req/s, workerd CPU ${plain.cpuMsPerRequest} ms per request (${plain.cpuCores} cores), ${JSON.stringify(plain.statuses)}`,
+  );
+  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+  const target = targets.find((t) => /core:user:/.test(t.title ?? t.id ?? "") && !/RateLimiter|CameraRelay/.test(t.title)) ?? targets[0];
+  const cdp = await connect(target.webSocketDebuggerUrl);
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+  await cdp.send("Profiler.start");
+  const profiled = await runMixed(app.url, world, { seconds, pid, seed: 2 });
+  const { profile } = await cdp.send("Profiler.stop");
+  cdp.close();
+  const { total, fns, inclusive } = summarise(profile);
+  const n = profiled.requests;
+  const ms = (us) => (us / 1000 / n).toFixed(3);
+  const idle = fns.filter(([k]) => /^\(idle\)/.test(k)).reduce((a, [, us]) => a + us, 0);
+  console.log(
+    `profiled run: ${profiled.rps} req/s, ${n} requests; isolate busy ${ms(total - idle)} ms per request (the rest of workerd's CPU: D1, the cache, other isolates)`,
+  );
+  console.log("self ms/req  share  function  file:line");
+  for (const [key, us] of fns.slice(0, top))
+    console.log(`${ms(us).padStart(11)}  ${((100 * us) / total).toFixed(1).padStart(4)} %  ${key}`);
+  if (values.inclusive) {
+    console.log("total ms/req (self + callees)  share  function  file:line");
+    for (const [key, us] of inclusive.slice(0, top))
+      console.log(`${ms(us).padStart(11)}  ${((100 * us) / total).toFixed(1).padStart(4)} %  ${key}`);
   }
 }
 

@@ -9,6 +9,8 @@ import { formatExport, runExportBench } from "./export.mjs";
 import { compareHashes, formatHashCompare } from "./hash-compare.mjs";
 import { ADDRESS_POOL, addressPool, applyRotation, createRotation, MAX_STEADY_ADDRESSES, rotationAddresses, runLoad } from "./load.mjs";
 import { formatMedia, MEDIA_IMAGE, runMediaBench } from "./media.mjs";
+import { formatMixed, runMixedBench } from "./mixed.mjs";
+import { buildRef } from "./refs.mjs";
 import { formatRelease, runReleaseBench } from "./release.mjs";
 import {
   checkClientAddresses,
@@ -42,7 +44,9 @@ const BUILD_DIR = path.join(ROOT, "bench/.build");
 const RESULTS = path.join(ROOT, "bench/results/latest.json");
 const EXPORT_PRODUCTS_LABEL = "10,000";
 /** Sections `--only` selects besides scenarios: each runs after the load rounds on its own instance. */
-const SECTIONS = ["export", "media", "release"];
+const SECTIONS = ["export", "media", "release", "mixed"];
+/** The code the mixed section compares with: main at the start of the last round (end of the first, 2026-11-21; read caching came after it). */
+const MIXED_BASELINE = "0ebdc11";
 
 const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH_<NAME>, e.g. BENCH_DURATION)
   --duration <s>       seconds per load run (default 5)
@@ -56,7 +60,11 @@ const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH
   --only <name>        run only this scenario (repeatable or comma-separated); baselines always run;
                        "export" selects the export section (full CSV/JSON exports of 10,000 demo products),
                        "media" the media section (10 MP JPEG uploads and their thumbnail job, in workerd and in Node),
-                       "release" the release section (dataset releases of 10,000 demo products through the queue, and in Node)
+                       "release" the release section (dataset releases of 10,000 demo products through the queue, and in Node),
+                       "mixed" the mixed section (many users reading and writing, side by side with --mixed-baseline)
+  --mixed-baseline <ref>  the commit the mixed section compares with (default ${MIXED_BASELINE}, the start of the last round)
+  --mixed-users <n>    users in closed loops in the mixed section (default 50)
+  --mixed-seconds <s>  seconds per instance per round in the mixed section (default 30)
   --port-base <n>      listen on n, n+1, ... (default 0: free ports chosen by the OS)
   --out <file>         results file (default bench/results/latest.json)
   --via-entry          serve through Miniflare's entry worker (its main port) instead of direct sockets
@@ -80,6 +88,9 @@ function settingsFromArgs() {
       help: { type: "boolean", short: "h" },
       "hash-runs": { type: "string" },
       "hash-warmup": { type: "string" },
+      "mixed-baseline": { type: "string" },
+      "mixed-users": { type: "string" },
+      "mixed-seconds": { type: "string" },
     },
   });
   if (values.help) {
@@ -109,6 +120,9 @@ function settingsFromArgs() {
       .filter(Boolean),
     out: path.resolve(values.out ?? process.env.BENCH_OUT ?? RESULTS),
     viaEntry: values["via-entry"] ?? ["1", "true"].includes(process.env.BENCH_VIA_ENTRY ?? ""),
+    mixedBaseline: values["mixed-baseline"] ?? (process.env.BENCH_MIXED_BASELINE || MIXED_BASELINE),
+    mixedUsers: Math.round(num("mixed-users", 50, 1)),
+    mixedSeconds: num("mixed-seconds", 30, 1),
   };
   if (!["tmpfs", "disk"].includes(s.doStorage)) throw new Error(`--do-storage must be tmpfs or disk\n${USAGE}`);
   if (s.addresses > MAX_STEADY_ADDRESSES)
@@ -361,11 +375,29 @@ async function main() {
       });
     }
 
+    // The mixed section (bench/mixed.mjs): this tree and --mixed-baseline side by side, each on an
+    // instance of its own, after everything else.
+    let mixedResult = null;
+    if (settings.only.includes("mixed") || (settings.only.length === 0 && process.env.BENCH_MIXED !== "0")) {
+      const baseline = await buildRef(ROOT, settings.mixedBaseline, log);
+      const current = { label: "this tree", bundle, config: readWranglerConfig(ROOT), migrations: path.join(ROOT, "migrations") };
+      mixedResult = await runMixedBench({
+        builds: [current, { label: settings.mixedBaseline, ...baseline }],
+        ports: [portFor(5 + Object.keys(instances).length), portFor(6 + Object.keys(instances).length)],
+        users: settings.mixedUsers,
+        perUser: 4,
+        seconds: settings.mixedSeconds,
+        rounds: settings.rounds,
+        doStorage: settings.doStorage,
+        log,
+      });
+    }
+
     const rows = summarize(benchTargets, rounds);
     // Client addresses: a steady pool must stay under the per-IP limits at this machine's rate
     // (sustained), a new-clients pool must not repeat; either failing marks the target FAILED.
     checkClientAddresses(rows, benchTargets, rounds);
-    failed = rows.some((row) => !row.ok);
+    failed = rows.some((row) => !row.ok) || (mixedResult !== null && !mixedResult.ok);
     // Counter-store failures during the whole run (seeds included), per instance: each let a
     // request through unlimited, so the limits-on figures would understate the limiter's cost.
     const storeFailures = Object.fromEntries(Object.values(instances).map((app) => [app.name, app.logCounts.limiterUnavailable]));
@@ -418,6 +450,7 @@ async function main() {
     if (mediaResult) console.log(`\n${formatMedia(mediaResult)}`);
     if (releaseResult) console.log(`\n${formatRelease(releaseResult)}`);
     if (releaseResult && !releaseResult.aimMet) failed = true;
+    if (mixedResult) console.log(`\n${formatMixed(mixedResult)}`);
     const aims = summarizeAims(rows, mediaResult);
     console.log(`\n${formatAims(aims)}`);
 
@@ -471,6 +504,8 @@ async function main() {
       // Dataset releases of the demo dataset through the queue against raw reads of the same rows,
       // and the build's memory in Node (null unless selected). See bench/README.md, Releases.
       release: releaseResult,
+      // The mixed workload against --mixed-baseline, side by side (null unless selected). See bench/README.md, Mixed reads and writes.
+      mixed: mixedResult,
       // Issue 24's Aims table: each figure, its aim and whether this run meets it (null: not run). See bench/README.md, Issue 24.
       aims,
       storeFailures,

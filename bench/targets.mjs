@@ -25,11 +25,11 @@ export const SELECT1_SCRIPT = `export default {
   },
 };`;
 
-/** Runs `wrangler deploy --dry-run --outdir <outdir>` and returns the path of the bundle. */
-export async function buildWorker(root, outdir) {
+/** Runs `wrangler deploy --dry-run --outdir <outdir>` and returns the path of the bundle; `config`: the configuration file, when not the one wrangler finds from `root`. */
+export async function buildWorker(root, outdir, config = null) {
   const wrangler = path.join(root, "node_modules/.bin/wrangler");
   // --env="" targets the top-level environment explicitly (what wrangler.jsonc calls local).
-  const args = ["deploy", "--dry-run", "--outdir", outdir, "--env="];
+  const args = ["deploy", "--dry-run", "--outdir", outdir, "--env=", ...(config ? ["--config", config] : [])];
   const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "1" };
   const output = [];
   const code = await new Promise((resolve, reject) => {

@@ -1,5 +1,4 @@
 import { appFor } from "./app";
-import { fastLane } from "./fast-lane";
 import { createLogger } from "./lib/logger";
 import { enabledPlugins } from "./plugin";
 import { INSTALLED_PLUGINS } from "./plugins/installed";
@@ -18,8 +17,8 @@ export { RateLimiter } from "./rate-limits/object";
 const deferTo = (ctx: ExecutionContext | undefined) => (ctx ? (work: Promise<unknown>) => ctx.waitUntil(work) : undefined);
 
 export default {
-  /** The fast lane's answer (src/fast-lane.ts), else the app of the plugins this deployment enables (src/app.ts). */
-  fetch: fastLane(INSTALLED_PLUGINS, (request, env, ctx) => appFor(env).fetch(request, env, ctx)),
+  /** Every request goes through the one app of the plugins this deployment enables (src/app.ts). */
+  fetch: (request: Request, env: Env, ctx: ExecutionContext) => appFor(env).fetch(request, env, ctx),
 
   /** One container per batch: domain events go to the enabled plugins; release-build slices to the release consumer; media jobs and their dead letters to the media consumer. */
   async queue(batch: MessageBatch, env: Env, ctx?: ExecutionContext) {

@@ -128,18 +128,19 @@ class CountingStatement {
     return row[column] as T;
   }
 
-  async run<T>(): Promise<D1Result<T>> {
-    await this.database.flush();
-    this.database.counter.count++;
-    const result = await this.inner.run<T>();
-    addMeta(this.database.counter, result.meta);
-    return result;
+  run<T>(): Promise<D1Result<T>> {
+    return this.metered(() => this.inner.run<T>());
   }
 
-  async all<T>(): Promise<D1Result<T>> {
+  all<T>(): Promise<D1Result<T>> {
+    return this.metered(() => this.inner.all<T>());
+  }
+
+  /** One round trip, after whatever was carried, with its cost added from the result's `meta`. */
+  private async metered<R extends D1Result>(send: () => Promise<R>): Promise<R> {
     await this.database.flush();
     this.database.counter.count++;
-    const result = await this.inner.all<T>();
+    const result = await send();
     addMeta(this.database.counter, result.meta);
     return result;
   }

@@ -75,7 +75,7 @@ read sees a state at least that recent, your own writes included. Writes and sig
 always start on the primary; an unreadable bookmark is ignored.
 
 Product and component details, component pages and trees, the product list, facets and
-suggestions may be answered from a cache at the edge (\`X-Cache: hit\`), only after checking in
+suggestions may be answered from a cache at the edge (\`X-Cache: hit\` in development), only after checking in
 the database that nothing they show has changed since, and never across viewers: they are as
 current as a read of the database itself.`;
 

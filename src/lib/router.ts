@@ -1,7 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Result, Router } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
-import type { AppEnv } from "../env";
+import type { AppEnv, BaseEnv } from "../env";
 import { type ValidationTarget, validationError } from "./validation";
 
 /** How many (method, path) matches the app keeps: a few hundred popular paths, a few hundred KiB. */
@@ -47,8 +47,8 @@ export class RememberingRouter<T> implements Router<T> {
  * single error handler renders them like every other error. `dispatches`: the app itself, which
  * matches requests (a resource's router only hands its routes to the app).
  */
-export function createRouter({ dispatches = false } = {}) {
-  return new OpenAPIHono<AppEnv>({
+export function createRouter<E extends BaseEnv = AppEnv>({ dispatches = false } = {}) {
+  return new OpenAPIHono<E>({
     ...(dispatches ? { router: new RememberingRouter() } : {}),
     defaultHook: (result) => {
       if (!result.success) {
@@ -58,4 +58,4 @@ export function createRouter({ dispatches = false } = {}) {
   });
 }
 
-export type AppOpenAPI = ReturnType<typeof createRouter>;
+export type AppOpenAPI = OpenAPIHono<AppEnv>;

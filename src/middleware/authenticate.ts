@@ -3,9 +3,11 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { ACCESS_COOKIE, readCookie } from "../auth/cookies";
 import { authenticationRequired } from "../auth/permissions";
-import { type AccessClaims, readAccessToken } from "../auth/tokens";
-import { carryInNextBatch, flushCarried } from "../db/client";
-import type { AppEnv } from "../env";
+import type { SessionUser } from "../auth/session-user";
+import { readAccessToken } from "../auth/tokens";
+import type { CarriedViewer } from "../auth/viewer";
+import { carryInNextBatch, type Db, flushCarried } from "../db/client";
+import type { AppEnv, BaseEnv, CarriedEnv, PresentedClaims } from "../env";
 import { ApiError } from "../lib/problem";
 import { accessCheckStatement, userForAccessToken, userFromAccessCheck } from "../services/sign-in/sessions";
 
@@ -32,78 +34,99 @@ export function presentedAccessToken(
   return cookie ? { token: cookie, transport: "cookie" } : null;
 }
 
-// Requests whose carried token check has not answered yet, with the user id their token names
-// (`viewerBeforeRead` runs the check early).
-const viewerPending = new WeakMap<Context<AppEnv>, number>();
+/**
+ * The well-signed, unexpired token a request presents, with how it came; null when none. Read
+ * once per request (the rate limiter, the session's start and the route's check all ask).
+ */
+export async function presentedClaims<E extends BaseEnv>(c: Context<E>): Promise<PresentedClaims | null> {
+  const known = c.get("presented") as PresentedClaims | null | undefined;
+  if (known !== undefined) return known;
+  const presented = presentedAccessToken(c.req.header("authorization"), c.req.header("cookie"));
+  let found: PresentedClaims | null = null;
+  if (presented?.token) {
+    const services = c.get("services");
+    const claims = await readAccessToken(services.config.tokenSecret, presented.token, services.clock.now() / 1000);
+    found = claims ? { claims, transport: presented.transport } : null;
+  }
+  (c as unknown as Context<BaseEnv>).set("presented", found);
+  return found;
+}
 
 /**
- * Sends the check of a well-signed token (`claims`) with the request's next D1 batch, ahead of
- * `extra` statements, instead of in a round trip of its own; once that batch has run, `user` and
- * `session` are set if the token still counts, and `then` gets the rows of `extra`. The check fails
- * closed as in `authenticate`: should its batch fail, the request is a 503, never an anonymous pass.
+ * A token check that travels at the front of the request's next D1 batch (`carryInNextBatch`),
+ * and the request's viewer as the route's handler gets it (`CarriedViewer`): known only once that
+ * batch has run. The check fails closed as in `authenticate`: should its batch fail, the request
+ * is a 503 (`authFlow` while it is pending), never an anonymous pass.
+ */
+class CarriedCheck implements CarriedViewer {
+  readonly claimedId: number | null;
+  #pending: boolean;
+  #user: SessionUser | null = null;
+
+  constructor(
+    private readonly db: Db,
+    claims: PresentedClaims | null,
+  ) {
+    this.claimedId = claims?.claims.userId ?? null;
+    this.#pending = claims !== null;
+  }
+
+  /** What the check found (null: anonymous, or a token that no longer counts); undefined while it has not run. */
+  get settled(): SessionUser | null | undefined {
+    return this.#pending ? undefined : this.#user;
+  }
+
+  settle(user: SessionUser | null): void {
+    this.#user = user;
+    this.#pending = false;
+  }
+
+  async after<T>(read: Promise<T>): Promise<[T, SessionUser | null]> {
+    const value = await read;
+    return [value, await this.now()];
+  }
+
+  async now(): Promise<SessionUser | null> {
+    if (this.#pending) await flushCarried(this.db);
+    return this.#user;
+  }
+}
+
+/**
+ * Sends the check of a well-signed token (`presented`) with the request's next D1 batch, ahead of
+ * `extra` statements, instead of in a round trip of its own; `then` gets the rows of `extra` once
+ * that batch has run. Returns the viewer it settles.
  */
 export function carryTokenCheck(
-  c: Context<AppEnv>,
-  check: { claims: AccessClaims; transport: "bearer" | "cookie" } | null,
+  c: Context<CarriedEnv>,
+  presented: PresentedClaims | null,
   extra: SQL[] = [],
   then: (rows: unknown[][]) => void = () => {},
-): void {
-  const statements = check ? [accessCheckStatement(check.claims), ...extra] : extra;
-  if (statements.length === 0) return;
+): CarriedCheck {
+  const db = c.get("services").db;
+  const check = new CarriedCheck(db, presented);
+  const statements = presented ? [accessCheckStatement(presented.claims), ...extra] : extra;
+  if (statements.length === 0) return check;
   const wasAuthFlow = c.get("authFlow");
-  if (check) {
-    c.set("authFlow", true);
-    viewerPending.set(c, check.claims.userId);
-  }
-  carryInNextBatch(c.get("services").db, statements, (rows) => {
-    if (check) {
+  if (presented) c.set("authFlow", true);
+  carryInNextBatch(db, statements, (rows) => {
+    if (presented) {
       c.set("authFlow", wasAuthFlow);
-      viewerPending.delete(c);
-      const user = userFromAccessCheck(rows[0] ?? [], check.claims);
-      if (user) {
-        c.set("user", user);
-        c.set("session", { transport: check.transport, sessionId: check.claims.sessionId });
-      }
+      check.settle(userFromAccessCheck(rows[0] ?? [], presented.claims));
     }
-    then(check ? rows.slice(1) : rows);
+    then(presented ? rows.slice(1) : rows);
   });
-}
-
-/** The user id a request's carried token check (`carryTokenCheck`) names while it has not answered yet; null otherwise. */
-export function pendingViewerId(c: Context<AppEnv>): number | null {
-  return viewerPending.get(c) ?? null;
-}
-
-/**
- * The viewer of a request whose token check was carried, before its handler reads anything: runs
- * the check (and whatever travels with it) now, in a round trip of its own, unless it has answered
- * already. For reads whose statements depend on who asks (`owner=me`).
- */
-export async function viewerBeforeRead(c: Context<AppEnv>) {
-  if (viewerPending.has(c)) await flushCarried(c.get("services").db);
-  return c.get("user");
-}
-
-/** The well-signed, unexpired token a request presents, with how it came; null when none. */
-export async function presentedClaims(c: Context<AppEnv>): Promise<{ claims: AccessClaims; transport: "bearer" | "cookie" } | null> {
-  const presented = presentedAccessToken(c.req.header("authorization"), c.req.header("cookie"));
-  if (!presented?.token) return null;
-  const services = c.get("services");
-  const claims = await readAccessToken(services.config.tokenSecret, presented.token, services.clock.now() / 1000);
-  return claims ? { claims, transport: presented.transport } : null;
+  return check;
 }
 
 /**
  * `authenticate("optional")` for a read that can start before the viewer is known: a presented
- * token's check travels in the handler's first D1 batch (one round trip for a signed-in read). Until
- * that batch has run, `c.get("user")` is null: the handler reads the viewer after its first query,
- * or provisionally as the account the token names (`pendingViewerId`), or asks `viewerBeforeRead`.
- * A bad, expired or revoked token leaves the request anonymous, as with `optional`.
+ * token's check travels in the handler's first D1 batch (one round trip for a signed-in read), and
+ * the handler gets the viewer with its read (`c.get("viewer")`, `CarriedViewer`). A bad, expired
+ * or revoked token leaves the request anonymous, as with `optional`.
  */
-export const authenticateCarried = createMiddleware<AppEnv>(async (c, next) => {
-  c.set("user", null);
-  c.set("session", null);
-  carryTokenCheck(c, await presentedClaims(c));
+export const authenticateCarried = createMiddleware<CarriedEnv>(async (c, next) => {
+  c.set("viewer", carryTokenCheck(c, await presentedClaims(c)));
   return next();
 });
 
@@ -117,27 +140,22 @@ export function authenticate(mode: "required" | "optional") {
   return createMiddleware<AppEnv>(async (c, next) => {
     c.set("user", null);
     c.set("session", null);
-    const presented = presentedAccessToken(c.req.header("authorization"), c.req.header("cookie"));
-    if (!presented) {
-      if (mode === "required") throw authenticationRequired();
-      return next();
-    }
-    const { token, transport } = presented;
-    const services = c.get("services");
-    const claims = token ? await readAccessToken(services.config.tokenSecret, token, services.clock.now() / 1000) : null;
-    if (claims) {
+    const presented = await presentedClaims(c);
+    if (presented) {
       // Only the token check itself fails closed here; what the route does next has its own rules.
       const wasAuthFlow = c.get("authFlow");
       c.set("authFlow", true);
-      const user = await userForAccessToken(services, claims);
+      const user = await userForAccessToken(c.get("services"), presented.claims);
       c.set("authFlow", wasAuthFlow);
       if (user) {
         c.set("user", user);
-        c.set("session", { transport, sessionId: claims.sessionId });
+        c.set("session", { transport: presented.transport, sessionId: presented.claims.sessionId });
         return next();
       }
     }
-    if (mode === "required") throw invalidToken();
-    return next();
+    if (mode === "optional") return next();
+    // Credentials that are no well-signed token, or one no longer valid: 401 as invalid; none at all: 401 as missing.
+    if (presentedAccessToken(c.req.header("authorization"), c.req.header("cookie")) === null) throw authenticationRequired();
+    throw invalidToken();
   });
 }

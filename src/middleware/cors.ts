@@ -49,7 +49,7 @@ export const cors = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /** Every actual answer varies with the request's `Origin` (appended to a route's own `Vary`). */
-export const VARY_ORIGIN = ["Vary", "Origin"] as const;
+const VARY_ORIGIN = ["Vary", "Origin"] as const;
 
 /** The CORS headers of an actual (not preflight) response; `allowedOrigin` is the request's `Origin` when it may read the answer. */
 function stampCors(headers: Headers, allowedOrigin: string | null): void {
@@ -58,7 +58,7 @@ function stampCors(headers: Headers, allowedOrigin: string | null): void {
 }
 
 /** What `stampCors` adds besides `Vary: Origin` for an origin that may read the answer. */
-export function allowedOriginHeaders(origin: string): [string, string][] {
+function allowedOriginHeaders(origin: string): [string, string][] {
   return [
     ["Access-Control-Allow-Origin", origin],
     ["Access-Control-Allow-Credentials", "true"],

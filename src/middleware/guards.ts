@@ -7,10 +7,10 @@ import type { AppEnv } from "../env";
 // `authenticate`): what handlers and middleware call; services receive the user they return.
 
 /** The signed-in user; 401 when the request is anonymous. */
-export const requireUser = (c: Context<AppEnv>): SessionUser => assertSignedIn(c.get("user"));
+export const requireUser = <E extends AppEnv>(c: Context<E>): SessionUser => assertSignedIn(c.get("user"));
 
 /** The signed-in user with a verified email address (403 otherwise): creating and changing records needs it. */
-export const requireVerified = (c: Context<AppEnv>): SessionUser => assertVerified(c.get("user"));
+export const requireVerified = <E extends AppEnv>(c: Context<E>): SessionUser => assertVerified(c.get("user"));
 
 /** The signed-in superuser with TOTP; 403 for anyone else. */
-export const requireAdmin = (c: Context<AppEnv>): SessionUser => assertAdmin(c.get("user"));
+export const requireAdmin = <E extends AppEnv>(c: Context<E>): SessionUser => assertAdmin(c.get("user"));

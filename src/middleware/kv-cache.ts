@@ -53,7 +53,7 @@ function requestKey(url: URL): string {
  * Caches the 200 JSON answers of a public GET route in KV under `namespace` (cleared by
  * `POST /v1/admin/cache/clear/{namespace}`, and by every admin write to reference data), for the
  * namespace's TTL. Answers are the same for every viewer, so one copy serves all. A hit says
- * `X-Cache: hit` and costs no D1 round trip. KV trouble never fails a read: it is logged and the
+ * `X-Cache: hit` (in development) and costs no D1 round trip. KV trouble never fails a read: it is logged and the
  * route answers from D1 (a cache fails open). The write happens after the response is sent, so
  * a value also records when its computation started: one computed before the namespace's last
  * clear is ignored, even when a slow read wrote it back after the clear.
@@ -75,14 +75,16 @@ export function cacheResponse(namespace: CacheNamespace) {
       c.get("log").warn("cache read failed", { namespace, error });
     }
     const fresh = stored.value !== null && (stored.metadata?.computedAt ?? 0) > clearedAt;
+    // `X-Cache` in development only: elsewhere it would tell whether somebody asked the same URL lately.
+    const reportsCache = c.get("services").config.isDevelopment;
     if (fresh) {
-      c.header("X-Cache", "hit");
+      if (reportsCache) c.header("X-Cache", "hit");
       c.header("Content-Type", "application/json");
       if (stored.metadata?.cacheControl) c.header("Cache-Control", stored.metadata.cacheControl);
       return c.body(stored.value!, 200);
     }
     await next();
-    c.res.headers.set("X-Cache", "miss");
+    if (reportsCache) c.res.headers.set("X-Cache", "miss");
     if (c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
     const body = await c.res.clone().text();
     if (!worthStoring(url, body) || !claimWrite(key, Date.now())) return;

@@ -3,10 +3,9 @@ import type { Services } from "../container";
 import { newRoundTripCounter, type RoundTripCounter } from "../db/client";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
-import { createLogger } from "../lib/logger";
+import { createLogger, type Logger } from "../lib/logger";
 import { resolveRequestId } from "../lib/request-id";
 import { limiterCalls } from "../services/platform/build-services";
-import { type BegunRequest, handoverOf } from "./handover";
 
 // Not hono/request-id: its filter (`[\w\-=]`, up to a length) echoes `=` and a leading `-` or `_`
 // and replaces ids with `.` or `:`, against the rule of docs/conventions.md "Request ids"; bent to
@@ -21,9 +20,7 @@ import { type BegunRequest, handoverOf } from "./handover";
  * It does nothing that can throw, so its epilogue runs for every response, errors included.
  */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
-  // A request the fast lane began (src/fast-lane.ts) keeps its id, logger and start.
-  const handover = handoverOf(c.req.raw);
-  const begun = handover ?? beginRequest(c.req.header("x-request-id"), c.req.header("cf-connecting-ip"));
+  const begun = beginRequest(c.req.header("x-request-id"), c.req.header("cf-connecting-ip"));
   c.set("requestId", begun.requestId);
   c.set("log", begun.log);
   c.set("clientIp", begun.clientIp);
@@ -38,7 +35,6 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     isDevelopment: services?.config.isDevelopment ?? false,
     d1: services ? { ...services.roundTrips } : NO_D1,
     limiterCalls: services ? limiterCalls(services) : 0,
-    lane: handover ? "handed over" : "app",
   };
   const headers = writableHeaders(c);
   headers.set(REQUEST_ID_HEADER, begun.requestId);
@@ -48,10 +44,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /** The header that names a request: its id, the client's when well formed (docs/conventions.md "Request ids"). */
-export const REQUEST_ID_HEADER = "X-Request-ID";
-
-/** What answered a request: the fast lane (src/fast-lane.ts), the app, or the app after the fast lane began it. */
-export type Lane = "fast" | "app" | "handed over";
+const REQUEST_ID_HEADER = "X-Request-ID";
 
 /** How a request was answered, for its `Server-Timing` and its access log line. */
 export interface Answered {
@@ -63,18 +56,25 @@ export interface Answered {
   /** What the request cost D1: round trips, rows read and written, database time (src/db/client.ts). */
   d1: RoundTripCounter;
   limiterCalls: number;
-  lane: Lane;
+}
+
+/** What every request starts with: its id, its logger, its client address and when it began. */
+interface BegunRequest {
+  requestId: string;
+  log: Logger;
+  clientIp: string | null;
+  started: number;
 }
 
 /** Starts a request: `requestIdHeader` is its `X-Request-ID`, `connectingIp` its `CF-Connecting-IP`. */
-export function beginRequest(requestIdHeader: string | undefined | null, connectingIp: string | undefined | null): BegunRequest {
+function beginRequest(requestIdHeader: string | undefined | null, connectingIp: string | undefined | null): BegunRequest {
   const requestId = resolveRequestId(requestIdHeader ?? undefined);
   // Cloudflare sets CF-Connecting-IP on every request it forwards; X-Forwarded-For is client-controlled.
   return { requestId, log: createLogger({ request_id: requestId }), clientIp: connectingIp ?? null, started: Date.now() };
 }
 
 /** A request that made no D1 query. */
-export const NO_D1: RoundTripCounter = newRoundTripCounter();
+const NO_D1: RoundTripCounter = newRoundTripCounter();
 
 /** Milliseconds of database time to a hundredth, as `Server-Timing` and the log line carry them. */
 const ms = (value: number) => Math.round(value * 100) / 100;
@@ -85,18 +85,18 @@ const ms = (value: number) => Math.round(value * 100) / 100;
  * Production sends none (what a request read can tell about data it may not see); the access log
  * line carries the same numbers there.
  */
-export function serverTiming(answer: Answered): string | null {
+function serverTiming(answer: Answered): string | null {
   if (!answer.isDevelopment) return null;
   const { d1 } = answer;
   const unmetered = d1.unmetered > 0 ? `, ${d1.unmetered} unmetered` : "";
   return (
     `d1;desc="${d1.count} round trips", d1-rows;desc="read ${d1.rowsRead}, written ${d1.rowsWritten}${unmetered}", ` +
-    `d1-time;dur=${ms(d1.durationMs)}, limiter;desc="${answer.limiterCalls} calls", lane;desc="${answer.lane}"`
+    `d1-time;dur=${ms(d1.durationMs)}, limiter;desc="${answer.limiterCalls} calls"`
   );
 }
 
-/** The access log line: one per request, naming the lane that answered (also in production, where `Server-Timing` is not sent). */
-export function logRequest(begun: BegunRequest, answer: Answered): void {
+/** The access log line: one per request (also in production, where `Server-Timing` is not sent). */
+function logRequest(begun: BegunRequest, answer: Answered): void {
   begun.log.info("request", {
     method: answer.method,
     path: answer.path,
@@ -108,7 +108,6 @@ export function logRequest(begun: BegunRequest, answer: Answered): void {
     d1_duration_ms: ms(answer.d1.durationMs),
     ...(answer.d1.unmetered > 0 ? { d1_unmetered: answer.d1.unmetered } : {}),
     limiter_calls: answer.limiterCalls,
-    lane: answer.lane,
     client_ip: begun.clientIp,
   });
 }

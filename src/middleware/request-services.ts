@@ -6,10 +6,9 @@ import { writableHeaders } from "../lib/http";
 import type { Plugin } from "../plugin";
 import { type BuildOptions, buildServices } from "../services/platform/build-services";
 import { presentedAccessToken } from "./authenticate";
-import { handoverOf } from "./handover";
 
 /** `X-D1-Bookmark`: the D1 session bookmark a response reports and a request may send back (docs/storage.md "Read replicas"). */
-export const BOOKMARK_HEADER = "X-D1-Bookmark";
+const BOOKMARK_HEADER = "X-D1-Bookmark";
 
 // D1 bookmarks are dash-separated hex groups; anything else a client sends is ignored (its read
 // then starts wherever an anonymous read would), never handed to D1.
@@ -21,7 +20,7 @@ const BOOKMARK = /^[0-9a-f]{1,16}(?:-[0-9a-f]{1,64}){1,7}$/i;
  * and a replica could be behind a sign-out. An anonymous read starts at the bookmark the client
  * sent back (a state at least that recent: it reads its own writes) or on any replica.
  */
-export function sessionStart(method: string, signedIn: boolean, bookmark: string | undefined): SessionStart {
+function sessionStart(method: string, signedIn: boolean, bookmark: string | undefined): SessionStart {
   if ((method !== "GET" && method !== "HEAD") || signedIn) return "first-primary";
   return bookmark !== undefined && BOOKMARK.test(bookmark) ? bookmark : "first-unconstrained";
 }
@@ -33,13 +32,11 @@ export function sessionStart(method: string, signedIn: boolean, bookmark: string
  */
 export function requestServices(plugins: readonly Plugin[]) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const services =
-      handoverOf(c.req.raw)?.services ??
-      servicesForRequest(c.env, c.req.raw.headers, c.req.method, {
-        log: c.get("log"),
-        defer: (work) => c.executionCtx.waitUntil(work),
-        plugins,
-      });
+    const services = servicesForRequest(c.env, c.req.raw.headers, c.req.method, {
+      log: c.get("log"),
+      defer: (work) => c.executionCtx.waitUntil(work),
+      plugins,
+    });
     c.set("services", services);
     c.set("authFlow", false);
     await next();
@@ -49,7 +46,7 @@ export function requestServices(plugins: readonly Plugin[]) {
 }
 
 /** The service container of a request with `headers` and `method` (its D1 session starts as `sessionStart` says). */
-export function servicesForRequest(
+function servicesForRequest(
   env: Env,
   headers: Headers,
   method: string,
@@ -67,9 +64,9 @@ export function servicesForRequest(
 }
 
 /** The bookmark a response reports: its D1 session's, or the one the client sent (`sent`) when the request read nothing. */
-export function responseBookmark(services: Services | undefined, sent: string | undefined): string | null {
+function responseBookmark(services: Services, sent: string | undefined): string | null {
   // Every query through the client counts a round trip: without one, its session has seen nothing.
-  const read = services && services.roundTrips.count > 0 ? bookmarkOf(services.db) : null;
+  const read = services.roundTrips.count > 0 ? bookmarkOf(services.db) : null;
   const trimmed = sent?.trim();
   return read ?? (trimmed !== undefined && BOOKMARK.test(trimmed) ? trimmed : null);
 }

@@ -48,21 +48,3 @@ const ALWAYS = { production: [HSTS, ...FIXED_HEADERS], other: FIXED_HEADERS };
 function alwaysSet(isProduction: boolean): readonly (readonly [string, string])[] {
   return isProduction ? ALWAYS.production : ALWAYS.other;
 }
-
-/**
- * The security headers `stampSecurityHeaders` gives a response below 400 without a policy of
- * its own, as a list the fast lane (src/fast-lane.ts) adds in one go; `setsCacheControl` says
- * whether the response has its `Cache-Control` already.
- */
-export function securityHeaderPairs(isProduction: boolean, setsCacheControl: boolean): readonly (readonly [string, string])[] {
-  return PAIRS[`${isProduction ? "production" : "other"}${setsCacheControl ? "" : "+no-store"}`];
-}
-
-const CSP = ["Content-Security-Policy", API_CSP] as const;
-const NO_STORE = ["Cache-Control", "no-store"] as const;
-const PAIRS = {
-  production: [CSP, ...ALWAYS.production],
-  other: [CSP, ...ALWAYS.other],
-  "production+no-store": [NO_STORE, CSP, ...ALWAYS.production],
-  "other+no-store": [NO_STORE, CSP, ...ALWAYS.other],
-} as const;

@@ -2,7 +2,6 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import { presentedClaims } from "../middleware/authenticate";
-import { handoverOf } from "../middleware/handover";
 import { enforceLimits, rateLimited, rateLimitHeaders, subjects } from "./client";
 import type { CounterReading } from "./object";
 import { planRequestLimits } from "./policy";
@@ -18,15 +17,6 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
   const services = c.get("services");
   const { config, limiter } = services;
   if (!config.rateLimitsEnabled) return next();
-  const handover = handoverOf(c.req.raw);
-  if (handover) {
-    // The fast lane counted this request already.
-    if (handover.refusal !== undefined) throw handover.refusal;
-    await next();
-    if (handover.limits) stampRateLimits(writableHeaders(c), handover.limits.counters);
-    return;
-  }
-
   const userId = (await presentedClaims(c))?.claims.userId ?? null;
   const plan = planRequestLimits(c.req.method, c.req.path, userId);
   const calls = [
@@ -68,7 +58,7 @@ export const requestRateLimits = createMiddleware<AppEnv>(async (c, next) => {
   );
 });
 
-/** `RateLimit` and `RateLimit-Policy` for the counters a request was counted in (by this middleware, or by the fast lane before it handed the request over). */
+/** `RateLimit` and `RateLimit-Policy` for the counters a request was counted in. */
 function stampRateLimits(headers: Headers, counters: readonly CounterReading[]): void {
   // A 429 from a guard further in already names the policy that refused it.
   if (counters.length > 0 && !headers.has("RateLimit")) {

@@ -1,11 +1,11 @@
+import type { RouteConfig } from "@hono/zod-openapi";
 import { assertMayModify, authenticationRequired } from "../../auth/permissions";
 import { batchRows } from "../../db/client";
-import type { AppRouteHandler } from "../../env";
+import type { AppRouteHandler, BaseEnv } from "../../env";
 import { jsonWithEtag } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
 import { pageEnvelope } from "../../lib/pagination";
 import { notFound } from "../../lib/problem";
-import { viewerBeforeRead } from "../../middleware/authenticate";
 import { requireVerified } from "../../middleware/guards";
 import { type CreatedRecords, createRecords } from "../../services/products/create";
 import { auditModeration } from "../../services/products/moderation";
@@ -16,6 +16,8 @@ import { toComponentDetail, toProductDetail, toProductSummary } from "./products
 import { parseProductListQuery } from "./products.query";
 import { locationOf } from "./products.recovery";
 import type * as routes from "./products.routes";
+
+type Handler<R extends RouteConfig> = AppRouteHandler<R, BaseEnv>;
 
 const missing = (kind: RecordKind) => () => notFound(kind === "product" ? "No base product has this id." : "No component has this id.");
 
@@ -33,7 +35,7 @@ function createdDetail(created: CreatedRecords): RecordDetail {
   };
 }
 
-export const createProduct: AppRouteHandler<typeof routes.createProduct> = async (c) => {
+export const createProduct: Handler<typeof routes.createProduct> = async (c) => {
   const user = requireVerified(c);
   const created = await createRecords(c.get("services"), user, c.req.valid("json"), null, missing("product"), c.get("idempotencyKey"));
   const detail = createdDetail(created);
@@ -43,7 +45,7 @@ export const createProduct: AppRouteHandler<typeof routes.createProduct> = async
 };
 
 const createComponentUnder =
-  (kind: RecordKind): AppRouteHandler<typeof routes.createProductComponent> =>
+  (kind: RecordKind): Handler<typeof routes.createProductComponent> =>
   async (c) => {
     const user = requireVerified(c);
     const parent = { id: c.req.valid("param").id, kind };
@@ -57,20 +59,20 @@ const createComponentUnder =
 export const createProductComponent = createComponentUnder("product");
 export const createSubcomponent = createComponentUnder("component");
 
-export const getProduct: AppRouteHandler<typeof routes.getProduct> = async (c) => {
-  const detail = await readDetail(c.get("services"), c.req.valid("param").id, "product");
+export const getProduct: Handler<typeof routes.getProduct> = async (c) => {
+  const [detail, viewer] = await c.get("viewer").after(readDetail(c.get("services"), c.req.valid("param").id, "product"));
   if (!detail) throw missing("product")();
-  return jsonWithEtag(c, toProductDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) }));
+  return jsonWithEtag(c, toProductDetail(detail, { viewer, origin: requestOrigin(c) }));
 };
 
-export const getComponent: AppRouteHandler<typeof routes.getComponent> = async (c) => {
-  const detail = await readDetail(c.get("services"), c.req.valid("param").id, "component");
+export const getComponent: Handler<typeof routes.getComponent> = async (c) => {
+  const [detail, viewer] = await c.get("viewer").after(readDetail(c.get("services"), c.req.valid("param").id, "component"));
   if (!detail) throw missing("component")();
-  return jsonWithEtag(c, toComponentDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) }));
+  return jsonWithEtag(c, toComponentDetail(detail, { viewer, origin: requestOrigin(c) }));
 };
 
 const deleteOf =
-  (kind: RecordKind): AppRouteHandler<typeof routes.deleteProduct> =>
+  (kind: RecordKind): Handler<typeof routes.deleteProduct> =>
   async (c) => {
     const user = requireVerified(c);
     const { id } = c.req.valid("param");
@@ -85,16 +87,15 @@ const deleteOf =
 export const deleteProduct = deleteOf("product");
 export const deleteComponent = deleteOf("component");
 
-export const listProducts: AppRouteHandler<typeof routes.listProducts> = async (c) => {
+export const listProducts: Handler<typeof routes.listProducts> = async (c) => {
   const { filter, page } = parseProductListQuery(c.req.valid("query"));
+  const known = c.get("viewer");
   // Only `owner=me` needs the viewer before the read; otherwise the token check rides in its batch.
-  const owner = filter.ownerMe ? await viewerBeforeRead(c) : null;
+  const owner = filter.ownerMe ? await known.now() : null;
   if (filter.ownerMe && !owner) throw authenticationRequired();
-  const [rows, total] = await batchRows<[ProductListRow, CountRow]>(
-    c.get("services").db,
-    productListStatements(filter, owner?.id ?? null, page),
+  const [[rows, total], viewer] = await known.after(
+    batchRows<[ProductListRow, CountRow]>(c.get("services").db, productListStatements(filter, owner?.id ?? null, page)),
   );
-  const viewer = c.get("user");
   c.header("Cache-Control", "no-store");
   return c.json(
     pageEnvelope(
@@ -107,7 +108,7 @@ export const listProducts: AppRouteHandler<typeof routes.listProducts> = async (
 };
 
 const updateOf =
-  (kind: RecordKind): AppRouteHandler<typeof routes.updateComponent> =>
+  (kind: RecordKind): Handler<typeof routes.updateComponent> =>
   async (c) => {
     const user = requireVerified(c);
     const expected = versionFromIfMatch(c.req.valid("header")["if-match"]);

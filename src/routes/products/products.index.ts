@@ -1,8 +1,9 @@
+import type { BaseEnv } from "../../env";
 import { createRouter } from "../../lib/router";
 import * as handlers from "./products.handlers";
 import * as routes from "./products.routes";
 
-export const productsRouter = createRouter()
+export const productsRouter = createRouter<BaseEnv>()
   .openapi(routes.listProducts, handlers.listProducts)
   .openapi(routes.createProduct, handlers.createProduct)
   .openapi(routes.getProduct, handlers.getProduct)

@@ -5,7 +5,7 @@ import { problemResponses } from "../../lib/problem";
 import { authenticate } from "../../middleware/authenticate";
 import { IdempotencyKeyHeaderSchema, idempotent } from "../../middleware/idempotency";
 import { cachedRead } from "../../middleware/read-copies";
-import { IdParamsSchema } from "../../schemas/params";
+import { IdParamsSchema, NoQuerySchema } from "../../schemas/params";
 import { ProductListQuerySchema } from "./products.query";
 import { recoverCreated } from "./products.recovery";
 import {
@@ -56,7 +56,7 @@ export const getProduct = createRoute({
   summary: "Read a base product",
   description: `A base product with its type, bill of materials, direct components and videos (a component id: 404). ${VIEWER_DEPENDENT}`,
   middleware: [cachedRead("record")] as const,
-  request: { params: IdParamsSchema },
+  request: { params: IdParamsSchema, query: NoQuerySchema },
   responses: {
     200: { description: "The product.", content: { "application/json": { schema: ProductDetailSchema } } },
     304: { description: "Unchanged since the `If-None-Match` ETag." },
@@ -85,7 +85,7 @@ export const getComponent = createRoute({
   summary: "Read a component",
   description: `A component with its type, bill of materials and direct components (a base product id: 404). ${VIEWER_DEPENDENT}`,
   middleware: [cachedRead("record")] as const,
-  request: { params: IdParamsSchema },
+  request: { params: IdParamsSchema, query: NoQuerySchema },
   responses: {
     200: { description: "The component.", content: { "application/json": { schema: ComponentDetailSchema } } },
     304: { description: "Unchanged since the `If-None-Match` ETag." },

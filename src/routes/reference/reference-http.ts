@@ -10,7 +10,7 @@ export const REFERENCE_CACHE_CONTROL = "public, max-age=60";
 
 /** What every public reference read route says about caching. */
 export const CACHED_READ =
-  "Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which " +
+  "Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which " +
   "every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).";
 
 /** Lets browsers and proxies keep a public reference read for a minute. */

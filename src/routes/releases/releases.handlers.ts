@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { hasAdminPowers } from "../../auth/permissions";
-import type { AppEnv, AppRouteHandler } from "../../env";
+import type { AppRouteHandler, BaseEnv, CarriedEnv } from "../../env";
 import { matchesIfNoneMatch } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
 import { parseRange } from "../../lib/http-range";
@@ -27,24 +27,24 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
  * only. A signed-in request's token check travels with the first read (`authenticateCarried`), so
  * `read` runs first as for everyone else, and again only when the check shows such a superuser.
  */
-async function asViewer<T>(c: Context<AppEnv>, read: (seesUnpublished: boolean) => Promise<T>): Promise<T> {
-  const found = await read(false);
-  return hasAdminPowers(c.get("user")) ? read(true) : found;
+async function asViewer<T>(c: Context<CarriedEnv>, read: (seesUnpublished: boolean) => Promise<T>): Promise<T> {
+  const [found, viewer] = await c.get("viewer").after(read(false));
+  return hasAdminPowers(viewer) ? read(true) : found;
 }
 
-export const listReleases: AppRouteHandler<typeof routes.listReleases> = async (c) => {
+export const listReleases: AppRouteHandler<typeof routes.listReleases, BaseEnv> = async (c) => {
   const page = c.req.valid("query");
   const { releases, total } = await asViewer(c, (unpublished) => readReleases(c.get("services").db, pageWindow(page), unpublished));
   return c.json(pageEnvelope(releases.map(toReleaseSummary), total, page), 200);
 };
 
-export const getLatestRelease: AppRouteHandler<typeof routes.getLatestRelease> = async (c) => {
+export const getLatestRelease: AppRouteHandler<typeof routes.getLatestRelease, BaseEnv> = async (c) => {
   const found = await readRelease(c.get("services").db, null, false);
   if (!found) throw new ApiError(404, { code: "NOT_FOUND", detail: "No release has been published yet." });
   return c.json(toRelease(found.release, found.files, requestOrigin(c)), 200);
 };
 
-export const getRelease: AppRouteHandler<typeof routes.getRelease> = async (c) => {
+export const getRelease: AppRouteHandler<typeof routes.getRelease, BaseEnv> = async (c) => {
   const { version } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version)) throw releaseNotFound();
   const found = await asViewer(c, (unpublished) => readRelease(c.get("services").db, version, unpublished));
@@ -58,7 +58,7 @@ const fileNotFound = () => new ApiError(404, { code: "NOT_FOUND", detail: "No fi
  * Serves a file's bytes from R2. Its row (one round trip) gives the size and SHA-256, so
  * `If-None-Match` and an unsatisfiable range are answered without reading storage.
  */
-export const getReleaseFile: AppRouteHandler<typeof routes.getReleaseFile> = async (c) => {
+export const getReleaseFile: AppRouteHandler<typeof routes.getReleaseFile, BaseEnv> = async (c) => {
   const { version, path } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version) || !FILE_PATH.test(path)) throw fileNotFound();
   const file = await asViewer(c, (unpublished) => findReleaseFile(c.get("services").db, version, path, unpublished));

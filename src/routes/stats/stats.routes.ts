@@ -12,7 +12,7 @@ import {
 } from "./stats.schemas";
 
 const CACHED =
-  "Public. Answers are cached server-side for five minutes (`X-Cache: hit|miss`; `generated_at` says when they were " +
+  "Public. Answers are cached server-side for five minutes (`X-Cache: hit|miss` in development; `generated_at` says when they were " +
   "computed) and may be cached by clients for a minute. `images` is 0 until media uploads exist.";
 
 export const getStatsTotals = createRoute({

@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import { ownerVisibleTo } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
+import type { CarriedViewer } from "../../auth/viewer";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import type { RowOf } from "../../db/rows";
@@ -56,9 +57,10 @@ function accountStatement(where: SQL): SQL {
  * base products only (components are parts of them); `image_count` counts the scanned images of
  * all their records; `total()` is 0.0 over no rows and skips nulls.
  */
-export async function readProfile(svc: Pick<Services, "db">, username: string, viewer: () => SessionUser | null): Promise<Profile | null> {
-  const [rows] = await batchRows<[ProfileRow]>(svc.db, [
-    sql`SELECT u.id, u.username, u.created_at, u.profile_visibility,
+export async function readProfile(svc: Pick<Services, "db">, username: string, viewer: CarriedViewer): Promise<Profile | null> {
+  const [[rows], user] = await viewer.after(
+    batchRows<[ProfileRow]>(svc.db, [
+      sql`SELECT u.id, u.username, u.created_at, u.profile_visibility,
           (SELECT count(*) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS product_count,
           (SELECT total(p.weight_g) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS total_weight_g,
           (SELECT count(*) FROM products p JOIN images i ON i.product_id = p.id
@@ -69,9 +71,10 @@ export async function readProfile(svc: Pick<Services, "db">, username: string, v
            WHERE p.owner_id = u.id AND p.parent_id IS NULL
            GROUP BY c.id ORDER BY count(*) DESC, c.name LIMIT 1) AS top_category
         FROM users u WHERE u.username = ${username} AND ${PROFILED}`,
-  ]);
+    ]),
+  );
   const row = rows[0];
-  if (!row || !visibleTo(viewer(), row)) return null;
+  if (!row || !visibleTo(user, row)) return null;
   return {
     username: row.username,
     createdAt: row.created_at,
@@ -92,14 +95,16 @@ export async function listUserProducts(
   userId: number,
   filter: ProductFilter,
   page: PageQuery,
-  viewer: () => SessionUser | null,
-): Promise<{ rows: ProductListRow[]; total: number } | null> {
+  viewer: CarriedViewer,
+): Promise<{ rows: ProductListRow[]; total: number; viewer: SessionUser | null } | null> {
   // No `owner=me` here (the route refuses it), so the statements are the same for every viewer.
-  const [accounts, rows, total] = await batchRows<[AccountRow, ProductListRow, CountRow]>(svc.db, [
-    accountStatement(sql`u.id = ${userId}`),
-    ...productListStatements({ ...filter, ownerId: userId, ownerMe: false }, null, page),
-  ]);
+  const [[accounts, rows, total], user] = await viewer.after(
+    batchRows<[AccountRow, ProductListRow, CountRow]>(svc.db, [
+      accountStatement(sql`u.id = ${userId}`),
+      ...productListStatements({ ...filter, ownerId: userId, ownerMe: false }, null, page),
+    ]),
+  );
   const account = accounts[0];
-  if (!account || !visibleTo(viewer(), account)) return null;
-  return { rows, total: total[0]?.total ?? 0 };
+  if (!account || !visibleTo(user, account)) return null;
+  return { rows, total: total[0]?.total ?? 0, viewer: user };
 }

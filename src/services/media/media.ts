@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import { mayModifySql, maySeeUnsettled, ownedBySql } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
+import type { CarriedViewer } from "../../auth/viewer";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import type { PageQuery } from "../../lib/pagination";
@@ -89,25 +90,27 @@ export async function readMediaPage<K extends MediaKind>(
 
 /**
  * One media item of the record. Pending and rejected media is shown to the record's owner (and a
- * superuser with TOTP) only; anyone else gets the same 404 as for an unknown id. `viewer` is asked
- * after the read, so a token check carried in its batch has answered by then.
+ * superuser with TOTP) only; anyone else gets the same 404 as for an unknown id. The viewer comes
+ * with the read (`CarriedViewer.after`): a token check carried in its batch has answered by then.
  */
 export async function readMediaItem<K extends MediaKind>(
   svc: Pick<Services, "db">,
   parent: MediaParent,
   kind: K,
   mediaId: string,
-  viewer: () => SessionUser | null,
+  viewer: CarriedViewer,
 ) {
-  const [owners, rows] = await batchRows<[{ owner_id: number }, MediaRow<K>]>(svc.db, [
-    parentStatement(parent),
-    sql`SELECT ${columns(kind, "m")} FROM ${sql.raw(kind)} m WHERE m.id = ${mediaId} AND m.product_id = ${parent.id}`,
-  ]);
+  const [[owners, rows], user] = await viewer.after(
+    batchRows<[{ owner_id: number }, MediaRow<K>]>(svc.db, [
+      parentStatement(parent),
+      sql`SELECT ${columns(kind, "m")} FROM ${sql.raw(kind)} m WHERE m.id = ${mediaId} AND m.product_id = ${parent.id}`,
+    ]),
+  );
   const owner = owners[0];
   if (!owner) throw parent.missing();
   const row = rows[0];
   if (!row) throw mediaMissing(kind);
-  if (row.status !== "clean" && !maySeeUnsettled(viewer(), owner.owner_id)) throw mediaMissing(kind);
+  if (row.status !== "clean" && !maySeeUnsettled(user, owner.owner_id)) throw mediaMissing(kind);
   return row;
 }
 

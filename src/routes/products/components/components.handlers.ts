@@ -1,4 +1,4 @@
-import type { AppRouteHandler } from "../../../env";
+import type { AppRouteHandler, BaseEnv } from "../../../env";
 import { jsonTextWithEtag, jsonWithEtag } from "../../../lib/etag";
 import { pageEnvelope } from "../../../lib/pagination";
 import { notFound } from "../../../lib/problem";
@@ -10,13 +10,12 @@ import type * as routes from "./components.routes";
 const missing = (kind: RecordKind) => notFound(kind === "product" ? "No base product has this id." : "No component has this id.");
 
 const listOf =
-  (kind: RecordKind): AppRouteHandler<typeof routes.listProductComponents> =>
+  (kind: RecordKind): AppRouteHandler<typeof routes.listProductComponents, BaseEnv> =>
   async (c) => {
     const { id } = c.req.valid("param");
     const { page, size } = c.req.valid("query");
-    const found = await readComponentPage(c.get("services"), id, kind, { page, size });
+    const [found, viewer] = await c.get("viewer").after(readComponentPage(c.get("services"), id, kind, { page, size }));
     if (!found) throw missing(kind);
-    const viewer = c.get("user");
     return jsonWithEtag(
       c,
       pageEnvelope(
@@ -30,12 +29,13 @@ const listOf =
 // Written as JSON text member by member (componentTreeJson), not built as objects and serialised:
 // a tree of 1,000 spent most of its time there (bench/README.md, Issue 24).
 const treeOf =
-  (kind: RecordKind): AppRouteHandler<typeof routes.getProductComponentTree> =>
+  (kind: RecordKind): AppRouteHandler<typeof routes.getProductComponentTree, BaseEnv> =>
   async (c) => {
     const { id } = c.req.valid("param");
-    const rows = await readComponentTreeSummaries(c.get("services"), id, kind, c.req.valid("query").recursion_depth);
+    const read = readComponentTreeSummaries(c.get("services"), id, kind, c.req.valid("query").recursion_depth);
+    const [rows, viewer] = await c.get("viewer").after(read);
     if (!rows) throw missing(kind);
-    return jsonTextWithEtag<routes.ComponentTreeNode[]>(c, componentTreeJson(id, rows, c.get("user")));
+    return jsonTextWithEtag<routes.ComponentTreeNode[]>(c, componentTreeJson(id, rows, viewer));
   };
 
 export const listProductComponents = listOf("product");

@@ -1,10 +1,9 @@
 import type { Context } from "hono";
 import { authenticationRequired } from "../../../auth/permissions";
-import type { AppEnv, AppRouteHandler } from "../../../env";
+import type { AppRouteHandler, BaseEnv, CarriedEnv } from "../../../env";
 import { requestOrigin } from "../../../lib/http";
 import { notFound } from "../../../lib/problem";
 import { textStream } from "../../../lib/text-stream";
-import { pendingViewerId } from "../../../middleware/authenticate";
 import { type ExportFormat, type ExportScope, type ExportTree, exportChunks } from "../../../services/products/export";
 import { productFilterFromQuery } from "../products.query";
 import { exportDocument } from "./export.format";
@@ -30,13 +29,13 @@ function fileStamp(now: Date): string {
  * chunk is read, before anything of the response is decided. Rows and round trips are logged
  * when the stream ends, however it ends.
  */
-async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: ExportFormat, fileName: string): Promise<Response> {
+async function streamExport(c: Context<CarriedEnv>, scope: ExportScope, format: ExportFormat, fileName: string): Promise<Response> {
   const started = Date.now();
   const chunks = exportChunks(c.get("services"), scope, format);
-  const first = await chunks.next();
+  const [first, viewer] = await c.get("viewer").after(chunks.next());
   // `owner=me` was read as the account the token names; a token the check found revoked (the
   // request is then anonymous) gets the 401 an anonymous `owner=me` gets, and none of those rows.
-  if ("filter" in scope && scope.filter.ownerMe && c.get("user")?.id !== scope.viewerId) throw authenticationRequired();
+  if ("filter" in scope && scope.filter.ownerMe && viewer?.id !== scope.viewerId) throw authenticationRequired();
   if ("productId" in scope && (first.done || first.value.length === 0)) throw notFound("No base product has this id.");
 
   let records = 0;
@@ -56,7 +55,7 @@ async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: Expo
 
   const log = c.get("log");
   const roundTrips = c.get("services").roundTrips;
-  const document = exportDocument(counted(), format, { viewer: c.get("user"), origin: requestOrigin(c) });
+  const document = exportDocument(counted(), format, { viewer, origin: requestOrigin(c) });
   const body = textStream(
     document,
     (outcome, error) => {
@@ -77,18 +76,18 @@ async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: Expo
   });
 }
 
-export const exportProducts: AppRouteHandler<typeof routes.exportProducts> = async (c) => {
+export const exportProducts: AppRouteHandler<typeof routes.exportProducts, BaseEnv> = async (c) => {
   const { format, ...query } = c.req.valid("query");
   const filter = productFilterFromQuery(query);
   // Only `owner=me` reads differently per viewer: provisionally as the account the token names,
   // whose check travels in the same batch (`streamExport` answers 401 if the token no longer counts).
-  const viewerId = pendingViewerId(c) ?? c.get("user")?.id ?? null;
+  const viewerId = c.get("viewer").claimedId;
   if (filter.ownerMe && viewerId === null) throw authenticationRequired();
   const scope = { filter, viewerId };
   return await streamExport(c, scope, format, `relab-products-${fileStamp(new Date())}`);
 };
 
-export const exportProduct: AppRouteHandler<typeof routes.exportProduct> = async (c) => {
+export const exportProduct: AppRouteHandler<typeof routes.exportProduct, BaseEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const { format } = c.req.valid("query");
   return await streamExport(c, { productId: id }, format, `relab-product-${id}-${fileStamp(new Date())}`);

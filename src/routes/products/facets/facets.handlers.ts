@@ -1,17 +1,16 @@
 import { authenticationRequired } from "../../../auth/permissions";
 import { batchRows } from "../../../db/client";
-import type { AppRouteHandler } from "../../../env";
+import type { AppRouteHandler, BaseEnv } from "../../../env";
 import { pageEnvelope } from "../../../lib/pagination";
-import { viewerBeforeRead } from "../../../middleware/authenticate";
 import { type CountRow, type FacetValue, facetStatements, facetsFromRows, suggestionStatements } from "../../../services/products/query";
 import { productFilterFromQuery } from "../products.query";
 import type * as routes from "./facets.routes";
 
-export const getProductFacets: AppRouteHandler<typeof routes.getProductFacets> = async (c) => {
+export const getProductFacets: AppRouteHandler<typeof routes.getProductFacets, BaseEnv> = async (c) => {
   const { fields, ...query } = c.req.valid("query");
   const filter = productFilterFromQuery(query);
   // Only `owner=me` needs the viewer before the read; otherwise the token check rides in its batch.
-  const viewer = filter.ownerMe ? await viewerBeforeRead(c) : null;
+  const viewer = filter.ownerMe ? await c.get("viewer").now() : null;
   if (filter.ownerMe && !viewer) throw authenticationRequired();
   // One statement per field, all in one round trip.
   const rows = await batchRows<FacetValue[]>(c.get("services").db, facetStatements(filter, fields, viewer?.id ?? null));
@@ -20,7 +19,7 @@ export const getProductFacets: AppRouteHandler<typeof routes.getProductFacets> =
 };
 
 const suggestionsOf =
-  (kind: "brands" | "models"): AppRouteHandler<typeof routes.suggestProductBrands> =>
+  (kind: "brands" | "models"): AppRouteHandler<typeof routes.suggestProductBrands, BaseEnv> =>
   async (c) => {
     const { search, page, size } = c.req.valid("query");
     const [rows, total] = await batchRows<[FacetValue, CountRow]>(c.get("services").db, suggestionStatements(kind, search, { page, size }));

@@ -1,9 +1,9 @@
-import { createRouter } from "../../../lib/router";
+import { type AppOpenAPI, createRouter } from "../../../lib/router";
 import type { RecordKind } from "../../../services/products/records";
 import { bomHandlers } from "./materials.handlers";
 import { bomRoutes } from "./materials.routes";
 
-function register(router: ReturnType<typeof createRouter>, kind: RecordKind) {
+function register(router: AppOpenAPI, kind: RecordKind) {
   const routes = bomRoutes(kind);
   const handlers = bomHandlers(kind);
   return router

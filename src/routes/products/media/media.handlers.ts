@@ -1,12 +1,11 @@
 import type { Context } from "hono";
 import { assertMayModify, hasAdminPowers } from "../../../auth/permissions";
-import type { AppEnv, AppRouteHandler } from "../../../env";
+import type { AppRouteHandler, BaseEnv } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { requestOrigin } from "../../../lib/http";
 import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../lib/multipart";
 import { pageEnvelope } from "../../../lib/pagination";
 import { ApiError, notFound } from "../../../lib/problem";
-import { pendingViewerId } from "../../../middleware/authenticate";
 import { requireVerified } from "../../../middleware/guards";
 import { toFile, toImage } from "../../../schemas/media";
 import { storeUpload } from "../../../services/media/intake";
@@ -33,14 +32,14 @@ const parentOf = (kind: RecordKind, id: number): MediaParent => ({
   missing: () => notFound(kind === "product" ? "No base product has this id." : "No component has this id."),
 });
 
-type Handler<K extends keyof MediaRoutes> = AppRouteHandler<MediaRoutes[K]>;
+type Handler<K extends keyof MediaRoutes> = AppRouteHandler<MediaRoutes[K], BaseEnv>;
 
 const labRequired = () =>
   new ApiError(403, { code: "LAB_ROLE_REQUIRED", detail: "Uploading research files needs the lab role; images go to the /images routes." });
 
 /** The handlers of the four routes of one kind of media on one kind of record. */
 export function mediaHandlers(kind: RecordKind, media: MediaKind) {
-  const toItem = (c: Context<AppEnv>, row: ImageRow | FileRow) =>
+  const toItem = (c: Context, row: ImageRow | FileRow) =>
     media === "images" ? toImage(row as ImageRow, requestOrigin(c)) : toFile(row as FileRow, requestOrigin(c));
   // The route's params are the image or the file schema, chosen per router: one shape here.
   const paramsOf = (c: { req: { valid(target: "param"): unknown } }) => {
@@ -56,9 +55,11 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
     // A presented token's check travels in the page's batch: the page is read as the account the
     // token names, without moderator powers, which is right unless the check finds the token no
     // longer valid or the account a superuser with TOTP; the page is then read again as what it found.
-    const claimed = pendingViewerId(c);
-    let found = await readMediaPage(svc, parent, media, { page, size }, claimed === null ? c.get("user") : { provisional: claimed });
-    const viewer = c.get("user");
+    const known = c.get("viewer");
+    const claimed = known.claimedId;
+    let [found, viewer] = await known.after(
+      readMediaPage(svc, parent, media, { page, size }, claimed === null ? null : { provisional: claimed }),
+    );
     if (claimed !== null && (viewer === null || hasAdminPowers(viewer)))
       found = await readMediaPage(svc, parent, media, { page, size }, viewer);
     return jsonWithEtag(
@@ -73,7 +74,7 @@ export function mediaHandlers(kind: RecordKind, media: MediaKind) {
 
   const get: Handler<"get"> = async (c) => {
     const { id, mediaId } = paramsOf(c);
-    const row = await readMediaItem(c.get("services"), parentOf(kind, id), media, mediaId, () => c.get("user"));
+    const row = await readMediaItem(c.get("services"), parentOf(kind, id), media, mediaId, c.get("viewer"));
     return jsonWithEtag(c, toItem(c, row));
   };
 

@@ -1,10 +1,12 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { BaseEnv } from "../../../env";
 import { createRouter } from "../../../lib/router";
 import type { MediaKind } from "../../../services/media/storage";
 import type { RecordKind } from "../../../services/products/records";
 import { mediaHandlers } from "./media.handlers";
 import { mediaRoutes } from "./media.routes";
 
-const mount = (router: ReturnType<typeof createRouter>, kind: RecordKind, media: MediaKind) => {
+const mount = (router: OpenAPIHono<BaseEnv>, kind: RecordKind, media: MediaKind) => {
   const routes = mediaRoutes(kind, media);
   const handlers = mediaHandlers(kind, media);
   return router
@@ -20,5 +22,5 @@ const mount = (router: ReturnType<typeof createRouter>, kind: RecordKind, media:
  */
 export const mediaRouter = (["product", "component"] as const).reduce(
   (router, kind) => mount(mount(router, kind, "images"), kind, "files"),
-  createRouter(),
+  createRouter<BaseEnv>(),
 );

@@ -1,3 +1,4 @@
+import { knownViewer } from "../../../../../auth/viewer";
 import type { AppRouteHandler } from "../../../../../env";
 import { requestOrigin } from "../../../../../lib/http";
 import { ApiError, notFound } from "../../../../../lib/problem";
@@ -34,7 +35,7 @@ export const captureImage: AppRouteHandler<typeof routes.captureImage> = async (
   }
   // The device uploaded to the record it was given; reading it there proves it.
   const parent = { id: product_id, kind, missing: cameras.productNotFound };
-  const row = await readMediaItem(svc, parent, "images", data.image_id, () => user).catch(() => {
+  const row = await readMediaItem(svc, parent, "images", data.image_id, knownViewer(user)).catch(() => {
     throw protocolError("The camera named an image that is not on this record.");
   });
   const prefix = kind === "product" ? "/v1/products" : "/v1/components";
