@@ -55,6 +55,13 @@ export const users = sqliteTable(
      */
     termsAcceptedVersion: integer("terms_accepted_version"),
     termsAcceptedAt: integer("terms_accepted_at"),
+    /** The account's ORCID iD (`0000-0002-1825-0097` form, check digit verified); null when none. */
+    orcid: text("orcid"),
+    /**
+     * Opted in to be named in releases (decisions.md, "Publishing releases"): a release whose
+     * snapshot holds records of the account credits it by username and ORCID. Off by default.
+     */
+    releaseCredit: integer("release_credit", { mode: "boolean" }).notNull().default(false),
     ...timestamps,
   },
   (t) => [
@@ -545,6 +552,9 @@ export const oauthStateUses = sqliteTable("oauth_state_uses", {
 /** States of a dataset release (decisions.md, Dataset releases): `building` ends `published` or `failed`. */
 export const RELEASE_STATUSES = ["building", "published", "failed"] as const;
 
+/** States of a release's DOI registration (decisions.md, "Publishing releases"). */
+export const DOI_STATUSES = ["disabled", "pending", "registered", "failed"] as const;
+
 /**
  * Dataset releases: immutable, citable snapshots of the dataset, whose files live in R2 under
  * `releases/<version>/` (docs/releases.md). A published row never changes again: triggers of
@@ -583,10 +593,36 @@ export const releases = sqliteTable(
     /** Why the build failed (superusers only). */
     failureReason: text("failure_reason"),
     publishedAt: integer("published_at"),
+    /** Who publishes the release and who its creator is (`RELEASE_PUBLISHER`, `RELEASE_CREATOR`, `RELEASE_CREATOR_ROR` when it was requested). */
+    publisher: text("publisher").notNull().default("relab"),
+    /** Null: the publisher. */
+    creator: text("creator"),
+    creatorRor: text("creator_ror"),
+    /** The names of the product types of the release's records (JSON array), stamped by the snapshot: its subjects. */
+    subjects: text("subjects"),
+    /**
+     * The DOI registration (src/services/release-doi.ts), which runs after publication and is the
+     * only thing that may still change on a published row (migration 0021's trigger). Its values
+     * are checked by a CHECK on the column that migration 0021 adds by hand (drizzle-kit would
+     * rebuild the table for a table-level one).
+     */
+    doiStatus: text("doi_status", { enum: DOI_STATUSES }).notNull().default("disabled"),
+    /** The version DOI once registered, and the concept DOI (all versions) once created or updated. */
+    doi: text("doi"),
+    conceptDoi: text("concept_doi"),
+    /** Why the last attempt failed (superusers only). */
+    doiError: text("doi_error"),
+    /** Attempts of the current registration so far. */
+    doiAttempts: integer("doi_attempts").notNull().default(0),
+    /** While an attempt runs: until when it holds the registration (Unix seconds of D1's clock). */
+    doiLeaseUntil: integer("doi_lease_until"),
+    /** When the registration last moved (Unix seconds). */
+    doiUpdatedAt: integer("doi_updated_at"),
     ...timestamps,
   },
   (t) => [
     index("releases_created_idx").on(t.createdAt, t.version),
+    index("releases_published_idx").on(t.publishedAt, t.version),
     check("releases_status", sql`${t.status} IN ('building', 'published', 'failed')`),
     check(
       "releases_version",
@@ -597,6 +633,25 @@ export const releases = sqliteTable(
       sql`(${t.status} = 'published') = (${t.publishedAt} IS NOT NULL AND ${t.snapshotAt} IS NOT NULL) AND (${t.status} = 'failed') = (${t.failureReason} IS NOT NULL)`,
     ),
   ],
+);
+
+/**
+ * The contributors a release credits (decisions.md, "Publishing releases"): accounts that opted in
+ * to release credit, whose records the snapshot holds, as they were at the snapshot. Written by the
+ * snapshot batch; a published release's rows never change (migration 0021's triggers).
+ */
+export const releaseCredits = sqliteTable(
+  "release_credits",
+  {
+    releaseVersion: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    /** Order of appearance: by username. */
+    position: integer("position").notNull(),
+    username: text("username").notNull(),
+    orcid: text("orcid"),
+  },
+  (t) => [primaryKey({ columns: [t.releaseVersion, t.position] })],
 );
 
 /** Every file of a release (its tables, metadata files and copied images): what is served and listed. */
