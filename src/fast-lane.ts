@@ -16,7 +16,7 @@ import { securityHeaderPairs } from "./middleware/security-headers";
 import type { Plugin } from "./plugin";
 import { limiterCalls } from "./services/build-services";
 import { enforceLimits, rateLimitHeaders, subjects } from "./services/rate-limiter";
-import { generationFrom, validatorStatement, viewerPowers } from "./services/read-cache";
+import { generationFrom, readVariant, validatorStatement, viewerPowers } from "./services/read-cache";
 import { accessCheckStatement, userFromAccessCheck } from "./services/sessions";
 
 /** A Worker's fetch handler: the app, which the fast lane gives a request it does not answer itself. */
@@ -68,8 +68,17 @@ export function fastLane(plugins: readonly Plugin[], slow: FetchHandler): FetchH
       const begun = begin(request, env, ctx, plugins);
       return begun === null ? slow(request, env, ctx) : live(request, begun);
     }
-    if (presented?.token !== undefined) return signedIn(request, env, ctx, plugins, slow, target, presented.token, presented.transport);
-    const key = [target.anonymous, target.everyone].find((candidate) => recentCopy(candidate) !== undefined);
+    // The representation the Accept header asks for is part of every key, as in `cachedRead`:
+    // one that accepts none of them is the app's to refuse.
+    const variant = readVariant(headers.get("accept"));
+    if (variant === null) return slow(request, env, ctx);
+    if (presented?.token !== undefined)
+      return signedIn(request, env, ctx, plugins, slow, target, variant, presented.token, presented.transport);
+    const candidates =
+      variant === ""
+        ? [target.anonymous, target.everyone]
+        : [keyFor(target.parts, "anonymous", variant), keyFor(target.parts, "everyone", variant)];
+    const key = candidates.find((candidate) => recentCopy(candidate) !== undefined);
     const begun = key === undefined ? null : begin(request, env, ctx, plugins);
     return begun === null || key === undefined ? slow(request, env, ctx) : read(request, env, ctx, begun, slow, target.path, key, null);
   };
@@ -87,6 +96,7 @@ async function signedIn(
   plugins: readonly Plugin[],
   slow: FetchHandler,
   target: Extract<Target, { kind: "read" }>,
+  variant: string,
   token: string,
   transport: SessionInfo["transport"],
 ): Promise<Response> {
@@ -99,8 +109,9 @@ async function signedIn(
   // The request is begun only once a copy is known: a signed-in read the lane does not serve costs it a signature check.
   const claims = await readAccessToken(secret, token, Date.now() / 1000);
   if (claims === null) return slow(request, env, ctx);
-  const own = keyFor(target.parts, `user:${claims.userId}`);
-  const key = [own, target.everyone].find((candidate) => recentCopy(candidate) !== undefined);
+  const own = keyFor(target.parts, `user:${claims.userId}`, variant);
+  const everyone = variant === "" ? target.everyone : keyFor(target.parts, "everyone", variant);
+  const key = [own, everyone].find((candidate) => recentCopy(candidate) !== undefined);
   const started = key === undefined ? null : begin(request, env, ctx, plugins);
   return started === null || key === undefined
     ? slow(request, env, ctx)
@@ -251,12 +262,13 @@ function answer(
   const add = (pairs: readonly (readonly [string, string])[]) => {
     for (const [name, value] of pairs) headers[name] = value;
   };
-  add([VARY_ORIGIN]);
+  // As the app's CORS appends it to a route's own `Vary` (a negotiated read's `Accept`).
+  headers.Vary = own.Vary === undefined ? VARY_ORIGIN[1] : `${own.Vary}, ${VARY_ORIGIN[1]}`;
   const origin = request.headers.get("origin");
   if (origin !== null && isAllowedOrigin(origin, config.corsOrigins, request.url)) add(allowedOriginHeaders(origin));
   const bookmark = responseBookmark(services, request.headers.get(BOOKMARK_HEADER) ?? undefined);
   if (bookmark !== null) headers[BOOKMARK_HEADER] = bookmark;
-  add(securityHeaderPairs(config.isProduction, "Cache-Control" in own));
+  add(securityHeaderPairs(config.isProduction, "Cache-Control" in own, "Content-Security-Policy" in own));
   headers[REQUEST_ID_HEADER] = begun.requestId;
   const timing = serverTiming(answered);
   if (timing !== null) headers["Server-Timing"] = timing;

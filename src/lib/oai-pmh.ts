@@ -67,7 +67,8 @@ export function parseOaiTime(value: string): OaiTime | null {
   const ms = Date.UTC(year!, month! - 1, day!, hour, minute, second);
   const back = new Date(ms);
   // Refuses 2026-02-30 and 25:00:00, which Date.UTC would roll over.
-  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month! - 1 || back.getUTCDate() !== day || back.getUTCHours() !== hour) return null;
+  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month! - 1 || back.getUTCDate() !== day || back.getUTCHours() !== hour)
+    return null;
   if (back.getUTCMinutes() !== minute || back.getUTCSeconds() !== second) return null;
   return { seconds: ms / 1000, day: match.length === 4 };
 }
@@ -82,7 +83,8 @@ export function parseOaiRequest(pairs: readonly (readonly [string, string])[]): 
   if (verbs.length === 0) return { ok: false, errors: [{ code: "badVerb", message: "The verb argument is missing." }] };
   if (verbs.length > 1) return { ok: false, errors: [{ code: "badVerb", message: "The verb argument is repeated." }] };
   const verb = verbs[0]!;
-  if (!(OAI_VERBS as readonly string[]).includes(verb)) return { ok: false, errors: [{ code: "badVerb", message: `"${verb}" is not an OAI-PMH verb.` }] };
+  if (!(OAI_VERBS as readonly string[]).includes(verb))
+    return { ok: false, errors: [{ code: "badVerb", message: `"${verb}" is not an OAI-PMH verb.` }] };
   const rules = ARGUMENTS[verb as OaiVerb];
   const args = new Map<string, string>();
   const errors: OaiError[] = [];
@@ -106,9 +108,12 @@ export function parseOaiRequest(pairs: readonly (readonly [string, string])[]): 
   }
   const from = args.has("from") ? parseOaiTime(args.get("from")!) : null;
   const until = args.has("until") ? parseOaiTime(args.get("until")!) : null;
-  if (args.has("from") && from === null) errors.push({ code: "badArgument", message: "from is not a UTC date (YYYY-MM-DD) or time (YYYY-MM-DDThh:mm:ssZ)." });
-  if (args.has("until") && until === null) errors.push({ code: "badArgument", message: "until is not a UTC date (YYYY-MM-DD) or time (YYYY-MM-DDThh:mm:ssZ)." });
-  if (from && until && from.day !== until.day) errors.push({ code: "badArgument", message: "from and until must have the same granularity." });
+  if (args.has("from") && from === null)
+    errors.push({ code: "badArgument", message: "from is not a UTC date (YYYY-MM-DD) or time (YYYY-MM-DDThh:mm:ssZ)." });
+  if (args.has("until") && until === null)
+    errors.push({ code: "badArgument", message: "until is not a UTC date (YYYY-MM-DD) or time (YYYY-MM-DDThh:mm:ssZ)." });
+  if (from && until && from.day !== until.day)
+    errors.push({ code: "badArgument", message: "from and until must have the same granularity." });
   if (from && until && from.seconds > until.seconds) errors.push({ code: "badArgument", message: "from is later than until." });
   if (errors.length > 0) return { ok: false, errors };
   const echo = Object.fromEntries([["verb", verb], ...args]);
@@ -120,7 +125,11 @@ export function parseOaiRequest(pairs: readonly (readonly [string, string])[]): 
     case "ListSets":
       return { ok: true, request: { verb: "ListSets", resumptionToken: null }, echo };
     case "GetRecord":
-      return { ok: true, request: { verb: "GetRecord", identifier: args.get("identifier")!, metadataPrefix: args.get("metadataPrefix")! }, echo };
+      return {
+        ok: true,
+        request: { verb: "GetRecord", identifier: args.get("identifier")!, metadataPrefix: args.get("metadataPrefix")! },
+        echo,
+      };
     default:
       return {
         ok: true,
@@ -277,7 +286,8 @@ function bodyXml(body: OaiBody): string {
                 "oai-identifier",
                 {
                   xmlns: "http://www.openarchives.org/OAI/2.0/oai-identifier",
-                  "xsi:schemaLocation": "http://www.openarchives.org/OAI/2.0/oai-identifier http://www.openarchives.org/OAI/2.0/oai-identifier.xsd",
+                  "xsi:schemaLocation":
+                    "http://www.openarchives.org/OAI/2.0/oai-identifier http://www.openarchives.org/OAI/2.0/oai-identifier.xsd",
                 },
                 textElement("scheme", "oai"),
                 textElement("repositoryIdentifier", body.repositoryIdentifier),
@@ -333,7 +343,9 @@ export function oaiResponse(input: {
   answer: OaiBody | { errors: readonly OaiError[] };
 }): string {
   const answer =
-    "errors" in input.answer ? input.answer.errors.map((error) => textElement("error", error.message, { code: error.code })).join("") : bodyXml(input.answer);
+    "errors" in input.answer
+      ? input.answer.errors.map((error) => textElement("error", error.message, { code: error.code })).join("")
+      : bodyXml(input.answer);
   return `<?xml version="1.0" encoding="UTF-8"?>\n${element(
     "OAI-PMH",
     { xmlns: OAI_NAMESPACE, "xmlns:xsi": XSI_NAMESPACE, "xsi:schemaLocation": `${OAI_NAMESPACE} ${OAI_SCHEMA}` },

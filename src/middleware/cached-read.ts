@@ -9,6 +9,7 @@ import {
   expectedClass,
   generationFrom,
   type ReadScope,
+  readVariant,
   type ViewerClass,
   validatorStatement,
   viewerClass,
@@ -21,6 +22,10 @@ import { handoverOf } from "./handover";
 export const CACHE_NAME = "relab-reads";
 const GENERATION_HEADER = "X-Read-Generation";
 const POWERS_HEADER = "X-Read-Powers";
+// The route's own Content-Security-Policy and Vary, kept under names of their own: the Cache API
+// would read a stored `Vary` as its own instruction.
+const CSP_HEADER = "X-Read-CSP";
+const VARY_HEADER = "X-Read-Vary";
 // Entries are validated on every use, so this only bounds how long an unused one takes space.
 const STORED_SECONDS = 86_400;
 
@@ -31,6 +36,9 @@ interface Copy {
   powers: "" | "admin";
   etag: string | null;
   contentType: string;
+  /** The route's own policy (a landing page's) and `Vary` (a negotiated read's), sent again with the copy. */
+  csp: string | null;
+  vary: string | null;
   body: ArrayBuffer;
 }
 
@@ -58,13 +66,14 @@ export function forgetRecentReads(): void {
 }
 
 /**
- * The cache key of a read for a viewer class: the request's origin, path and query, its pairs
- * ordered by name. The pairs stay as sent (not decoded and encoded again, which maps distinct
- * invalid escapes to one U+FFFD), and pairs of one name keep their order (which a list of values
- * may depend on): two keys are equal only for queries the routes read alike.
+ * The cache key of a read for a viewer class and a representation (`readVariant` of its Accept
+ * header): the request's origin, path and query, its pairs ordered by name. The pairs stay as
+ * sent (not decoded and encoded again, which maps distinct invalid escapes to one U+FFFD), and
+ * pairs of one name keep their order (which a list of values may depend on): two keys are equal
+ * only for queries the routes read alike, asking for the same representation.
  */
-export function cacheKey(url: URL, viewer: ViewerClass): string {
-  return keyFor(keyParts(url), viewer);
+export function cacheKey(url: URL, viewer: ViewerClass, variant = ""): string {
+  return keyFor(keyParts(url), viewer, variant);
 }
 
 /** What the cache keys of one URL share: all but the viewer class, which goes between `head` and `tail`. */
@@ -83,9 +92,12 @@ export function keyParts(url: URL): KeyParts {
   return { head: `${url.protocol}//${url.host}/__reads/${url.protocol.slice(0, -1)}/`, tail: `${url.pathname}?${query}` };
 }
 
-/** The cache key of a viewer class from its URL's `parts`. */
-export function keyFor(parts: KeyParts, viewer: ViewerClass): string {
-  return parts.head + encodeURIComponent(viewer) + parts.tail;
+/**
+ * The cache key of a viewer class and representation from its URL's `parts`. The variant follows
+ * the class after a `;`, which the encoded class never holds; JSON's is empty, so its keys have none.
+ */
+export function keyFor(parts: KeyParts, viewer: ViewerClass, variant = ""): string {
+  return parts.head + encodeURIComponent(viewer) + (variant === "" ? "" : `;${variant}`) + parts.tail;
 }
 
 async function openCache(c: Context<AppEnv>): Promise<Cache | null> {
@@ -114,8 +126,10 @@ export function copyAnswer(
 ): { status: 200 | 304; body: ArrayBuffer | null; headers: Record<string, string> } {
   const headers: Record<string, string> = { "Cache-Control": "no-store", "X-Cache": "hit" };
   if (copy.etag) headers.ETag = copy.etag;
+  if (copy.vary) headers.Vary = copy.vary;
   if (copy.etag && matchesIfNoneMatch(ifNoneMatch ?? undefined, copy.etag)) return { status: 304, body: null, headers };
   headers["Content-Type"] = copy.contentType;
+  if (copy.csp) headers["Content-Security-Policy"] = copy.csp;
   return { status: 200, body: copy.body, headers };
 }
 
@@ -136,6 +150,8 @@ async function lookUp(cache: Cache | null, key: string, scope: ReadScope, record
     powers: entry.headers.get(POWERS_HEADER) === "admin" ? "admin" : "",
     etag: entry.headers.get("etag"),
     contentType: entry.headers.get("content-type") ?? "application/json",
+    csp: entry.headers.get(CSP_HEADER),
+    vary: entry.headers.get(VARY_HEADER),
     body: await entry.arrayBuffer(),
   };
   recent.set(key, { ...copy, scope, recordId });
@@ -151,10 +167,11 @@ async function lookUp(cache: Cache | null, key: string, scope: ReadScope, record
  * once the handler's first batch has run: a handler that needs the viewer before reading calls
  * `viewerBeforeRead` (one round trip more).
  *
- * The answer of a 200 is kept per viewer class (`ViewerClass`) with the generation its batch
- * read, and served only while the validator reads the same generation in this request's D1
- * session: never older than the database the request reads. Every write that changes what such
- * a read shows renews the generation in its own transaction (migration 0020's triggers).
+ * The answer of a 200 is kept per viewer class (`ViewerClass`) and per representation the
+ * request's Accept header selects (`readVariant`) with the generation its batch read, and served
+ * only while the validator reads the same generation in this request's D1 session: never older
+ * than the database the request reads. Every write that changes what such a read shows renews the
+ * generation in its own transaction (the triggers of migrations 0020 and 0021).
  */
 export function cachedRead(scope: ReadScope) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -171,7 +188,9 @@ export function cachedRead(scope: ReadScope) {
     const url = new URL(c.req.url);
     const idParam = scope === "record" ? c.req.param("id") : undefined;
     const recordId = idParam !== undefined && /^[1-9]\d{0,15}$/.test(idParam) ? Number(idParam) : null;
-    const cacheable = c.req.method === "GET" && (scope !== "record" || recordId !== null);
+    // A request that accepts none of the representations gets its 406 from the route, uncached.
+    const variant = readVariant(c.req.header("accept"));
+    const cacheable = c.req.method === "GET" && (scope !== "record" || recordId !== null) && variant !== null;
 
     let generation: string | null = null;
     const validator = validatorStatement(scope, recordId);
@@ -182,7 +201,7 @@ export function cachedRead(scope: ReadScope) {
 
     // The account the lane checked, if it did: the token may have expired since, which would make it anonymous here.
     const expected = expectedClass(scope, handover?.checked ? handover.checked.userId : (check?.claims.userId ?? null));
-    const expectedKey = cacheKey(url, expected);
+    const expectedKey = cacheKey(url, expected, variant ?? "");
     // The fast lane found the copy in memory out of date: read afresh.
     const stale = handover?.staleKey === expectedKey;
     // The Workers cache is opened only when this isolate's memory has no copy.
@@ -208,12 +227,15 @@ export function cachedRead(scope: ReadScope) {
 
     await next();
     const stamped = generation as string | null;
-    if (stamped === null || c.res.status !== 200 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
+    if (stamped === null || c.res.status !== 200 || !c.res.headers.get("content-type")) return;
     writableHeaders(c).set("X-Cache", "miss");
-    const key = cacheKey(url, viewerClass(scope, c.get("user")));
+    const key = cacheKey(url, viewerClass(scope, c.get("user")), variant ?? "");
     const powers = viewerPowers(scope, c.get("user"));
     const contentType = c.res.headers.get("content-type")!;
     const etag = c.res.headers.get("etag");
+    // What the route set itself (the security headers and CORS come later, on the way out).
+    const csp = c.res.headers.get("content-security-policy");
+    const vary = c.res.headers.get("vary");
     const headers = new Headers({
       "Content-Type": contentType,
       "Cache-Control": `max-age=${STORED_SECONDS}`,
@@ -221,12 +243,14 @@ export function cachedRead(scope: ReadScope) {
       [POWERS_HEADER]: powers,
     });
     if (etag) headers.set("ETag", etag);
+    if (csp) headers.set(CSP_HEADER, csp);
+    if (vary) headers.set(VARY_HEADER, vary);
     const shared = cache === undefined ? await openCache(c) : cache;
     // Stored after the answer is sent: the copy's bytes are read from a clone meanwhile.
     const answer = c.res.clone();
     const store = async () => {
       const body = await answer.arrayBuffer();
-      recent.set(key, { generation: stamped, powers, etag, contentType, body, scope, recordId });
+      recent.set(key, { generation: stamped, powers, etag, contentType, csp, vary, body, scope, recordId });
       if (shared) await shared.put(key, new Response(body, { headers }));
     };
     c.executionCtx.waitUntil(store().catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));

@@ -50,12 +50,17 @@ function alwaysSet(isProduction: boolean): readonly (readonly [string, string])[
 }
 
 /**
- * The security headers `stampSecurityHeaders` gives a response below 400 without a policy of
- * its own, as a list the fast lane (src/fast-lane.ts) adds in one go; `setsCacheControl` says
- * whether the response has its `Cache-Control` already.
+ * The security headers `stampSecurityHeaders` gives a response below 400, as a list the fast lane
+ * (src/fast-lane.ts) adds in one go; `setsCacheControl` and `setsCsp` say whether the response has
+ * its `Cache-Control` and its own policy (a landing page's) already.
  */
-export function securityHeaderPairs(isProduction: boolean, setsCacheControl: boolean): readonly (readonly [string, string])[] {
-  return PAIRS[`${isProduction ? "production" : "other"}${setsCacheControl ? "" : "+no-store"}`];
+export function securityHeaderPairs(
+  isProduction: boolean,
+  setsCacheControl: boolean,
+  setsCsp = false,
+): readonly (readonly [string, string])[] {
+  const pairs = PAIRS[`${isProduction ? "production" : "other"}${setsCacheControl ? "" : "+no-store"}`];
+  return setsCsp ? pairs.filter(([name]) => name !== "Content-Security-Policy") : pairs;
 }
 
 const CSP = ["Content-Security-Policy", API_CSP] as const;

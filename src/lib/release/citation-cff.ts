@@ -47,7 +47,13 @@ export function yamlString(text: string): string {
   for (const char of text) {
     const code = char.codePointAt(0)!;
     if (char === '"' || char === "\\") out += `\\${char}`;
-    else if ((code >= 0x20 && code <= 0x7e) || (code >= 0xa0 && code <= 0xd7ff && code !== 0x2028 && code !== 0x2029) || (code >= 0xe000 && code <= 0xfffd && code !== 0xfeff) || code >= 0x10000) out += char;
+    else if (
+      (code >= 0x20 && code <= 0x7e) ||
+      (code >= 0xa0 && code <= 0xd7ff && code !== 0x2028 && code !== 0x2029) ||
+      (code >= 0xe000 && code <= 0xfffd && code !== 0xfeff) ||
+      code >= 0x10000
+    )
+      out += char;
     else out += `\\u${code.toString(16).padStart(4, "0")}`;
   }
   return `${out}"`;

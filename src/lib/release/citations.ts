@@ -8,7 +8,10 @@ import { citationYear, citedLink, describedAs, doiUrl, isoDate, oneLine, RELEASE
  */
 
 /** Who a citation names as the author: the creator (an organisation). */
-const author = (release: ReleaseDescription) => release.creator.name;
+const author = (release: Pick<ReleaseDescription, "creator">) => release.creator.name;
+
+/** What the formatted citation needs of a release. */
+export type CitedRelease = Pick<ReleaseDescription, "creator" | "publisher" | "title" | "version" | "snapshotAt" | "doi" | "url">;
 
 /**
  * The suggested citation, in the common data-set style (APA): `Creator (year). Title (Version v)
@@ -16,7 +19,7 @@ const author = (release: ReleaseDescription) => release.creator.name;
  * is the DOI once registered. Without a DOI and with the creator the publisher, this is the
  * sentence the release's README gives.
  */
-export function citationText(release: ReleaseDescription): string {
+export function citationText(release: CitedRelease): string {
   const publisher = release.publisher === author(release) ? "" : ` ${oneLine(release.publisher)}.`;
   return `${oneLine(author(release))} (${citationYear(release)}). ${oneLine(release.title)} (Version ${release.version}) [Data set].${publisher} ${citedLink(release)}`;
 }

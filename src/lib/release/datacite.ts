@@ -37,7 +37,11 @@ export interface DataCiteAttributes {
 }
 
 const ror = (url: string): NameIdentifier => ({ nameIdentifier: url, nameIdentifierScheme: "ROR", schemeUri: "https://ror.org" });
-const orcid = (id: string): NameIdentifier => ({ nameIdentifier: `https://orcid.org/${id}`, nameIdentifierScheme: "ORCID", schemeUri: "https://orcid.org" });
+const orcid = (id: string): NameIdentifier => ({
+  nameIdentifier: `https://orcid.org/${id}`,
+  nameIdentifierScheme: "ORCID",
+  schemeUri: "https://orcid.org",
+});
 
 /** What both the version and the concept record say: everything but the identifier, version and relations. */
 function common(release: ReleaseDescription): Omit<DataCiteAttributes, "doi" | "version" | "relatedIdentifiers"> {
@@ -47,7 +51,9 @@ function common(release: ReleaseDescription): Omit<DataCiteAttributes, "doi" | "
     url: release.url,
     types: { resourceTypeGeneral: "Dataset", resourceType: "Dataset release" },
     titles: [{ title: release.title }],
-    creators: [{ name: release.creator.name, nameType: "Organizational", nameIdentifiers: release.creator.ror ? [ror(release.creator.ror)] : [] }],
+    creators: [
+      { name: release.creator.name, nameType: "Organizational", nameIdentifiers: release.creator.ror ? [ror(release.creator.ror)] : [] },
+    ],
     publisher: release.publisher,
     publicationYear: citationYear(release),
     language: "en",
@@ -107,11 +113,19 @@ export function versionRecord(release: ReleaseDescription, doi: string | null, c
  * The record of the concept DOI (all versions): the newest release's metadata without a version,
  * resolving to the newest release, `HasVersion` each version DOI registered so far.
  */
-export function conceptRecord(newest: ReleaseDescription, conceptDoi: string, versionDois: readonly string[]): DataCiteAttributes {
+export function conceptRecord(
+  newest: ReleaseDescription,
+  conceptDoi: string,
+  versionDois: readonly string[],
+): DataCiteAttributes & { doi: string } {
   return {
     doi: conceptDoi,
     ...common(newest),
-    relatedIdentifiers: versionDois.map((doi) => ({ relatedIdentifier: doi, relatedIdentifierType: "DOI" as const, relationType: "HasVersion" })),
+    relatedIdentifiers: versionDois.map((doi) => ({
+      relatedIdentifier: doi,
+      relatedIdentifierType: "DOI" as const,
+      relationType: "HasVersion",
+    })),
   };
 }
 

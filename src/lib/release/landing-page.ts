@@ -106,7 +106,8 @@ function doiLine(release: ReleaseDescription, doiStatus: string): string {
 export function landingPage({ release, versions, doiStatus }: LandingPageInput): string {
   const { counts, licence } = release;
   const published = release.publishedAt === null ? "not published" : `published ${isoDate(release.publishedAt)}`;
-  const parquet = release.files.find((file) => file.path === "records.parquet") ?? release.files.find((file) => file.path.endsWith(".parquet"));
+  const parquet =
+    release.files.find((file) => file.path === "records.parquet") ?? release.files.find((file) => file.path.endsWith(".parquet"));
   const csv = release.files.find((file) => file.path === "records.csv") ?? release.files.find((file) => file.path.endsWith(".csv"));
   const files = release.files
     .map(
@@ -115,7 +116,9 @@ export function landingPage({ release, versions, doiStatus }: LandingPageInput):
     )
     .join("\n");
   const credits = release.credits
-    .map((credit) => (credit.orcid ? `${html(credit.username)} (ORCID ${link(`https://orcid.org/${credit.orcid}`, credit.orcid)})` : html(credit.username)))
+    .map((credit) =>
+      credit.orcid ? `${html(credit.username)} (ORCID ${link(`https://orcid.org/${credit.orcid}`, credit.orcid)})` : html(credit.username),
+    )
     .join(", ");
   const versionRows = versions
     .map((other) => {

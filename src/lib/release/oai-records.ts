@@ -50,7 +50,9 @@ export function oaiDublinCore(release: ReleaseDescription): string {
 /** DataCite kernel-4 XML of a DataCite record (which must have its DOI: the schema requires an identifier). */
 export function dataciteXml(record: DataCiteAttributes & { doi: string }): string {
   const nameIds = (ids: DataCiteAttributes["creators"][number]["nameIdentifiers"]) =>
-    ids.map((id) => textElement("nameIdentifier", id.nameIdentifier, { nameIdentifierScheme: id.nameIdentifierScheme, schemeURI: id.schemeUri }));
+    ids.map((id) =>
+      textElement("nameIdentifier", id.nameIdentifier, { nameIdentifierScheme: id.nameIdentifierScheme, schemeURI: id.schemeUri }),
+    );
   const list = (name: string, items: string[]) => (items.length === 0 ? "" : element(name, {}, ...items));
   return element(
     "resource",
@@ -59,7 +61,12 @@ export function dataciteXml(record: DataCiteAttributes & { doi: string }): strin
     list(
       "creators",
       record.creators.map((creator) =>
-        element("creator", {}, textElement("creatorName", creator.name, { nameType: creator.nameType }), ...nameIds(creator.nameIdentifiers)),
+        element(
+          "creator",
+          {},
+          textElement("creatorName", creator.name, { nameType: creator.nameType }),
+          ...nameIds(creator.nameIdentifiers),
+        ),
       ),
     ),
     list(
@@ -120,7 +127,9 @@ export function dataciteXml(record: DataCiteAttributes & { doi: string }): strin
     ),
     list(
       "descriptions",
-      record.descriptions.map((description) => textElement("description", description.description, { descriptionType: description.descriptionType })),
+      record.descriptions.map((description) =>
+        textElement("description", description.description, { descriptionType: description.descriptionType }),
+      ),
     ),
   );
 }

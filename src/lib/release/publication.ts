@@ -61,7 +61,8 @@ export const doiUrl = (doi: string): string => `https://doi.org/${doi}`;
 export const isoDate = (seconds: number): string => new Date(seconds * 1000).toISOString().slice(0, 10);
 
 /** The year a release is cited by: that of its snapshot, as the README written by its build names it. */
-export const citationYear = (release: Pick<ReleaseDescription, "snapshotAt">): number => new Date(release.snapshotAt * 1000).getUTCFullYear();
+export const citationYear = (release: Pick<ReleaseDescription, "snapshotAt">): number =>
+  new Date(release.snapshotAt * 1000).getUTCFullYear();
 
 /** Where a citation points: the DOI when there is one, else the release's URL. */
 export const citedLink = (release: Pick<ReleaseDescription, "doi" | "url">): string => (release.doi ? doiUrl(release.doi) : release.url);

@@ -40,7 +40,9 @@ export function schemaOrgDataset(release: ReleaseDescription): Record<string, un
     dateCreated: isoDate(release.snapshotAt),
     keywords: keywords(release),
     citation: citationText(release),
-    ...(release.conceptDoi ? { isPartOf: { "@type": "CreativeWork", "@id": doiUrl(release.conceptDoi), identifier: doiUrl(release.conceptDoi) } } : {}),
+    ...(release.conceptDoi
+      ? { isPartOf: { "@type": "CreativeWork", "@id": doiUrl(release.conceptDoi), identifier: doiUrl(release.conceptDoi) } }
+      : {}),
     distribution: release.files.map((file) => ({
       "@type": "DataDownload",
       name: file.path,

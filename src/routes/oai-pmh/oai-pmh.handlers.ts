@@ -1,0 +1,19 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { requestOrigin } from "../../lib/http";
+import { answerOai } from "../../services/oai";
+import type * as routes from "./oai-pmh.routes";
+
+function xml(c: Context<AppEnv>, document: string): Response {
+  return c.body(document, 200, { "Content-Type": "text/xml; charset=utf-8" });
+}
+
+/** The pairs of a query or form, in order and decoded, repeated names kept. */
+const pairsOf = (params: URLSearchParams): [string, string][] => [...params.entries()];
+
+export const oaiGet: RouteHandler<typeof routes.oaiGet, AppEnv> = async (c) =>
+  xml(c, await answerOai(c.get("services"), pairsOf(new URL(c.req.url).searchParams), requestOrigin(c))) as never;
+
+export const oaiPost: RouteHandler<typeof routes.oaiPost, AppEnv> = async (c) =>
+  xml(c, await answerOai(c.get("services"), pairsOf(new URLSearchParams(await c.req.text())), requestOrigin(c))) as never;
