@@ -13,9 +13,19 @@ export function xmlText(text: string): string {
   return text.replace(NOT_XML, "").replace(/[&<>]/g, (char) => (char === "&" ? "&amp;" : char === "<" ? "&lt;" : "&gt;"));
 }
 
+const ATTRIBUTE_ESCAPES: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "\t": "&#9;",
+  "\n": "&#10;",
+  "\r": "&#13;",
+};
+
 /** Text for a double-quoted attribute value (line breaks and tabs as references, so they survive attribute normalisation). */
 export function xmlAttribute(text: string): string {
-  return text.replace(NOT_XML, "").replace(/[&<>"\t\n\r]/g, (char) => `&#${char.charCodeAt(0)};`);
+  return text.replace(NOT_XML, "").replace(/[&<>"\t\n\r]/g, (char) => ATTRIBUTE_ESCAPES[char]!);
 }
 
 /** An element: `children` is XML already (from `element` or `xmlText`); null or empty attribute values are left out. */

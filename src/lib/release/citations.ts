@@ -35,8 +35,11 @@ export function bibtexKey(publisher: string, version: string): string {
 }
 
 // TeX's special characters as commands that need no package; braces as commands too, since
-// BibTeX counts braces without regard to a backslash in front of them.
+// BibTeX counts braces without regard to a backslash in front of them; `<` and `>`, which TeX's
+// default text font prints as inverted exclamation and question marks.
 const TEX: Readonly<Record<string, string>> = {
+  "<": "\\textless{}",
+  ">": "\\textgreater{}",
   "\\": "\\textbackslash{}",
   "{": "\\textbraceleft{}",
   "}": "\\textbraceright{}",
@@ -51,7 +54,7 @@ const TEX: Readonly<Record<string, string>> = {
 
 /** A value inside a BibTeX field's braces: one line, TeX's special characters escaped, any other character as is (UTF-8). */
 export function bibtexValue(text: string): string {
-  return oneLine(text).replace(/[\\{}%&$#_~^]/g, (char) => TEX[char]!);
+  return oneLine(text).replace(/[\\{}%&$#_~^<>]/g, (char) => TEX[char]!);
 }
 
 /**
@@ -92,7 +95,7 @@ export function ris(release: ReleaseDescription): string {
   lines.push(["AB", describedAs(release)]);
   for (const keyword of keywords(release)) lines.push(["KW", keyword]);
   lines.push(["ER", ""]);
-  return lines.map(([tag, value]) => `${tag}  - ${oneLine(value)}`.trimEnd()).join("\r\n") + "\r\n";
+  return `${lines.map(([tag, value]) => `${tag}  - ${oneLine(value)}`).join("\r\n")}\r\n`;
 }
 
 /** The subjects (product types), then the keywords every release carries. */

@@ -117,7 +117,7 @@ describe("a release built on the queue", () => {
       ...["taxonomies", "categories", "materials", "product_types", "units"].map((t) => `reference/${t}`),
     ];
     expect(published.files.map((f) => f.path).sort()).toEqual(
-      [...tables.flatMap((t) => [`${t}.csv`, `${t}.parquet`]), "README.md", "SHA256SUMS", "datapackage.json"].sort(),
+      [...tables.flatMap((t) => [`${t}.csv`, `${t}.parquet`]), "CITATION.cff", "README.md", "SHA256SUMS", "datapackage.json"].sort(),
     );
     for (const file of published.files) expect(file.url).toBe(`http://localhost/v1/releases/${VERSION}/files/${file.path}`);
 
@@ -247,7 +247,8 @@ describe("a release built on the queue", () => {
       resources: { name: string; path: string; bytes: number; hash: string; schema: { primaryKey: string[]; foreignKeys?: unknown[] } }[];
     };
     expect(datapackage).toMatchObject({ version: VERSION, created: published.snapshot_at, licenses: [{ name: "CC-BY-4.0" }] });
-    expect(datapackage.resources).toHaveLength(16);
+    // Every table twice (CSV and Parquet), and CITATION.cff.
+    expect(datapackage.resources).toHaveLength(17);
     for (const resource of datapackage.resources) {
       expect(`sha256:${byPath.get(resource.path)!.sha256}`).toBe(resource.hash);
       expect(resource.bytes).toBe(byPath.get(resource.path)!.bytes);
