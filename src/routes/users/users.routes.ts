@@ -87,7 +87,6 @@ const MeUpdateSchema = z
     mfa_code: z.string().max(64).optional().openapi({ description: "With TOTP enrolled: an authenticator or recovery code." }),
     orcid: z
       .string()
-      .max(19)
       .refine(isValidOrcid, { message: "Must be an ORCID iD of the form 0000-0000-0000-000X with a valid check digit (ISO 7064 11-2)." })
       .nullable()
       .optional()
