@@ -9,9 +9,10 @@ const ABOUT =
   "deleted (`deletedRecord` `no`). Every answer is a 200 `text/xml` document; the protocol's errors (`badVerb`, `badArgument`, " +
   "`badResumptionToken`, `cannotDisseminateFormat`, `idDoesNotExist`, `noRecordsMatch`, `noSetHierarchy`) are inside it.";
 
-const argument = (description: string) => z.string().optional().openapi({ description });
+// Documentation only (any value passes here): the handler reads the arguments as sent, and a
+// repeated or malformed one is an error the protocol names, inside a 200.
+const argument = (description: string) => z.unknown().optional().openapi({ type: "string", description });
 
-// Documentation only: the handler reads the arguments as sent (repeated ones are an error the protocol names).
 const OaiQuerySchema = z.object({
   verb: argument("The request's verb."),
   identifier: argument("An item identifier (`GetRecord`, `ListMetadataFormats`)."),
