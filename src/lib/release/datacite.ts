@@ -1,5 +1,5 @@
 import { keywords } from "./citations";
-import { citationYear, describedAs, doiUrl, isoDate, type ReleaseDescription } from "./publication";
+import { citationYear, counted, describedAs, doiUrl, isoDate, type ReleaseDescription } from "./publication";
 
 /**
  * DataCite Metadata Schema 4 for a release, as the DataCite REST API's JSON:API attributes
@@ -68,12 +68,12 @@ function common(release: ReleaseDescription): Omit<DataCiteAttributes, "doi" | "
       ...(release.publishedAt === null ? [] : [{ date: isoDate(release.publishedAt), dateType: "Issued" as const }]),
     ],
     sizes: [
-      `${counts.records} records`,
-      `${counts.baseProducts} base products`,
-      `${counts.recordMaterials} bill-of-materials rows`,
-      `${counts.images} images`,
-      `${release.files.length + release.imageFiles.count} files`,
-      `${tableBytes} bytes`,
+      counted(counts.records, "record"),
+      counted(counts.baseProducts, "base product"),
+      counted(counts.recordMaterials, "bill-of-materials row"),
+      counted(counts.images, "image"),
+      counted(release.files.length + release.imageFiles.count, "file"),
+      counted(tableBytes, "byte"),
     ],
     formats: [...new Set(release.files.map((file) => file.mediaType))].sort(),
     rightsList: [

@@ -75,12 +75,15 @@ export function describedAs(release: Pick<ReleaseDescription, "description" | "c
   const { records, baseProducts, images, recordMaterials } = release.counts;
   const summary =
     `Version ${release.version} of the ${release.publisher} dataset of products taken apart for study: ` +
-    `${records} records (${baseProducts} base products with their components), ${recordMaterials} bill-of-materials rows ` +
-    `and ${images} images, as CSV and Parquet tables.`;
+    `${counted(records, "record")} (${counted(baseProducts, "base product")} with their components), ` +
+    `${counted(recordMaterials, "bill-of-materials row")} and ${counted(images, "image")}, as CSV and Parquet tables.`;
   const own = release.description?.trim() ?? "";
   if (own === "") return summary;
   return own.length >= 50 ? own : `${own}\n\n${summary}`;
 }
+
+/** `n thing` or `n things`, `n` written out in full. */
+export const counted = (n: number, singular: string, plural = `${singular}s`): string => `${n} ${n === 1 ? singular : plural}`;
 
 /** Line breaks and runs of white space as single spaces: for formats whose values are one line. */
 export const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim();

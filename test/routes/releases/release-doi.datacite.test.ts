@@ -123,7 +123,7 @@ describe("DOIs of releases built on the queue", () => {
     expect(record.descriptions).toEqual([{ description: expect.stringContaining("The first, with a DOI."), descriptionType: "Abstract" }]);
     expect(record.subjects).toContainEqual({ subject: "Kettle" });
     expect(record.formats).toContain("application/vnd.apache.parquet");
-    expect(record.sizes).toContain("1 records");
+    expect(record.sizes).toContain("1 record");
     // The first release: a version of the concept, a new version of nothing.
     expect(record.relatedIdentifiers).toEqual([{ relatedIdentifier: CONCEPT, relatedIdentifierType: "DOI", relationType: "IsVersionOf" }]);
     const concept = (await dataCite(CONCEPT))!;
