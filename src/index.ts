@@ -7,12 +7,12 @@ import { EVENTS_QUEUE, handleEventBatch } from "./queues/events";
 import { handleMediaBatch } from "./queues/media";
 import { requeueStrandedMedia } from "./queues/media-requeue";
 import { handleReleaseBatch } from "./queues/releases";
-import { buildServices } from "./services/build-services";
-import { RELEASE_QUEUE } from "./services/release-messages";
+import { buildServices } from "./services/platform/build-services";
+import { RELEASE_QUEUE } from "./services/releases/messages";
 
-// Every Durable Object class wrangler.jsonc binds is exported, whether or not its plugin is on.
-export { RateLimiter } from "../durable-objects/rate-limiter";
 export { CameraRelay } from "./plugins/rpi-cam/durable-objects/camera-relay";
+// Every Durable Object class wrangler.jsonc binds is exported, whether or not its plugin is on.
+export { RateLimiter } from "./rate-limits/object";
 
 /** `waitUntil` of the execution context, when there is one (tests may call a handler without). */
 const deferTo = (ctx: ExecutionContext | undefined) => (ctx ? (work: Promise<unknown>) => ctx.waitUntil(work) : undefined);

@@ -5,7 +5,7 @@ import { element, textElement } from "./xml";
  * The Open Archives Initiative Protocol for Metadata Harvesting 2.0, its protocol side: reading a
  * request's arguments (with every error condition the specification names), resumption tokens,
  * and writing the response document. What the repository holds (the releases) and their
- * metadata records are the caller's (src/services/oai.ts).
+ * metadata records are the caller's (src/services/releases/oai.ts).
  */
 
 export const OAI_NAMESPACE = "http://www.openarchives.org/OAI/2.0/";

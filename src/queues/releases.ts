@@ -1,8 +1,8 @@
 import type { Services } from "../container";
-import { withLog } from "../services/build-services";
-import { clearPublishedStaging, runBuildSlice } from "../services/release-build";
-import { queueDoiRegistration, registerReleaseDoi, startDoiRegistration } from "../services/release-doi";
-import { isReleaseMessage, type ReleaseMessage } from "../services/release-messages";
+import { withLog } from "../services/platform/build-services";
+import { clearPublishedStaging, runBuildSlice } from "../services/releases/build";
+import { queueDoiRegistration, registerReleaseDoi, startDoiRegistration } from "../services/releases/doi";
+import { isReleaseMessage, type ReleaseMessage } from "../services/releases/messages";
 
 /**
  * Consumer of `RELEASE_QUEUE`. Each message runs one slice of a build for up to
@@ -13,7 +13,7 @@ import { isReleaseMessage, type ReleaseMessage } from "../services/release-messa
  * of replaced attempts, of ended builds, or malformed ones are acknowledged and dropped. The slice
  * that publishes a build queues a `release.cleanup` message, which empties its staging tables,
  * and, with DataCite configured, a `release.doi` message: one attempt at registering its DOIs,
- * whose failures that may pass come back as a new, delayed message (src/services/release-doi.ts).
+ * whose failures that may pass come back as a new, delayed message (src/services/releases/doi.ts).
  * `batchServices` is the batch's container; each message gets its own log.
  */
 export async function handleReleaseBatch(batch: MessageBatch<unknown>, batchServices: Services): Promise<void> {

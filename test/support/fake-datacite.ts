@@ -32,42 +32,179 @@ const modes = new Map<string, DataCiteMode>();
 const log: { method: string; path: string; doi: string | null; status: number }[] = [];
 
 const API_JSON = "application/vnd.api+json";
-const reply = (status: number, value: unknown): OAuthReply => ({ status, headers: { "content-type": API_JSON }, body: JSON.stringify(value) });
+const reply = (status: number, value: unknown): OAuthReply => ({
+  status,
+  headers: { "content-type": API_JSON },
+  body: JSON.stringify(value),
+});
 const errors = (status: number, list: { source?: string; title: string }[]) =>
   reply(status, { errors: list.map((error) => ({ status: String(status), ...error })) });
 
 // Metadata Schema 4.5's controlled lists, as far as the service uses them (and a little beyond).
 const RESOURCE_TYPES = new Set([
-  "Audiovisual", "Book", "BookChapter", "Collection", "ComputationalNotebook", "ConferencePaper", "ConferenceProceeding", "DataPaper",
-  "Dataset", "Dissertation", "Event", "Image", "Instrument", "InteractiveResource", "Journal", "JournalArticle", "Model",
-  "OutputManagementPlan", "PeerReview", "PhysicalObject", "Preprint", "Report", "Service", "Software", "Sound", "Standard",
-  "StudyRegistration", "Text", "Workflow", "Other",
+  "Audiovisual",
+  "Book",
+  "BookChapter",
+  "Collection",
+  "ComputationalNotebook",
+  "ConferencePaper",
+  "ConferenceProceeding",
+  "DataPaper",
+  "Dataset",
+  "Dissertation",
+  "Event",
+  "Image",
+  "Instrument",
+  "InteractiveResource",
+  "Journal",
+  "JournalArticle",
+  "Model",
+  "OutputManagementPlan",
+  "PeerReview",
+  "PhysicalObject",
+  "Preprint",
+  "Report",
+  "Service",
+  "Software",
+  "Sound",
+  "Standard",
+  "StudyRegistration",
+  "Text",
+  "Workflow",
+  "Other",
 ]);
 const RELATION_TYPES = new Set([
-  "IsCitedBy", "Cites", "IsSupplementTo", "IsSupplementedBy", "IsContinuedBy", "Continues", "IsDescribedBy", "Describes", "HasMetadata",
-  "IsMetadataFor", "HasVersion", "IsVersionOf", "IsNewVersionOf", "IsPreviousVersionOf", "IsPartOf", "HasPart", "IsPublishedIn",
-  "IsReferencedBy", "References", "IsDocumentedBy", "Documents", "IsCompiledBy", "Compiles", "IsVariantFormOf", "IsOriginalFormOf",
-  "IsIdenticalTo", "IsReviewedBy", "Reviews", "IsDerivedFrom", "IsSourceOf", "IsRequiredBy", "Requires", "IsObsoletedBy", "Obsoletes",
-  "IsCollectedBy", "Collects", "IsTranslationOf", "HasTranslation",
+  "IsCitedBy",
+  "Cites",
+  "IsSupplementTo",
+  "IsSupplementedBy",
+  "IsContinuedBy",
+  "Continues",
+  "IsDescribedBy",
+  "Describes",
+  "HasMetadata",
+  "IsMetadataFor",
+  "HasVersion",
+  "IsVersionOf",
+  "IsNewVersionOf",
+  "IsPreviousVersionOf",
+  "IsPartOf",
+  "HasPart",
+  "IsPublishedIn",
+  "IsReferencedBy",
+  "References",
+  "IsDocumentedBy",
+  "Documents",
+  "IsCompiledBy",
+  "Compiles",
+  "IsVariantFormOf",
+  "IsOriginalFormOf",
+  "IsIdenticalTo",
+  "IsReviewedBy",
+  "Reviews",
+  "IsDerivedFrom",
+  "IsSourceOf",
+  "IsRequiredBy",
+  "Requires",
+  "IsObsoletedBy",
+  "Obsoletes",
+  "IsCollectedBy",
+  "Collects",
+  "IsTranslationOf",
+  "HasTranslation",
 ]);
 const IDENTIFIER_TYPES = new Set([
-  "ARK", "arXiv", "bibcode", "CSTR", "DOI", "EAN13", "EISSN", "Handle", "IGSN", "ISBN", "ISSN", "ISTC", "LISSN", "LSID", "PMID",
-  "PURL", "RRID", "UPC", "URL", "URN", "w3id",
+  "ARK",
+  "arXiv",
+  "bibcode",
+  "CSTR",
+  "DOI",
+  "EAN13",
+  "EISSN",
+  "Handle",
+  "IGSN",
+  "ISBN",
+  "ISSN",
+  "ISTC",
+  "LISSN",
+  "LSID",
+  "PMID",
+  "PURL",
+  "RRID",
+  "UPC",
+  "URL",
+  "URN",
+  "w3id",
 ]);
 const CONTRIBUTOR_TYPES = new Set([
-  "ContactPerson", "DataCollector", "DataCurator", "DataManager", "Distributor", "Editor", "HostingInstitution", "Producer",
-  "ProjectLeader", "ProjectManager", "ProjectMember", "RegistrationAgency", "RegistrationAuthority", "RelatedPerson", "Researcher",
-  "ResearchGroup", "RightsHolder", "Sponsor", "Supervisor", "Translator", "WorkPackageLeader", "Other",
+  "ContactPerson",
+  "DataCollector",
+  "DataCurator",
+  "DataManager",
+  "Distributor",
+  "Editor",
+  "HostingInstitution",
+  "Producer",
+  "ProjectLeader",
+  "ProjectManager",
+  "ProjectMember",
+  "RegistrationAgency",
+  "RegistrationAuthority",
+  "RelatedPerson",
+  "Researcher",
+  "ResearchGroup",
+  "RightsHolder",
+  "Sponsor",
+  "Supervisor",
+  "Translator",
+  "WorkPackageLeader",
+  "Other",
 ]);
 const DATE_TYPES = new Set([
-  "Accepted", "Available", "Copyrighted", "Collected", "Coverage", "Created", "Issued", "Submitted", "Updated", "Valid", "Withdrawn", "Other",
+  "Accepted",
+  "Available",
+  "Copyrighted",
+  "Collected",
+  "Coverage",
+  "Created",
+  "Issued",
+  "Submitted",
+  "Updated",
+  "Valid",
+  "Withdrawn",
+  "Other",
 ]);
 const DESCRIPTION_TYPES = new Set(["Abstract", "Methods", "SeriesInformation", "TableOfContents", "TechnicalInfo", "Other"]);
 const NAME_TYPES = new Set(["Personal", "Organizational"]);
 const ATTRIBUTES = new Set([
-  "doi", "prefix", "suffix", "event", "url", "types", "titles", "creators", "publisher", "publicationYear", "subjects", "contributors",
-  "dates", "language", "relatedIdentifiers", "relatedItems", "sizes", "formats", "version", "rightsList", "descriptions", "geoLocations",
-  "fundingReferences", "schemaVersion", "identifiers", "alternateIdentifiers", "container", "xml",
+  "doi",
+  "prefix",
+  "suffix",
+  "event",
+  "url",
+  "types",
+  "titles",
+  "creators",
+  "publisher",
+  "publicationYear",
+  "subjects",
+  "contributors",
+  "dates",
+  "language",
+  "relatedIdentifiers",
+  "relatedItems",
+  "sizes",
+  "formats",
+  "version",
+  "rightsList",
+  "descriptions",
+  "geoLocations",
+  "fundingReferences",
+  "schemaVersion",
+  "identifiers",
+  "alternateIdentifiers",
+  "container",
+  "xml",
 ]);
 
 type Problem = { source: string; title: string };
@@ -91,10 +228,13 @@ function checkNameIdentifiers(where: string, value: unknown, problems: Problem[]
 /** What is wrong with a `dois` document's attributes for the state they ask for; an empty list if nothing. */
 function validate(attributes: Record<string, unknown>, findable: boolean): Problem[] {
   const problems: Problem[] = [];
-  for (const name of Object.keys(attributes)) if (!ATTRIBUTES.has(name)) problems.push({ source: name, title: "is not a DataCite attribute" });
+  for (const name of Object.keys(attributes))
+    if (!ATTRIBUTES.has(name)) problems.push({ source: name, title: "is not a DataCite attribute" });
   const a = attributes;
-  if (a.event !== undefined && !["publish", "register", "hide"].includes(a.event as string)) problems.push({ source: "event", title: "is not publish, register or hide" });
-  if (a.url !== undefined && (typeof a.url !== "string" || !/^https?:\/\/\S+$/.test(a.url))) problems.push({ source: "url", title: "is not an http(s) URL" });
+  if (a.event !== undefined && !["publish", "register", "hide"].includes(a.event as string))
+    problems.push({ source: "event", title: "is not publish, register or hide" });
+  if (a.url !== undefined && (typeof a.url !== "string" || !/^https?:\/\/\S+$/.test(a.url)))
+    problems.push({ source: "url", title: "is not an http(s) URL" });
   if (a.titles !== undefined && (!Array.isArray(a.titles) || a.titles.some((t) => !isObject(t) || !isText(t.title)))) {
     problems.push({ source: "titles", title: "must be a list of {title}" });
   }
@@ -103,7 +243,8 @@ function validate(attributes: Record<string, unknown>, findable: boolean): Probl
     else
       a.creators.forEach((creator, i) => {
         if (!isObject(creator) || !isText(creator.name)) problems.push({ source: `creators/${i}`, title: "needs a name" });
-        else if (creator.nameType !== undefined && !NAME_TYPES.has(creator.nameType as string)) problems.push({ source: `creators/${i}`, title: "bad nameType" });
+        else if (creator.nameType !== undefined && !NAME_TYPES.has(creator.nameType as string))
+          problems.push({ source: `creators/${i}`, title: "bad nameType" });
         else checkNameIdentifiers(`creators/${i}/nameIdentifiers`, creator.nameIdentifiers, problems);
       });
   }
@@ -119,7 +260,8 @@ function validate(attributes: Record<string, unknown>, findable: boolean): Probl
   if (a.publisher !== undefined && !isText(a.publisher) && !(isObject(a.publisher) && isText(a.publisher.name))) {
     problems.push({ source: "publisher", title: "must be a name" });
   }
-  if (a.publicationYear !== undefined && !/^\d{4}$/.test(String(a.publicationYear))) problems.push({ source: "publicationYear", title: "must be a year" });
+  if (a.publicationYear !== undefined && !/^\d{4}$/.test(String(a.publicationYear)))
+    problems.push({ source: "publicationYear", title: "must be a year" });
   if (a.types !== undefined && (!isObject(a.types) || !RESOURCE_TYPES.has(a.types.resourceTypeGeneral as string))) {
     problems.push({ source: "types", title: "resourceTypeGeneral is not of the controlled list" });
   }
@@ -133,16 +275,26 @@ function validate(attributes: Record<string, unknown>, findable: boolean): Probl
           !IDENTIFIER_TYPES.has(related.relatedIdentifierType as string) ||
           !RELATION_TYPES.has(related.relationType as string)
         ) {
-          problems.push({ source: `relatedIdentifiers/${i}`, title: "needs relatedIdentifier, relatedIdentifierType and relationType of the controlled lists" });
+          problems.push({
+            source: `relatedIdentifiers/${i}`,
+            title: "needs relatedIdentifier, relatedIdentifierType and relationType of the controlled lists",
+          });
         } else if (related.relatedIdentifierType === "DOI" && !/^10\.\d{4,9}\/\S+$/.test(related.relatedIdentifier)) {
           problems.push({ source: `relatedIdentifiers/${i}`, title: "is not a DOI" });
         }
       });
   }
-  if (a.dates !== undefined && (!Array.isArray(a.dates) || a.dates.some((d) => !isObject(d) || !isText(d.date) || !DATE_TYPES.has(d.dateType as string)))) {
+  if (
+    a.dates !== undefined &&
+    (!Array.isArray(a.dates) || a.dates.some((d) => !isObject(d) || !isText(d.date) || !DATE_TYPES.has(d.dateType as string)))
+  ) {
     problems.push({ source: "dates", title: "must be a list of {date, dateType}" });
   }
-  if (a.descriptions !== undefined && (!Array.isArray(a.descriptions) || a.descriptions.some((d) => !isObject(d) || !isText(d.description) || !DESCRIPTION_TYPES.has(d.descriptionType as string)))) {
+  if (
+    a.descriptions !== undefined &&
+    (!Array.isArray(a.descriptions) ||
+      a.descriptions.some((d) => !isObject(d) || !isText(d.description) || !DESCRIPTION_TYPES.has(d.descriptionType as string)))
+  ) {
     problems.push({ source: "descriptions", title: "must be a list of {description, descriptionType}" });
   }
   if (a.rightsList !== undefined && (!Array.isArray(a.rightsList) || a.rightsList.some((r) => !isObject(r) || !isText(r.rights)))) {
@@ -152,7 +304,8 @@ function validate(attributes: Record<string, unknown>, findable: boolean): Probl
     problems.push({ source: "subjects", title: "must be a list of {subject}" });
   }
   for (const name of ["sizes", "formats"] as const) {
-    if (a[name] !== undefined && (!Array.isArray(a[name]) || (a[name] as unknown[]).some((item) => !isText(item)))) problems.push({ source: name, title: "must be a list of strings" });
+    if (a[name] !== undefined && (!Array.isArray(a[name]) || (a[name] as unknown[]).some((item) => !isText(item))))
+      problems.push({ source: name, title: "must be a list of strings" });
   }
   if (a.version !== undefined && !isText(a.version)) problems.push({ source: "version", title: "must be a string" });
   if (findable) {
@@ -195,11 +348,18 @@ export async function fakeDataCite(request: OAuthRequest, config: DataCiteFakeCo
     return { status: 204, headers: {}, body: null };
   }
 
-  const authorised = request.headers.get("authorization") === `Basic ${btoa(`${config.datacite.repositoryId}:${config.datacite.password}`)}`;
+  const authorised =
+    request.headers.get("authorization") === `Basic ${btoa(`${config.datacite.repositoryId}:${config.datacite.password}`)}`;
   const one = /^\/dois\/(.+)$/.exec(path);
   const doi = one ? decodeURIComponent(one[1]!).toLowerCase() : null;
   const record = (status: number, stored: StoredDoi, id: string) =>
-    reply(status, { data: { id, type: "dois", attributes: { ...stored.attributes, doi: id, state: stored.state, created: stored.created, updated: stored.updated } } });
+    reply(status, {
+      data: {
+        id,
+        type: "dois",
+        attributes: { ...stored.attributes, doi: id, state: stored.state, created: stored.created, updated: stored.updated },
+      },
+    });
   const logged = (answer: OAuthReply) => {
     log.push({ method: request.method, path, doi, status: answer.status });
     return answer;
@@ -218,7 +378,8 @@ export async function fakeDataCite(request: OAuthRequest, config: DataCiteFakeCo
 
   if ((request.method === "POST" && path === "/dois") || (request.method === "PUT" && doi !== null)) {
     if (!authorised) return logged(errors(401, [{ title: "Bad credentials." }]));
-    if (!request.headers.get("content-type")?.startsWith(API_JSON)) return logged(errors(415, [{ title: `The content type must be ${API_JSON}.` }]));
+    if (!request.headers.get("content-type")?.startsWith(API_JSON))
+      return logged(errors(415, [{ title: `The content type must be ${API_JSON}.` }]));
     let document: unknown;
     try {
       document = JSON.parse(await request.text());
@@ -226,7 +387,7 @@ export async function fakeDataCite(request: OAuthRequest, config: DataCiteFakeCo
       return logged(errors(400, [{ title: "The request body is not JSON." }]));
     }
     const data = isObject(document) && isObject(document.data) ? document.data : null;
-    if (!data || data.type !== "dois" || !isObject(data.attributes)) {
+    if (data?.type !== "dois" || !isObject(data.attributes)) {
       return logged(errors(422, [{ source: "data", title: 'must be a JSON:API resource of type "dois" with attributes' }]));
     }
     const attributes = data.attributes;
@@ -235,16 +396,19 @@ export async function fakeDataCite(request: OAuthRequest, config: DataCiteFakeCo
     if (mode === "down") return logged(errors(503, [{ title: "Service unavailable" }]));
     if (mode === "error") return logged(errors(500, [{ title: "Internal server error" }]));
     if (mode === "slow") await sleep(3_000);
-    if (mode === "refuse") return logged(errors(422, [{ source: "xml", title: "DOI metadata is not valid (the test asked for a refusal)" }]));
+    if (mode === "refuse")
+      return logged(errors(422, [{ source: "xml", title: "DOI metadata is not valid (the test asked for a refusal)" }]));
     if (!/^10\.\d{4,9}\/\S+$/.test(target)) return logged(errors(422, [{ source: "doi", title: "is not a DOI" }]));
-    if (!target.startsWith(`${config.datacite.prefix}/`)) return logged(errors(403, [{ source: "doi", title: "The prefix is not one of this repository's." }]));
+    if (!target.startsWith(`${config.datacite.prefix}/`))
+      return logged(errors(403, [{ source: "doi", title: "The prefix is not one of this repository's." }]));
     if (doi !== null && typeof attributes.doi === "string" && attributes.doi.toLowerCase() !== doi) {
       return logged(errors(422, [{ source: "doi", title: "does not match the DOI of the URL" }]));
     }
     const existing = dois.get(target);
     if (request.method === "POST" && existing) return logged(errors(422, [{ source: "doi", title: "This DOI has already been taken" }]));
     if (request.method === "PUT" && !existing) return logged(errors(404, [{ title: "The resource you are looking for doesn't exist." }]));
-    if (existing && existing.repository !== config.datacite.repositoryId) return logged(errors(403, [{ title: "You are not authorized to access this resource." }]));
+    if (existing && existing.repository !== config.datacite.repositoryId)
+      return logged(errors(403, [{ title: "You are not authorized to access this resource." }]));
     const findable = attributes.event === "publish" || existing?.state === "findable";
     const merged = { ...(existing?.attributes ?? {}), ...attributes };
     const problems = validate(merged, findable);

@@ -111,15 +111,6 @@ SELECT count(*) FROM '${filesUrl}${parquet}';
 `;
 }
 
-function slug(text: string): string {
-  return (
-    text
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, "_")
-      .replace(/^_+|_+$/g, "") || "dataset"
-  );
-}
-
 /** Text inside a Markdown table cell. */
 function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ");

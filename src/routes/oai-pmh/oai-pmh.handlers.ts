@@ -1,8 +1,7 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../env";
+import type { AppEnv, AppRouteHandler } from "../../env";
 import { requestOrigin } from "../../lib/http";
-import { answerOai } from "../../services/oai";
+import { answerOai } from "../../services/releases/oai";
 import type * as routes from "./oai-pmh.routes";
 
 function xml(c: Context<AppEnv>, document: string): Response {
@@ -12,8 +11,8 @@ function xml(c: Context<AppEnv>, document: string): Response {
 /** The pairs of a query or form, in order and decoded, repeated names kept. */
 const pairsOf = (params: URLSearchParams): [string, string][] => [...params.entries()];
 
-export const oaiGet: RouteHandler<typeof routes.oaiGet, AppEnv> = async (c) =>
+export const oaiGet: AppRouteHandler<typeof routes.oaiGet> = async (c) =>
   xml(c, await answerOai(c.get("services"), pairsOf(new URL(c.req.url).searchParams), requestOrigin(c))) as never;
 
-export const oaiPost: RouteHandler<typeof routes.oaiPost, AppEnv> = async (c) =>
+export const oaiPost: AppRouteHandler<typeof routes.oaiPost> = async (c) =>
   xml(c, await answerOai(c.get("services"), pairsOf(new URLSearchParams(await c.req.text())), requestOrigin(c))) as never;

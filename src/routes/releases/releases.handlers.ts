@@ -1,7 +1,6 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { hasAdminPowers } from "../../auth/permissions";
-import type { AppEnv } from "../../env";
+import type { AppEnv, AppRouteHandler } from "../../env";
 import { matchesIfNoneMatch } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
 import { parseRange } from "../../lib/http-range";
@@ -12,7 +11,6 @@ import { bibtex, citationText, cslJson, ris } from "../../lib/release/citations"
 import { dataciteJson } from "../../lib/release/datacite";
 import { LANDING_PAGE_CSP, landingPage } from "../../lib/release/landing-page";
 import { schemaOrgDataset } from "../../lib/release/schema-org";
-import { releaseKey, servedContentType } from "../../services/release-storage";
 import {
   type DescribedRelease,
   describeRelease,
@@ -20,7 +18,8 @@ import {
   getRelease as readRelease,
   listReleases as readReleases,
   releaseNotFound,
-} from "../../services/releases";
+} from "../../services/releases/releases";
+import { releaseKey, servedContentType } from "../../services/releases/storage";
 import { toRelease, toReleaseSummary } from "./releases.mappers";
 import type * as routes from "./releases.routes";
 import { RELEASE_VERSION } from "./releases.schemas";
@@ -40,7 +39,7 @@ async function asViewer<T>(c: Context<AppEnv>, read: (seesUnpublished: boolean) 
   return hasAdminPowers(c.get("user")) ? read(true) : found;
 }
 
-export const listReleases: RouteHandler<typeof routes.listReleases, AppEnv> = async (c) => {
+export const listReleases: AppRouteHandler<typeof routes.listReleases> = async (c) => {
   const page = c.req.valid("query");
   const { releases, total } = await asViewer(c, (unpublished) => readReleases(c.get("services").db, pageWindow(page), unpublished));
   const admin = hasAdminPowers(c.get("user"));
@@ -90,7 +89,7 @@ function notAcceptable(): ApiError {
 /**
  * A release (`version` null: the latest published) in the representation the request's Accept
  * header selects; `notFound` when there is none the viewer may see. JSON reads the release and
- * its files; every other representation its description (src/services/release-descriptions.ts).
+ * its files; every other representation its description (src/services/releases/descriptions.ts).
  */
 async function answerRelease(c: Context<AppEnv>, version: string | null, notFound: () => ApiError): Promise<Response> {
   const type = negotiateRelease(c.req.header("accept"));
@@ -113,10 +112,10 @@ async function answerRelease(c: Context<AppEnv>, version: string | null, notFoun
   return c.body(representation.body(found), 200, headers);
 }
 
-export const getLatestRelease: RouteHandler<typeof routes.getLatestRelease, AppEnv> = async (c) =>
+export const getLatestRelease: AppRouteHandler<typeof routes.getLatestRelease> = async (c) =>
   answerRelease(c, null, () => new ApiError(404, { code: "NOT_FOUND", detail: "No release has been published yet." })) as never;
 
-export const getRelease: RouteHandler<typeof routes.getRelease, AppEnv> = async (c) => {
+export const getRelease: AppRouteHandler<typeof routes.getRelease> = async (c) => {
   const { version } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version)) {
     // Refused before any read, but in the same order as a real one: an unacceptable request is 406 whatever the version.
@@ -132,7 +131,7 @@ const fileNotFound = () => new ApiError(404, { code: "NOT_FOUND", detail: "No fi
  * Serves a file's bytes from R2. Its row (one round trip) gives the size and SHA-256, so
  * `If-None-Match` and an unsatisfiable range are answered without reading storage.
  */
-export const getReleaseFile: RouteHandler<typeof routes.getReleaseFile, AppEnv> = async (c) => {
+export const getReleaseFile: AppRouteHandler<typeof routes.getReleaseFile> = async (c) => {
   const { version, path } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version) || !FILE_PATH.test(path)) throw fileNotFound();
   const file = await asViewer(c, (unpublished) => findReleaseFile(c.get("services").db, version, path, unpublished));

@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { citationText } from "../../lib/release/citations";
 import { isoSeconds } from "../../lib/time";
-import { fileUrl, releaseUrl } from "../../services/release-metadata";
-import type { Release, ReleaseFile } from "../../services/releases";
+import { fileUrl, releaseUrl } from "../../services/releases/metadata";
+import type { Release, ReleaseFile } from "../../services/releases/releases";
 import type { ReleaseSchema, ReleaseSummarySchema } from "./releases.schemas";
 
 const iso = (seconds: number | null) => (seconds === null ? null : isoSeconds(seconds * 1000));

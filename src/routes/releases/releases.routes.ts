@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { PageQuerySchema, pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
 import { authenticateCarried } from "../../middleware/authenticate";
-import { cachedRead } from "../../middleware/cached-read";
+import { cachedRead } from "../../middleware/read-copies";
 import {
   CslJsonSchema,
   DataCiteJsonSchema,

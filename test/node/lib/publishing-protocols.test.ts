@@ -11,7 +11,7 @@ import {
 } from "../../../src/lib/oai-pmh.ts";
 import { isValidOrcid, orcidCheckCharacter } from "../../../src/lib/orcid.ts";
 import { element, xmlAttribute, xmlText } from "../../../src/lib/xml.ts";
-import { readVariant } from "../../../src/services/read-cache.ts";
+import { readVariant } from "../../../src/services/caching/read-copies.ts";
 
 describe("Accept negotiation (RFC 9110)", () => {
   it.each([
@@ -59,7 +59,15 @@ describe("ORCID iDs", () => {
     expect(isValidOrcid("0000-0002-1825-0097")).toBe(true);
     expect(isValidOrcid("0000-0001-5109-3700")).toBe(true);
     expect(isValidOrcid("0000-0002-1694-233X")).toBe(true);
-    for (const bad of ["0000-0002-1825-0098", "0000-0002-1694-2330", "0000000218250097", "0000-0002-1825-009", "0000-0002-1825-0097 ", "https://orcid.org/0000-0002-1825-0097", "0000-0002-1694-233x"]) {
+    for (const bad of [
+      "0000-0002-1825-0098",
+      "0000-0002-1694-2330",
+      "0000000218250097",
+      "0000-0002-1825-009",
+      "0000-0002-1825-0097 ",
+      "https://orcid.org/0000-0002-1825-0097",
+      "0000-0002-1694-233x",
+    ]) {
       expect(isValidOrcid(bad), bad).toBe(false);
     }
   });
@@ -85,20 +93,83 @@ describe("OAI-PMH requests", () => {
   it("names every error condition of the arguments", () => {
     expect(errorsOf([])).toEqual(["badVerb"]);
     expect(errorsOf([["verb", "Dance"]])).toEqual(["badVerb"]);
-    expect(errorsOf([["verb", "Identify"], ["verb", "Identify"]])).toEqual(["badVerb"]);
-    expect(errorsOf([["verb", "Identify"], ["metadataPrefix", "oai_dc"]])).toEqual(["badArgument"]);
+    expect(
+      errorsOf([
+        ["verb", "Identify"],
+        ["verb", "Identify"],
+      ]),
+    ).toEqual(["badVerb"]);
+    expect(
+      errorsOf([
+        ["verb", "Identify"],
+        ["metadataPrefix", "oai_dc"],
+      ]),
+    ).toEqual(["badArgument"]);
     expect(errorsOf([["verb", "ListRecords"]])).toEqual(["badArgument"]);
-    expect(errorsOf([["verb", "GetRecord"], ["identifier", "x"]])).toEqual(["badArgument"]);
-    expect(errorsOf([["verb", "ListRecords"], ["metadataPrefix", "oai_dc"], ["metadataPrefix", "oai_dc"]])).toEqual(["badArgument"]);
-    expect(errorsOf([["verb", "ListRecords"], ["metadataPrefix", "oai_dc"], ["from", "2026-13-01"]])).toEqual(["badArgument"]);
-    expect(errorsOf([["verb", "ListRecords"], ["metadataPrefix", "oai_dc"], ["until", "2026-02-30"]])).toEqual(["badArgument"]);
-    expect(errorsOf([["verb", "ListRecords"], ["metadataPrefix", "oai_dc"], ["from", "2026-01-01"], ["until", "2026-01-02T00:00:00Z"]])).toEqual([
-      "badArgument",
-    ]);
-    expect(errorsOf([["verb", "ListRecords"], ["metadataPrefix", "oai_dc"], ["from", "2026-02-01"], ["until", "2026-01-01"]])).toEqual(["badArgument"]);
-    expect(errorsOf([["verb", "ListRecords"], ["resumptionToken", "x"], ["metadataPrefix", "oai_dc"]])).toEqual(["badArgument"]);
-    expect(errorsOf([["verb", "GetRecord"], ["resumptionToken", "x"]])).toEqual(["badArgument"]);
-    expect(errorsOf([["verb", "ListRecords"], ["metadataPrefix", "oai_dc"], ["from", "2026-01-01"], ["until", "2026-01-01"]])).toEqual([]);
+    expect(
+      errorsOf([
+        ["verb", "GetRecord"],
+        ["identifier", "x"],
+      ]),
+    ).toEqual(["badArgument"]);
+    expect(
+      errorsOf([
+        ["verb", "ListRecords"],
+        ["metadataPrefix", "oai_dc"],
+        ["metadataPrefix", "oai_dc"],
+      ]),
+    ).toEqual(["badArgument"]);
+    expect(
+      errorsOf([
+        ["verb", "ListRecords"],
+        ["metadataPrefix", "oai_dc"],
+        ["from", "2026-13-01"],
+      ]),
+    ).toEqual(["badArgument"]);
+    expect(
+      errorsOf([
+        ["verb", "ListRecords"],
+        ["metadataPrefix", "oai_dc"],
+        ["until", "2026-02-30"],
+      ]),
+    ).toEqual(["badArgument"]);
+    expect(
+      errorsOf([
+        ["verb", "ListRecords"],
+        ["metadataPrefix", "oai_dc"],
+        ["from", "2026-01-01"],
+        ["until", "2026-01-02T00:00:00Z"],
+      ]),
+    ).toEqual(["badArgument"]);
+    expect(
+      errorsOf([
+        ["verb", "ListRecords"],
+        ["metadataPrefix", "oai_dc"],
+        ["from", "2026-02-01"],
+        ["until", "2026-01-01"],
+      ]),
+    ).toEqual(["badArgument"]);
+    expect(
+      errorsOf([
+        ["verb", "ListRecords"],
+        ["resumptionToken", "x"],
+        ["metadataPrefix", "oai_dc"],
+      ]),
+    ).toEqual(["badArgument"]);
+    expect(
+      errorsOf([
+        ["verb", "GetRecord"],
+        ["resumptionToken", "x"],
+      ]),
+    ).toEqual(["badArgument"]);
+    expect(
+      errorsOf([
+        ["verb", "ListRecords"],
+        ["metadataPrefix", "oai_dc"],
+        ["from", "2026-01-01"],
+        ["until", "2026-01-01"],
+      ]),
+    ).toEqual([]);
     expect(parseOaiTime("2026-05-01T12:00:00Z")).toEqual({ seconds: Date.UTC(2026, 4, 1, 12) / 1000, day: false });
     expect(parseOaiTime("2026-05-01T24:00:00Z")).toBeNull();
     expect(parseOaiTime("2026-05-01T12:00:00+01:00")).toBeNull();
@@ -131,7 +202,9 @@ describe("OAI-PMH requests", () => {
       answer: { errors: [{ code: "badVerb", message: "The verb argument is missing." }] },
     });
     expect(document.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"')).toBe(true);
-    expect(document).toContain("<responseDate>1970-01-01T00:00:00Z</responseDate><request>https://api.example.org/v1/oai</request><error code=\"badVerb\">");
+    expect(document).toContain(
+      '<responseDate>1970-01-01T00:00:00Z</responseDate><request>https://api.example.org/v1/oai</request><error code="badVerb">',
+    );
     expect(XMLValidator.validate(document)).toBe(true);
   });
 });

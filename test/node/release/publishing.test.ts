@@ -1,14 +1,14 @@
-import { parse as parseBibtex } from "@retorquere/bibtex-parser";
 import { Cite } from "@citation-js/core";
+import { parse as parseBibtex } from "@retorquere/bibtex-parser";
 import "@citation-js/plugin-bibtex";
 import "@citation-js/plugin-ris";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { licence } from "../../../src/lib/release/licences.ts";
-import { bibtex, citationText, cslJson, ris } from "../../../src/lib/release/citations.ts";
 import { citationCff, yamlString } from "../../../src/lib/release/citation-cff.ts";
+import { bibtex, citationText, cslJson, ris } from "../../../src/lib/release/citations.ts";
 import { conceptRecord, dataciteJson, versionRecord } from "../../../src/lib/release/datacite.ts";
 import { html, LANDING_PAGE_CSP, landingPage } from "../../../src/lib/release/landing-page.ts";
+import { licence } from "../../../src/lib/release/licences.ts";
 import type { ReleaseDescription } from "../../../src/lib/release/publication.ts";
 import { schemaOrgDataset, scriptSafeJson } from "../../../src/lib/release/schema-org.ts";
 
@@ -40,7 +40,13 @@ function release(overrides: Partial<ReleaseDescription> = {}): ReleaseDescriptio
       { username: "cy<script>", orcid: null },
     ],
     files: [
-      { path: "records.csv", bytes: 1234, sha256: "a".repeat(64), mediaType: "text/csv", url: "https://api.relab.example/v1/releases/2026.1-RC/files/records.csv" },
+      {
+        path: "records.csv",
+        bytes: 1234,
+        sha256: "a".repeat(64),
+        mediaType: "text/csv",
+        url: "https://api.relab.example/v1/releases/2026.1-RC/files/records.csv",
+      },
       {
         path: "records.parquet",
         bytes: 999,
@@ -76,7 +82,12 @@ describe("BibTeX", () => {
 
   it("is read back by citation-js as the same data set", async () => {
     const [item] = (await Cite.async(bibtex(release()))).data as Record<string, unknown>[];
-    expect(item).toMatchObject({ title: NASTY_TITLE, DOI: "10.80001/relab.2026.1-rc", publisher: "relab", issued: { "date-parts": [[2026]] } });
+    expect(item).toMatchObject({
+      title: NASTY_TITLE,
+      DOI: "10.80001/relab.2026.1-rc",
+      publisher: "relab",
+      issued: { "date-parts": [[2026]] },
+    });
     // The braced corporate name as one name part, never split into given and family names.
     expect(item!.author).toEqual([{ family: "Reverse Engineering Lab" }]);
   });
@@ -94,7 +105,7 @@ describe("RIS", () => {
     expect(text.startsWith("TY  - DATA\r\n")).toBe(true);
     expect(text.endsWith("ER  - \r\n")).toBe(true);
     // Every line a tag, two spaces, a hyphen and a space: no value broke onto a line of its own.
-    for (const line of text.slice(0, -2).split("\r\n")) expect(line).toMatch(/^[A-Z][A-Z0-9]  - /);
+    for (const line of text.slice(0, -2).split("\r\n")) expect(line).toMatch(/^[A-Z][A-Z0-9] {2}- /);
     const [item] = (await Cite.async(text)).data as Record<string, unknown>[];
     expect(item).toMatchObject({ type: "dataset", title: NASTY_TITLE.replace(/\s+/g, " "), issued: { "date-parts": [[2026, 5, 1]] } });
     expect(JSON.stringify(item)).toContain("Reverse Engineering Lab");
@@ -137,9 +148,27 @@ describe("CITATION.cff", () => {
     // The schema's required keys, and nothing outside its top-level properties.
     for (const key of ["cff-version", "message", "title", "authors"]) expect(cff).toHaveProperty(key);
     const allowed = new Set([
-      "abstract", "authors", "cff-version", "commit", "contact", "date-released", "doi", "identifiers", "keywords", "license",
-      "license-url", "message", "preferred-citation", "references", "repository", "repository-artifact", "repository-code", "title",
-      "type", "url", "version",
+      "abstract",
+      "authors",
+      "cff-version",
+      "commit",
+      "contact",
+      "date-released",
+      "doi",
+      "identifiers",
+      "keywords",
+      "license",
+      "license-url",
+      "message",
+      "preferred-citation",
+      "references",
+      "repository",
+      "repository-artifact",
+      "repository-code",
+      "title",
+      "type",
+      "url",
+      "version",
     ]);
     for (const key of Object.keys(cff)) expect(allowed.has(key), key).toBe(true);
     expect(cff["cff-version"]).toBe("1.2.0");
@@ -182,8 +211,14 @@ describe("DataCite Metadata Schema 4", () => {
       { relatedIdentifier: "10.80001/relab.2025.9", relatedIdentifierType: "DOI", relationType: "IsNewVersionOf" },
     ]);
     const first = versionRecord(release({ previous: null }), "10.80001/relab.2026.1-rc", "10.80001/relab.all");
-    expect(first.relatedIdentifiers).toEqual([{ relatedIdentifier: "10.80001/relab.all", relatedIdentifierType: "DOI", relationType: "IsVersionOf" }]);
-    const unregistered = versionRecord(release({ previous: { version: "2025.9", url: "https://x.example/v1/releases/2025.9", doi: null } }), null, null);
+    expect(first.relatedIdentifiers).toEqual([
+      { relatedIdentifier: "10.80001/relab.all", relatedIdentifierType: "DOI", relationType: "IsVersionOf" },
+    ]);
+    const unregistered = versionRecord(
+      release({ previous: { version: "2025.9", url: "https://x.example/v1/releases/2025.9", doi: null } }),
+      null,
+      null,
+    );
     expect(unregistered.relatedIdentifiers).toEqual([
       { relatedIdentifier: "https://x.example/v1/releases/2025.9", relatedIdentifierType: "URL", relationType: "IsNewVersionOf" },
     ]);
@@ -194,7 +229,7 @@ describe("DataCite Metadata Schema 4", () => {
   });
 
   it("holds the mandatory and recommended properties, credits as DataCollectors with their ORCID, subjects from the product types", () => {
-    const record = dataciteJson(release()) as ReturnType<typeof versionRecord> & { id: string };
+    const record = dataciteJson(release()) as unknown as ReturnType<typeof versionRecord> & { id: string };
     expect(record.id).toBe("https://doi.org/10.80001/relab.2026.1-rc");
     expect(record).toMatchObject({
       types: { resourceTypeGeneral: "Dataset" },
@@ -257,7 +292,12 @@ describe("schema.org JSON-LD and the landing page", () => {
     expectSearchableDataset(dataset);
     expect(dataset.identifier).toEqual(["https://doi.org/10.80001/relab.2026.1-rc", "https://api.relab.example/v1/releases/2026.1-RC"]);
     expect(dataset.contributor).toEqual([
-      { "@type": "Person", name: "ada_l", identifier: "https://orcid.org/0000-0002-1825-0097", sameAs: "https://orcid.org/0000-0002-1825-0097" },
+      {
+        "@type": "Person",
+        name: "ada_l",
+        identifier: "https://orcid.org/0000-0002-1825-0097",
+        sameAs: "https://orcid.org/0000-0002-1825-0097",
+      },
       { "@type": "Person", name: "cy<script>" },
     ]);
     // Without a description of its own, or with a short one, the description is still long enough.

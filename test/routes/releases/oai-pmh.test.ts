@@ -16,7 +16,11 @@ const COUNT = 105;
 
 // preserveOrder keeps the document's element order, which the specification fixes.
 const ordered = new XMLParser({ ignoreAttributes: false, preserveOrder: true, parseTagValue: false, trimValues: false });
-const plain = new XMLParser({ ignoreAttributes: false, parseTagValue: false, isArray: (name) => ["record", "header", "error", "metadataFormat", "dc:identifier", "dc:format"].includes(name) });
+const plain = new XMLParser({
+  ignoreAttributes: false,
+  parseTagValue: false,
+  isArray: (name) => ["record", "header", "error", "metadataFormat", "dc:identifier", "dc:format"].includes(name),
+});
 
 type Node = Record<string, unknown> & { ":@"?: Record<string, string> };
 const nameOf = (node: Node) => Object.keys(node).find((key) => key !== ":@")!;
@@ -28,6 +32,7 @@ interface Answer {
   /** Names of the root's children, in order. */
   order: string[];
   request: Record<string, string>;
+  // biome-ignore lint/suspicious/noExplicitAny: the parsed document is checked member by member
   doc: Record<string, any>;
   errors: string[];
 }
@@ -68,7 +73,7 @@ beforeAll(async () => {
        VALUES (?, ?, ?, 'CC-BY-4.0', 'published', 'http://localhost', 'b', ?, ?, 3, 1, 0, 2, ?, ?, ?, ?, '["Kettle"]')`,
     ).bind(
       `9.${i}`,
-      i === 0 ? "First <release> & \"co\"" : `Release ${i}`,
+      i === 0 ? 'First <release> & "co"' : `Release ${i}`,
       i === 0 ? "Holds ]]> and <tags>." : null,
       T0 + i * 3600 - 60,
       T0 + i * 3600,
@@ -94,7 +99,15 @@ describe("OAI-PMH", () => {
     expect(answer.request).toEqual({ verb: "Identify" });
     const identify = childrenOf(answer.root).find((child) => nameOf(child) === "Identify")!;
     const names = childrenOf(identify).map(nameOf);
-    expect(names).toEqual(["repositoryName", "baseURL", "protocolVersion", "adminEmail", "earliestDatestamp", "deletedRecord", "granularity"]);
+    expect(names).toEqual([
+      "repositoryName",
+      "baseURL",
+      "protocolVersion",
+      "adminEmail",
+      "earliestDatestamp",
+      "deletedRecord",
+      "granularity",
+    ]);
     expect(answer.doc.Identify).toMatchObject({
       baseURL: BASE,
       protocolVersion: "2.0",
@@ -104,18 +117,29 @@ describe("OAI-PMH", () => {
       granularity: "YYYY-MM-DDThh:mm:ssZ",
     });
     // POST with a form: the same answer.
-    const posted = await oai("", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "verb=Identify" });
+    const posted = await oai("", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "verb=Identify",
+    });
     expect(posted.doc.Identify).toEqual(answer.doc.Identify);
   });
 
   it("ListMetadataFormats: both formats, or those an item has (oai_datacite needs a DOI)", async () => {
     const all = await oai("?verb=ListMetadataFormats");
-    expect(all.doc.ListMetadataFormats.metadataFormat.map((f: { metadataPrefix: string }) => f.metadataPrefix)).toEqual(["oai_dc", "oai_datacite"]);
+    expect(all.doc.ListMetadataFormats.metadataFormat.map((f: { metadataPrefix: string }) => f.metadataPrefix)).toEqual([
+      "oai_dc",
+      "oai_datacite",
+    ]);
     const withDoi = await oai("?verb=ListMetadataFormats&identifier=oai:localhost:release/9.0");
     expect(withDoi.doc.ListMetadataFormats.metadataFormat).toHaveLength(2);
     const withoutDoi = await oai("?verb=ListMetadataFormats&identifier=oai:localhost:release/9.1");
     expect(withoutDoi.doc.ListMetadataFormats.metadataFormat).toEqual([
-      { metadataPrefix: "oai_dc", schema: "http://www.openarchives.org/OAI/2.0/oai_dc.xsd", metadataNamespace: "http://www.openarchives.org/OAI/2.0/oai_dc/" },
+      {
+        metadataPrefix: "oai_dc",
+        schema: "http://www.openarchives.org/OAI/2.0/oai_dc.xsd",
+        metadataNamespace: "http://www.openarchives.org/OAI/2.0/oai_dc/",
+      },
     ]);
     const unknown = await oai("?verb=ListMetadataFormats&identifier=oai:localhost:release/9.999");
     expect(unknown.errors).toEqual(["idDoesNotExist"]);
@@ -142,7 +166,7 @@ describe("OAI-PMH", () => {
     expect(secondPage.doc.ListIdentifiers.resumptionToken).toEqual({ "@_completeListSize": String(COUNT), "@_cursor": "100" });
 
     const records = await oai("?verb=ListRecords&metadataPrefix=oai_dc&until=2026-01-10");
-    const items = records.doc.ListRecords.record as { header: { identifier: string }[]; metadata: Record<string, any> }[];
+    const items = records.doc.ListRecords.record as { header: { identifier: string }[]; metadata: Answer["doc"] }[];
     // Until a day: its end. Releases at 08:00 ... 23:00 of 10 January.
     expect(items).toHaveLength(16);
     expect(records.doc.ListRecords.resumptionToken).toBeUndefined();
@@ -164,7 +188,7 @@ describe("OAI-PMH", () => {
       "oai:localhost:release/9.3",
     ]);
     const datacite = await oai("?verb=ListRecords&metadataPrefix=oai_datacite&from=2026-01-10&until=2026-01-10");
-    const items = datacite.doc.ListRecords.record as { header: { identifier: string }[]; metadata: Record<string, any> }[];
+    const items = datacite.doc.ListRecords.record as { header: { identifier: string }[]; metadata: Answer["doc"] }[];
     expect(items.map((r) => r.header[0]!.identifier)).toEqual([0, 3, 6, 9, 12, 15].map((i) => `oai:localhost:release/9.${i}`));
     const wrapper = items[0]!.metadata.oai_datacite;
     expect(wrapper["@_xmlns"]).toBe("http://schema.datacite.org/oai/oai-1.1/");

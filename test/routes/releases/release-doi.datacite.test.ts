@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { MAX_DOI_ATTEMPTS } from "../../../src/services/release-doi";
+import { MAX_DOI_ATTEMPTS } from "../../../src/services/releases/doi";
 import { bearer, patchMe, verifiedUser } from "../../support/accounts";
 import { FAKE_DATACITE } from "../../support/fake-upstream-config";
 import { api, expectProblem } from "../../support/http";
@@ -29,6 +29,7 @@ const ORCID = "0000-0001-5109-3700";
 let admin: Record<string, string>;
 let ada: Awaited<ReturnType<typeof contributor>>;
 
+// biome-ignore lint/suspicious/noExplicitAny: DataCite's records are checked member by member
 type Attributes = Record<string, any>;
 
 /** The fake's record of a DOI, read as anyone reads a findable DOI; null when it has none. */
@@ -48,7 +49,10 @@ async function setMode(doi: string, mode: "ok" | "down") {
 }
 
 /** Polls a release (as a superuser) until its registration is no longer pending, or `until` holds. */
-async function doiSettled(version: string, until: (release: ReleaseBody) => boolean = (r) => r.doi_status !== "pending"): Promise<ReleaseBody> {
+async function doiSettled(
+  version: string,
+  until: (release: ReleaseBody) => boolean = (r) => r.doi_status !== "pending",
+): Promise<ReleaseBody> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const release = (await (await readRelease(version, admin)).json()) as ReleaseBody;
@@ -86,8 +90,12 @@ beforeAll(async () => {
 }, 30_000);
 
 describe("DOIs of releases built on the queue", () => {
-  it("registers the version DOI as findable with Metadata Schema 4 metadata, and creates the concept DOI", { timeout: 90_000 }, async () => {
-    expect((await requestRelease(admin, { version: "33.1", title: "DOI test release", description: "The first, with a DOI." })).status).toBe(202);
+  it("registers the version DOI as findable with Metadata Schema 4 metadata, and creates the concept DOI", {
+    timeout: 90_000,
+  }, async () => {
+    expect(
+      (await requestRelease(admin, { version: "33.1", title: "DOI test release", description: "The first, with a DOI." })).status,
+    ).toBe(202);
     const published = await settledRelease("33.1", admin);
     expect(published.status).toBe("published");
     const release = await doiSettled("33.1");
@@ -115,7 +123,9 @@ describe("DOIs of releases built on the queue", () => {
         {
           name: ada.username,
           contributorType: "DataCollector",
-          nameIdentifiers: [{ nameIdentifier: `https://orcid.org/${ORCID}`, nameIdentifierScheme: "ORCID", schemeUri: "https://orcid.org" }],
+          nameIdentifiers: [
+            { nameIdentifier: `https://orcid.org/${ORCID}`, nameIdentifierScheme: "ORCID", schemeUri: "https://orcid.org" },
+          ],
         },
       ],
       rightsList: [{ rightsIdentifier: "CC-BY-4.0" }],
@@ -129,7 +139,9 @@ describe("DOIs of releases built on the queue", () => {
     const concept = (await dataCite(CONCEPT))!;
     expect(concept).toMatchObject({ state: "findable", url: "http://localhost/v1/releases/33.1", titles: [{ title: "DOI test release" }] });
     expect(concept.version).toBeUndefined();
-    expect(concept.relatedIdentifiers).toEqual([{ relatedIdentifier: `${PREFIX}/relab.33.1`, relatedIdentifierType: "DOI", relationType: "HasVersion" }]);
+    expect(concept.relatedIdentifiers).toEqual([
+      { relatedIdentifier: `${PREFIX}/relab.33.1`, relatedIdentifierType: "DOI", relationType: "HasVersion" },
+    ]);
 
     // Its files name the DOIs it is now registered under.
     const cff = await fileText("33.1", "CITATION.cff");
@@ -155,7 +167,10 @@ describe("DOIs of releases built on the queue", () => {
     ]);
     const concept = (await dataCite(CONCEPT))!;
     expect(concept.url).toBe("http://localhost/v1/releases/33.2");
-    expect(concept.relatedIdentifiers.map((r: Attributes) => r.relatedIdentifier)).toEqual([`${PREFIX}/relab.33.1`, `${PREFIX}/relab.33.2`]);
+    expect(concept.relatedIdentifiers.map((r: Attributes) => r.relatedIdentifier)).toEqual([
+      `${PREFIX}/relab.33.1`,
+      `${PREFIX}/relab.33.2`,
+    ]);
     // The concept was updated in place (PUT), the version created (POST).
     const calls = (await fakeLog()).slice(before).map((call) => `${call.method} ${call.doi ?? call.path} ${call.status}`);
     expect(calls).toContain(`PUT ${CONCEPT} 200`);
@@ -164,7 +179,9 @@ describe("DOIs of releases built on the queue", () => {
     expect((await dataCite(`${PREFIX}/relab.33.1`))!.url).toBe("http://localhost/v1/releases/33.1");
   });
 
-  it("DataCite down at publication holds nothing up: the release is published, its registration pending, retried", { timeout: 90_000 }, async () => {
+  it("DataCite down at publication holds nothing up: the release is published, its registration pending, retried", {
+    timeout: 90_000,
+  }, async () => {
     expect((await requestRelease(admin, { version: "33.3", title: "[datacite-down] while DataCite is down" })).status).toBe(202);
     const published = await settledRelease("33.3", admin);
     expect(published.status).toBe("published");
@@ -179,7 +196,9 @@ describe("DOIs of releases built on the queue", () => {
 });
 
 describe("registration failures", () => {
-  it("retries what may pass (down, slow, 5xx) until its attempts are spent, then fails; a superuser's retry registers it", { timeout: 60_000 }, async () => {
+  it("retries what may pass (down, slow, 5xx) until its attempts are spent, then fails; a superuser's retry registers it", {
+    timeout: 60_000,
+  }, async () => {
     await publishedRow("33.10", "[datacite-slow] slow");
     await publishedRow("33.11", "[datacite-500] broken");
     await publishedRow("33.12", "Down by its DOI");
@@ -224,7 +243,9 @@ describe("registration failures", () => {
         "content-type": "application/vnd.api+json",
         authorization: `Basic ${btoa(`${FAKE_DATACITE.repositoryId}:${FAKE_DATACITE.password}`)}`,
       },
-      body: JSON.stringify({ data: { type: "dois", attributes: { doi: `${PREFIX}/relab.33.21`, url: "https://elsewhere.example/thing" } } }),
+      body: JSON.stringify({
+        data: { type: "dois", attributes: { doi: `${PREFIX}/relab.33.21`, url: "https://elsewhere.example/thing" } },
+      }),
     });
     expect(taken.status).toBe(201);
     // The fake holds documents to the JSON:API shape and the schema's controlled lists (what the service's pass).
@@ -249,12 +270,16 @@ describe("registration failures", () => {
     });
     expect(malformed.status).toBe(422);
     const sources = ((await malformed.json()) as { errors: { source: string }[] }).errors.map((e) => e.source);
-    expect(sources).toEqual(expect.arrayContaining(["titels", "relatedIdentifiers/0", "titles", "creators", "publisher", "publicationYear", "types"]));
+    expect(sources).toEqual(
+      expect.arrayContaining(["titels", "relatedIdentifiers/0", "titles", "creators", "publisher", "publicationYear", "types"]),
+    );
     await publishedRow("33.21", "Taken");
     await attempt("33.21");
     expect(await row("33.21")).toMatchObject({ doi_status: "failed" });
     expect((await row("33.21"))!.doi_error).toContain(`The DOI ${PREFIX}/relab.33.21 is taken`);
-    expect((await dataCite(`${PREFIX}/relab.33.21`)) ?? { url: "https://elsewhere.example/thing" }).toMatchObject({ url: "https://elsewhere.example/thing" });
+    expect((await dataCite(`${PREFIX}/relab.33.21`)) ?? { url: "https://elsewhere.example/thing" }).toMatchObject({
+      url: "https://elsewhere.example/thing",
+    });
 
     await publishedRow("33.22", "Wrong password");
     await attempt("33.22", { DATACITE_PASSWORD: "not-the-password" });

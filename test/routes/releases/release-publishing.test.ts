@@ -47,7 +47,9 @@ beforeAll(async () => {
   await createProduct(ada.headers, { name: "Kettle", product_type_id: kettles, weight_g: 1200 });
   await createProduct(bob.headers, { name: "Toaster", weight_g: 900 });
   await createProduct(cy.headers, { name: "Blender", weight_g: 1800 });
-  expect((await requestRelease(admin, { version: "5.0", title: TITLE, description: "First <i>release</i>.\nTwo lines." })).status).toBe(202);
+  expect((await requestRelease(admin, { version: "5.0", title: TITLE, description: "First <i>release</i>.\nTwo lines." })).status).toBe(
+    202,
+  );
   first = await settledRelease("5.0", admin);
   expect(first.status, first.failure_reason ?? "").toBe("published");
 }, 90_000);
@@ -152,7 +154,9 @@ describe("content negotiation on the release's URL", () => {
     const page = await read("/v1/releases/5.0", "text/html");
     expect(page.headers.get("content-security-policy")).toBe(LANDING_PAGE_CSP);
     const html = await page.text();
-    expect(html).toContain(`<h1 id="title">Kettles &#60;/script&#62;&#60;script&#62;alert(1)&#60;/script&#62; &#38; &#60;b&#62;toasters&#60;/b&#62; &#34;{50%}&#34;</h1>`);
+    expect(html).toContain(
+      `<h1 id="title">Kettles &#60;/script&#62;&#60;script&#62;alert(1)&#60;/script&#62; &#38; &#60;b&#62;toasters&#60;/b&#62; &#34;{50%}&#34;</h1>`,
+    );
     expect(html).not.toContain("<b>toasters</b>");
     const embedded = /<script type="application\/ld\+json">([^<]*)<\/script>/.exec(html)?.[1];
     const jsonLd = await (await read("/v1/releases/5.0", "application/ld+json")).json();
@@ -176,7 +180,9 @@ describe("content negotiation on the release's URL", () => {
         if (round > 0) expect(response.headers.get("x-cache")).toBe("hit");
         // The copy keeps the route's own headers, whichever lane answers.
         expect(response.headers.get("vary")).toBe("Accept, Origin");
-        expect(response.headers.get("content-security-policy")).toEqual(type === "text/html" ? LANDING_PAGE_CSP : expect.stringContaining("default-src 'none'"));
+        expect(response.headers.get("content-security-policy")).toEqual(
+          type === "text/html" ? LANDING_PAGE_CSP : expect.stringContaining("default-src 'none'"),
+        );
         lanes.add(laneOf(response));
         await response.arrayBuffer();
       }
