@@ -16,6 +16,8 @@ ALTER TABLE `releases` ADD `publisher` text DEFAULT 'relab' NOT NULL;--> stateme
 ALTER TABLE `releases` ADD `creator` text;--> statement-breakpoint
 ALTER TABLE `releases` ADD `creator_ror` text;--> statement-breakpoint
 ALTER TABLE `releases` ADD `subjects` text;--> statement-breakpoint
+ALTER TABLE `releases` ADD `image_files` integer;--> statement-breakpoint
+ALTER TABLE `releases` ADD `image_bytes` integer;--> statement-breakpoint
 ALTER TABLE `releases` ADD `doi_status` text DEFAULT 'disabled' NOT NULL CHECK (`doi_status` IN ('disabled', 'pending', 'registered', 'failed'));--> statement-breakpoint
 ALTER TABLE `releases` ADD `doi` text;--> statement-breakpoint
 ALTER TABLE `releases` ADD `concept_doi` text;--> statement-breakpoint
@@ -40,6 +42,7 @@ CREATE TRIGGER `releases_published_no_update` BEFORE UPDATE ON `releases` WHEN O
   OR NEW.`build_failures` IS NOT OLD.`build_failures` OR NEW.`failure_reason` IS NOT OLD.`failure_reason`
   OR NEW.`published_at` IS NOT OLD.`published_at` OR NEW.`publisher` IS NOT OLD.`publisher` OR NEW.`creator` IS NOT OLD.`creator`
   OR NEW.`creator_ror` IS NOT OLD.`creator_ror` OR NEW.`subjects` IS NOT OLD.`subjects`
+  OR NEW.`image_files` IS NOT OLD.`image_files` OR NEW.`image_bytes` IS NOT OLD.`image_bytes`
   OR NEW.`created_at` IS NOT OLD.`created_at` OR NEW.`updated_at` IS NOT OLD.`updated_at`)
 BEGIN SELECT RAISE(ABORT, 'a published release cannot change'); END;--> statement-breakpoint
 CREATE TRIGGER `release_credits_published_no_insert` BEFORE INSERT ON `release_credits`

@@ -603,6 +603,9 @@ export const releases = sqliteTable(
     creator_ror: text("creator_ror"),
     /** The names of the product types of the release's records (JSON array), stamped by the snapshot: its subjects. */
     subjects: text("subjects"),
+    /** Its image files and their bytes, stamped at publication (null for releases published before migration 0021). */
+    image_files: integer("image_files"),
+    image_bytes: integer("image_bytes"),
     /**
      * The DOI registration (src/services/releases/doi.ts), which runs after publication and is the
      * only thing that may still change on a published row (migration 0021's trigger). Its values

@@ -418,7 +418,10 @@ class BuildSlice {
     const updated =
       await this.svc.db.all(sql`UPDATE releases SET status = 'published', published_at = unixepoch(), records_written = records,
         build_state = NULL, lease_id = NULL, lease_until = NULL, build_failures = 0, updated_at = unixepoch(),
-        doi_status = ${doiStatus}, doi_attempts = 0, doi_error = NULL, doi_updated_at = unixepoch()
+        doi_status = ${doiStatus}, doi_attempts = 0, doi_error = NULL, doi_updated_at = unixepoch(),
+        image_files = (SELECT count(*) FROM release_files WHERE release_version = ${this.fence.version} AND path >= 'images/' AND path < 'images0'),
+        image_bytes = (SELECT coalesce(sum(bytes), 0) FROM release_files
+          WHERE release_version = ${this.fence.version} AND path >= 'images/' AND path < 'images0')
       WHERE ${fenced(this.fence)} RETURNING version`);
     if (updated.length === 0) throw new LeaseLost(`the lease of release ${this.fence.version} was lost before it was published`);
   }

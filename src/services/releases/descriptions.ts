@@ -55,7 +55,10 @@ export function describeStatement(where: SQL, order: SQL = sql`r.version`, limit
         (SELECT username, orcid FROM release_credits WHERE release_version = r.version ORDER BY position) c) AS credits,
       (SELECT json_group_array(json_array(f.path, f.bytes, f.sha256, f.media_type)) FROM
         (SELECT path, bytes, sha256, media_type FROM release_files f WHERE f.release_version = r.version AND ${NOT_IMAGES} ORDER BY path) f) AS files,
-      (SELECT json_array(count(*), coalesce(sum(f.bytes), 0)) FROM release_files f WHERE f.release_version = r.version AND ${IMAGES}) AS image_files,
+      -- Stamped at publication; summed here only for a release published before that (or one still building).
+      CASE WHEN r.image_files IS NOT NULL THEN json_array(r.image_files, r.image_bytes)
+        ELSE (SELECT json_array(count(*), coalesce(sum(f.bytes), 0)) FROM release_files f WHERE f.release_version = r.version AND ${IMAGES}) END
+        AS image_files,
       (SELECT json_array(p.version, p.base_url, p.doi) FROM releases p
         WHERE p.status = 'published' AND (p.created_at < r.created_at OR (p.created_at = r.created_at AND p.version < r.version))
         ORDER BY p.created_at DESC, p.version DESC LIMIT 1) AS previous

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { RELEASE_MEDIA_TYPES } from "../../../src/lib/negotiation";
 import { LANDING_PAGE_CSP } from "../../../src/lib/release/landing-page";
 import { me, patchMe } from "../../support/accounts";
-import { api, expectProblem, roundTrips } from "../../support/http";
+import { api, expectProblem, roundTrips, rowsRead } from "../../support/http";
 import {
   adminHeaders,
   contributor,
@@ -14,6 +14,7 @@ import {
   requestRelease,
   settledRelease,
   sha256Hex,
+  stagedRows,
 } from "../../support/releases";
 
 // A release's publishing side without DataCite (the default): CITATION.cff and the credited
@@ -133,6 +134,24 @@ describe("content negotiation on the release's URL", () => {
     }
   });
 
+  it("reads the release, its files, credits and versions in one round trip whose rows do not grow with the image files", async () => {
+    // Misses (each reader's first read of each representation): what a read costs without a copy.
+    const costs: Record<string, [number, number]> = {};
+    for (const type of ["application/json", "text/html", "application/x-bibtex"]) {
+      const response = await read("/v1/releases/5.0", type, bob.headers);
+      expect(response.headers.get("x-cache")).toBe("miss");
+      costs[type] = [roundTrips(response), rowsRead(response)];
+      await response.arrayBuffer();
+    }
+    for (const [type, [trips, rows]] of Object.entries(costs)) {
+      expect(trips, type).toBe(1);
+      // The release row, its ~20 file rows (an index range: the image files are not read; their
+      // count and bytes are the row's, stamped at publication), credits, the release before it,
+      // the versions (landing page), the token check and the validator.
+      expect(rows, type).toBeLessThanOrEqual(40);
+    }
+  });
+
   it("honours quality values and wildcards, and answers 406 listing the types when none is acceptable", async () => {
     const chosen = async (accept: string) => (await read("/v1/releases/5.0", accept)).headers.get("content-type")?.split(";")[0];
     expect(await chosen("application/x-bibtex;q=0.4, text/x-bibliography;q=0.8, */*;q=0.1")).toBe("text/x-bibliography");
@@ -243,5 +262,9 @@ describe("a later release", () => {
       { relatedIdentifier: "http://localhost/v1/releases/5.0", relatedIdentifierType: "URL", relationType: "IsNewVersionOf" },
     ]);
     expect(dataciteJson.contributors).toEqual([]);
+    // Its clean-up message has run: no queue work of this file is left for the next one in this runtime.
+    const deadline = Date.now() + 20_000;
+    while ((await stagedRows("5.1")) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await stagedRows("5.1")).toBe(0);
   });
 });
