@@ -6,7 +6,7 @@ import type { Reporter } from "vitest/reporters";
 import { buildDocsAssets } from "./scripts/build-docs-assets.mjs";
 import { fuzzOptions, replayCommand } from "./test/fuzz/options.ts";
 import { fakeUpstream } from "./test/support/fake-upstream.ts";
-import { OAUTH_TEST_VARS, VIDEO_TEST_VARS } from "./test/support/fake-upstream-config.ts";
+import { DATACITE_TEST_VARS, OAUTH_TEST_VARS, VIDEO_TEST_VARS } from "./test/support/fake-upstream-config.ts";
 
 // Wrangler reads a developer's .dev.vars for every test runtime and says so each time ("Using
 // secrets defined in .dev.vars"); the values that matter to the tests are TEST_VARS, which win.
@@ -57,6 +57,13 @@ function wasmModules(): Plugin {
 
 /** Files of the slow tier: bursts of hundreds of requests and real waits of seconds (`npm run test:slow`). */
 const SLOW = "test/**/*.slow.test.ts";
+
+/**
+ * Files that run with DOI registration switched on against the fake DataCite (its variables are
+ * the runtime's, which the release queue's consumer reads): a project of their own, so every
+ * other release built by the tests stays without DOIs and never meets the fake's shared DOIs.
+ */
+const DATACITE = "test/**/*.datacite.test.ts";
 
 /**
  * Files that need a runtime of their own: they test what happens on an isolate's first request
@@ -119,12 +126,12 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
   // wrangler.jsonc's "assets" directory must exist before the pool reads the configuration.
   buildDocsAssets(import.meta.dirname);
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
-  const workerd = () =>
+  const workerd = (vars: Record<string, string> = {}) =>
     cloudflareTest({
       main: "./src/index.ts",
       wrangler: { configPath: "./wrangler.jsonc" },
       miniflare: {
-        bindings: { ...TEST_VARS, TEST_MIGRATIONS: migrations },
+        bindings: { ...TEST_VARS, ...vars, TEST_MIGRATIONS: migrations },
         outboundService: fakeUpstream,
       },
     });
@@ -144,7 +151,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           test: {
             name: "workers",
             include: ["test/**/*.test.ts"],
-            exclude: ["test/node/**", SLOW, ...OWN_ISOLATE, ...CAMERA_TESTS_WHEN_OFF],
+            exclude: ["test/node/**", SLOW, DATACITE, ...OWN_ISOLATE, ...CAMERA_TESTS_WHEN_OFF],
             ...CAMERA_CASES_WHEN_OFF,
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
@@ -160,12 +167,22 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           },
         },
         {
+          plugins: [workerd(DATACITE_TEST_VARS)],
+          test: {
+            name: "workers-datacite",
+            include: [DATACITE],
+            exclude: [SLOW],
+            setupFiles: SHARED_RUNTIME_SETUP,
+            isolate: false,
+          },
+        },
+        {
           // Bursts and waits: run by `npm run test:slow` (and CI), not by `npm test`.
           plugins: [workerd()],
           test: {
             name: "slow",
             include: [SLOW],
-            exclude: ["test/node/**", ...CAMERA_TESTS_WHEN_OFF],
+            exclude: ["test/node/**", DATACITE, ...CAMERA_TESTS_WHEN_OFF],
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
           },

@@ -21,6 +21,7 @@ import { devRouter } from "./routes/dev/dev.index";
 import { createDocsRouter } from "./routes/docs/docs.index";
 import { healthRouter } from "./routes/health/health.index";
 import { materialsRouter } from "./routes/materials/materials.index";
+import { oaiPmhRouter } from "./routes/oai-pmh/oai-pmh.index";
 import { oauthRouter } from "./routes/oauth/oauth.index";
 import { productTypesRouter } from "./routes/product-types/product-types.index";
 import { componentsTreeRouter } from "./routes/products/components/components.index";
@@ -88,6 +89,7 @@ export function createApp(plugins: readonly Plugin[]): AppOpenAPI {
   app.route("/v1", productTypesRouter);
   app.route("/v1", statsRouter);
   app.route("/v1", releasesRouter);
+  app.route("/v1", oaiPmhRouter);
   // Facets, suggestions and the export first: /v1/products/facets must not be read as /v1/products/{id}.
   app.route("/v1", productFacetsRouter);
   app.route("/v1", productExportRouter);

@@ -10,6 +10,9 @@ export const ARGON2_MINIMUM = { memoryKib: 19_456, iterations: 2, parallelism: 1
 /** The YouTube Data API v3, which creates, binds and ends live broadcasts. */
 export const YOUTUBE_API_URL = "https://www.googleapis.com/youtube/v3/";
 
+/** DataCite's REST API, where release DOIs are registered (`DATACITE_API_URL` points elsewhere, e.g. DataCite's test system). */
+export const DATACITE_API_URL = "https://api.datacite.org";
+
 /** The k-anonymity range endpoint of Have I Been Pwned's Pwned Passwords (`<prefix>` is appended). */
 export const BREACHED_PASSWORDS_RANGE_URL = "https://api.pwnedpasswords.com/range/*";
 
@@ -56,6 +59,36 @@ export interface AppConfig {
    * saves a checkpoint and hands the rest to a new message (default 60 s; docs/releases.md).
    */
   releaseBuildSliceMs: number;
+  /**
+   * Who releases name as publisher and creator (`RELEASE_PUBLISHER`, default `relab`;
+   * `RELEASE_CREATOR`, default the publisher; `RELEASE_CREATOR_ROR`, the creator's ROR id as a URL).
+   */
+  releaseAuthorship: ReleaseAuthorship;
+  /**
+   * DataCite, which registers release DOIs: `DATACITE_API_URL` (default DataCite's REST API),
+   * `DATACITE_PREFIX`, the secrets `DATACITE_REPOSITORY_ID` and `DATACITE_PASSWORD`; null when any
+   * of the last three is unset (releases then get no DOI: `doi_status` "disabled").
+   */
+  datacite: DataCiteConfig | null;
+  /** `OAI_ADMIN_EMAIL`: the administrator OAI-PMH's Identify names (default the address of `EMAIL_FROM`). */
+  oaiAdminEmail: string;
+}
+
+export interface ReleaseAuthorship {
+  publisher: string;
+  creator: string | null;
+  creatorRor: string | null;
+}
+
+export interface DataCiteConfig {
+  /** Without a trailing slash, e.g. `https://api.datacite.org`. */
+  apiUrl: string;
+  /** `10.NNNN`: the version DOI is `<prefix>/relab.<version>`, the concept DOI `<prefix>/relab.all`. */
+  prefix: string;
+  repositoryId: string;
+  password: string;
+  /** One call's time-out (`DATACITE_TIMEOUT_MS`, default 10 s). */
+  timeoutMs: number;
 }
 
 export interface MalwareScanConfig {
@@ -124,6 +157,8 @@ function parseConfig(env: Env): AppConfig {
   }
   const videoApiUrl = optional(env.YOUTUBE_API_URL) ?? YOUTUBE_API_URL;
   if (!videoApiUrl.endsWith("/")) throw new ConfigError("YOUTUBE_API_URL must end with /");
+  const datacite = parseDataCite(env);
+  const emailFrom = env.EMAIL_FROM?.trim() || "relab <noreply@relab.localhost>";
   const bootstrapEmail = optional(env.BOOTSTRAP_SUPERUSER_EMAIL);
   const bootstrapPassword = optional(env.BOOTSTRAP_SUPERUSER_PASSWORD);
 
@@ -142,7 +177,7 @@ function parseConfig(env: Env): AppConfig {
     dataKey,
     appUrl,
     email: {
-      from: env.EMAIL_FROM?.trim() || "relab <noreply@relab.localhost>",
+      from: emailFrom,
       providerUrl,
       apiKey: optional(env.EMAIL_PROVIDER_API_KEY),
     },
@@ -152,6 +187,7 @@ function parseConfig(env: Env): AppConfig {
       ...(malwareScan.external ? [malwareScan.external.url] : []),
       ...oauthOutboundEntries(oauth),
       ...(oauth.providers["google-youtube"] ? [`${videoApiUrl}*`] : []),
+      ...(datacite ? [`${datacite.apiUrl}/dois`, `${datacite.apiUrl}/dois/*`] : []),
     ]),
     malwareScan,
     oauth,
@@ -165,7 +201,55 @@ function parseConfig(env: Env): AppConfig {
     ),
     contributorTermsVersion: positiveInt(env.CONTRIBUTOR_TERMS_VERSION, "CONTRIBUTOR_TERMS_VERSION", 1, 1_000_000),
     releaseBuildSliceMs: positiveInt(env.RELEASE_BUILD_SLICE_MS, "RELEASE_BUILD_SLICE_MS", 60_000, 600_000),
+    releaseAuthorship: parseAuthorship(env),
+    datacite,
+    oaiAdminEmail: parseAdminEmail(optional(env.OAI_ADMIN_EMAIL) ?? emailFrom),
   };
+}
+
+/** The DataCite repository, or null when its prefix or credentials are unset. */
+function parseDataCite(env: Env): DataCiteConfig | null {
+  const prefix = optional(env.DATACITE_PREFIX);
+  const repositoryId = optional(env.DATACITE_REPOSITORY_ID);
+  const password = optional(env.DATACITE_PASSWORD);
+  if (prefix === null || repositoryId === null || password === null) return null;
+  if (!/^10\.\d{4,9}$/.test(prefix)) throw new ConfigError("DATACITE_PREFIX must be a DOI prefix such as 10.1234");
+  const apiUrl = httpUrl(optional(env.DATACITE_API_URL) ?? DATACITE_API_URL, "DATACITE_API_URL");
+  if (new URL(apiUrl).search !== "") throw new ConfigError("DATACITE_API_URL must not have a query");
+  return {
+    apiUrl,
+    prefix,
+    repositoryId,
+    password,
+    timeoutMs: positiveInt(env.DATACITE_TIMEOUT_MS, "DATACITE_TIMEOUT_MS", 10_000, 60_000),
+  };
+}
+
+const ROR_URL = /^https:\/\/ror\.org\/0[0-9a-hj-km-np-tv-z]{6}[0-9]{2}$/;
+
+function parseAuthorship(env: Env): ReleaseAuthorship {
+  const publisher = optional(env.RELEASE_PUBLISHER) ?? "relab";
+  const creator = optional(env.RELEASE_CREATOR);
+  const creatorRor = optional(env.RELEASE_CREATOR_ROR);
+  for (const [name, value] of [
+    ["RELEASE_PUBLISHER", publisher],
+    ["RELEASE_CREATOR", creator],
+  ] as const) {
+    if (value !== null && (value.length > 200 || /[\u0000-\u001F]/.test(value))) {
+      throw new ConfigError(`${name} must be one line of at most 200 characters`);
+    }
+  }
+  if (creatorRor !== null && !ROR_URL.test(creatorRor)) {
+    throw new ConfigError("RELEASE_CREATOR_ROR must be a ROR id as a URL, such as https://ror.org/05xg72x27");
+  }
+  return { publisher, creator, creatorRor };
+}
+
+/** The address in `value`, which may be `Name <address>` as EMAIL_FROM is. */
+function parseAdminEmail(value: string): string {
+  const address = /<([^<>\s]+@[^<>\s]+)>\s*$/.exec(value)?.[1] ?? value.trim();
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(address)) throw new ConfigError("OAI_ADMIN_EMAIL (or EMAIL_FROM) must hold an email address");
+  return address;
 }
 
 function outboundPolicy(isDevelopment: boolean, entries: string[]): OutboundPolicy {
@@ -173,7 +257,7 @@ function outboundPolicy(isDevelopment: boolean, entries: string[]): OutboundPoli
     return createOutboundPolicy(entries, { loopbackHttp: isDevelopment });
   } catch (error) {
     throw new ConfigError(
-      `EMAIL_PROVIDER_URL, MALWARE_SCANNER_URL or an OAUTH_* endpoint is not a plain https URL (${(error as Error).message})`,
+      `EMAIL_PROVIDER_URL, MALWARE_SCANNER_URL, DATACITE_API_URL or an OAUTH_* endpoint is not a plain https URL (${(error as Error).message})`,
     );
   }
 }

@@ -581,7 +581,7 @@ export interface paths {
         head?: never;
         /**
          * Update your account
-         * @description Changes username and preferences. Changing `email` or `password` also needs `current_password` (missing: 400, wrong: 403), revokes every token of the account (sign in again afterwards; a browser's cookies are cleared), and sends notices: a verification link to a new address (the account becomes unverified) and a security notice to the old one; a notice after a password change. `role` and other account-control members are refused with 422. Wrong current passwords share the account's step-up budget (3 a minute, 100 a day, across every step-up and challenge route); past it, 429 `RATE_LIMITED` with `Retry-After`.
+         * @description Changes username, preferences, ORCID iD (`orcid`: 422 when not of the form `0000-0000-0000-000X` with a valid ISO 7064 11-2 check digit) and release credit (`release_credit`: releases built afterwards name you by username and ORCID iD). Changing `email` or `password` also needs `current_password` (missing: 400, wrong: 403), revokes every token of the account (sign in again afterwards; a browser's cookies are cleared), and sends notices: a verification link to a new address (the account becomes unverified) and a security notice to the old one; a notice after a password change. `role` and other account-control members are refused with 422. Wrong current passwords share the account's step-up budget (3 a minute, 100 a day, across every step-up and challenge route); past it, 429 `RATE_LIMITED` with `Retry-After`.
          */
         patch: operations["updateMe"];
         trace?: never;
@@ -773,7 +773,7 @@ export interface paths {
         put?: never;
         /**
          * Build a dataset release
-         * @description Creates release `version` in state `building` and queues its build; answers 202 at once. The build runs on the release queue, never in the request: it takes the snapshot (the base products, with every component, of accounts that accepted the contributor terms, their bills of materials and clean images, and the reference tables, all at one instant: `snapshot_at`), writes every table as CSV and Parquet, copies the images, and writes datapackage.json, SHA256SUMS and README.md under the release, then publishes it. Follow it with `GET /v1/releases/{version}` (`progress.records_written`); it ends `published` or `failed` with a `failure_reason`. A version that exists (whatever its state) is 409 `ALREADY_EXISTS`: versions are never reused. The queue unreachable: 503 `RELEASE_QUEUE_UNAVAILABLE`, nothing created. Audited. Superusers with TOTP only: anonymous 401, anyone else 403 `SUPERUSER_REQUIRED`, a superuser without TOTP 403 `ADMIN_TOTP_REQUIRED`.
+         * @description Creates release `version` in state `building` and queues its build; answers 202 at once. The build runs on the release queue, never in the request: it takes the snapshot (the base products, with every component, of accounts that accepted the contributor terms, their bills of materials and clean images, and the reference tables, all at one instant: `snapshot_at`), writes every table as CSV and Parquet, copies the images, and writes datapackage.json, SHA256SUMS, README.md and CITATION.cff under the release, then publishes it. Follow it with `GET /v1/releases/{version}` (`progress.records_written`); it ends `published` or `failed` with a `failure_reason`. With DataCite configured, its DOIs are registered after publication (`doi_status`), never holding it up. Who the release names as publisher and creator is the configuration's at this request (`RELEASE_PUBLISHER`, `RELEASE_CREATOR`, `RELEASE_CREATOR_ROR`). A version that exists (whatever its state) is 409 `ALREADY_EXISTS`: versions are never reused. The queue unreachable: 503 `RELEASE_QUEUE_UNAVAILABLE`, nothing created. Audited. Superusers with TOTP only: anonymous 401, anyone else 403 `SUPERUSER_REQUIRED`, a superuser without TOTP 403 `ADMIN_TOTP_REQUIRED`.
          */
         post: operations["adminCreateRelease"];
         delete?: never;
@@ -796,6 +796,26 @@ export interface paths {
          * @description Starts a new attempt of a `failed` release, or of a `building` one whose build stalled (no progress for 10 minutes: its queue messages were lost), from a NEW snapshot: the earlier attempt's files and staging rows are discarded, and its messages, should any still arrive, are ignored. Answers 202 with the release building again. A build that fails for a passing reason (storage, database) is retried by the queue itself from its last checkpoint, up to 3 attempts in a row, before it is marked failed. Published: 409 `RELEASE_PUBLISHED`; building and alive: 409 `RELEASE_BUILDING`; unknown: 404. The queue unreachable: 503 `RELEASE_QUEUE_UNAVAILABLE`, and the release is failed again (retry once more). Audited. Superusers with TOTP only: anonymous 401, anyone else 403 `SUPERUSER_REQUIRED`, a superuser without TOTP 403 `ADMIN_TOTP_REQUIRED`.
          */
         post: operations["adminRetryRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/releases/{version}/doi": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a release's DOIs again
+         * @description Starts the DataCite registration of a published release again, from its first attempt, when it is `failed` (DataCite refused the metadata or the credentials, the DOI is taken by another record, or it was down for every attempt), or `pending` without progress for two hours (its queue message was lost). Answers 202 with the release, `doi_status` `pending`; follow it with `GET /v1/releases/{version}`. The registration never changes the release's files or its publication. Registered: 409 `DOI_REGISTERED`; under way: 409 `DOI_PENDING`; published without DataCite: 409 `DOI_DISABLED`; DataCite not configured: 409 `DATACITE_NOT_CONFIGURED`; not published: 409 `RELEASE_NOT_PUBLISHED`; unknown: 404. The queue unreachable: 503 `RELEASE_QUEUE_UNAVAILABLE` (it stays failed). Audited. Superusers with TOTP only: anonymous 401, anyone else 403 `SUPERUSER_REQUIRED`, a superuser without TOTP 403 `ADMIN_TOTP_REQUIRED`.
+         */
+        post: operations["adminRetryReleaseDoi"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1427,7 +1447,7 @@ export interface paths {
         };
         /**
          * Read the latest published release
-         * @description The newest published release (the first of the public list), with its files. None published yet: 404 `NOT_FOUND`.
+         * @description The newest published release (the first of the public list), with its files. None published yet: 404 `NOT_FOUND`. Content negotiation, as DOI resolvers do it (`Vary: Accept`; quality values honoured, ties going to the order here): `application/json` (the default, also for `*\/*` and no `Accept`), `text/html` (the landing page: citation, licence, counts, files with size, SHA-256 and link, how to load them, other versions, schema.org JSON-LD inside; self-contained, strict CSP), `application/ld+json` (schema.org `Dataset`), `application/vnd.datacite.datacite+json` (DataCite Metadata Schema 4), `application/vnd.citationstyles.csl+json` (CSL-JSON), `application/x-bibtex`, `application/x-research-info-systems` (RIS) and `text/x-bibliography` (a formatted reference; a `style` parameter is accepted and ignored: one style). An `Accept` that allows none of them: 406 `NOT_ACCEPTABLE`, listing them. Each representation is cached apart (one is never served for another).
          */
         get: operations["getLatestRelease"];
         put?: never;
@@ -1447,11 +1467,35 @@ export interface paths {
         };
         /**
          * Read a release
-         * @description A release: its metadata, the counts of its snapshot, the build's progress (`records_written`, while building) and every file with its size, SHA-256, media type and URL. Public. Releases still building or failed exist only for superusers with TOTP (404 `NOT_FOUND` to anyone else). A published release never changes: no route writes to it (405).
+         * @description A release: its metadata, its DOI and the state of its registration, the counts of its snapshot, the build's progress (`records_written`, while building) and every file with its size, SHA-256, media type and URL. Public. Releases still building or failed exist only for superusers with TOTP (404 `NOT_FOUND` to anyone else). A published release never changes: no route writes to it (405). Content negotiation, as DOI resolvers do it (`Vary: Accept`; quality values honoured, ties going to the order here): `application/json` (the default, also for `*\/*` and no `Accept`), `text/html` (the landing page: citation, licence, counts, files with size, SHA-256 and link, how to load them, other versions, schema.org JSON-LD inside; self-contained, strict CSP), `application/ld+json` (schema.org `Dataset`), `application/vnd.datacite.datacite+json` (DataCite Metadata Schema 4), `application/vnd.citationstyles.csl+json` (CSL-JSON), `application/x-bibtex`, `application/x-research-info-systems` (RIS) and `text/x-bibliography` (a formatted reference; a `style` parameter is accepted and ignored: one style). An `Accept` that allows none of them: 406 `NOT_ACCEPTABLE`, listing them. Each representation is cached apart (one is never served for another). The representations other than JSON exist once the snapshot is taken.
          */
         get: operations["getRelease"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oai": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Harvest releases (OAI-PMH)
+         * @description OAI-PMH 2.0 over the published dataset releases, for repository harvesters: `Identify`, `ListMetadataFormats`, `ListSets`, `ListIdentifiers`, `ListRecords`, `GetRecord`. Item identifiers `oai:<host>:release/<version>`; datestamps the publication time (granularity seconds, UTC; `from`/`until` as a day or a second); formats `oai_dc` (every release) and `oai_datacite` (releases with a registered DOI); no sets (`noSetHierarchy`); lists of 100 with resumption tokens valid for 24 hours. Releases are never deleted (`deletedRecord` `no`). Every answer is a 200 `text/xml` document; the protocol's errors (`badVerb`, `badArgument`, `badResumptionToken`, `cannotDisseminateFormat`, `idDoesNotExist`, `noRecordsMatch`, `noSetHierarchy`) are inside it.
+         */
+        get: operations["oaiPmh"];
+        put?: never;
+        /**
+         * Harvest releases (OAI-PMH, POST)
+         * @description The same as GET, with the arguments as an `application/x-www-form-urlencoded` body. OAI-PMH 2.0 over the published dataset releases, for repository harvesters: `Identify`, `ListMetadataFormats`, `ListSets`, `ListIdentifiers`, `ListRecords`, `GetRecord`. Item identifiers `oai:<host>:release/<version>`; datestamps the publication time (granularity seconds, UTC; `from`/`until` as a day or a second); formats `oai_dc` (every release) and `oai_datacite` (releases with a registered DOI); no sets (`noSetHierarchy`); lists of 100 with resumption tokens valid for 24 hours. Releases are never deleted (`deletedRecord` `no`). Every answer is a 200 `text/xml` document; the protocol's errors (`badVerb`, `badArgument`, `badResumptionToken`, `cannotDisseminateFormat`, `idDoesNotExist`, `noRecordsMatch`, `noSetHierarchy`) are inside it.
+         */
+        post: operations["oaiPmhPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2727,7 +2771,9 @@ export interface components {
          *       "image_upload_max_bytes": 10485760,
          *       "image_upload_max_pixels": 12582912,
          *       "terms_accepted_version": 1,
-         *       "terms_accepted_at": "2026-05-01T12:05:00Z"
+         *       "terms_accepted_at": "2026-05-01T12:05:00Z",
+         *       "orcid": "0000-0002-1825-0097",
+         *       "release_credit": true
          *     }
          */
         Me: {
@@ -2770,6 +2816,13 @@ export interface components {
              * @example 2026-05-01T12:00:00Z
              */
             terms_accepted_at: string | null;
+            /**
+             * @description Your ORCID iD, shown with your username where a release credits you.
+             * @example 0000-0002-1825-0097
+             */
+            orcid: string | null;
+            /** @description Releases built from now on name you (username and ORCID iD) as a contributor (DataCite `DataCollector`) when they hold records of yours; off, you appear under a pseudonym only. Published releases never change. */
+            release_credit: boolean;
         };
         /**
          * @example {
@@ -2802,6 +2855,13 @@ export interface components {
             current_password?: string;
             /** @description With TOTP enrolled: an authenticator or recovery code. */
             mfa_code?: string;
+            /**
+             * @description Your ORCID iD (`0000-0002-1825-0097`), checked by its check digit; null removes it.
+             * @example 0000-0002-1825-0097
+             */
+            orcid?: string | null;
+            /** @description Opt in (true) to be named in releases built from now on, or out (false, the default); published releases keep what they say. */
+            release_credit?: boolean;
         };
         /**
          * @example {
@@ -3040,10 +3100,27 @@ export interface components {
              */
             url: string;
             /**
-             * @description A suggested citation (also in README.md, with BibTeX); null until the snapshot is taken.
-             * @example relab (2026). relab dataset, first release (Version 2026.1) [Data set]. https://api.relab.example/v1/releases/2026.1
+             * @description A suggested citation (README.md gives it too, with BibTeX; other formats by content negotiation on the release's URL), naming the DOI once registered, the release's URL before; null until the snapshot is taken.
+             * @example relab (2026). relab dataset, first release (Version 2026.1) [Data set]. https://doi.org/10.1234/relab.2026.1
              */
             citation: string | null;
+            /**
+             * @description The version's DOI (`<prefix>/relab.<version>`, in lower case), once DataCite has registered it; null until then.
+             * @example 10.1234/relab.2026.1
+             */
+            doi: string | null;
+            /**
+             * @description The DOI of all versions (`<prefix>/relab.all`), which resolves to the newest release; null until registered.
+             * @example 10.1234/relab.all
+             */
+            concept_doi: string | null;
+            /**
+             * @description `disabled`: DataCite was not configured when the release was published (no DOI); `pending`: published, registration under way (retried by the queue when DataCite is down, slow or failing); `registered`: both DOIs findable; `failed`: given up (`POST /v1/admin/releases/{version}/doi` retries it). A building or failed release is `disabled` until it is published.
+             * @enum {string}
+             */
+            doi_status: "disabled" | "pending" | "registered" | "failed";
+            /** @description Why the last registration attempt failed (superusers with TOTP only; null for everyone else). */
+            doi_error: string | null;
             /**
              * @description The instant the data was taken; null while the build has not reached it.
              * @example 2026-05-01T12:00:00Z
@@ -3822,10 +3899,27 @@ export interface components {
              */
             url: string;
             /**
-             * @description A suggested citation (also in README.md, with BibTeX); null until the snapshot is taken.
-             * @example relab (2026). relab dataset, first release (Version 2026.1) [Data set]. https://api.relab.example/v1/releases/2026.1
+             * @description A suggested citation (README.md gives it too, with BibTeX; other formats by content negotiation on the release's URL), naming the DOI once registered, the release's URL before; null until the snapshot is taken.
+             * @example relab (2026). relab dataset, first release (Version 2026.1) [Data set]. https://doi.org/10.1234/relab.2026.1
              */
             citation: string | null;
+            /**
+             * @description The version's DOI (`<prefix>/relab.<version>`, in lower case), once DataCite has registered it; null until then.
+             * @example 10.1234/relab.2026.1
+             */
+            doi: string | null;
+            /**
+             * @description The DOI of all versions (`<prefix>/relab.all`), which resolves to the newest release; null until registered.
+             * @example 10.1234/relab.all
+             */
+            concept_doi: string | null;
+            /**
+             * @description `disabled`: DataCite was not configured when the release was published (no DOI); `pending`: published, registration under way (retried by the queue when DataCite is down, slow or failing); `registered`: both DOIs findable; `failed`: given up (`POST /v1/admin/releases/{version}/doi` retries it). A building or failed release is `disabled` until it is published.
+             * @enum {string}
+             */
+            doi_status: "disabled" | "pending" | "registered" | "failed";
+            /** @description Why the last registration attempt failed (superusers with TOTP only; null for everyone else). */
+            doi_error: string | null;
             /**
              * @description The instant the data was taken; null while the build has not reached it.
              * @example 2026-05-01T12:00:00Z
@@ -3851,6 +3945,127 @@ export interface components {
             };
             /** @description Why the build failed (superusers see failed releases only); null otherwise. */
             failure_reason: string | null;
+        };
+        /** @description schema.org `Dataset` as JSON-LD, with the properties dataset search engines require and recommend; `contributor` lists the contributors credited by name (with their ORCID iD). */
+        SchemaOrgDataset: {
+            /** @enum {string} */
+            "@context": "https://schema.org";
+            /** @enum {string} */
+            "@type": "Dataset";
+            "@id": string;
+            name: string;
+            description: string;
+            url: string;
+            /** @description The DOI as a URL (once registered), then the release's URL. */
+            identifier: string[];
+            version: string;
+            license: string;
+            isAccessibleForFree: boolean;
+            creator: {
+                /** @enum {string} */
+                "@type": "Organization";
+                name: string;
+            } & {
+                [key: string]: unknown;
+            };
+            publisher: {
+                /** @enum {string} */
+                "@type": "Organization";
+                name: string;
+            } & {
+                [key: string]: unknown;
+            };
+            datePublished?: string;
+            keywords: string[];
+            distribution: ({
+                /** @enum {string} */
+                "@type": "DataDownload";
+                contentUrl: string;
+                encodingFormat: string;
+                contentSize: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            includedInDataCatalog: {
+                /** @enum {string} */
+                "@type": "DataCatalog";
+                name: string;
+                url: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The release's DataCite Metadata Schema 4 record (the REST API's attribute names), as registered with DataCite. */
+        DataCiteJson: {
+            /** @description The DOI as a URL, once registered. */
+            id?: string;
+            doi?: string;
+            url: string;
+            types: {
+                /** @enum {string} */
+                resourceTypeGeneral: "Dataset";
+            } & {
+                [key: string]: unknown;
+            };
+            titles: ({
+                title: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            creators: ({
+                name: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            publisher: string;
+            publicationYear: number;
+            version?: string;
+            contributors: ({
+                name: string;
+                contributorType: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            relatedIdentifiers: ({
+                relatedIdentifier: string;
+                relatedIdentifierType: string;
+                relationType: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            rightsList: ({
+                rights: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            schemaVersion: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One CSL-JSON (citeproc JSON) item, an object as DOI content negotiation gives it. */
+        CslJson: {
+            id: string;
+            /** @enum {string} */
+            type: "dataset";
+            title: string;
+            version: string;
+            publisher: string;
+            author: ({
+                literal: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            issued: {
+                "date-parts": number[][];
+            } & {
+                [key: string]: unknown;
+            };
+            DOI?: string;
+            URL: string;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * @example {
@@ -9257,6 +9472,119 @@ export interface operations {
             };
         };
     };
+    adminRetryReleaseDoi: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                /** @description The release's version. */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release, its registration pending again. */
+            202: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large: `PAYLOAD_TOO_LARGE`, a body over 1 MiB (upload routes: over the caller's caps), whether or not the route reads one. */
+            413: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
+            422: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listUnits: {
         parameters: {
             query?: never;
@@ -12211,7 +12539,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The latest release. */
+            /** @description The latest release, in the representation asked for. */
             200: {
                 headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
@@ -12219,10 +12547,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Release"];
+                    "text/html": string;
+                    "application/ld+json": components["schemas"]["SchemaOrgDataset"];
+                    "application/vnd.datacite.datacite+json": components["schemas"]["DataCiteJson"];
+                    "application/vnd.citationstyles.csl+json": components["schemas"]["CslJson"];
+                    "application/x-bibtex": string;
+                    "application/x-research-info-systems": string;
+                    "text/x-bibliography": string;
                 };
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Not Acceptable */
+            406: {
                 headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
@@ -12247,6 +12592,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     getRelease: {
@@ -12264,7 +12619,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The release. */
+            /** @description The release, in the representation asked for. */
             200: {
                 headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
@@ -12272,10 +12627,204 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Release"];
+                    "text/html": string;
+                    "application/ld+json": components["schemas"]["SchemaOrgDataset"];
+                    "application/vnd.datacite.datacite+json": components["schemas"]["DataCiteJson"];
+                    "application/vnd.citationstyles.csl+json": components["schemas"]["CslJson"];
+                    "application/x-bibtex": string;
+                    "application/x-research-info-systems": string;
+                    "text/x-bibliography": string;
                 };
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Not Acceptable */
+            406: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    oaiPmh: {
+        parameters: {
+            query?: {
+                /** @description The request's verb. */
+                verb?: string;
+                /** @description An item identifier (`GetRecord`, `ListMetadataFormats`). */
+                identifier?: string;
+                /** @description `oai_dc` or `oai_datacite`. */
+                metadataPrefix?: string;
+                /** @description Lower bound of the datestamps: `YYYY-MM-DD` or `YYYY-MM-DDThh:mm:ssZ`. */
+                from?: string;
+                /** @description Upper bound, in the same granularity as `from`. */
+                until?: string;
+                /** @description Not supported: `noSetHierarchy`. */
+                set?: string;
+                /** @description Continues a list; exclusive. */
+                resumptionToken?: string;
+            };
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OAI-PMH response. */
+            200: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    oaiPmhPost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    verb?: string;
+                    identifier?: string;
+                    metadataPrefix?: string;
+                    from?: string;
+                    until?: string;
+                    set?: string;
+                    resumptionToken?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The OAI-PMH response. */
+            200: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description Forbidden: a cross-site request carrying the session cookies (`Sec-Fetch-Site: cross-site`, or an `Origin` outside the allow-list) is refused with `CROSS_SITE_REQUEST_REFUSED`. */
+            403: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflict: a write that a unique constraint refused after validation passed (a race lost to another request, say) is `ALREADY_EXISTS`, with `errors` naming the member when the constraint does. */
+            409: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Content Too Large */
+            413: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content: `VALIDATION_FAILED`, with `errors` pointing at the members; also a write that a table constraint refused after validation passed. */
+            422: {
                 headers: {
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
@@ -19715,6 +20264,7 @@ export interface operations {
                     };
                     "text/markdown": string;
                     "text/plain": string;
+                    "application/yaml": string;
                     "image/*": string;
                 };
             };
@@ -19730,6 +20280,7 @@ export interface operations {
                     "application/json": string;
                     "text/markdown": string;
                     "text/plain": string;
+                    "application/yaml": string;
                     "image/*": string;
                 };
             };

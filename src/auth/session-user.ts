@@ -21,6 +21,9 @@ export interface SessionUser {
   /** The contributor terms accepted (their version) and when (Unix seconds); null when not accepted. */
   termsAcceptedVersion: number | null;
   termsAcceptedAt: number | null;
+  /** The account's ORCID iD, and whether releases may name it (decisions.md, "Publishing releases"). */
+  orcid: string | null;
+  releaseCredit: boolean;
   createdAt: number;
   updatedAt: number;
   /**

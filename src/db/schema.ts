@@ -55,6 +55,13 @@ export const users = sqliteTable(
      */
     terms_accepted_version: integer("terms_accepted_version"),
     terms_accepted_at: integer("terms_accepted_at"),
+    /** The account's ORCID iD (`0000-0002-1825-0097` form, check digit verified); null when none. */
+    orcid: text("orcid"),
+    /**
+     * Opted in to be named in releases (decisions.md, "Publishing releases"): a release whose
+     * snapshot holds records of the account credits it by username and ORCID. Off by default.
+     */
+    release_credit: integer("release_credit", { mode: "boolean" }).notNull().default(false),
     ...timestamps,
   },
   (t) => [
@@ -548,6 +555,9 @@ export const oauthStateUses = sqliteTable("oauth_state_uses", {
 /** States of a dataset release (decisions.md, Dataset releases): `building` ends `published` or `failed`. */
 export const RELEASE_STATUSES = ["building", "published", "failed"] as const;
 
+/** States of a release's DOI registration (decisions.md, "Publishing releases"). */
+export const DOI_STATUSES = ["disabled", "pending", "registered", "failed"] as const;
+
 /**
  * Dataset releases: immutable, citable snapshots of the dataset, whose files live in R2 under
  * `releases/<version>/` (docs/releases.md). A published row never changes again: triggers of
@@ -586,10 +596,39 @@ export const releases = sqliteTable(
     /** Why the build failed (superusers only). */
     failure_reason: text("failure_reason"),
     published_at: integer("published_at"),
+    /** Who publishes the release and who its creator is (`RELEASE_PUBLISHER`, `RELEASE_CREATOR`, `RELEASE_CREATOR_ROR` when it was requested). */
+    publisher: text("publisher").notNull().default("relab"),
+    /** Null: the publisher. */
+    creator: text("creator"),
+    creator_ror: text("creator_ror"),
+    /** The names of the product types of the release's records (JSON array), stamped by the snapshot: its subjects. */
+    subjects: text("subjects"),
+    /** Its image files and their bytes, stamped at publication (null for releases published before migration 0021). */
+    image_files: integer("image_files"),
+    image_bytes: integer("image_bytes"),
+    /**
+     * The DOI registration (src/services/releases/doi.ts), which runs after publication and is the
+     * only thing that may still change on a published row (migration 0021's trigger). Its values
+     * are checked by a CHECK on the column that migration 0021 adds by hand (drizzle-kit would
+     * rebuild the table for a table-level one).
+     */
+    doi_status: text("doi_status", { enum: DOI_STATUSES }).notNull().default("disabled"),
+    /** The version DOI once registered, and the concept DOI (all versions) once created or updated. */
+    doi: text("doi"),
+    concept_doi: text("concept_doi"),
+    /** Why the last attempt failed (superusers only). */
+    doi_error: text("doi_error"),
+    /** Attempts of the current registration so far. */
+    doi_attempts: integer("doi_attempts").notNull().default(0),
+    /** While an attempt runs: until when it holds the registration (Unix seconds of D1's clock). */
+    doi_lease_until: integer("doi_lease_until"),
+    /** When the registration last moved (Unix seconds). */
+    doi_updated_at: integer("doi_updated_at"),
     ...timestamps,
   },
   (t) => [
     index("releases_created_idx").on(t.created_at, t.version),
+    index("releases_published_idx").on(t.published_at, t.version),
     check("releases_status", sql`${t.status} IN ('building', 'published', 'failed')`),
     check(
       "releases_version",
@@ -600,6 +639,25 @@ export const releases = sqliteTable(
       sql`(${t.status} = 'published') = (${t.published_at} IS NOT NULL AND ${t.snapshot_at} IS NOT NULL) AND (${t.status} = 'failed') = (${t.failure_reason} IS NOT NULL)`,
     ),
   ],
+);
+
+/**
+ * The contributors a release credits (decisions.md, "Publishing releases"): accounts that opted in
+ * to release credit, whose records the snapshot holds, as they were at the snapshot. Written by the
+ * snapshot batch; a published release's rows never change (migration 0021's triggers).
+ */
+export const releaseCredits = sqliteTable(
+  "release_credits",
+  {
+    release_version: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    /** Order of appearance: by username. */
+    position: integer("position").notNull(),
+    username: text("username").notNull(),
+    orcid: text("orcid"),
+  },
+  (t) => [primaryKey({ columns: [t.release_version, t.position] })],
 );
 
 /** Every file of a release (its tables, metadata files and copied images): what is served and listed. */

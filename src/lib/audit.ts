@@ -31,6 +31,8 @@ export type AuditEvent =
   | "admin.cache.cleared"
   | "admin.release.created"
   | "admin.release.retried"
+  | "admin.release.doi_retried"
+  | "account.release_credit.changed"
   | "admin.reference.created"
   | "admin.reference.updated"
   | "admin.reference.deleted"

@@ -9,6 +9,7 @@ import {
   expectedClass,
   generationFrom,
   type ReadScope,
+  readVariant,
   type ViewerClass,
   validatorStatement,
   viewerClass,
@@ -22,6 +23,10 @@ const GENERATION_HEADER = "X-Read-Generation";
 const POWERS_HEADER = "X-Read-Powers";
 // Entries are validated on every use, so this only bounds how long an unused one takes space.
 const STORED_SECONDS = 86_400;
+// The route's own Content-Security-Policy and Vary, kept under names of their own: the Cache API
+// would read a stored `Vary` as its own instruction.
+const CSP_HEADER = "X-Read-CSP";
+const VARY_HEADER = "X-Read-Vary";
 
 /** A cached answer: what `fromCopy` needs to serve it, and the generation it was read at. */
 interface Copy {
@@ -30,6 +35,9 @@ interface Copy {
   powers: "" | "admin";
   etag: string | null;
   contentType: string;
+  /** The route's own policy (a landing page's) and `Vary` (a negotiated read's), sent again with the copy. */
+  csp: string | null;
+  vary: string | null;
   body: ArrayBuffer;
   /** Whether the Workers cache holds it too (it is put there once it has been served again from memory). */
   shared: boolean;
@@ -111,8 +119,10 @@ function fromCopy(c: Context<CarriedEnv>, copy: Copy): Response {
   const headers: Record<string, string> = { "Cache-Control": "no-store" };
   if (c.get("services").config.isDevelopment) headers["X-Cache"] = "hit";
   if (copy.etag) headers.ETag = copy.etag;
+  if (copy.vary) headers.Vary = copy.vary;
   if (copy.etag && matchesIfNoneMatch(c.req.header("if-none-match"), copy.etag)) return c.newResponse(null, 304, headers);
   headers["Content-Type"] = copy.contentType;
+  if (copy.csp) headers["Content-Security-Policy"] = copy.csp;
   return c.newResponse(copy.body, 200, headers);
 }
 
@@ -128,6 +138,8 @@ async function lookUp(cache: Cache | null, key: string): Promise<Copy | undefine
     powers: entry.headers.get(POWERS_HEADER) === "admin" ? "admin" : "",
     etag: entry.headers.get("etag"),
     contentType: entry.headers.get("content-type") ?? "application/json",
+    csp: entry.headers.get(CSP_HEADER),
+    vary: entry.headers.get(VARY_HEADER),
     body: await entry.arrayBuffer(),
     shared: true,
   };
@@ -149,16 +161,13 @@ function share(c: Context<CarriedEnv>, key: string, copy: Copy): void {
     [POWERS_HEADER]: copy.powers,
   });
   if (copy.etag) headers.set("ETag", copy.etag);
+  if (copy.csp) headers.set(CSP_HEADER, copy.csp);
+  if (copy.vary) headers.set(VARY_HEADER, copy.vary);
   const put = async () => {
     const cache = await openCache(c);
     if (cache) await cache.put(key, new Response(copy.body, { headers }));
   };
   c.executionCtx.waitUntil(put().catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));
-}
-
-/** What a route may declare besides its scope: `variant` names which of several answers to one URL a request gets (a negotiated type, say): each is its own copy. */
-export interface CachedReadOptions {
-  variant?: (c: Context<CarriedEnv>) => string;
 }
 
 /**
@@ -169,18 +178,20 @@ export interface CachedReadOptions {
  * costs one round trip like an anonymous one (`carryTokenCheck`); the handler gets the viewer
  * with its read (`c.get("viewer")`).
  *
- * The answer of a 200 is kept per viewer class (`ViewerClass`) with the generation its batch
- * read, and served only while the validator reads the same generation in this request's D1
+ * The answer of a 200 is kept per viewer class (`ViewerClass`) and per representation the
+ * request's Accept header selects (`readVariant`) with the generation its batch read, and served only while the validator reads the same generation in this request's D1
  * session: never older than the database the request reads. Every write that changes what such
- * a read shows renews the generation in its own transaction (migration 0020's triggers).
+ * a read shows renews the generation in its own transaction (the triggers of migrations 0020 and 0021).
  */
-export function cachedRead(scope: ReadScope, options: CachedReadOptions = {}) {
+export function cachedRead(scope: ReadScope) {
   return createMiddleware<CarriedEnv>(async (c, next) => {
     const svc = c.get("services");
     const presented = scope === "shared" ? null : await presentedClaims(c);
     const idParam = scope === "record" ? c.req.param("id") : undefined;
     const recordId = idParam !== undefined && /^[1-9]\d{0,15}$/.test(idParam) ? Number(idParam) : null;
-    const cacheable = c.req.method === "GET" && (scope !== "record" || recordId !== null);
+    // A request that accepts none of the representations gets its 406 from the route, uncached.
+    const variant = readVariant(c.req.header("accept"));
+    const cacheable = c.req.method === "GET" && (scope !== "record" || recordId !== null) && variant !== null;
 
     let generation: string | null = null;
     const validator = validatorStatement(scope, recordId);
@@ -196,10 +207,9 @@ export function cachedRead(scope: ReadScope, options: CachedReadOptions = {}) {
     if (!cacheable) return next();
 
     const url = c.req.url;
-    const variant = options.variant?.(c) ?? "";
     // The class the request is in if its token checks out: the copy is looked up while the check travels.
     const expected = expectedClass(scope, presented?.claims.userId ?? null);
-    const expectedKey = cacheKey(url, expected, variant);
+    const expectedKey = cacheKey(url, expected, variant ?? "");
     // The Workers cache is opened only when this isolate's memory has no copy.
     const cache: Cache | null | undefined = recent.has(expectedKey) ? undefined : await openCache(c);
     const found = await lookUp(cache ?? null, expectedKey);
@@ -228,23 +238,20 @@ export function cachedRead(scope: ReadScope, options: CachedReadOptions = {}) {
     await next();
     const stamped = generation as string | null;
     const user = viewer.settled;
-    if (
-      stamped === null ||
-      user === undefined ||
-      c.res.status !== 200 ||
-      !c.res.headers.get("content-type")?.startsWith("application/json")
-    )
-      return;
+    if (stamped === null || user === undefined || c.res.status !== 200 || !c.res.headers.get("content-type")) return;
     if (svc.config.isDevelopment) writableHeaders(c).set("X-Cache", "miss");
-    const key = cacheKey(url, viewerClass(scope, user), variant);
+    const key = cacheKey(url, viewerClass(scope, user), variant ?? "");
     const powers = viewerPowers(scope, user);
     const contentType = c.res.headers.get("content-type")!;
     const etag = c.res.headers.get("etag");
+    // What the route set itself (the security headers and CORS come later, on the way out).
+    const csp = c.res.headers.get("content-security-policy");
+    const vary = c.res.headers.get("vary");
     // Kept in memory after the answer is sent (its bytes read from a clone meanwhile); the Workers
     // cache gets it once it is served again (`share`).
     const answer = c.res.clone();
     const store = async () => {
-      recent.set(key, { generation: stamped, powers, etag, contentType, body: await answer.arrayBuffer(), shared: false });
+      recent.set(key, { generation: stamped, powers, etag, contentType, csp, vary, body: await answer.arrayBuffer(), shared: false });
     };
     c.executionCtx.waitUntil(store().catch((error: unknown) => c.get("log").warn("read cache write failed", { error })));
   });

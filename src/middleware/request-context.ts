@@ -81,7 +81,7 @@ const ms = (value: number) => Math.round(value * 100) / 100;
 
 /**
  * `Server-Timing` in development (decisions.md "Request cost"): the D1 round trips, rows read and
- * written and database time, counter-store calls and lane of the request; null otherwise.
+ * written and database time, and counter-store calls of the request; null otherwise.
  * Production sends none (what a request read can tell about data it may not see); the access log
  * line carries the same numbers there.
  */

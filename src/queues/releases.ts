@@ -1,6 +1,7 @@
 import type { Services } from "../container";
 import { withLog } from "../services/platform/build-services";
 import { clearPublishedStaging, runBuildSlice } from "../services/releases/build";
+import { queueDoiRegistration, registerReleaseDoi, startDoiRegistration } from "../services/releases/doi";
 import { isReleaseMessage, type ReleaseMessage } from "../services/releases/messages";
 
 /**
@@ -10,7 +11,9 @@ import { isReleaseMessage, type ReleaseMessage } from "../services/releases/mess
  * failed is retried by the queue from the last checkpoint; one that found the build's lease held
  * (a duplicate message while a slice runs) comes back when the lease would have run out. Messages
  * of replaced attempts, of ended builds, or malformed ones are acknowledged and dropped. The slice
- * that publishes a build queues a `release.cleanup` message, which empties its staging tables.
+ * that publishes a build queues a `release.cleanup` message, which empties its staging tables,
+ * and, with DataCite configured, a `release.doi` message: one attempt at registering its DOIs,
+ * whose failures that may pass come back as a new, delayed message (src/services/releases/doi.ts).
  * `batchServices` is the batch's container; each message gets its own log.
  */
 export async function handleReleaseBatch(batch: MessageBatch<unknown>, batchServices: Services): Promise<void> {
@@ -21,6 +24,24 @@ export async function handleReleaseBatch(batch: MessageBatch<unknown>, batchServ
         type: typeof message.body === "object" ? ((message.body as { type?: unknown } | null)?.type ?? null) : null,
       });
       message.ack();
+      continue;
+    }
+    if (message.body.type === "release.doi") {
+      const { version } = message.body;
+      const outcome = await registerReleaseDoi(svc, version);
+      if (outcome.kind === "done") {
+        message.ack();
+        continue;
+      }
+      const delaySeconds = outcome.kind === "retry" ? outcome.delaySeconds : Math.min(outcome.retryAfterSeconds, 600);
+      try {
+        // A new message rather than a retry: the queue's retry budget is the builds', and the attempts are counted on the row.
+        await queueDoiRegistration(svc, version, delaySeconds);
+        message.ack();
+      } catch (error) {
+        svc.log.error("the next DOI registration attempt could not be queued", { release: version, error });
+        message.retry({ delaySeconds });
+      }
       continue;
     }
     const { version, build_id: buildId } = message.body;
@@ -57,6 +78,8 @@ export async function handleReleaseBatch(batch: MessageBatch<unknown>, batchServ
         } catch (error) {
           svc.log.warn("the release staging clean-up could not be queued; the next snapshot removes the rows", { release: version, error });
         }
+        // Never undoes or holds up the publication: a registration that cannot be queued ends failed, for a superuser to retry.
+        if (outcome.registerDoi) await startDoiRegistration(svc, version);
         message.ack();
         break;
       case "busy":

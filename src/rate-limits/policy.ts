@@ -130,6 +130,8 @@ export function requestCategory(method: string, path: string): RequestCategory {
   if (method === "GET" || method === "HEAD") {
     return EXPORT_ROUTES.some((pattern) => pattern.test(path)) ? "export" : "read";
   }
+  // OAI-PMH takes its arguments as a form too (harvesters may POST): a read all the same.
+  if (method === "POST" && path === "/v1/oai") return "read";
   if (method === "POST" && UPLOAD_ROUTES.some((pattern) => pattern.test(path))) return "upload";
   return "write";
 }

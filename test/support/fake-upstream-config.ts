@@ -117,3 +117,38 @@ export const YOUTUBE_TITLE_SWITCHES = {
 
 /** Variables that point the Worker's live streaming at the fake. */
 export const VIDEO_TEST_VARS = { YOUTUBE_API_URL: FAKE_YOUTUBE_API };
+
+/**
+ * Fake DataCite REST API (test/support/fake-datacite.ts): the repository the tests register
+ * release DOIs in. Its `.test` host never resolves, so nothing reaches DataCite.
+ */
+export const FAKE_DATACITE = {
+  apiUrl: "https://api.datacite.test",
+  prefix: "10.80001",
+  repositoryId: "RELAB.TEST",
+  password: "datacite-test-password",
+} as const;
+
+/** Markers in a release's title that make DataCite misbehave for it (or set per DOI: `PUT /__fake/dois/{doi}`). */
+export const DATACITE_SWITCHES = {
+  /** 503 to every call. */
+  down: "[datacite-down]",
+  /** Each call answers after 3 s (longer than the tests' DATACITE_TIMEOUT_MS). */
+  slow: "[datacite-slow]",
+  /** 500 to registrations and updates. */
+  error: "[datacite-500]",
+  /** 422: the metadata refused. */
+  refuse: "[datacite-refuse]",
+} as const;
+
+/** Variables that switch DOI registration on against the fake (the `datacite` test project). */
+export const DATACITE_TEST_VARS = {
+  DATACITE_API_URL: FAKE_DATACITE.apiUrl,
+  DATACITE_PREFIX: FAKE_DATACITE.prefix,
+  DATACITE_REPOSITORY_ID: FAKE_DATACITE.repositoryId,
+  DATACITE_PASSWORD: FAKE_DATACITE.password,
+  DATACITE_TIMEOUT_MS: "1000",
+  RELEASE_PUBLISHER: "relab test publisher",
+  RELEASE_CREATOR: "Reverse Engineering Lab (tests)",
+  RELEASE_CREATOR_ROR: "https://ror.org/05xg72x27",
+};

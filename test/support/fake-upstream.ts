@@ -1,7 +1,10 @@
 import { createHash } from "node:crypto";
 import { type Request, Response } from "miniflare";
+import { fakeDataCite } from "./fake-datacite.ts";
 import { fakeOAuthProvider, googleAccessTokenInfo } from "./fake-oauth-provider.ts";
 import {
+  DATACITE_SWITCHES,
+  FAKE_DATACITE,
   FAKE_EMAIL_API_KEY,
   FAKE_GITHUB,
   FAKE_GOOGLE,
@@ -83,6 +86,8 @@ export async function fakeUpstream(request: Request): Promise<Response> {
     tokenInfo: googleAccessTokenInfo,
   });
   if (video) return new Response(video.body, { status: video.status, headers: video.headers });
+  const datacite = await fakeDataCite(request, { datacite: FAKE_DATACITE, switches: DATACITE_SWITCHES });
+  if (datacite) return new Response(datacite.body, { status: datacite.status, headers: datacite.headers });
   if (url.host === "scanner.upstream.test" && url.pathname === "/scan") return malwareScanner(request);
   if (url.host === "mail.upstream.test" && url.pathname === "/emails" && request.method === "POST") {
     if (request.headers.get("authorization") !== `Bearer ${FAKE_EMAIL_API_KEY}`) {

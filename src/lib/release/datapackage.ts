@@ -44,7 +44,15 @@ export interface DataPackageInput {
   readonly url?: string;
   readonly licences: readonly Licence[];
   readonly keywords?: readonly string[];
+  /** Who made the package: Data Package v2 contributors (a name as `title`, an identifier URL as `path`, roles). */
+  readonly contributors?: readonly Contributor[];
   readonly resources: readonly ResourceInput[];
+}
+
+export interface Contributor {
+  readonly title: string;
+  readonly path?: string;
+  readonly roles: readonly string[];
 }
 
 export interface TableSchemaField {
@@ -83,6 +91,7 @@ export interface DataPackage {
   homepage?: string;
   licenses: Licence[];
   keywords?: string[];
+  contributors?: { title: string; path?: string; roles: string[] }[];
   resources: DataResource[];
 }
 
@@ -132,6 +141,9 @@ export function buildDataPackage(input: DataPackageInput): DataPackage {
     ...(input.url === undefined ? {} : { homepage: input.url }),
     licenses: input.licences.map((l) => ({ ...l })),
     ...(input.keywords?.length ? { keywords: [...input.keywords] } : {}),
+    ...(input.contributors?.length
+      ? { contributors: input.contributors.map((c) => ({ title: c.title, ...(c.path ? { path: c.path } : {}), roles: [...c.roles] })) }
+      : {}),
     resources: input.resources.map((resource) => dataResource(resource, byName)),
   };
 }

@@ -1,12 +1,21 @@
+import { bibtexKey, bibtexValue } from "./citations";
 import { isoDatetime } from "./columns";
 import type { Licence } from "./licences";
+import { type Credit, doiUrl } from "./publication";
 
 export interface ReadmeInput {
   readonly title: string;
   readonly version: string;
   readonly description?: string;
-  /** Who publishes the data, as a citation names the author (an organisation). */
+  /** Who publishes the data. */
   readonly publisher: string;
+  /** Who a citation names as the author (an organisation); the publisher when not given. */
+  readonly creator?: string;
+  /** The DOI the release is registered under, and the DOI of all its versions. */
+  readonly doi?: string | null;
+  readonly conceptDoi?: string | null;
+  /** Contributors who opted in to be named (with their ORCID iD). */
+  readonly credits?: readonly Credit[];
   /** The instant the data was taken. */
   readonly snapshotAt: Date;
   /** The release's address, which the citation gives. */
@@ -24,9 +33,26 @@ export interface ReadmeInput {
  */
 export function releaseReadme(input: ReadmeInput): string {
   const { title, version, publisher, url, filesUrl, licence } = input;
+  const author = input.creator ?? publisher;
+  const doi = input.doi ?? null;
+  const link = doi ? doiUrl(doi) : url;
   const snapshot = isoDatetime(input.snapshotAt.getTime());
   const year = snapshot.slice(0, 4);
-  const key = `${slug(publisher)}_${slug(version)}`;
+  const key = bibtexKey(publisher, version);
+  const credits = input.credits ?? [];
+  const identifiers = [
+    ...(doi ? [`DOI of this version: [${doi}](${doiUrl(doi)})`] : []),
+    ...(input.conceptDoi ? [`DOI of all versions (resolves to the newest): [${input.conceptDoi}](${doiUrl(input.conceptDoi)})`] : []),
+  ];
+  const citedPublisher = author === publisher ? "" : ` ${publisher}.`;
+  const creditText =
+    credits.length === 0
+      ? ""
+      : `\nCollected with contributions from ${credits
+          .map((credit) =>
+            credit.orcid ? `${credit.username} ([ORCID ${credit.orcid}](https://orcid.org/${credit.orcid}))` : credit.username,
+          )
+          .join(", ")}; every other contributor appears under a pseudonym.\n`;
   const files = input.files.map((f) => `| \`${f.path}\` | ${f.bytes.toLocaleString("en-US")} | ${cell(f.description ?? "")} |`).join("\n");
   const parquet = input.files.find((f) => f.path.endsWith(".parquet"))?.path ?? "records.parquet";
   const csv = input.files.find((f) => f.path.endsWith(".csv"))?.path ?? "records.csv";
@@ -37,19 +63,19 @@ changes: later edits and deletions on the live platform do not reach it.
 ${input.description ? `\n${input.description}\n` : ""}
 ## How to cite
 
-> ${publisher} (${year}). *${title}* (Version ${version}) [Data set]. ${url}
-
+> ${author} (${year}). *${title}* (Version ${version}) [Data set].${citedPublisher} ${link}
+${identifiers.length ? `\n${identifiers.map((line) => `- ${line}`).join("\n")}\n` : ""}
 \`\`\`bibtex
 @misc{${key},
-  author    = {{${bibtex(publisher)}}},
-  title     = {{${bibtex(title)}}},
+  author    = {{${bibtexValue(author)}}},
+  title     = {{${bibtexValue(title)}}},
   year      = {${year}},
-  version   = {${bibtex(version)}},
-  url       = {${url}},
+  version   = {${bibtexValue(version)}},${doi ? `\n  doi       = {${bibtexValue(doi)}},` : ""}
+  url       = {${link}},
   note      = {Data as of ${snapshot}},
 }
 \`\`\`
-
+${creditText}
 ## Licence
 
 [${licence.title}](${licence.path}) (\`${licence.name}\`).
@@ -58,7 +84,8 @@ ${input.description ? `\n${input.description}\n` : ""}
 
 Each table comes as CSV (UTF-8, RFC 4180, header row) and as Parquet, with the same columns.
 \`datapackage.json\` describes every file (Frictionless Data Package v2: columns and their types,
-keys, sizes, SHA-256 hashes); \`SHA256SUMS\` lists the hashes again.
+keys, sizes, SHA-256 hashes); \`SHA256SUMS\` lists the hashes again; \`CITATION.cff\` says how to
+cite the release (Citation File Format).
 
 | file | bytes | contents |
 |---|---:|---|
@@ -82,23 +109,6 @@ table = pd.read_csv("${filesUrl}${csv}")
 SELECT count(*) FROM '${filesUrl}${parquet}';
 \`\`\`
 `;
-}
-
-function slug(text: string): string {
-  return (
-    text
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, "_")
-      .replace(/^_+|_+$/g, "") || "dataset"
-  );
-}
-
-/** BibTeX's special characters, escaped; braces dropped (they would unbalance the entry). */
-function bibtex(text: string): string {
-  return text
-    .replace(/[{}]/g, "")
-    .replace(/([&%$#_])/g, "\\$1")
-    .replace(/[\r\n]+/g, " ");
 }
 
 /** Text inside a Markdown table cell. */

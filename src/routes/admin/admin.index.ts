@@ -15,4 +15,5 @@ export const adminRouter = createRouter()
   .openapi(userRoutes.resetMfa, userHandlers.resetMfa)
   .openapi(cacheRoutes.clearCache, cacheHandlers.clearCache)
   .openapi(releaseRoutes.createRelease, releaseHandlers.createRelease)
-  .openapi(releaseRoutes.retryRelease, releaseHandlers.retryRelease);
+  .openapi(releaseRoutes.retryRelease, releaseHandlers.retryRelease)
+  .openapi(releaseRoutes.retryDoi, releaseHandlers.retryDoi);

@@ -1,6 +1,7 @@
 import type { z } from "@hono/zod-openapi";
+import { citationText } from "../../lib/release/citations";
 import { isoSeconds } from "../../lib/time";
-import { citation, fileUrl, releaseUrl } from "../../services/releases/metadata";
+import { fileUrl, releaseUrl } from "../../services/releases/metadata";
 import type { Release, ReleaseFile } from "../../services/releases/releases";
 import type { ReleaseSchema, ReleaseSummarySchema } from "./releases.schemas";
 
@@ -9,8 +10,9 @@ const iso = (seconds: number | null) => (seconds === null ? null : isoSeconds(se
 /**
  * A release as the list shows it. Its `url` and citation name the origin it was built for (the
  * one its README and datapackage.json name); file URLs the origin the request came to.
+ * `doi_error` only for a viewer with a superuser's powers (`admin`).
  */
-export function toReleaseSummary(release: Release): z.infer<typeof ReleaseSummarySchema> {
+export function toReleaseSummary(release: Release, admin = false): z.infer<typeof ReleaseSummarySchema> {
   const url = releaseUrl(release.baseUrl, release.version);
   return {
     version: release.version,
@@ -19,7 +21,18 @@ export function toReleaseSummary(release: Release): z.infer<typeof ReleaseSummar
     licence: release.licence,
     status: release.status,
     url,
-    citation: release.snapshotAt === null ? null : citation(release.title, release.version, release.snapshotAt, url),
+    citation:
+      release.snapshotAt === null
+        ? null
+        : citationText({
+            creator: { name: release.creator, ror: null },
+            publisher: release.publisher,
+            title: release.title,
+            version: release.version,
+            snapshotAt: release.snapshotAt,
+            doi: release.doi,
+            url,
+          }),
     snapshot_at: iso(release.snapshotAt),
     created_at: isoSeconds(release.createdAt * 1000),
     published_at: iso(release.publishedAt),
@@ -31,13 +44,17 @@ export function toReleaseSummary(release: Release): z.infer<typeof ReleaseSummar
     },
     progress: { records_written: release.recordsWritten },
     failure_reason: release.failureReason,
+    doi: release.doi,
+    concept_doi: release.conceptDoi,
+    doi_status: release.doiStatus,
+    doi_error: admin ? release.doiError : null,
   };
 }
 
 /** A release with its files. */
-export function toRelease(release: Release, files: readonly ReleaseFile[], origin: string): z.infer<typeof ReleaseSchema> {
+export function toRelease(release: Release, files: readonly ReleaseFile[], origin: string, admin = false): z.infer<typeof ReleaseSchema> {
   return {
-    ...toReleaseSummary(release),
+    ...toReleaseSummary(release, admin),
     files: files.map((file) => ({
       path: file.path,
       bytes: file.bytes,

@@ -2,7 +2,15 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { PageQuerySchema, pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
 import { authenticateCarried } from "../../middleware/authenticate";
-import { ReleaseSchema, ReleaseSummarySchema, ReleaseVersionParamsSchema } from "./releases.schemas";
+import { cachedRead } from "../../middleware/read-copies";
+import {
+  CslJsonSchema,
+  DataCiteJsonSchema,
+  ReleaseSchema,
+  ReleaseSummarySchema,
+  ReleaseVersionParamsSchema,
+  SchemaOrgDatasetSchema,
+} from "./releases.schemas";
 
 const VISIBILITY =
   "Public. Releases still building or failed exist only for superusers with TOTP (404 `NOT_FOUND` to anyone else). A published release " +
@@ -26,16 +34,38 @@ export const listReleases = createRoute({
   },
 });
 
+const NEGOTIATION =
+  "Content negotiation, as DOI resolvers do it (`Vary: Accept`; quality values honoured, ties going to the order here): " +
+  "`application/json` (the default, also for `*/*` and no `Accept`), `text/html` (the landing page: citation, licence, counts, " +
+  "files with size, SHA-256 and link, how to load them, other versions, schema.org JSON-LD inside; self-contained, strict CSP), " +
+  "`application/ld+json` (schema.org `Dataset`), `application/vnd.datacite.datacite+json` (DataCite Metadata Schema 4), " +
+  "`application/vnd.citationstyles.csl+json` (CSL-JSON), `application/x-bibtex`, `application/x-research-info-systems` (RIS) and " +
+  "`text/x-bibliography` (a formatted reference; a `style` parameter is accepted and ignored: one style). An `Accept` that allows none " +
+  "of them: 406 `NOT_ACCEPTABLE`, listing them. Each representation is cached apart (one is never served for another).";
+
+/** The representations of a release (decisions.md, "Publishing releases"). */
+const releaseContent = {
+  "application/json": { schema: ReleaseSchema },
+  "text/html": { schema: z.string().openapi({ description: "The landing page." }) },
+  "application/ld+json": { schema: SchemaOrgDatasetSchema },
+  "application/vnd.datacite.datacite+json": { schema: DataCiteJsonSchema },
+  "application/vnd.citationstyles.csl+json": { schema: CslJsonSchema },
+  "application/x-bibtex": { schema: z.string().openapi({ description: "A BibTeX `@misc` entry." }) },
+  "application/x-research-info-systems": { schema: z.string().openapi({ description: "A RIS record (`TY  - DATA`)." }) },
+  "text/x-bibliography": { schema: z.string().openapi({ description: "A formatted reference (APA style)." }) },
+};
+
 export const getLatestRelease = createRoute({
   method: "get",
   path: "/releases/latest",
   operationId: "getLatestRelease",
   tags: ["Releases"],
   summary: "Read the latest published release",
-  description: "The newest published release (the first of the public list), with its files. None published yet: 404 `NOT_FOUND`.",
+  description: `The newest published release (the first of the public list), with its files. None published yet: 404 \`NOT_FOUND\`. ${NEGOTIATION}`,
+  middleware: [cachedRead("release")] as const,
   responses: {
-    200: { description: "The latest release.", content: { "application/json": { schema: ReleaseSchema } } },
-    ...problemResponses(404),
+    200: { description: "The latest release, in the representation asked for.", content: releaseContent },
+    ...problemResponses(404, 406, 503),
   },
 });
 
@@ -46,13 +76,14 @@ export const getRelease = createRoute({
   tags: ["Releases"],
   summary: "Read a release",
   description:
-    "A release: its metadata, the counts of its snapshot, the build's progress (`records_written`, while building) and every file " +
-    `with its size, SHA-256, media type and URL. ${VISIBILITY}`,
-  middleware: [authenticateCarried] as const,
+    "A release: its metadata, its DOI and the state of its registration, the counts of its snapshot, the build's progress " +
+    `(\`records_written\`, while building) and every file with its size, SHA-256, media type and URL. ${VISIBILITY} ${NEGOTIATION} ` +
+    "The representations other than JSON exist once the snapshot is taken.",
+  middleware: [cachedRead("release")] as const,
   request: { params: ReleaseVersionParamsSchema },
   responses: {
-    200: { description: "The release.", content: { "application/json": { schema: ReleaseSchema } } },
-    ...problemResponses(404, 503),
+    200: { description: "The release, in the representation asked for.", content: releaseContent },
+    ...problemResponses(404, 406, 503),
   },
 });
 
@@ -70,6 +101,7 @@ const fileContent = (range: boolean) => {
     },
     "text/markdown": { schema: text },
     "text/plain": { schema: text },
+    "application/yaml": { schema: text },
     "image/*": { schema: bytes },
   };
 };

@@ -36,5 +36,7 @@ export function toMe(user: SessionUser): z.infer<typeof MeSchema> {
     image_upload_max_pixels: limits.imageUploadMaxPixels,
     terms_accepted_version: user.termsAcceptedVersion,
     terms_accepted_at: user.termsAcceptedAt === null ? null : isoSeconds(user.termsAcceptedAt * 1000),
+    orcid: user.orcid,
+    release_credit: user.releaseCredit,
   };
 }

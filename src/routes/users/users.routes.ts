@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { PROFILE_VISIBILITIES, ROLES } from "../../db/schema";
 import { SIGNED_IN } from "../../lib/openapi";
+import { isValidOrcid } from "../../lib/orcid";
 import { problemResponses } from "../../lib/problem";
 import { authenticate } from "../../middleware/authenticate";
 import { EmailSchema, NewPasswordSchema, UsernameSchema } from "../auth/auth.schemas";
@@ -38,6 +39,15 @@ export const MeSchema = z
       .string()
       .nullable()
       .openapi({ description: "When you accepted them; null when not accepted.", example: "2026-05-01T12:00:00Z" }),
+    orcid: z
+      .string()
+      .nullable()
+      .openapi({ description: "Your ORCID iD, shown with your username where a release credits you.", example: "0000-0002-1825-0097" }),
+    release_credit: z.boolean().openapi({
+      description:
+        "Releases built from now on name you (username and ORCID iD) as a contributor (DataCite `DataCollector`) when they hold " +
+        "records of yours; off, you appear under a pseudonym only. Published releases never change.",
+    }),
   })
   .openapi("Me", {
     example: {
@@ -62,6 +72,8 @@ export const MeSchema = z
       image_upload_max_pixels: 12582912,
       terms_accepted_version: 1,
       terms_accepted_at: "2026-05-01T12:05:00Z",
+      orcid: "0000-0002-1825-0097",
+      release_credit: true,
     },
   });
 
@@ -73,6 +85,19 @@ const MeUpdateSchema = z
     preferences: z.strictObject({ profile_visibility: z.enum(PROFILE_VISIBILITIES).optional() }).optional(),
     current_password: z.string().max(1024).optional().openapi({ description: "Required to change `email` or `password`." }),
     mfa_code: z.string().max(64).optional().openapi({ description: "With TOTP enrolled: an authenticator or recovery code." }),
+    orcid: z
+      .string()
+      .refine(isValidOrcid, { message: "Must be an ORCID iD of the form 0000-0000-0000-000X with a valid check digit (ISO 7064 11-2)." })
+      .nullable()
+      .optional()
+      .openapi({
+        description: "Your ORCID iD (`0000-0002-1825-0097`), checked by its check digit; null removes it.",
+        example: "0000-0002-1825-0097",
+      }),
+    release_credit: z.boolean().optional().openapi({
+      description:
+        "Opt in (true) to be named in releases built from now on, or out (false, the default); published releases keep what they say.",
+    }),
   })
   .openapi("MeUpdate", { example: { preferences: { profile_visibility: "community" } } });
 
@@ -98,7 +123,8 @@ export const updateMe = createRoute({
   tags: ["Users"],
   summary: "Update your account",
   description:
-    "Changes username and preferences. Changing `email` or `password` also needs `current_password` (missing: 400, wrong: 403), " +
+    "Changes username, preferences, ORCID iD (`orcid`: 422 when not of the form `0000-0000-0000-000X` with a valid ISO 7064 " +
+    "11-2 check digit) and release credit (`release_credit`: releases built afterwards name you by username and ORCID iD). Changing `email` or `password` also needs `current_password` (missing: 400, wrong: 403), " +
     "revokes every token of the account (sign in again afterwards; a browser's cookies are cleared), and sends notices: a verification " +
     "link to a new address (the account becomes unverified) and a security notice to the old one; a notice after a password change. " +
     "`role` and other account-control members are refused with 422. Wrong current passwords share the account's step-up budget " +

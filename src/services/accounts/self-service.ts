@@ -19,6 +19,9 @@ export interface ProfileChanges {
   preferences?: { profile_visibility?: SessionUser["profileVisibility"] };
   current_password?: string;
   mfa_code?: string;
+  /** Checked by the route (`isValidOrcid`); null removes it. */
+  orcid?: string | null;
+  release_credit?: boolean;
 }
 
 export interface ProfileUpdate {
@@ -69,6 +72,9 @@ export async function updateProfile(svc: Services, user: SessionUser, changes: P
   if (visibility !== undefined && visibility !== user.profileVisibility) {
     sets.push(sql`profile_visibility = ${visibility}`);
   }
+  if (changes.orcid !== undefined && changes.orcid !== user.orcid) sets.push(sql`orcid = ${changes.orcid}`);
+  const creditChanged = changes.release_credit !== undefined && changes.release_credit !== user.releaseCredit;
+  if (creditChanged) sets.push(sql`release_credit = ${changes.release_credit ? 1 : 0}`);
   if (sets.length === 0) return { user, revoked: false };
 
   const revoke = emailChanged || passwordChanged;
@@ -94,6 +100,7 @@ export async function updateProfile(svc: Services, user: SessionUser, changes: P
     audit(svc.log, "auth.password.changed", { user_id: user.id });
     await sendQuietly(svc, passwordChangedEmail(updated.email));
   }
+  if (creditChanged) audit(svc.log, "account.release_credit.changed", { user_id: user.id, release_credit: updated.releaseCredit });
   if (revoke) audit(svc.log, "auth.sessions.revoked", { user_id: user.id, reason: emailChanged ? "email_change" : "password_change" });
   return { user: updated, revoked: revoke };
 }

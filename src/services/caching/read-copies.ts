@@ -1,6 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
+import { LRUCache } from "lru-cache";
 import { hasAdminPowers } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
+import { negotiateRelease, type ReleaseMediaType } from "../../lib/negotiation";
 
 // What the cached public reads (docs/storage.md "Cached reads") need of the database and of the
 // viewer: the validator statement of each kind of read, and the viewer classes whose answers are
@@ -10,9 +12,10 @@ import type { SessionUser } from "../../auth/session-user";
  * What a cached read shows, and so what validates it: `record` (a product or component detail,
  * its tree or its component pages: the generation of its base product and of the reference
  * names), `catalogue` (lists and facets: the catalogue's generation), `shared` (the same answer
- * for every viewer, signed in or not: suggestions).
+ * for every viewer, signed in or not: suggestions), `release` (a release in any of its
+ * representations: the releases' generation).
  */
-export type ReadScope = "record" | "catalogue" | "shared";
+export type ReadScope = "record" | "catalogue" | "shared" | "release";
 
 /**
  * Who a cached answer was computed for. `anonymous`: no valid access token; all anonymous
@@ -60,7 +63,47 @@ export function validatorStatement(scope: ReadScope, recordId: number | null): S
       JOIN read_generations r ON r.name = 'reference'
       WHERE p.id = ${recordId ?? 0}`;
   }
+  if (scope === "release") return sql`SELECT CAST(generation AS TEXT) AS generation FROM read_generations WHERE name = 'releases'`;
   return sql`SELECT CAST(generation AS TEXT) AS generation FROM read_generations WHERE name = 'catalogue'`;
+}
+
+// The short names of the representations in cache keys; JSON, the default, has none (its keys are as before).
+const VARIANTS: Readonly<Record<ReleaseMediaType, string>> = {
+  "application/json": "",
+  "text/html": "html",
+  "application/ld+json": "jsonld",
+  "application/vnd.datacite.datacite+json": "datacite",
+  "application/vnd.citationstyles.csl+json": "csl",
+  "application/x-bibtex": "bibtex",
+  "application/x-research-info-systems": "ris",
+  "text/x-bibliography": "bibliography",
+};
+
+// Accept headers seen lately and the variant each asks for: a browser sends the same few values
+// again and again, and every cached read asks. Bounded, as the values come from anyone.
+const variants = new LRUCache<string, string | typeof NONE>({ max: 512 });
+const NONE = Symbol("none");
+
+/**
+ * The representation a request's `Accept` header selects, as part of a cached read's key, so
+ * one representation is never served for another (decisions.md, "Publishing releases"): "" for
+ * JSON (and for no header); null when the header accepts none of them, a read that is not served
+ * from or stored in the cache. The releases' negotiation decides it for every cached read: a read
+ * that offers JSON only answers alike for every variant, which then simply has its own copy.
+ */
+export function readVariant(accept: string | null | undefined): string | null {
+  if (accept === null || accept === undefined || accept === "" || accept === "*/*" || accept === "application/json") return "";
+  if (accept.length > 1024) {
+    const type = negotiateRelease(accept);
+    return type === null ? null : VARIANTS[type];
+  }
+  let known = variants.get(accept);
+  if (known === undefined) {
+    const type = negotiateRelease(accept);
+    known = type === null ? NONE : VARIANTS[type];
+    variants.set(accept, known);
+  }
+  return known === NONE ? null : known;
 }
 
 /** The generation a validator's rows report, or null (no such record: nothing to cache). */

@@ -66,6 +66,9 @@ export interface ClaimedBuild {
   readonly description: string | null;
   readonly licence: string;
   readonly baseUrl: string;
+  readonly publisher: string;
+  readonly creator: string | null;
+  readonly creatorRor: string | null;
   readonly snapshotAt: number | null;
   readonly counts: { records: number; baseProducts: number; images: number; recordMaterials: number } | null;
   readonly state: BuildState;
@@ -89,6 +92,9 @@ interface ClaimRow {
   description: string | null;
   licence: string;
   base_url: string;
+  publisher: string;
+  creator: string | null;
+  creator_ror: string | null;
   snapshot_at: number | null;
   records: number | null;
   base_products: number | null;
@@ -104,7 +110,7 @@ export async function claimBuild(db: Db, version: string, buildId: string, lease
   const [claimed, current] = await batchRows<[ClaimRow, { status: string; build_id: string; remaining: number | null }]>(db, [
     sql`UPDATE releases SET lease_id = ${leaseId}, lease_until = unixepoch() + ${leaseSeconds}, updated_at = unixepoch()
       WHERE version = ${version} AND build_id = ${buildId} AND status = 'building' AND (lease_until IS NULL OR lease_until < unixepoch())
-      RETURNING title, description, licence, base_url, snapshot_at, records, base_products, images, record_materials, build_state, build_failures`,
+      RETURNING title, description, licence, base_url, publisher, creator, creator_ror, snapshot_at, records, base_products, images, record_materials, build_state, build_failures`,
     sql`SELECT status, build_id, lease_until - unixepoch() AS remaining FROM releases WHERE version = ${version}`,
   ]);
   const row = claimed[0];
@@ -122,6 +128,9 @@ export async function claimBuild(db: Db, version: string, buildId: string, lease
       description: row.description,
       licence: row.licence,
       baseUrl: row.base_url,
+      publisher: row.publisher,
+      creator: row.creator,
+      creatorRor: row.creator_ror,
       snapshotAt: row.snapshot_at,
       counts:
         row.snapshot_at === null

@@ -5,6 +5,7 @@ import { CsvTableWriter } from "../../lib/release/csv-table-writer";
 import { MultipartSink } from "../../lib/release/multipart-sink";
 import { ParquetTableWriter } from "../../lib/release/parquet-table-writer";
 import { ownerPseudonym, pseudonymKey } from "../../lib/release/pseudonym";
+import { conceptDoi, versionDoi } from "../../lib/release/publication";
 import {
   type BuildState,
   type ClaimedBuild,
@@ -20,7 +21,7 @@ import {
   type TableProgress,
   type WrittenFile,
 } from "./build-state";
-import { type ReleaseFacts, writeChecksums, writeDataPackage, writeReadme } from "./metadata";
+import { type ReleaseFacts, writeChecksums, writeCitationFile, writeDataPackage, writeReadme } from "./metadata";
 import { clearStaging, takeSnapshot } from "./snapshot";
 import { deletePrefix, RELEASE_MEDIA_TYPES, releaseKey, servedContentType, stagingKey } from "./storage";
 import { type PageCursor, RELEASE_TABLES, type ReleaseTable, type RowContext } from "./tables";
@@ -41,7 +42,8 @@ export interface ReleaseJob {
 export type SliceOutcome =
   /** The deadline came: a checkpoint is saved and the lease given up; queue the next slice. */
   | { kind: "continue" }
-  | { kind: "published" }
+  /** `registerDoi`: its DOI registration is pending (queue it). */
+  | { kind: "published"; registerDoi: boolean }
   | { kind: "failed"; reason: string }
   /** Nothing to do: another attempt's message, or the build has ended, or the lease was lost. */
   | { kind: "stale" }
@@ -68,6 +70,7 @@ const IMAGE_PAGE = 50;
 type Step =
   | { kind: "images" }
   | { kind: "table"; table: ReleaseTable }
+  | { kind: "citation" }
   | { kind: "readme" }
   | { kind: "datapackage" }
   | { kind: "checksums" }
@@ -77,6 +80,7 @@ type Step =
 const STEPS: readonly Step[] = [
   { kind: "images" },
   ...RELEASE_TABLES.map((table) => ({ kind: "table" as const, table })),
+  { kind: "citation" },
   { kind: "readme" },
   { kind: "datapackage" },
   { kind: "checksums" },
@@ -179,7 +183,10 @@ class BuildSlice {
       this.state = INITIAL_STATE;
       worked = true;
     }
-    const facts: ReleaseFacts = { ...this.build, version: this.fence.version, snapshotAt };
+    // The DOIs its files name: those the registration after publication will register, when DataCite is configured.
+    const datacite = this.svc.config.datacite;
+    const dois = datacite ? { doi: versionDoi(datacite.prefix, this.fence.version), conceptDoi: conceptDoi(datacite.prefix) } : null;
+    const facts: ReleaseFacts = { ...this.build, version: this.fence.version, snapshotAt, dois };
     this.recordsWritten = this.state.step > 1 ? counts.records : (this.state.table?.rows ?? 0);
 
     while (this.state.step < STEPS.length) {
@@ -209,6 +216,9 @@ class BuildSlice {
           if (!(await this.writeTable(step.table, expected))) return paused();
           break;
         }
+        case "citation":
+          await this.advance([await writeCitationFile(this.svc.db, this.bucket, facts, counts)]);
+          break;
         case "readme":
           await this.advance([await writeReadme(this.svc.db, this.bucket, facts)]);
           break;
@@ -222,7 +232,7 @@ class BuildSlice {
           await this.publish();
           this.timings.publish = Date.now() - stepStarted;
           this.svc.log.info("release published", { release: this.fence.version, records: this.recordsWritten, step_ms: this.timings });
-          return { kind: "published" };
+          return { kind: "published", registerDoi: this.svc.config.datacite !== null };
       }
       this.timings[name] = (this.timings[name] ?? 0) + Date.now() - stepStarted;
     }
@@ -403,9 +413,15 @@ class BuildSlice {
    * is no part of the build, and the slice ends the moment the release is published.
    */
   private async publish(): Promise<void> {
+    // Its DOI is registered afterwards, by a message of its own (src/services/releases/doi.ts).
+    const doiStatus = this.svc.config.datacite ? "pending" : "disabled";
     const updated =
       await this.svc.db.all(sql`UPDATE releases SET status = 'published', published_at = unixepoch(), records_written = records,
-        build_state = NULL, lease_id = NULL, lease_until = NULL, build_failures = 0, updated_at = unixepoch()
+        build_state = NULL, lease_id = NULL, lease_until = NULL, build_failures = 0, updated_at = unixepoch(),
+        doi_status = ${doiStatus}, doi_attempts = 0, doi_error = NULL, doi_updated_at = unixepoch(),
+        image_files = (SELECT count(*) FROM release_files WHERE release_version = ${this.fence.version} AND path >= 'images/' AND path < 'images0'),
+        image_bytes = (SELECT coalesce(sum(bytes), 0) FROM release_files
+          WHERE release_version = ${this.fence.version} AND path >= 'images/' AND path < 'images0')
       WHERE ${fenced(this.fence)} RETURNING version`);
     if (updated.length === 0) throw new LeaseLost(`the lease of release ${this.fence.version} was lost before it was published`);
   }

@@ -1,4 +1,4 @@
-/** The queue of release builds (wrangler.jsonc, `RELEASE_QUEUE`): one message is one slice of one build, or the clean-up after one. */
+/** The queue of release builds (wrangler.jsonc, `RELEASE_QUEUE`): one message is one slice of one build, the clean-up after one, or a DOI registration. */
 export const RELEASE_QUEUE = "relab-releases";
 
 /** Work on this attempt of this release's build (one slice). */
@@ -15,14 +15,21 @@ export interface ReleaseCleanupMessage {
   build_id: string;
 }
 
-export type ReleaseMessage = ReleaseBuildMessage | ReleaseCleanupMessage;
+/** Register (or retry registering) the DOIs of this published release (src/services/releases/doi.ts). */
+export interface ReleaseDoiMessage {
+  type: "release.doi";
+  version: string;
+}
+
+export type ReleaseMessage = ReleaseBuildMessage | ReleaseCleanupMessage | ReleaseDoiMessage;
 
 /** Whether a queue message's body is a `ReleaseMessage`. */
 export function isReleaseMessage(body: unknown): body is ReleaseMessage {
-  const message = body as Partial<ReleaseMessage> | null;
+  const message = body as Partial<ReleaseBuildMessage> | Partial<ReleaseDoiMessage> | null;
+  if (message?.type === "release.doi") return typeof message.version === "string";
   return (
     (message?.type === "release.build" || message?.type === "release.cleanup") &&
     typeof message.version === "string" &&
-    typeof message.build_id === "string"
+    typeof (message as Partial<ReleaseBuildMessage>).build_id === "string"
   );
 }

@@ -1,18 +1,21 @@
 import { sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { batchRows, type Db } from "../../db/client";
+import { citationCff } from "../../lib/release/citation-cff";
 import { dataPackageJson, type FileFacts, type ResourceInput, tableResources } from "../../lib/release/datapackage";
 import { licence } from "../../lib/release/licences";
 import { MultipartSink } from "../../lib/release/multipart-sink";
+import { type Credit, RELEASE_KEYWORDS, type ReleaseDescription } from "../../lib/release/publication";
 import { releaseReadme } from "../../lib/release/readme";
 import { sha256sums } from "../../lib/release/sha256sums";
 import type { WrittenFile } from "./build-state";
 import { putFile, RELEASE_MEDIA_TYPES, releaseKey, stagingKey } from "./storage";
 import { RELEASE_TABLES } from "./tables";
 
-/** Who a release's citation names as its author. */
-export const RELEASE_PUBLISHER = "relab";
+/** The Data Package's name: stable across releases and publishers (the version tells releases apart). */
+export const PACKAGE_NAME = "relab";
 
 export const README_PATH = "README.md";
+export const CITATION_PATH = "CITATION.cff";
 export const DATAPACKAGE_PATH = "datapackage.json";
 export const CHECKSUMS_PATH = "SHA256SUMS";
 
@@ -26,15 +29,19 @@ export interface ReleaseFacts {
   readonly baseUrl: string;
   /** Unix seconds. */
   readonly snapshotAt: number;
+  readonly publisher: string;
+  /** Null: the publisher. */
+  readonly creator: string | null;
+  readonly creatorRor: string | null;
+  /**
+   * The DOIs the release is registered under once published (DataCite configured when its files
+   * were written), which its README and CITATION.cff name; null: it gets none.
+   */
+  readonly dois: { readonly doi: string; readonly conceptDoi: string } | null;
 }
 
 /** The release's own URL: what its citation and datapackage.json name. */
 export const releaseUrl = (baseUrl: string, version: string): string => `${baseUrl}/v1/releases/${version}`;
-
-/** The suggested citation of a release, in the common data-set style (README.md adds BibTeX). */
-export function citation(title: string, version: string, snapshotAt: number, url: string): string {
-  return `${RELEASE_PUBLISHER} (${new Date(snapshotAt * 1000).getUTCFullYear()}). ${title} (Version ${version}) [Data set]. ${url}`;
-}
 
 /** The URL a file of the release is served at. */
 export const fileUrl = (baseUrl: string, version: string, path: string): string => `${releaseUrl(baseUrl, version)}/files/${path}`;
@@ -58,6 +65,54 @@ function facts(files: Map<string, FileRow>, path: string): FileFacts {
   return file;
 }
 
+/** The contributors the snapshot credits and the release's subjects (product types), as the snapshot stamped them. */
+async function creditsAndSubjects(db: Db, version: string): Promise<{ credits: Credit[]; subjects: string[] }> {
+  const [credits, release] = await batchRows<[Credit, { subjects: string | null }]>(db, [
+    sql`SELECT username, orcid FROM release_credits WHERE release_version = ${version} ORDER BY position`,
+    sql`SELECT subjects FROM releases WHERE version = ${version}`,
+  ]);
+  return { credits, subjects: release[0]?.subjects ? (JSON.parse(release[0].subjects) as string[]) : [] };
+}
+
+/**
+ * The release as CITATION.cff describes it, written before publication: no publication date, no
+ * files (the file lists are datapackage.json's and SHA256SUMS'), the DOIs it will be registered under.
+ */
+async function describedForFiles(db: Db, release: ReleaseFacts, counts: ReleaseDescription["counts"]): Promise<ReleaseDescription> {
+  const { credits, subjects } = await creditsAndSubjects(db, release.version);
+  return {
+    version: release.version,
+    title: release.title,
+    description: release.description,
+    licence: licence(release.licence),
+    publisher: release.publisher,
+    creator: { name: release.creator ?? release.publisher, ror: release.creatorRor },
+    url: releaseUrl(release.baseUrl, release.version),
+    snapshotAt: release.snapshotAt,
+    publishedAt: null,
+    doi: release.dois?.doi ?? null,
+    conceptDoi: release.dois?.conceptDoi ?? null,
+    counts,
+    subjects,
+    credits,
+    files: [],
+    imageFiles: { count: 0, bytes: 0 },
+    previous: null,
+    catalogue: { name: `${release.publisher} dataset releases`, url: `${release.baseUrl}/v1/releases` },
+  };
+}
+
+/** CITATION.cff (Citation File Format 1.2.0): how to cite the release, its creator, credited contributors and DOIs. */
+export async function writeCitationFile(
+  db: Db,
+  bucket: R2Bucket,
+  release: ReleaseFacts,
+  counts: ReleaseDescription["counts"],
+): Promise<WrittenFile> {
+  const text = citationCff(await describedForFiles(db, release, counts));
+  return putFile(bucket, release.version, CITATION_PATH, text, RELEASE_MEDIA_TYPES.cff);
+}
+
 /** README.md: what the release is, how to cite it, its licence and tables, how to open them. */
 export async function writeReadme(db: Db, bucket: R2Bucket, release: ReleaseFacts): Promise<WrittenFile> {
   const files = await tableFiles(db, release.version);
@@ -67,6 +122,7 @@ export async function writeReadme(db: Db, bucket: R2Bucket, release: ReleaseFact
   }>(sql`SELECT count(*) AS files, sum(bytes) AS bytes FROM release_files
     WHERE release_version = ${release.version} AND substr(path, 1, 7) = 'images/'`);
   const url = releaseUrl(release.baseUrl, release.version);
+  const { credits } = await creditsAndSubjects(db, release.version);
   const listed = RELEASE_TABLES.flatMap((table) =>
     ["csv", "parquet"].map((extension) => ({ ...facts(files, `${table.path}.${extension}`), description: table.title })),
   );
@@ -82,19 +138,24 @@ export async function writeReadme(db: Db, bucket: R2Bucket, release: ReleaseFact
     title: release.title,
     version: release.version,
     ...(release.description ? { description: release.description } : {}),
-    publisher: RELEASE_PUBLISHER,
+    publisher: release.publisher,
+    creator: release.creator ?? release.publisher,
     snapshotAt: new Date(release.snapshotAt * 1000),
     url,
     filesUrl: `${url}/files/`,
     licence: licence(release.licence),
     files: listed,
+    doi: release.dois?.doi ?? null,
+    conceptDoi: release.dois?.conceptDoi ?? null,
+    credits,
   });
   return putFile(bucket, release.version, README_PATH, text, RELEASE_MEDIA_TYPES.markdown);
 }
 
-/** datapackage.json: every table in both formats, with their schemas, keys, sizes and hashes. */
+/** datapackage.json: every table in both formats, with their schemas, keys, sizes and hashes; CITATION.cff; who made it. */
 export async function writeDataPackage(db: Db, bucket: R2Bucket, release: ReleaseFacts): Promise<WrittenFile> {
   const files = await tableFiles(db, release.version);
+  const { credits } = await creditsAndSubjects(db, release.version);
   const resources: ResourceInput[] = RELEASE_TABLES.flatMap((table) =>
     tableResources(
       {
@@ -107,15 +168,35 @@ export async function writeDataPackage(db: Db, bucket: R2Bucket, release: Releas
       { ...facts(files, `${table.path}.parquet`), path: `${table.path}.parquet` },
     ),
   );
+  // A release built before CITATION.cff existed has none (and is never rebuilt); every new one does.
+  if (files.has(CITATION_PATH)) {
+    resources.push({
+      ...facts(files, CITATION_PATH),
+      name: "citation",
+      format: "cff",
+      mediatype: RELEASE_MEDIA_TYPES.cff,
+      encoding: "utf-8",
+      title: "How to cite this release (Citation File Format 1.2.0)",
+    });
+  }
   const text = dataPackageJson({
-    name: RELEASE_PUBLISHER,
+    name: PACKAGE_NAME,
     version: release.version,
     title: release.title,
     ...(release.description ? { description: release.description } : {}),
     created: new Date(release.snapshotAt * 1000),
     url: releaseUrl(release.baseUrl, release.version),
     licences: [licence(release.licence)],
-    keywords: ["circular economy", "product disassembly", "bill of materials", "materials"],
+    keywords: [...RELEASE_KEYWORDS],
+    contributors: [
+      { title: release.creator ?? release.publisher, roles: ["creator"] },
+      { title: release.publisher, roles: ["publisher"] },
+      ...credits.map((credit) => ({
+        title: credit.username,
+        ...(credit.orcid ? { path: `https://orcid.org/${credit.orcid}` } : {}),
+        roles: ["dataCollector"],
+      })),
+    ],
     resources,
   });
   return putFile(bucket, release.version, DATAPACKAGE_PATH, text, RELEASE_MEDIA_TYPES.json);

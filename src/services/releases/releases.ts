@@ -4,7 +4,11 @@ import type { Services } from "../../container";
 import { batchRows, type Db } from "../../db/client";
 import { audit } from "../../lib/audit";
 import { ApiError } from "../../lib/problem";
+import type { OtherVersion } from "../../lib/release/landing-page";
+import type { ReleaseDescription } from "../../lib/release/publication";
+import { type DescriptionRow, describeStatement, toDescription } from "./descriptions";
 import type { ReleaseMessage } from "./messages";
+import { releaseUrl } from "./metadata";
 
 /**
  * Dataset releases as the routes see them: creating one (its build then runs on the release
@@ -13,6 +17,7 @@ import type { ReleaseMessage } from "./messages";
  */
 
 export type ReleaseStatus = "building" | "published" | "failed";
+export type DoiStatus = "disabled" | "pending" | "registered" | "failed";
 
 export interface Release {
   version: string;
@@ -28,6 +33,13 @@ export interface Release {
   recordsWritten: number;
   failureReason: string | null;
   updatedAt: number;
+  /** The DOI registration (src/services/releases/doi.ts). */
+  doi: string | null;
+  conceptDoi: string | null;
+  doiStatus: DoiStatus;
+  doiError: string | null;
+  publisher: string;
+  creator: string;
 }
 
 export interface ReleaseFile {
@@ -45,7 +57,7 @@ export interface NewRelease {
 }
 
 /** What the release routes need (the service container's members by their names; bindings explicit). */
-export type ReleaseServices = Pick<Services, "db" | "log" | "bindings">;
+export type ReleaseServices = Pick<Services, "db" | "log" | "bindings" | "config">;
 
 /** A building release that has shown no sign of life this long may be retried (its build was lost). */
 export const STALLED_AFTER_SECONDS = 10 * 60;
@@ -67,11 +79,17 @@ interface ReleaseRow {
   records_written: number;
   failure_reason: string | null;
   updated_at: number;
+  doi: string | null;
+  concept_doi: string | null;
+  doi_status: DoiStatus;
+  doi_error: string | null;
+  publisher: string;
+  creator: string | null;
 }
 
 const RELEASE_COLUMNS = sql.raw(
   "version, title, description, licence, status, base_url, snapshot_at, created_at, published_at, records, base_products, images, " +
-    "record_materials, records_written, failure_reason, updated_at",
+    "record_materials, records_written, failure_reason, updated_at, doi, concept_doi, doi_status, doi_error, publisher, creator",
 );
 
 function toRelease(row: ReleaseRow): Release {
@@ -97,6 +115,12 @@ function toRelease(row: ReleaseRow): Release {
     recordsWritten: row.records_written,
     failureReason: row.failure_reason,
     updatedAt: row.updated_at,
+    doi: row.doi,
+    conceptDoi: row.concept_doi,
+    doiStatus: row.doi_status,
+    doiError: row.doi_error,
+    publisher: row.publisher,
+    creator: row.creator ?? row.publisher,
   };
 }
 
@@ -123,9 +147,12 @@ function queueUnavailable(): ApiError {
  */
 export async function createRelease(svc: ReleaseServices, actor: SessionUser, input: NewRelease, baseUrl: string): Promise<Release> {
   const buildId = crypto.randomUUID();
+  // Who publishes and creates it is stamped now: its files, citations and DOI metadata all name them.
+  const { publisher, creator, creatorRor } = svc.config.releaseAuthorship;
   const rows = await svc.db.all<ReleaseRow>(sql`
-    INSERT INTO releases (version, title, description, licence, status, base_url, build_id)
-    VALUES (${input.version}, ${input.title}, ${input.description ?? null}, ${input.licence}, 'building', ${baseUrl}, ${buildId})
+    INSERT INTO releases (version, title, description, licence, status, base_url, build_id, publisher, creator, creator_ror)
+    VALUES (${input.version}, ${input.title}, ${input.description ?? null}, ${input.licence}, 'building', ${baseUrl}, ${buildId},
+      ${publisher}, ${creator}, ${creatorRor})
     ON CONFLICT (version) DO NOTHING
     RETURNING ${RELEASE_COLUMNS}`);
   const row = rows[0];
@@ -212,14 +239,71 @@ export async function getRelease(
       : sql`${version}`;
   const [rows, files] = await batchRows<[ReleaseRow, { path: string; bytes: number; sha256: string; media_type: string }]>(db, [
     sql`SELECT ${RELEASE_COLUMNS} FROM releases WHERE version = ${chosen} AND ${visible(includeUnpublished)}`,
+    // The image files (`images/` up to `images0`) are left out by an index range, without reading them.
     sql`SELECT path, bytes, sha256, media_type FROM release_files
-      WHERE release_version = ${chosen} AND substr(path, 1, 7) <> 'images/' ORDER BY path`,
+      WHERE release_version = ${chosen} AND (path < 'images/' OR path >= 'images0') ORDER BY path`,
   ]);
   const row = rows[0];
   if (!row) return null;
   return {
     release: toRelease(row),
     files: files.map((f) => ({ path: f.path, bytes: f.bytes, sha256: f.sha256, mediaType: f.media_type })),
+  };
+}
+
+/** A release as its citations and landing page describe it, with the state of its DOI. */
+export interface DescribedRelease {
+  description: ReleaseDescription;
+  status: ReleaseStatus;
+  doiStatus: DoiStatus;
+  /** Every published release, newest first (only when asked for: the landing page lists them). */
+  versions: OtherVersion[];
+}
+
+/** How many other versions a landing page lists at most (newest first). */
+export const LANDING_PAGE_VERSIONS = 100;
+
+/**
+ * One release the viewer may see (`version` null: the latest published) as its citations,
+ * metadata records and landing page describe it, in one round trip; with `withVersions`, also the
+ * published releases for the page's list. Null when there is none, or when it has no snapshot yet
+ * (a superuser's building release: nothing to cite). File URLs on `origin`.
+ */
+export async function describeRelease(
+  db: Db,
+  version: string | null,
+  includeUnpublished: boolean,
+  origin: string,
+  withVersions: boolean,
+): Promise<DescribedRelease | null> {
+  const chosen =
+    version === null
+      ? sql`(SELECT version FROM releases WHERE status = 'published' ORDER BY created_at DESC, version DESC LIMIT 1)`
+      : sql`${version}`;
+  const statements: SQL[] = [
+    describeStatement(sql`r.version = ${chosen} AND ${includeUnpublished ? sql`1 = 1` : sql`r.status = 'published'`}`),
+  ];
+  if (withVersions) {
+    statements.push(sql`SELECT version, title, published_at, doi, base_url FROM releases WHERE status = 'published'
+      ORDER BY created_at DESC, version DESC LIMIT ${LANDING_PAGE_VERSIONS}`);
+  }
+  const [rows, others = []] = await batchRows<
+    [DescriptionRow, { version: string; title: string; published_at: number; doi: string | null; base_url: string }]
+  >(db, statements as [SQL, SQL]);
+  const row = rows[0];
+  const description = row ? toDescription(row, origin) : null;
+  if (!row || !description) return null;
+  return {
+    description,
+    status: row.status as ReleaseStatus,
+    doiStatus: row.doi_status as DoiStatus,
+    versions: others.map((other) => ({
+      version: other.version,
+      title: other.title,
+      publishedAt: other.published_at,
+      doi: other.doi,
+      url: releaseUrl(other.base_url, other.version),
+    })),
   };
 }
 

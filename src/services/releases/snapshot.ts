@@ -45,7 +45,8 @@ function leftoverDeletes(version: string, condition: SQL): SQL[] {
  * Takes the release's snapshot in ONE D1 batch, which D1 runs as one transaction: the base
  * products whose owner has accepted the contributor terms (`termsVersion` or later), every
  * component below them, their bills of materials, their clean images, and the reference tables
- * are copied into the staging tables, and the counts and `snapshot_at` are stamped. Edits,
+ * are copied into the staging tables, the owners who opted in to release credit are recorded
+ * (`release_credits`), and the counts, the subjects (product types) and `snapshot_at` are stamped. Edits,
  * creates and deletions that land before the batch are all in, those after it none: the files
  * are then written from the staging tables only. Leftovers go in the same batch: an earlier
  * attempt's staging and file rows, and the staging rows of ended releases whose cleanup failed. Every statement is fenced on the build's lease and on the
@@ -86,7 +87,16 @@ export async function takeSnapshot(
       WHERE r.release_version = ${version} AND i.status = 'clean' AND ${guard}
       ORDER BY i.storage_key, i.product_id`,
     ...referenceCopies(version, guard),
+    // The contributors it credits: accounts that opted in, as they are now, whose records it holds
+    // (the owners of its base products: the same selection as above, read through the owner index).
+    sql`DELETE FROM release_credits WHERE release_version = ${version} AND ${guard}`,
+    sql`INSERT INTO release_credits (release_version, position, username, orcid)
+      SELECT ${version}, row_number() OVER (ORDER BY u.username), u.username, u.orcid FROM users u
+      WHERE u.release_credit = 1 AND u.terms_accepted_version >= ${termsVersion}
+        AND EXISTS (SELECT 1 FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AND ${guard}`,
     sql`UPDATE releases SET snapshot_at = unixepoch(),
+        subjects = (SELECT json_group_array(name) FROM (SELECT DISTINCT t.name FROM release_records r
+          JOIN product_types t ON t.id = r.product_type_id WHERE r.release_version = ${version} ORDER BY t.name)),
         records = (SELECT count(*) FROM release_records WHERE ${staged}),
         -- Counted on the live tables, in the same transaction as the copy: the same rows, without
         -- reading every staged record for its parent_id.

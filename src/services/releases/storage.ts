@@ -20,6 +20,8 @@ export const RELEASE_MEDIA_TYPES = {
   json: MEDIA_TYPES.json,
   markdown: MEDIA_TYPES.markdown,
   checksums: "text/plain",
+  /** CITATION.cff is YAML (RFC 9512). */
+  cff: "application/yaml",
 } as const;
 
 /** The `Content-Type` a file is served with: text gets its charset (every text file is UTF-8). */

@@ -222,6 +222,8 @@ export type UserRow = RowOf<
   | "recovery_codes_generation"
   | "terms_accepted_version"
   | "terms_accepted_at"
+  | "orcid"
+  | "release_credit"
   | "created_at"
   | "updated_at"
 > & { totp_enabled: number };
@@ -230,7 +232,8 @@ export type UserRow = RowOf<
 export const USER_COLUMNS = sql.raw(
   "id, email, username, hashed_password, is_active, is_verified, is_superuser, role, " +
     "profile_visibility, last_login_at, upload_file_count, upload_total_bytes, tokens_valid_after, " +
-    "(totp_enabled_at IS NOT NULL) AS totp_enabled, recovery_codes_generation, terms_accepted_version, terms_accepted_at, created_at, updated_at",
+    "(totp_enabled_at IS NOT NULL) AS totp_enabled, recovery_codes_generation, terms_accepted_version, terms_accepted_at, orcid, release_credit, " +
+    "created_at, updated_at",
 );
 
 /** Maps a row selected (or returned) with `USER_COLUMNS`. */
@@ -253,6 +256,8 @@ export function toSessionUser(row: UserRow): SessionUser {
     recoveryCodesGeneration: row.recovery_codes_generation,
     termsAcceptedVersion: row.terms_accepted_version,
     termsAcceptedAt: row.terms_accepted_at,
+    orcid: row.orcid,
+    releaseCredit: row.release_credit === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

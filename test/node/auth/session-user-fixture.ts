@@ -19,6 +19,8 @@ export const VERIFIED_CONTRIBUTOR: SessionUser = {
   recoveryCodesGeneration: null,
   termsAcceptedVersion: null,
   termsAcceptedAt: null,
+  orcid: null,
+  releaseCredit: false,
   createdAt: 1_750_000_000,
   updatedAt: 1_750_000_000,
 };

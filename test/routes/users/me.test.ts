@@ -24,6 +24,8 @@ describe("GET /v1/users/me", () => {
       // The contributor terms, not accepted yet (test/routes/releases/contributor-terms.test.ts).
       terms_accepted_version: null,
       terms_accepted_at: null,
+      orcid: null,
+      release_credit: false,
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
       last_login_at: expect.stringMatching(/Z$/),

@@ -1,8 +1,9 @@
 import type { AppRouteHandler } from "../../../env";
 import { requestOrigin } from "../../../lib/http";
 import { requireAdmin } from "../../../middleware/guards";
+import { retryReleaseDoi } from "../../../services/releases/doi";
 import { releaseUrl } from "../../../services/releases/metadata";
-import { createRelease as create, releaseNotFound, retryRelease as retry } from "../../../services/releases/releases";
+import { createRelease as create, getRelease, releaseNotFound, retryRelease as retry } from "../../../services/releases/releases";
 import { toRelease } from "../../releases/releases.mappers";
 import { RELEASE_VERSION } from "../../releases/releases.schemas";
 import type * as routes from "./admin-releases.routes";
@@ -13,7 +14,7 @@ export const createRelease: AppRouteHandler<typeof routes.createRelease> = async
   const origin = requestOrigin(c);
   const release = await create(c.get("services"), actor, input, origin);
   c.header("Location", releaseUrl(origin, release.version));
-  return c.json(toRelease(release, [], origin), 202);
+  return c.json(toRelease(release, [], origin, true), 202);
 };
 
 export const retryRelease: AppRouteHandler<typeof routes.retryRelease> = async (c) => {
@@ -21,5 +22,16 @@ export const retryRelease: AppRouteHandler<typeof routes.retryRelease> = async (
   const { version } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version)) throw releaseNotFound();
   const release = await retry(c.get("services"), actor, version);
-  return c.json(toRelease(release, [], requestOrigin(c)), 202);
+  return c.json(toRelease(release, [], requestOrigin(c), true), 202);
+};
+
+export const retryDoi: AppRouteHandler<typeof routes.retryDoi> = async (c) => {
+  const actor = requireAdmin(c);
+  const { version } = c.req.valid("param");
+  if (!RELEASE_VERSION.test(version)) throw releaseNotFound();
+  const svc = c.get("services");
+  await retryReleaseDoi(svc, actor, version);
+  const found = await getRelease(svc.db, version, true);
+  if (!found) throw releaseNotFound();
+  return c.json(toRelease(found.release, found.files, requestOrigin(c), true), 202);
 };
