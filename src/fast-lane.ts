@@ -90,14 +90,14 @@ async function signedIn(
   token: string,
   transport: SessionInfo["transport"],
 ): Promise<Response> {
-  let secret: string;
+  let secrets: readonly string[];
   try {
-    secret = loadConfig(env).tokenSecret;
+    secrets = loadConfig(env).tokenSecrets;
   } catch {
     return slow(request, env, ctx);
   }
   // The request is begun only once a copy is known: a signed-in read the lane does not serve costs it a signature check.
-  const claims = await readAccessToken(secret, token, Date.now() / 1000);
+  const claims = await readAccessToken(secrets, token, Date.now() / 1000);
   if (claims === null) return slow(request, env, ctx);
   const own = keyFor(target.parts, `user:${claims.userId}`);
   const key = [own, target.everyone].find((candidate) => recentCopy(candidate) !== undefined);

@@ -9,6 +9,10 @@ import { requeueStrandedMedia } from "./queues/media-requeue";
 import { handleReleaseBatch } from "./queues/releases";
 import { buildServices } from "./services/build-services";
 import { RELEASE_QUEUE } from "./services/release-messages";
+import { CORE_SEALED_COLUMNS, reencryptSealedValues } from "./services/sealed-values";
+
+/** How long one scheduled run may spend moving sealed values to a new data key (the next run goes on). */
+const REENCRYPTION_BUDGET_MS = 10_000;
 
 // Every Durable Object class wrangler.jsonc binds is exported, whether or not its plugin is on.
 export { RateLimiter } from "../durable-objects/rate-limiter";
@@ -31,14 +35,20 @@ export default {
 
   /**
    * The Cron Trigger (wrangler.jsonc, every five minutes), as of the scheduled time: stranded uploads
-   * are queued again, and each enabled plugin reconciles (clean-up an event missed). Each part runs
-   * whatever the others do; the run fails with the first error.
+   * are queued again, each enabled plugin reconciles (clean-up an event missed), and values sealed
+   * with a data key that is no longer the current one move to it (a rotation; docs/operations.md).
+   * Each part runs whatever the others do; the run fails with the first error.
    */
   async scheduled(controller: ScheduledController, env: Env, ctx?: ExecutionContext) {
     const log = createLogger({ cron: controller.cron, scheduled_time: new Date(controller.scheduledTime).toISOString() });
     const svc = buildServices(env, { log, defer: deferTo(ctx), plugins: INSTALLED_PLUGINS });
     const parts = [
       requeueStrandedMedia(svc, Math.floor(controller.scheduledTime / 1000)),
+      reencryptSealedValues(
+        svc,
+        [...CORE_SEALED_COLUMNS, ...INSTALLED_PLUGINS.flatMap((plugin) => plugin.sealedColumns ?? [])],
+        Date.now() + REENCRYPTION_BUDGET_MS,
+      ),
       ...enabledPlugins(INSTALLED_PLUGINS, env).map(async (plugin) => {
         try {
           await plugin.scheduled?.(svc, controller.scheduledTime);

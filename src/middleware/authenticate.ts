@@ -89,7 +89,7 @@ export async function presentedClaims(c: Context<AppEnv>): Promise<{ claims: Acc
   const presented = presentedAccessToken(c.req.header("authorization"), c.req.header("cookie"));
   if (!presented?.token) return null;
   const services = c.get("services");
-  const claims = await readAccessToken(services.config.tokenSecret, presented.token, services.clock.now() / 1000);
+  const claims = await readAccessToken(services.config.tokenSecrets, presented.token, services.clock.now() / 1000);
   return claims ? { claims, transport: presented.transport } : null;
 }
 
@@ -124,7 +124,7 @@ export function authenticate(mode: "required" | "optional") {
     }
     const { token, transport } = presented;
     const services = c.get("services");
-    const claims = token ? await readAccessToken(services.config.tokenSecret, token, services.clock.now() / 1000) : null;
+    const claims = token ? await readAccessToken(services.config.tokenSecrets, token, services.clock.now() / 1000) : null;
     if (claims) {
       // Only the token check itself fails closed here; what the route does next has its own rules.
       const wasAuthFlow = c.get("authFlow");
