@@ -163,7 +163,7 @@ describe("the authorization URL", () => {
         redirect_uri: `http://localhost/v1/oauth/${provider}/session/callback`,
         response_type: "code",
         scope,
-        state: expect.stringMatching(/^v1\.[\w-]+\.[\w-]{100,}$/),
+        state: expect.stringMatching(/^v2\.0\.[\w-]+\.[\w-]{100,}$/),
         code_challenge: expect.stringMatching(/^[\w-]{43}$/),
         code_challenge_method: "S256",
       });
