@@ -125,6 +125,8 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       wrangler: { configPath: "./wrangler.jsonc" },
       miniflare: {
         bindings: { ...TEST_VARS, TEST_MIGRATIONS: migrations },
+        // Empty databases beside DB: the restore drill loads backups into them (test/services/backup.test.ts).
+        d1Databases: { RESTORE_DB: "restore-drill", RESTORE_DB_2: "restore-drill-2" },
         outboundService: fakeUpstream,
       },
     });

@@ -73,7 +73,21 @@ export interface AppConfig {
    * saves a checkpoint and hands the rest to a new message (default 60 s; docs/releases.md).
    */
   releaseBuildSliceMs: number;
+  /** The logical backups of D1 to R2 (src/services/backup.ts, docs/operations.md). */
+  backup: BackupConfig;
 }
+
+export interface BackupConfig {
+  /** `BACKUP_CRON`: the Cron Trigger (one of wrangler.jsonc's `crons`) that starts a backup (default `17 3 * * *`); empty: never. */
+  cron: string | null;
+  /** `BACKUP_RETENTION_DAYS`: backups older than this are deleted after a newer one completes (default 30). */
+  retentionDays: number;
+  /** `BACKUP_SLICE_MS`: how long one queue invocation writes before it checkpoints and hands on (default 60 s). */
+  sliceMs: number;
+}
+
+/** The default backup schedule: daily at 03:17 UTC, away from the hour marks other jobs crowd. */
+export const DEFAULT_BACKUP_CRON = "17 3 * * *";
 
 export interface MalwareScanConfig {
   signatures: readonly Signature[];
@@ -183,6 +197,11 @@ function parseConfig(env: Env): AppConfig {
     ),
     contributorTermsVersion: positiveInt(env.CONTRIBUTOR_TERMS_VERSION, "CONTRIBUTOR_TERMS_VERSION", 1, 1_000_000),
     releaseBuildSliceMs: positiveInt(env.RELEASE_BUILD_SLICE_MS, "RELEASE_BUILD_SLICE_MS", 60_000, 600_000),
+    backup: {
+      cron: env.BACKUP_CRON === undefined ? DEFAULT_BACKUP_CRON : optional(env.BACKUP_CRON),
+      retentionDays: positiveInt(env.BACKUP_RETENTION_DAYS, "BACKUP_RETENTION_DAYS", 30, 3650),
+      sliceMs: positiveInt(env.BACKUP_SLICE_MS, "BACKUP_SLICE_MS", 60_000, 600_000),
+    },
   };
 }
 

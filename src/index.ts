@@ -4,10 +4,13 @@ import { createLogger } from "./lib/logger";
 import { enabledPlugins } from "./plugin";
 import { INSTALLED_PLUGINS } from "./plugins/installed";
 import { EVENTS_QUEUE, handleEventBatch } from "./queues/events";
+import { handleMaintenanceBatch } from "./queues/maintenance";
 import { handleMediaBatch } from "./queues/media";
 import { requeueStrandedMedia } from "./queues/media-requeue";
 import { handleReleaseBatch } from "./queues/releases";
+import { startBackup } from "./services/backup";
 import { buildServices } from "./services/build-services";
+import { MAINTENANCE_QUEUE } from "./services/maintenance-messages";
 import { RELEASE_QUEUE } from "./services/release-messages";
 import { CORE_SEALED_COLUMNS, reencryptSealedValues } from "./services/sealed-values";
 
@@ -25,11 +28,16 @@ export default {
   /** The fast lane's answer (src/fast-lane.ts), else the app of the plugins this deployment enables (src/app.ts). */
   fetch: fastLane(INSTALLED_PLUGINS, (request, env, ctx) => appFor(env).fetch(request, env, ctx)),
 
-  /** One container per batch: domain events go to the enabled plugins; release-build slices to the release consumer; media jobs and their dead letters to the media consumer. */
+  /**
+   * One container per batch: domain events go to the enabled plugins; release-build slices to the
+   * release consumer; backup slices to the maintenance consumer; media jobs and their dead letters
+   * to the media consumer.
+   */
   async queue(batch: MessageBatch, env: Env, ctx?: ExecutionContext) {
     const svc = buildServices(env, { log: createLogger({ queue: batch.queue }), defer: deferTo(ctx), plugins: INSTALLED_PLUGINS });
     if (batch.queue === EVENTS_QUEUE) await handleEventBatch(batch, svc, enabledPlugins(INSTALLED_PLUGINS, env));
     else if (batch.queue === RELEASE_QUEUE) await handleReleaseBatch(batch, svc);
+    else if (batch.queue === MAINTENANCE_QUEUE) await handleMaintenanceBatch(batch, svc);
     else await handleMediaBatch(batch, svc);
   },
 
@@ -37,11 +45,16 @@ export default {
    * The Cron Trigger (wrangler.jsonc, every five minutes), as of the scheduled time: stranded uploads
    * are queued again, each enabled plugin reconciles (clean-up an event missed), and values sealed
    * with a data key that is no longer the current one move to it (a rotation; docs/operations.md).
-   * Each part runs whatever the others do; the run fails with the first error.
+   * Each part runs whatever the others do; the run fails with the first error. The trigger named
+   * `BACKUP_CRON` (daily) starts a database backup instead (src/services/backup.ts).
    */
   async scheduled(controller: ScheduledController, env: Env, ctx?: ExecutionContext) {
     const log = createLogger({ cron: controller.cron, scheduled_time: new Date(controller.scheduledTime).toISOString() });
     const svc = buildServices(env, { log, defer: deferTo(ctx), plugins: INSTALLED_PLUGINS });
+    if (controller.cron === svc.config.backup.cron) {
+      await startBackup(svc, controller.scheduledTime);
+      return;
+    }
     const parts = [
       requeueStrandedMedia(svc, Math.floor(controller.scheduledTime / 1000)),
       reencryptSealedValues(

@@ -62,7 +62,9 @@ describe("configuration", () => {
     });
 
     it("derives pseudonyms from key id 0 whatever key seals, or from PSEUDONYM_KEY", () => {
-      expect(withVars({ DATA_ENCRYPTION_KEY: undefined, DATA_ENCRYPTION_KEYS: `1:${one}, 0:${zero}` }).pseudonymSecret).toEqual(bytes(zero));
+      expect(withVars({ DATA_ENCRYPTION_KEY: undefined, DATA_ENCRYPTION_KEYS: `1:${one}, 0:${zero}` }).pseudonymSecret).toEqual(
+        bytes(zero),
+      );
       const retired = withVars({ DATA_ENCRYPTION_KEY: undefined, DATA_ENCRYPTION_KEYS: `1:${one}`, PSEUDONYM_KEY: zero });
       expect([...retired.dataKey.keys.keys()]).toEqual([1]);
       expect(retired.pseudonymSecret).toEqual(bytes(zero));

@@ -66,7 +66,12 @@ export async function createState(
 }
 
 /** The state a callback received, when it opens, is unexpired, and belongs to `provider` and `flow`; null otherwise. */
-export async function openState(dataKey: DataKeyRing, sealed: string, provider: OAuthProvider, flow: OAuthFlow): Promise<OAuthState | null> {
+export async function openState(
+  dataKey: DataKeyRing,
+  sealed: string,
+  provider: OAuthProvider,
+  flow: OAuthFlow,
+): Promise<OAuthState | null> {
   let state: OAuthState;
   try {
     state = JSON.parse(await openFieldText(dataKey, sealed, CONTEXT)) as OAuthState;

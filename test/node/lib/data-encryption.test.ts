@@ -106,7 +106,13 @@ describe("key rotation (decisions.md, Key rotation)", () => {
   const k0 = crypto.getRandomValues(new Uint8Array(32));
   const k1 = crypto.getRandomValues(new Uint8Array(32));
   const before = singleKeyRing(k0);
-  const during: DataKeyRing = { current: 1, keys: new Map([[1, k1], [0, k0]]) };
+  const during: DataKeyRing = {
+    current: 1,
+    keys: new Map([
+      [1, k1],
+      [0, k0],
+    ]),
+  };
   const after = singleKeyRing(k1, 1);
 
   it("names the sealing key in every value, and a ring opens what any of its keys sealed", async () => {
@@ -126,7 +132,11 @@ describe("key rotation (decisions.md, Key rotation)", () => {
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const key = await crypto.subtle.importKey("raw", k0, { name: "AES-GCM" }, false, ["encrypt"]);
     const body = new Uint8Array(
-      await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: new TextEncoder().encode("totp:7") }, key, new TextEncoder().encode("legacy")),
+      await crypto.subtle.encrypt(
+        { name: "AES-GCM", iv, additionalData: new TextEncoder().encode("totp:7") },
+        key,
+        new TextEncoder().encode("legacy"),
+      ),
     );
     const legacy = `v1.${toBase64Url(iv)}.${toBase64Url(body)}`;
     expect(sealedKeyId(legacy)).toBe(0);
@@ -145,7 +155,13 @@ describe("key rotation (decisions.md, Key rotation)", () => {
   it("binds the key id: a value relabelled with another id does not open", async () => {
     const fresh = await sealField(during, "seed", "totp:7");
     const relabelled = fresh.replace(/^v2\.1\./, "v2.0.");
-    const both: DataKeyRing = { current: 1, keys: new Map([[1, k1], [0, k1]]) };
+    const both: DataKeyRing = {
+      current: 1,
+      keys: new Map([
+        [1, k1],
+        [0, k1],
+      ]),
+    };
     await expect(openField(both, relabelled, "totp:7")).rejects.toThrow("could not be opened");
   });
 

@@ -1,9 +1,9 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../../src/config";
-import { signAccessToken } from "../../../src/auth/tokens";
 import { decodeJwt } from "jose";
+import { describe, expect, it } from "vitest";
+import { signAccessToken } from "../../../src/auth/tokens";
+import { loadConfig } from "../../../src/config";
 import worker from "../../../src/index";
 import { ownerPseudonym, pseudonymKey } from "../../../src/lib/release/pseudonym";
 import { bearer, verifiedUser } from "../../support/accounts";
@@ -71,7 +71,12 @@ describe("AUTH_TOKEN_SECRET rotation", () => {
     const user = await verifiedUser("rot-expired");
     const { sid } = decodeJwt(user.tokens.access_token) as { sid: string };
     const now = Math.floor(Date.now() / 1000);
-    const expired = await signAccessToken(OLD_SECRET, { userId: user.id, sessionId: sid, issuedAtMs: (now - 901) * 1000, expiresAt: now - 1 });
+    const expired = await signAccessToken(OLD_SECRET, {
+      userId: user.id,
+      sessionId: sid,
+      issuedAtMs: (now - 901) * 1000,
+      expiresAt: now - 1,
+    });
     const rotating = { AUTH_TOKEN_SECRET: NEW_SECRET, AUTH_TOKEN_SECRET_PREVIOUS: OLD_SECRET };
     await expectProblem(await apiWithVars(rotating, "/v1/users/me", { headers: bearer(expired) }), 401, "INVALID_TOKEN");
   });

@@ -80,7 +80,9 @@ describe("a live stream", () => {
       const row = (await streamRow(s.camera.id))!;
       expect(row).toMatchObject({ broadcast_id: stream.broadcast_id, user_id: s.userId, product_id: s.product });
       expect(row.stream_key_sealed).not.toContain(key);
-      expect(await openFieldText(singleKeyRing(parseDataKey(env.DATA_ENCRYPTION_KEY)), row.stream_key_sealed, `stream-key:${s.camera.id}`)).toBe(key);
+      expect(
+        await openFieldText(singleKeyRing(parseDataKey(env.DATA_ENCRYPTION_KEY)), row.stream_key_sealed, `stream-key:${s.camera.id}`),
+      ).toBe(key);
       expect(await watchMarker(s.camera)).toEqual({ cameraId: s.camera.id, broadcastId: stream.broadcast_id, offlineSince: null });
 
       const read = await show(await cameraApi(s.token, streamPath(s)));
