@@ -173,6 +173,16 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           },
         },
         {
+          // Node-side tools that run wrangler (setup:production against a fake Cloudflare API):
+          // seconds each, so run by `npm run test:slow` (and CI), not by `npm test`.
+          test: {
+            name: "node-slow",
+            include: ["test/node/**/*.slow.test.ts"],
+            environment: "node",
+            testTimeout: 300_000,
+          },
+        },
+        {
           // Pure code (codecs, parsers, crypto, policies) and Node-side tools: no workerd.
           plugins: [wasmModules()],
           test: {

@@ -12,13 +12,15 @@
 //                     --persist-to DIR) or remote (the account's; with --env production)
 // --from              where the bucket of a backup id is (default: as --to); --from-persist-to DIR
 //                     is its local state directory (default: --persist-to)
-// --database          the database's binding or name (default: DB locally, its database_name remotely)
+// --database          locally the binding (default DB); remotely the database's name in the
+//                     account (default: wrangler.jsonc's, which must then be empty: restore into
+//                     a new database made with `npx wrangler d1 create NAME` instead)
 // --verify-only       check the files (sizes, SHA-256, gzip) and stop
 // --keep DIR          keep the files and the SQL script in DIR (default: a temporary folder, removed)
 //
 // The target must hold no table (a fresh `wrangler d1 create`, or a new --persist-to folder): the
-// backup brings its schema, its d1_migrations rows included, so `npm run db:migrate:*` afterwards
-// applies only the migrations newer than the backup.
+// backup brings its schema, its d1_migrations rows included, so the migrations applied afterwards
+// (`npm run db:migrate:local`, or `npm run deploy`) are only those newer than the backup.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -34,6 +36,7 @@ import {
   restoreSql,
   verifyFile,
 } from "./backup/restore-core.mjs";
+import { remoteD1Config } from "./lib/remote-d1.mjs";
 import { jsonOutput, ROOT, runWrangler, wrangler } from "./lib/wrangler.mjs";
 
 const { values, positionals } = parseArgs({
@@ -101,7 +104,7 @@ try {
   if (values["verify-only"]) process.exit(0);
 
   // 2. The target must be empty.
-  const target = targetArgs();
+  const target = await targetArgs();
   const existing = jsonOutput((await wrangler([...target, "--json", "--command", EXISTING_TABLES_QUERY])).stdout)[0].results;
   if (existing.length > 0) {
     fail(
@@ -137,19 +140,32 @@ try {
   console.log(
     `Restored backup ${manifest.id}: ${manifest.tables.length} tables and ${rows} rows, every count as in the manifest (${seconds()} s).`,
   );
-  console.log("Next: `npm run db:migrate:local` (or :production) applies the migrations newer than the backup.");
+  console.log(
+    values.to === "local"
+      ? "Next: `npm run db:migrate:local` applies the migrations newer than the backup."
+      : "Next: point the Worker at it (docs/operations.md, Restoring); `npm run deploy` applies the migrations newer than the backup.",
+  );
 } finally {
   if (!values.keep) rmSync(work, { recursive: true, force: true });
 }
 
-/** `wrangler d1 execute <database> ...` for the target. */
-function targetArgs() {
+/**
+ * `wrangler d1 execute <database> ...` for the target. Remotely, `--database` may name any database
+ * of the account (a new one made for the restore, say), reached through a configuration that names
+ * its id.
+ */
+async function targetArgs() {
   if (values.to === "local") {
     return ["d1", "execute", values.database ?? "DB", "--local", ...(values["persist-to"] ? ["--persist-to", values["persist-to"]] : [])];
   }
-  const name = values.database ?? config.d1_databases.find((d) => d.binding === "DB")?.database_name;
+  const configured = config.d1_databases.find((d) => d.binding === "DB");
+  const name = values.database ?? configured?.database_name;
   if (!name) fail("no database: pass --database NAME");
-  return ["d1", "execute", name, "--remote", ...(values.env ? ["--env", values.env] : [])];
+  const file = await remoteD1Config({
+    ...config,
+    d1_databases: [{ binding: "DB", database_name: name, migrations_dir: configured?.migrations_dir }],
+  });
+  return ["d1", "execute", "DB", "--remote", "--config", file];
 }
 
 /**

@@ -10,13 +10,15 @@ const BIN = path.join(ROOT, "node_modules", ".bin", "wrangler");
 
 /**
  * `wrangler <args>`; resolves `{ code, stdout, stderr }` (never rejects on a non-zero exit).
- * CI=1: no prompts; no Request.cf lookup; no telemetry notice.
+ * CI=1: no prompts; no Request.cf lookup; no telemetry notice. WRANGLER_LOG=log: its output is
+ * what these tools parse, so a quieter level set around them (the test runner sets "warn") must
+ * not reach it.
  */
 export function runWrangler(args, { env = {}, cwd = ROOT } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(BIN, args, {
       cwd,
-      env: { ...process.env, CI: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", ...env },
+      env: { ...process.env, CI: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", WRANGLER_LOG: "log", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const out = [];
@@ -37,9 +39,13 @@ export async function wrangler(args, options) {
   return result;
 }
 
-/** The JSON wrangler printed (it may print a banner first). */
-export function jsonOutput(stdout) {
+/** The JSON a wrangler run printed (it may print a banner first). Takes `runWrangler`'s result, or its stdout. */
+export function jsonOutput(result) {
+  const stdout = typeof result === "string" ? result : result.stdout;
   const start = stdout.search(/^[[{]/m);
-  if (start === -1) throw new Error(`wrangler printed no JSON:\n${stdout}`);
+  if (start === -1) {
+    const stderr = typeof result === "string" ? "" : `\n${result.stderr}`;
+    throw new Error(`wrangler printed no JSON:\n${stdout}${stderr}`);
+  }
   return JSON.parse(stdout.slice(start));
 }
