@@ -12,6 +12,9 @@
 //                     --persist-to DIR) or remote (the account's; with --env production)
 // --from              where the bucket of a backup id is (default: as --to); --from-persist-to DIR
 //                     is its local state directory (default: --persist-to)
+//
+// Locally the load is one D1 batch through Miniflare (wrangler's local execute stops at a few
+// hundred MB of SQL); remotely one `wrangler d1 execute --remote --file`, which D1 imports.
 // --database          locally the binding (default DB); remotely the database's name in the
 //                     account (default: wrangler.jsonc's, which must then be empty: restore into
 //                     a new database made with `npx wrangler d1 create NAME` instead)
@@ -26,7 +29,6 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { gunzipSync } from "node:zlib";
-import { unstable_readConfig } from "wrangler";
 import {
   countMismatches,
   countQuery,
@@ -34,8 +36,10 @@ import {
   parseManifest,
   restorePlan,
   restoreSql,
+  restoreStatements,
   verifyFile,
 } from "./backup/restore-core.mjs";
+import { openLocalState } from "./lib/local-d1.mjs";
 import { remoteD1Config } from "./lib/remote-d1.mjs";
 import { jsonOutput, ROOT, runWrangler, wrangler } from "./lib/wrangler.mjs";
 
@@ -68,7 +72,15 @@ for (const [flag, value] of [
 const from = values.from ?? values.to;
 const started = performance.now();
 const seconds = () => ((performance.now() - started) / 1000).toFixed(1);
-const config = unstable_readConfig({ config: path.join(ROOT, "wrangler.jsonc"), env: values.env }, {});
+// wrangler's reading of wrangler.jsonc, loaded only when the bucket or a remote database is needed (loading wrangler costs seconds).
+let readConfig = null;
+const wranglerConfig = async () => {
+  if (!readConfig) {
+    const { unstable_readConfig } = await import("wrangler");
+    readConfig = unstable_readConfig({ config: path.join(ROOT, "wrangler.jsonc"), env: values.env }, {});
+  }
+  return readConfig;
+};
 const work = values.keep ? path.resolve(values.keep) : mkdtempSync(path.join(os.tmpdir(), "relab-restore-"));
 mkdirSync(work, { recursive: true });
 
@@ -104,9 +116,10 @@ try {
   if (values["verify-only"]) process.exit(0);
 
   // 2. The target must be empty.
-  const target = await targetArgs();
-  const existing = jsonOutput((await wrangler([...target, "--json", "--command", EXISTING_TABLES_QUERY])).stdout)[0].results;
+  const target = await openTarget();
+  const existing = await target.all(EXISTING_TABLES_QUERY);
   if (existing.length > 0) {
+    await target.close();
     fail(
       `the target database is not empty (${existing
         .slice(0, 5)
@@ -115,26 +128,27 @@ try {
     );
   }
 
-  // 3. One script, one load: wrangler runs a local file as one batch, a remote one as an import.
-  const script = path.join(work, "restore.sql");
-  writeFileSync(script, restoreSql(restorePlan(manifest, texts)));
-  texts.clear();
-  const sqlBytes = statSync(script).size;
-  console.log(`Loading ${(sqlBytes / 1e6).toFixed(1)} MB of SQL into the ${values.to} database...`);
-  const loaded = await runWrangler([...target, "--file", script, ...(values.to === "remote" ? ["--yes"] : [])]);
-  if (loaded.code !== 0) {
-    const output = `${loaded.stdout}\n${loaded.stderr}`;
-    if (/FOREIGN KEY constraint failed/i.test(output)) {
+  // 3. One load, all or nothing: one D1 batch locally, one import remotely.
+  const plan = restorePlan(manifest, texts);
+  console.log(`Loading ${rows} rows into the ${values.to} database...`);
+  try {
+    await target.load(plan);
+  } catch (error) {
+    await target.close();
+    const message = String(error?.message ?? error);
+    if (/FOREIGN KEY constraint failed/i.test(message)) {
       fail(
         "the load was refused: a row names a row the backup does not hold (a write between two tables' reads). Nothing was loaded. " +
           "Use D1 Time Travel for that day, or another backup (docs/operations.md, Restoring).",
       );
     }
-    fail(`wrangler could not load the script (nothing was committed):\n${output.trim()}`);
+    fail(`the load failed (nothing was committed): ${message}`);
   }
+  texts.clear();
 
   // 4. Every table's count.
-  const counts = jsonOutput((await wrangler([...target, "--json", "--command", countQuery(manifest)])).stdout)[0].results[0];
+  const counts = (await target.all(countQuery(manifest)))[0];
+  await target.close();
   const wrong = countMismatches(manifest, counts);
   if (wrong.length > 0) fail(`row counts differ from the manifest: ${JSON.stringify(wrong)}`);
   console.log(
@@ -150,14 +164,17 @@ try {
 }
 
 /**
- * `wrangler d1 execute <database> ...` for the target. Remotely, `--database` may name any database
- * of the account (a new one made for the restore, say), reached through a configuration that names
- * its id.
+ * The target database: `{ all(sql), load(plan), close() }`. Locally the state folder's database
+ * through Miniflare (one D1 batch); remotely through `wrangler d1 execute --remote` (the load as
+ * one file, which wrangler imports), where `--database` may name any database of the account (a
+ * new one made for the restore, say), reached through a configuration that names its id.
  */
-async function targetArgs() {
+async function openTarget() {
   if (values.to === "local") {
-    return ["d1", "execute", values.database ?? "DB", "--local", ...(values["persist-to"] ? ["--persist-to", values["persist-to"]] : [])];
+    const local = await openLocalState(values["persist-to"] ?? path.join(ROOT, ".wrangler", "state"), { binding: values.database ?? "DB" });
+    return { all: local.all, load: (plan) => local.batch(restoreStatements(plan)), close: local.dispose };
   }
+  const config = await wranglerConfig();
   const configured = config.d1_databases.find((d) => d.binding === "DB");
   const name = values.database ?? configured?.database_name;
   if (!name) fail("no database: pass --database NAME");
@@ -165,7 +182,18 @@ async function targetArgs() {
     ...config,
     d1_databases: [{ binding: "DB", database_name: name, migrations_dir: configured?.migrations_dir }],
   });
-  return ["d1", "execute", "DB", "--remote", "--config", file];
+  const execute = ["d1", "execute", "DB", "--remote", "--config", file];
+  return {
+    all: async (sql) => jsonOutput(await wrangler([...execute, "--json", "--command", sql]))[0].results,
+    load: async (plan) => {
+      const script = path.join(work, "restore.sql");
+      writeFileSync(script, restoreSql(plan));
+      console.log(`(${(statSync(script).size / 1e6).toFixed(1)} MB of SQL, imported by wrangler)`);
+      const loaded = await runWrangler([...execute, "--file", script, "--yes"]);
+      if (loaded.code !== 0) throw new Error(`${loaded.stdout}\n${loaded.stderr}`.trim());
+    },
+    close: async () => rmSync(path.dirname(file), { recursive: true, force: true }),
+  };
 }
 
 /**
@@ -174,29 +202,22 @@ async function targetArgs() {
  * Returns `{ read(file), close() }`.
  */
 async function bucketReader(id) {
-  const bucket = config.r2_buckets.find((b) => b.binding === "UPLOADS")?.bucket_name;
+  const bucket = (await wranglerConfig()).r2_buckets.find((b) => b.binding === "UPLOADS")?.bucket_name;
   if (!bucket) fail("wrangler.jsonc names no bucket for UPLOADS");
   const key = (file) => `backups/${id}/${file}`;
   if (from === "local") {
-    const { Miniflare } = await import("miniflare");
     const persist = path.resolve(values["from-persist-to"] ?? values["persist-to"] ?? path.join(ROOT, ".wrangler", "state"));
-    const mf = new Miniflare({
-      modules: true,
-      script: "export default { fetch() { return new Response(null, { status: 404 }) } }",
-      r2Buckets: { UPLOADS: bucket },
-      r2Persist: path.join(persist, "v3", "r2"),
-    });
-    const r2 = await mf.getR2Bucket("UPLOADS");
+    const local = await openLocalState(persist, { bucket });
     return {
       read: async (file) => {
-        const object = await r2.get(key(file));
+        const object = await local.object(key(file));
         if (object === null) {
-          await mf.dispose();
+          await local.dispose();
           fail(`${key(file)} is not in the local bucket ${bucket} (${persist})`);
         }
-        return Buffer.from(await object.arrayBuffer());
+        return object;
       },
-      close: () => mf.dispose(),
+      close: local.dispose,
     };
   }
   return {

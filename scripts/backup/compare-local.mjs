@@ -6,9 +6,9 @@
 //   node scripts/backup/compare-local.mjs <state dir A> <state dir B> [--skip backup_runs]
 //
 // Each state dir is a wrangler --persist-to folder (the one `npm start` uses is .wrangler/state).
-import path from "node:path";
+import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
-import { Miniflare } from "miniflare";
+import { openLocalState } from "../lib/local-d1.mjs";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -19,65 +19,52 @@ if (positionals.length !== 2) {
   process.exit(2);
 }
 
-const SCRIPT = "export default { fetch() { return new Response(null, { status: 404 }) } }";
-// Wrangler names a local database without a database_id by its binding (DB).
-const open = async (dir) => {
-  const mf = new Miniflare({
-    modules: true,
-    script: SCRIPT,
-    d1Databases: { DB: "DB" },
-    d1Persist: path.join(path.resolve(dir), "v3", "d1"),
-  });
-  return { mf, db: await mf.getD1Database("DB") };
-};
-
 const TABLES = `SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table'
   AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND (name NOT LIKE 'sqlite\\_%' ESCAPE '\\' OR name = 'sqlite_sequence') ORDER BY name`;
 
 /** A digest of a table's rows (exact literals, rowid order) and their count, read in pages. */
+const literal = (text) => `'${text.replaceAll("'", "''")}'`;
+
 async function digestTable(db, name) {
-  const columns = (await db.prepare("SELECT name FROM pragma_table_info(?) ORDER BY cid").bind(name).all()).results.map((c) => c.name);
+  const columns = (await db.all(`SELECT name FROM pragma_table_info(${literal(name)}) ORDER BY cid`)).map((c) => c.name);
   const values = columns.map((c) => `quote("${c.replaceAll('"', '""')}")`).join(" || ',' || ");
-  const hash = (await import("node:crypto")).createHash("sha256");
+  const hash = createHash("sha256");
   let cursor = Number.MIN_SAFE_INTEGER;
   let rows = 0;
   for (;;) {
-    const page = await db
-      .prepare(`SELECT rowid AS r, quote(rowid) || ':' || ${values || "''"} AS v FROM "${name}" WHERE rowid > ? ORDER BY rowid LIMIT 5000`)
-      .bind(cursor)
-      .all();
-    for (const row of page.results) hash.update(`${row.v}\n`);
-    rows += page.results.length;
-    if (page.results.length < 5000) break;
-    cursor = page.results.at(-1).r;
+    const page = await db.all(
+      `SELECT rowid AS r, quote(rowid) || ':' || ${values || "''"} AS v FROM "${name.replaceAll('"', '""')}" WHERE rowid > ${cursor} ORDER BY rowid LIMIT 5000`,
+    );
+    for (const row of page) hash.update(`${row.v}\n`);
+    rows += page.length;
+    if (page.length < 5000) break;
+    cursor = page.at(-1).r;
   }
   return { rows, sha256: hash.digest("hex") };
 }
 
 async function describe(db) {
   const out = {};
-  for (const { name } of (await db.prepare(TABLES).all()).results) {
+  for (const { name } of await db.all(TABLES)) {
     if (!values.skip.includes(name)) out[name] = await digestTable(db, name);
   }
-  const schema = (
-    await db
-      .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY type, name")
-      .all()
-  ).results;
+  const schema = await db.all(
+    "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY type, name",
+  );
   let search = null;
   if (schema.some((entry) => entry.name === "products_fts")) {
-    await db.prepare("INSERT INTO products_fts(products_fts) VALUES('integrity-check')").run();
+    await db.all("INSERT INTO products_fts(products_fts) VALUES('integrity-check')");
     search = {};
     for (const term of ["a*", "e*", "screw*", "cable OR housing"]) {
-      search[term] = (await db.prepare("SELECT count(*) AS n FROM products_fts WHERE products_fts MATCH ?").bind(term).first()).n;
+      search[term] = (await db.all(`SELECT count(*) AS n FROM products_fts WHERE products_fts MATCH ${literal(term)}`))[0].n;
     }
   }
   return { tables: out, schema: JSON.stringify(schema), search };
 }
 
-const [a, b] = await Promise.all(positionals.map(open));
+const [a, b] = await Promise.all(positionals.map((dir) => openLocalState(dir)));
 try {
-  const [left, right] = [await describe(a.db), await describe(b.db)];
+  const [left, right] = [await describe(a), await describe(b)];
   const problems = [];
   for (const name of new Set([...Object.keys(left.tables), ...Object.keys(right.tables)])) {
     const l = left.tables[name];
@@ -97,5 +84,5 @@ try {
     );
   }
 } finally {
-  await Promise.all([a.mf.dispose(), b.mf.dispose()]);
+  await Promise.all([a.dispose(), b.dispose()]);
 }

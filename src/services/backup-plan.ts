@@ -3,9 +3,9 @@ import type { Db } from "../db/client";
 /**
  * What a backup copies and how (docs/operations.md, Backups): the schema as `sqlite_master` holds
  * it, and every table but D1's own (`_cf_*`), SQLite's internal ones (`sqlite_sequence` aside,
- * whose counters AUTOINCREMENT needs) and `backup_runs`, each read in rowid order as one SQL
- * `INSERT` per row built by SQLite's `quote()` (exact for every type: 64-bit integers, reals that
- * must round-trip, blobs as X'..'), so that a restore makes the same rows bit for bit. A full-text
+ * whose counters AUTOINCREMENT needs) and `backup_runs`, each read in rowid order as SQL
+ * `INSERT`s whose values SQLite's `quote()` wrote (exact for every type: 64-bit integers, reals
+ * that must round-trip, blobs as X'..'), so that a restore makes the same rows bit for bit. A full-text
  * index over another table's content (FTS5 with `content=`, such as `products_fts`) is not copied:
  * its shadow tables are SQLite's internal layout, and the restore rebuilds it from the content.
  */
@@ -148,8 +148,32 @@ export function pageQuery(table: PlannedTable): string {
   return `SELECT rowid, ${values} FROM ${quoteIdentifier(table.name)} WHERE rowid > ?1 AND rowid <= ?2 ORDER BY rowid LIMIT ?3`;
 }
 
-/** What each row's statement starts with: `INSERT INTO "t"(rowid?, "a", "b") VALUES(`. */
+/** What each statement starts with: `INSERT INTO "t"(rowid?, "a", "b") VALUES`. */
 export function insertPrefix(table: PlannedTable): string {
   const columns = [...(table.rowid ? ["rowid"] : []), ...table.columns.map(quoteIdentifier)];
-  return `INSERT INTO ${quoteIdentifier(table.name)}(${columns.join(",")}) VALUES(`;
+  return `INSERT INTO ${quoteIdentifier(table.name)}(${columns.join(",")}) VALUES`;
+}
+
+/** Rows per `INSERT`, and its length in UTF-16 units: at most 90 KB of UTF-8, under D1's 100 KB per statement. */
+const ROWS_PER_STATEMENT = 200;
+const STATEMENT_CHARS = 30_000;
+
+/**
+ * A page of rows (`[rowid, values as SQL literals]`) as SQL text: multi-row `INSERT`s, one per
+ * line, each of at most 200 rows and 30,000 characters (a longer row is a statement of its own).
+ */
+export function insertStatements(table: PlannedTable, prefix: string, rows: readonly (readonly [number, string])[]): string {
+  let text = "";
+  let statement = "";
+  let count = 0;
+  for (const [rowid, values] of rows) {
+    const tuple = table.rowid ? `(${rowid},${values})` : `(${values})`;
+    if (count > 0 && (count >= ROWS_PER_STATEMENT || statement.length + tuple.length + 1 > STATEMENT_CHARS)) {
+      text += `${statement};\n`;
+      count = 0;
+    }
+    statement = count === 0 ? prefix + tuple : `${statement},${tuple}`;
+    count++;
+  }
+  return count > 0 ? `${text}${statement};\n` : text;
 }

@@ -3,7 +3,16 @@ import type { Services } from "../container";
 import { batchRows } from "../db/client";
 import { GzipMember } from "../lib/backup/gzip-members";
 import { MultipartSink } from "../lib/release/multipart-sink";
-import { type BackupPlan, BackupPlanError, insertPrefix, makePlan, type PlannedTable, pageQuery, readGenerations } from "./backup-plan";
+import {
+  type BackupPlan,
+  BackupPlanError,
+  insertPrefix,
+  insertStatements,
+  makePlan,
+  type PlannedTable,
+  pageQuery,
+  readGenerations,
+} from "./backup-plan";
 import {
   type BackupFence,
   type BackupFile,
@@ -23,7 +32,7 @@ import { deletePrefix } from "./release-storage";
  * The logical backup of D1 to R2 (docs/operations.md, Backups): started by the Cron Trigger named
  * `BACKUP_CRON`, run on the maintenance queue as slices like a release build (each works until its
  * deadline, saves a checkpoint and hands on; a slice that dies is retried from the last
- * checkpoint), it writes `backups/<id>/<table>.sql.gz` per table (gzip of one `INSERT` per row)
+ * checkpoint), it writes `backups/<id>/<table>.sql.gz` per table (gzip of multi-row `INSERT`s)
  * and, last, `backups/<id>/manifest.json` with the schema, each file's rows, size and SHA-256.
  * No query holds the database for long: a page is one indexed range of rowids. A complete run
  * deletes the backups older than `BACKUP_RETENTION_DAYS`. `npm run restore` loads one into an
@@ -202,9 +211,7 @@ class BackupSlice {
     for (;;) {
       const page = table.cut === null ? [] : await statement.bind(cursor, table.cut, PAGE_ROWS).raw<[number, string]>();
       if (page.length > 0) {
-        let text = "";
-        for (const [rowid, values] of page) text += table.rowid ? `${prefix}${rowid},${values});\n` : `${prefix}${values});\n`;
-        await member.write(text);
+        await member.write(insertStatements(table, prefix, page));
         cursor = page[page.length - 1]![0];
         rows += page.length;
         this.rowsThisSlice += page.length;

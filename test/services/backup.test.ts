@@ -175,7 +175,7 @@ describe("backup and restore drill", () => {
     expect(await env.RESTORE_DB.prepare("SELECT generation FROM read_generations WHERE name = 'catalogue'").first()).not.toEqual(
       generation,
     );
-  });
+  }, 60_000);
 
   it("survives slices that stop mid-table and one that dies, and still restores identical", async () => {
     // 2,500 rows in one of the first tables the backup writes (it references none): three pages, so that slices stop inside it.
@@ -227,7 +227,7 @@ describe("backup and restore drill", () => {
     delete before.backup_runs;
     delete after.backup_runs;
     for (const table of Object.keys(before)) expect(after[table], table).toEqual(before[table]);
-  });
+  }, 60_000);
 
   it("keeps BACKUP_RETENTION_DAYS of backups: older ones go once a newer one completes", async () => {
     const day = 86_400_000;
