@@ -9,7 +9,7 @@
 // - `live-bare`: `/live` with the app's response headers and its one JSON access-log line, no
 //   framework. Against `baseline-trivial`: the ceiling of the `/live` aim.
 // - `validator`: the one D1 read of a cached product read, in a D1 session batch as the app sends it
-//   (the record validator of src/services/read-cache.ts, against the app's migrated schema).
+//   (the record validator of src/services/caching/read-copies.ts, against the app's migrated schema).
 //   Against `baseline-d1-select1`: the ceiling of the cached-read aims (detail, tree).
 // - `body-<B>`: a worker answering B bytes of JSON held in memory (default 420,000: the bench's
 //   1,000-component tree). Its cost over `baseline-trivial` is what sending the tree costs.
@@ -65,7 +65,7 @@ const LIVE_BARE = `export default {
   },
 };`;
 
-// The record validator of src/services/read-cache.ts (validatorStatement("record", id)), as a session batch.
+// The record validator of src/services/caching/read-copies.ts (validatorStatement("record", id)), as a session batch.
 const VALIDATOR = `export default {
   async fetch(request, env) {
     const session = env.DB.withSession("first-unconstrained");

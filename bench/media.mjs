@@ -93,8 +93,8 @@ async function bundleLibrary(dir) {
     `export { encodeBaselineJpeg, buildHuffmanCode, IDENTITY_ORDER, IDENTITY_SIGN } from ${JSON.stringify(path.join(IMAGES, "jpeg-encode.ts"))};`,
     `export { ZIGZAG } from ${JSON.stringify(path.join(IMAGES, "jpeg-parse.ts"))};`,
     `export { makeThumbnails } from ${JSON.stringify(path.join(IMAGES, "thumbnails.ts"))};`,
-    `export { uprightBytes } from ${JSON.stringify(path.join(ROOT, "src/services/media-orient.ts"))};`,
-    `export { prepareImage } from ${JSON.stringify(path.join(ROOT, "src/services/media-upload.ts"))};`,
+    `export { uprightBytes } from ${JSON.stringify(path.join(ROOT, "src/services/media/orient.ts"))};`,
+    `export { prepareImage } from ${JSON.stringify(path.join(ROOT, "src/services/media/upload.ts"))};`,
   ].join("\n");
   const probe = path.join(dir, "probe.mjs");
   writeFileSync(probe, PROBE);

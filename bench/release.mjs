@@ -209,7 +209,7 @@ async function checkRelease(app, release) {
 // ---------------------------------------------------------------------------------------------
 // Raw reads: what the build reads, as plain queries over the same SQLite file with sql.js.
 
-// The snapshot's selection (src/services/release-snapshot.ts): base products of owners who accepted
+// The snapshot's selection (src/services/releases/snapshot.ts): base products of owners who accepted
 // the terms, every component below them, their bills of materials, their clean images; plus the
 // reference tables. Every row stepped and read into JS values; no Worker, no staging, no formats.
 const TREE = `WITH RECURSIVE tree(id, owner_id) AS (
@@ -258,7 +258,7 @@ async function rawReads(file, rounds) {
 // ---------------------------------------------------------------------------------------------
 // Node: the build's own memory. A child process starts a Miniflare instance of its own (D1 and R2
 // in memory, no Worker code), loads the demo dataset, and runs the build's slices
-// (src/services/release-build.ts, bundled for Node) against those bindings until the release is
+// (src/services/releases/build.ts, bundled for Node) against those bindings until the release is
 // published, sampling heapUsed + external every 2 ms.
 
 // Sampled every 2 ms and after every slice (hyparquet-writer checks `instanceof Uint8Array`, so
@@ -369,7 +369,7 @@ export async function measureInNode(dir, products, compatibilityDate) {
     await build({
       stdin: {
         contents: [
-          `export { runBuildSlice } from ${JSON.stringify(path.join(ROOT, "src/services/release-build.ts"))};`,
+          `export { runBuildSlice } from ${JSON.stringify(path.join(ROOT, "src/services/releases/build.ts"))};`,
           `export { createDb } from ${JSON.stringify(path.join(ROOT, "src/db/client.ts"))};`,
           `export { loadConfig } from ${JSON.stringify(path.join(ROOT, "src/config.ts"))};`,
         ].join("\n"),

@@ -247,13 +247,16 @@ export async function probe(url, request) {
     body: request.body,
   });
   const text = await response.text();
-  // Server-Timing (development only): `d1;desc="N round trips", limiter;desc="M calls"`.
+  // Server-Timing (development only): `d1;desc="N round trips", d1-rows;desc="read R, written W", d1-time;dur=T, limiter;desc="M calls"`.
   const timing = response.headers.get("server-timing") ?? "";
   const d1 = /(?:^|,)\s*d1\s*;[^,]*desc="(\d+) round trips?"/.exec(timing);
+  const rows = /(?:^|,)\s*d1-rows\s*;[^,]*desc="read (\d+), written (\d+)/.exec(timing);
   const limiter = /(?:^|,)\s*limiter\s*;[^,]*desc="(\d+) calls?"/.exec(timing);
   return {
     status: response.status,
     d1RoundTrips: d1 ? Number(d1[1]) : null,
+    d1RowsRead: rows ? Number(rows[1]) : null,
+    d1RowsWritten: rows ? Number(rows[2]) : null,
     limiterCalls: limiter ? Number(limiter[1]) : null,
     rateLimitPolicy: response.headers.get("ratelimit-policy"),
     serverTiming: timing || null,

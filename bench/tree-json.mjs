@@ -18,7 +18,7 @@ const runs = Number(values.runs ?? 200);
 const dir = mkdtempSync(path.join(os.tmpdir(), "relab-tree-json-"));
 try {
   const entry = [
-    `export { nestRows } from ${JSON.stringify(path.join(ROOT, "src/services/component-tree.ts"))};`,
+    `export { nestRows } from ${JSON.stringify(path.join(ROOT, "src/services/products/component-tree.ts"))};`,
     `export { componentTreeJson, toComponentSummary } from ${JSON.stringify(path.join(ROOT, "src/routes/products/products.mappers.ts"))};`,
   ].join("\n");
   const outfile = path.join(dir, "tree.mjs");

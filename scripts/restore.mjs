@@ -1,4 +1,4 @@
-// Loads a database backup (src/services/backup.ts; docs/operations.md, Backups) into an EMPTY D1
+// Loads a database backup (src/services/operations/backup.ts; docs/operations.md, Backups) into an EMPTY D1
 // database, local or remote, and checks it: every file against the size and SHA-256 its manifest
 // gives before anything is loaded, every table's row count after.
 //

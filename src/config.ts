@@ -1,8 +1,8 @@
 import { type OAuthConfig, oauthOutboundEntries, parseOAuthConfig } from "./auth/oauth-config";
 import { type DataKeyRing, parseDataKey, parseKeyList } from "./lib/data-encryption";
 import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
-import { LIMITER_TIMEOUT_MS } from "./lib/rate-limits";
 import { BUILT_IN_SIGNATURES, parseSignatures, type Signature } from "./lib/signature-scan";
+import { LIMITER_TIMEOUT_MS } from "./rate-limits/policy";
 
 /** OWASP's minimum Argon2id parameters; every environment but development refuses anything weaker. */
 export const ARGON2_MINIMUM = { memoryKib: 19_456, iterations: 2, parallelism: 1 } as const;
@@ -73,7 +73,7 @@ export interface AppConfig {
    * saves a checkpoint and hands the rest to a new message (default 60 s; docs/releases.md).
    */
   releaseBuildSliceMs: number;
-  /** The logical backups of D1 to R2 (src/services/backup.ts, docs/operations.md). */
+  /** The logical backups of D1 to R2 (src/services/operations/backup.ts, docs/operations.md). */
   backup: BackupConfig;
 }
 

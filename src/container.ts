@@ -1,12 +1,12 @@
-import type { CounterReading } from "../durable-objects/rate-limiter";
 import type { AppConfig } from "./config";
 import type { Db, RoundTripCounter } from "./db/client";
 import type { Logger } from "./lib/logger";
 import type { OutboundOptions } from "./lib/outbound";
-import type { LimitName } from "./lib/rate-limits";
+import type { CounterReading } from "./rate-limits/object";
+import type { LimitName } from "./rate-limits/policy";
 
 // The service container: what every service, handler, queue job and Durable Object call works
-// with. It is built in one place (src/services/build-services.ts) from the Worker's bindings, once
+// with. It is built in one place (src/services/platform/build-services.ts) from the Worker's bindings, once
 // per request, per queue batch and per Durable Object call. This file holds only the contract
 // (and the ports its members implement), so that anything may import it without importing a service.
 

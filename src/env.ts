@@ -1,3 +1,4 @@
+import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { SessionUser } from "./auth/session-user";
 import type { Services } from "./container";
 import type { HeldKey } from "./lib/idempotency-key";
@@ -33,3 +34,6 @@ export interface AppEnv {
   Bindings: Env;
   Variables: AppVariables;
 }
+
+/** A typed handler of one route declaration (`createRoute(...)`) in this app's environment. */
+export type AppRouteHandler<R extends RouteConfig> = RouteHandler<R, AppEnv>;

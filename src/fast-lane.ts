@@ -4,20 +4,20 @@ import { type AppConfig, loadConfig } from "./config";
 import type { LimitDecision, Services } from "./container";
 import { batchRows } from "./db/client";
 import type { SessionInfo } from "./env";
-import { planRequestLimits } from "./lib/rate-limits";
 import { presentedAccessToken } from "./middleware/authenticate";
 import { bootstrapped } from "./middleware/bootstrap";
-import { copyAnswer, forgetRecentCopy, type KeyParts, keyFor, keyParts, recentCopy } from "./middleware/cached-read";
 import { allowedOriginHeaders, isAllowedOrigin, VARY_ORIGIN } from "./middleware/cors";
 import { type BegunRequest, type Handover, handOver } from "./middleware/handover";
-import { type Answered, beginRequest, logRequest, REQUEST_ID_HEADER, serverTiming } from "./middleware/request-context";
+import { copyAnswer, forgetRecentCopy, type KeyParts, keyFor, keyParts, recentCopy } from "./middleware/read-copies";
+import { type Answered, beginRequest, logRequest, NO_D1, REQUEST_ID_HEADER, serverTiming } from "./middleware/request-context";
 import { BOOKMARK_HEADER, responseBookmark, servicesForRequest } from "./middleware/request-services";
 import { securityHeaderPairs } from "./middleware/security-headers";
 import type { Plugin } from "./plugin";
-import { limiterCalls } from "./services/build-services";
-import { enforceLimits, rateLimitHeaders, subjects } from "./services/rate-limiter";
-import { generationFrom, validatorStatement, viewerPowers } from "./services/read-cache";
-import { accessCheckStatement, userFromAccessCheck } from "./services/sessions";
+import { enforceLimits, rateLimitHeaders, subjects } from "./rate-limits/client";
+import { planRequestLimits } from "./rate-limits/policy";
+import { generationFrom, validatorStatement, viewerPowers } from "./services/caching/read-copies";
+import { limiterCalls } from "./services/platform/build-services";
+import { accessCheckStatement, userFromAccessCheck } from "./services/sign-in/sessions";
 
 /** A Worker's fetch handler: the app, which the fast lane gives a request it does not answer itself. */
 export type FetchHandler = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;
@@ -41,7 +41,7 @@ const LIVE_BODY = JSON.stringify({ status: "alive" });
 /**
  * The fast lane (docs/architecture.md "The fast lane"): `/live`, and the public reads whose copy
  * for the request's viewer class (anonymous, or the account a well-signed token names) this
- * isolate keeps in memory (middleware/cached-read.ts), answered without the framework but with
+ * isolate keeps in memory (middleware/read-copies.ts), answered without the framework but with
  * exactly the app's answer, headers and access log line, built from the middleware's own
  * functions and constants. A copy is served after the request was counted in its rate limit as
  * the app counts it, once its validator in the request's D1 session says it is current and the
@@ -145,7 +145,7 @@ function live(request: Request, { begun, services }: Begun): Response {
     path: "/live",
     status: 200,
     isDevelopment: services.config.isDevelopment,
-    roundTrips: 0,
+    d1: NO_D1,
     limiterCalls: 0,
     lane: "fast",
   };
@@ -223,7 +223,7 @@ async function read(
     path,
     status: served.status,
     isDevelopment: config.isDevelopment,
-    roundTrips: services.roundTrips.count,
+    d1: { ...services.roundTrips },
     limiterCalls: limiterCalls(services),
     lane: "fast",
   };

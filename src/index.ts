@@ -8,18 +8,18 @@ import { handleMaintenanceBatch } from "./queues/maintenance";
 import { handleMediaBatch } from "./queues/media";
 import { requeueStrandedMedia } from "./queues/media-requeue";
 import { handleReleaseBatch } from "./queues/releases";
-import { startBackup } from "./services/backup";
-import { buildServices } from "./services/build-services";
-import { MAINTENANCE_QUEUE } from "./services/maintenance-messages";
-import { RELEASE_QUEUE } from "./services/release-messages";
-import { CORE_SEALED_COLUMNS, reencryptSealedValues } from "./services/sealed-values";
+import { startBackup } from "./services/operations/backup";
+import { MAINTENANCE_QUEUE } from "./services/operations/maintenance-messages";
+import { CORE_SEALED_COLUMNS, reencryptSealedValues } from "./services/operations/sealed-values";
+import { buildServices } from "./services/platform/build-services";
+import { RELEASE_QUEUE } from "./services/releases/messages";
 
 /** How long one scheduled run may spend moving sealed values to a new data key (the next run goes on). */
 const REENCRYPTION_BUDGET_MS = 10_000;
 
-// Every Durable Object class wrangler.jsonc binds is exported, whether or not its plugin is on.
-export { RateLimiter } from "../durable-objects/rate-limiter";
 export { CameraRelay } from "./plugins/rpi-cam/durable-objects/camera-relay";
+// Every Durable Object class wrangler.jsonc binds is exported, whether or not its plugin is on.
+export { RateLimiter } from "./rate-limits/object";
 
 /** `waitUntil` of the execution context, when there is one (tests may call a handler without). */
 const deferTo = (ctx: ExecutionContext | undefined) => (ctx ? (work: Promise<unknown>) => ctx.waitUntil(work) : undefined);
@@ -46,7 +46,7 @@ export default {
    * are queued again, each enabled plugin reconciles (clean-up an event missed), and values sealed
    * with a data key that is no longer the current one move to it (a rotation; docs/operations.md).
    * Each part runs whatever the others do; the run fails with the first error. The trigger named
-   * `BACKUP_CRON` (daily) starts a database backup instead (src/services/backup.ts).
+   * `BACKUP_CRON` (daily) starts a database backup instead (src/services/operations/backup.ts).
    */
   async scheduled(controller: ScheduledController, env: Env, ctx?: ExecutionContext) {
     const log = createLogger({ cron: controller.cron, scheduled_time: new Date(controller.scheduledTime).toISOString() });

@@ -1,4 +1,4 @@
-// The reading side of a database backup (src/services/backup.ts writes it; docs/operations.md,
+// The reading side of a database backup (src/services/operations/backup.ts writes it; docs/operations.md,
 // Backups): the manifest, each file checked against its size and SHA-256, the gzip members read,
 // and the SQL that loads it all into an empty D1 database. Web APIs only (crypto.subtle,
 // DecompressionStream), so that `npm run restore` (Node) and the restore drill test (workerd)

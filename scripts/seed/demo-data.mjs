@@ -5,7 +5,7 @@
 // `demoStatements()` returns the SQL for ONE D1 batch (wrangler runs a --file as one batch;
 // Miniflare's `db.batch` does the same): the starter data (idempotent), the demo account
 // (idempotent), optionally the removal of earlier demo products, the reservation of the product
-// ids from `id_blocks` (as the API's creates reserve them, src/services/product-records.ts), then
+// ids from `id_blocks` (as the API's creates reserve them, src/services/products/records.ts), then
 // large multi-row INSERTs whose ids are offsets from that reservation. No imports besides the
 // starter data: the Workers tests import this module too.
 //

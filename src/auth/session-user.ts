@@ -1,4 +1,4 @@
-/** The account behind a request, as the permission checks and `/users/me` need it (mapped from a `users` row by `toSessionUser`, src/services/sessions.ts). */
+/** The account behind a request, as the permission checks and `/users/me` need it (mapped from a `users` row by `toSessionUser`, src/services/sign-in/sessions.ts). */
 export interface SessionUser {
   id: number;
   email: string;

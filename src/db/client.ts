@@ -4,13 +4,36 @@ import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 
 export type Db = DrizzleD1Database & { $client: D1Database };
 
-/** Number of D1 round trips made so far through one counting wrapper. */
+/**
+ * What one counting wrapper has cost D1 so far: round trips (`count`), and summed over its
+ * statements the rows read and written and the database time, as D1 reports them in each
+ * statement's `meta`. `unmetered` counts the statements D1 answers without `meta` (`raw()`, which
+ * drizzle's query builder uses for selects, and `exec`): their rows are not in the sums, so a read
+ * whose cost is asserted runs through `all`/`first`/`run`/`batch`.
+ */
 export interface RoundTripCounter {
   readonly count: number;
+  readonly rowsRead: number;
+  readonly rowsWritten: number;
+  readonly durationMs: number;
+  readonly unmetered: number;
 }
 
-interface MutableCounter {
-  count: number;
+type MutableCounter = { -readonly [K in keyof RoundTripCounter]: RoundTripCounter[K] };
+
+/** A fresh counter: nothing spent yet. */
+export function newRoundTripCounter(): RoundTripCounter {
+  return { count: 0, rowsRead: 0, rowsWritten: 0, durationMs: 0, unmetered: 0 };
+}
+
+function addMeta(counter: MutableCounter, meta: Partial<D1Meta> | undefined): void {
+  if (!meta) {
+    counter.unmetered++;
+    return;
+  }
+  counter.rowsRead += meta.rows_read ?? 0;
+  counter.rowsWritten += meta.rows_written ?? 0;
+  counter.durationMs += meta.duration ?? 0;
 }
 
 /**
@@ -20,7 +43,7 @@ interface MutableCounter {
  * at the edge, so this count is the number of network hops a request costs.
  */
 export function countRoundTrips(d1: D1Database | D1DatabaseSession): { d1: D1Database; counter: RoundTripCounter } {
-  const counter: MutableCounter = { count: 0 };
+  const counter = newRoundTripCounter() as MutableCounter;
   return { d1: new CountingDatabase(d1, counter) as unknown as D1Database, counter };
 }
 
@@ -39,7 +62,7 @@ export type SessionStart = D1SessionConstraint | D1SessionBookmark;
 export function createDb(
   d1: D1Database,
   start: SessionStart = "first-primary",
-  counter: RoundTripCounter = { count: 0 },
+  counter: RoundTripCounter = newRoundTripCounter(),
 ): { db: Db; roundTrips: RoundTripCounter } {
   const counted = new CountingDatabase(d1.withSession(start), counter as MutableCounter) as unknown as D1Database;
   return { db: drizzle(counted), roundTrips: counter };
@@ -95,27 +118,37 @@ class CountingStatement {
     return new CountingStatement(this.inner.bind(...values), this.database);
   }
 
+  // D1's own first() reads the whole result as all() does and drops its meta: all() costs the same and keeps it.
   async first<T>(column?: string): Promise<T | null> {
-    await this.database.flush();
-    this.database.counter.count++;
-    return column === undefined ? this.inner.first<T>() : this.inner.first<T>(column);
+    const { results } = await this.all<Record<string, unknown>>();
+    const row = results[0];
+    if (row === undefined) return null;
+    if (column === undefined) return row as T;
+    if (!(column in row)) throw new Error(`D1_COLUMN_NOTFOUND: Column not found (${column})`);
+    return row[column] as T;
   }
 
   async run<T>(): Promise<D1Result<T>> {
     await this.database.flush();
     this.database.counter.count++;
-    return this.inner.run<T>();
+    const result = await this.inner.run<T>();
+    addMeta(this.database.counter, result.meta);
+    return result;
   }
 
   async all<T>(): Promise<D1Result<T>> {
     await this.database.flush();
     this.database.counter.count++;
-    return this.inner.all<T>();
+    const result = await this.inner.all<T>();
+    addMeta(this.database.counter, result.meta);
+    return result;
   }
 
   async raw<T extends unknown[]>(options?: { columnNames?: boolean }): Promise<T[]> {
     await this.database.flush();
     this.database.counter.count++;
+    // D1 answers raw() without meta (RoundTripCounter).
+    this.database.counter.unmetered++;
     // The overloads of raw() differ only in whether a header row comes first.
     return this.inner.raw<T>(options as { columnNames?: false });
   }
@@ -153,6 +186,7 @@ class CountingDatabase {
       ...carried.flatMap((entry) => entry.statements),
       ...statements.map((s) => (s instanceof CountingStatement ? s.inner : s)),
     ]);
+    for (const result of results) addMeta(this.counter, result.meta);
     let offset = 0;
     for (const entry of carried) {
       entry.settle(results.slice(offset, offset + entry.statements.length) as D1Result[]);
@@ -168,6 +202,7 @@ class CountingDatabase {
   exec(query: string): Promise<D1ExecResult> {
     if (!("exec" in this.inner)) throw new Error("D1 exec is not available in a session");
     this.counter.count++;
+    this.counter.unmetered++;
     return this.inner.exec(query);
   }
 

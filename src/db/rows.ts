@@ -2,9 +2,10 @@ import type { Column } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 
 // Row types derived from the drizzle schema (src/db/schema.ts), for the hand-written SQL that reads
-// D1 directly (conditional writes, `RETURNING`, batches). Such queries get what SQLite stores, under
-// the columns' own names: `$inferSelect` describes the same row after drizzle's mapping (camelCase
-// keys, Date, boolean, parsed JSON), so these types rename its keys and take the stored form.
+// D1 directly (conditional writes, `RETURNING`, batches). The schema's keys are the columns' own
+// names (one vocabulary in TypeScript and SQL), but such queries get what SQLite stores, where
+// `$inferSelect` describes the row after drizzle's mapping (Date, boolean, parsed JSON): these
+// types take the stored form.
 
 /** What SQLite hands back for a column: timestamps as Unix seconds, booleans as 0/1, JSON as its text. */
 type Stored<C extends Column> = C["_"]["columnType"] extends "SQLiteTimestamp" | "SQLiteBoolean"

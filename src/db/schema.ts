@@ -3,8 +3,8 @@ import { type AnySQLiteColumn, check, index, integer, primaryKey, real, sqliteTa
 
 /** Unix seconds: the API's timestamps have seconds precision, and SQLite date functions read them directly. */
 export const timestamps = {
-  createdAt: integer("created_at", { mode: "timestamp" }).notNull().default(sql`(unixepoch())`),
-  updatedAt: integer("updated_at", { mode: "timestamp" }).notNull().default(sql`(unixepoch())`),
+  created_at: integer("created_at", { mode: "timestamp" }).notNull().default(sql`(unixepoch())`),
+  updated_at: integer("updated_at", { mode: "timestamp" }).notNull().default(sql`(unixepoch())`),
 };
 
 export const ROLES = ["contributor", "lab"] as const;
@@ -17,54 +17,54 @@ export const users = sqliteTable(
     /** Lower-cased address as entered; unique, so addresses are unique case-insensitively. */
     email: text("email").notNull(),
     /** Canonical form (provider-specific dots and +tags removed) so aliases of one mailbox cannot register twice. */
-    emailCanonical: text("email_canonical").notNull(),
+    email_canonical: text("email_canonical").notNull(),
     username: text("username").notNull(),
     /** Argon2id PHC string; null for accounts that sign in only through an identity provider. */
-    hashedPassword: text("hashed_password"),
-    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
-    isVerified: integer("is_verified", { mode: "boolean" }).notNull().default(false),
-    isSuperuser: integer("is_superuser", { mode: "boolean" }).notNull().default(false),
+    hashed_password: text("hashed_password"),
+    is_active: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    is_verified: integer("is_verified", { mode: "boolean" }).notNull().default(false),
+    is_superuser: integer("is_superuser", { mode: "boolean" }).notNull().default(false),
     role: text("role", { enum: ROLES }).notNull().default("contributor"),
-    profileVisibility: text("profile_visibility", { enum: PROFILE_VISIBILITIES }).notNull().default("public"),
-    lastLoginAt: integer("last_login_at", { mode: "timestamp" }),
+    profile_visibility: text("profile_visibility", { enum: PROFILE_VISIBILITIES }).notNull().default("public"),
+    last_login_at: integer("last_login_at", { mode: "timestamp" }),
     /**
      * Revocation epoch in milliseconds of the database clock: an access token issued before it is
      * refused. Stamped by every revocation (docs/storage.md, Tokens).
      */
-    tokensValidAfter: integer("tokens_valid_after").notNull().default(0),
+    tokens_valid_after: integer("tokens_valid_after").notNull().default(0),
     /** Upload usage charged to this account, kept next to the quota check that reads it. */
-    uploadFileCount: integer("upload_file_count").notNull().default(0),
-    uploadTotalBytes: integer("upload_total_bytes").notNull().default(0),
+    upload_file_count: integer("upload_file_count").notNull().default(0),
+    upload_total_bytes: integer("upload_total_bytes").notNull().default(0),
     /** The TOTP seed, sealed with AES-256-GCM under DATA_ENCRYPTION_KEY (context `totp:<id>`); null without TOTP. */
-    totpSecret: text("totp_secret"),
+    totp_secret: text("totp_secret"),
     /** Unix seconds; set together with `totp_secret`. */
-    totpEnabledAt: integer("totp_enabled_at"),
+    totp_enabled_at: integer("totp_enabled_at"),
     /** The last accepted TOTP time step: a code of this step or an earlier one is a replay. */
-    totpLastStep: integer("totp_last_step"),
+    totp_last_step: integer("totp_last_step"),
     /**
      * A random id written by each regeneration of the recovery codes (null until the first one):
      * a regeneration replaces the codes only while this is still what it read, so of two
      * concurrent ones exactly one wins (compare-and-set).
      */
-    recoveryCodesGeneration: text("recovery_codes_generation"),
+    recovery_codes_generation: text("recovery_codes_generation"),
     /** The one inactive account that holds the products of deleted accounts. */
-    isSystem: integer("is_system", { mode: "boolean" }).notNull().default(false),
+    is_system: integer("is_system", { mode: "boolean" }).notNull().default(false),
     /**
      * The contributor terms the user accepted (their version) and when; both null when never
      * accepted or withdrawn. Dataset releases hold only contributions of owners who accepted.
      */
-    termsAcceptedVersion: integer("terms_accepted_version"),
-    termsAcceptedAt: integer("terms_accepted_at"),
+    terms_accepted_version: integer("terms_accepted_version"),
+    terms_accepted_at: integer("terms_accepted_at"),
     ...timestamps,
   },
   (t) => [
-    uniqueIndex("users_one_system_account").on(t.isSystem).where(sql`${t.isSystem} = 1`),
+    uniqueIndex("users_one_system_account").on(t.is_system).where(sql`${t.is_system} = 1`),
     uniqueIndex("users_email_unique").on(t.email),
-    uniqueIndex("users_email_canonical_unique").on(t.emailCanonical),
+    uniqueIndex("users_email_canonical_unique").on(t.email_canonical),
     uniqueIndex("users_username_unique").on(t.username),
     check("users_role_check", sql`${t.role} IN ('contributor', 'lab')`),
-    check("users_profile_visibility_check", sql`${t.profileVisibility} IN ('public', 'community', 'private')`),
-    check("users_superuser_is_lab", sql`${t.isSuperuser} = 0 OR ${t.role} = 'lab'`),
+    check("users_profile_visibility_check", sql`${t.profile_visibility} IN ('public', 'community', 'private')`),
+    check("users_superuser_is_lab", sql`${t.is_superuser} = 0 OR ${t.role} = 'lab'`),
   ],
 );
 
@@ -86,7 +86,7 @@ export const units = sqliteTable(
     code: text("code").primaryKey(),
     name: text("name").notNull(),
     dimension: text("dimension", { enum: ["mass", "length"] }).notNull(),
-    toBase: real("to_base").notNull(),
+    to_base: real("to_base").notNull(),
     position: integer("position").notNull(),
   },
   (t) => [check("units_dimension_check", sql`${t.dimension} IN ('mass', 'length')`)],
@@ -101,50 +101,53 @@ export const products = sqliteTable(
   "products",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    parentId: integer("parent_id").references((): AnySQLiteColumn => products.id, { onDelete: "cascade" }),
-    ownerId: integer("owner_id")
+    parent_id: integer("parent_id").references((): AnySQLiteColumn => products.id, { onDelete: "cascade" }),
+    owner_id: integer("owner_id")
       .notNull()
       .references(() => users.id),
     name: text("name").notNull(),
     description: text("description"),
     brand: text("brand"),
     model: text("model"),
-    weightG: real("weight_g"),
-    heightCm: real("height_cm"),
-    widthCm: real("width_cm"),
-    depthCm: real("depth_cm"),
-    volumeCm3: real("volume_cm3").generatedAlwaysAs(sql`height_cm * width_cm * depth_cm`, { mode: "virtual" }),
+    weight_g: real("weight_g"),
+    height_cm: real("height_cm"),
+    width_cm: real("width_cm"),
+    depth_cm: real("depth_cm"),
+    volume_cm3: real("volume_cm3").generatedAlwaysAs(sql`height_cm * width_cm * depth_cm`, { mode: "virtual" }),
     /** JSON object with optional recyclability, disassemblability, remanufacturability notes. */
-    circularityProperties: text("circularity_properties", { mode: "json" }).$type<
+    circularity_properties: text("circularity_properties", { mode: "json" }).$type<
       Partial<Record<"recyclability" | "disassemblability" | "remanufacturability", string>>
     >(),
-    productTypeId: integer("product_type_id").references(() => productTypes.id, {
+    product_type_id: integer("product_type_id").references(() => productTypes.id, {
       onDelete: "set null",
     }),
-    amountInParent: integer("amount_in_parent"),
+    amount_in_parent: integer("amount_in_parent"),
     /** Levels below the base product: 0 for a base product, at most 10 for a component. */
     depth: integer("depth").notNull().default(0),
     /** Optimistic-concurrency counter: bumps when one of the record's own fields changes. */
     version: integer("version").notNull().default(1),
     /** The base product the record belongs to (itself for a base product); set by a trigger on insert (migration 0020). */
-    rootId: integer("root_id"),
+    root_id: integer("root_id"),
     ...timestamps,
   },
   (t) => [
-    index("products_owner_idx").on(t.ownerId),
-    index("products_parent_idx").on(t.parentId),
-    index("products_root_idx").on(t.rootId),
-    index("products_base_created_idx").on(t.createdAt).where(sql`${t.parentId} IS NULL`),
-    index("products_base_brand_created_idx").on(t.brand, t.parentId, t.createdAt).where(sql`${t.parentId} IS NULL`),
+    index("products_owner_idx").on(t.owner_id),
+    index("products_parent_idx").on(t.parent_id),
+    index("products_root_idx").on(t.root_id),
+    index("products_base_created_idx").on(t.created_at).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_brand_created_idx").on(t.brand, t.parent_id, t.created_at).where(sql`${t.parent_id} IS NULL`),
     check("products_name_length", sql`length(${t.name}) BETWEEN 2 AND 100`),
     check(
       "products_component_amount",
-      sql`(${t.parentId} IS NULL AND ${t.amountInParent} IS NULL) OR (${t.parentId} IS NOT NULL AND ${t.amountInParent} BETWEEN 1 AND 1000)`,
+      sql`(${t.parent_id} IS NULL AND ${t.amount_in_parent} IS NULL) OR (${t.parent_id} IS NOT NULL AND ${t.amount_in_parent} BETWEEN 1 AND 1000)`,
     ),
-    check("products_depth", sql`(${t.parentId} IS NULL AND ${t.depth} = 0) OR (${t.parentId} IS NOT NULL AND ${t.depth} BETWEEN 1 AND 10)`),
+    check(
+      "products_depth",
+      sql`(${t.parent_id} IS NULL AND ${t.depth} = 0) OR (${t.parent_id} IS NOT NULL AND ${t.depth} BETWEEN 1 AND 10)`,
+    ),
     check(
       "products_positive_dimensions",
-      sql`(${t.weightG} IS NULL OR ${t.weightG} > 0) AND (${t.heightCm} IS NULL OR ${t.heightCm} > 0) AND (${t.widthCm} IS NULL OR ${t.widthCm} > 0) AND (${t.depthCm} IS NULL OR ${t.depthCm} > 0)`,
+      sql`(${t.weight_g} IS NULL OR ${t.weight_g} > 0) AND (${t.height_cm} IS NULL OR ${t.height_cm} > 0) AND (${t.width_cm} IS NULL OR ${t.width_cm} > 0) AND (${t.depth_cm} IS NULL OR ${t.depth_cm} > 0)`,
     ),
   ],
 );
@@ -158,36 +161,36 @@ export const refreshTokens = sqliteTable(
   "refresh_tokens",
   {
     fingerprint: text("fingerprint").primaryKey(),
-    userId: integer("user_id")
+    user_id: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    familyId: text("family_id").notNull(),
+    family_id: text("family_id").notNull(),
     /** Unix seconds: the inactivity expiry of this token (30 days after issue, capped by the session's). */
-    expiresAt: integer("expires_at").notNull(),
+    expires_at: integer("expires_at").notNull(),
     /** Unix seconds: the absolute end of the session, fixed at login. */
-    sessionExpiresAt: integer("session_expires_at").notNull(),
+    session_expires_at: integer("session_expires_at").notNull(),
     /**
      * Unix seconds: when the session's sign-in happened, carried through rotations; a step-up
      * without password or TOTP needs it within 10 minutes. Null for sessions from before it was kept.
      */
-    sessionStartedAt: integer("session_started_at"),
-    rotatedAt: integer("rotated_at"),
-    createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
+    session_started_at: integer("session_started_at"),
+    rotated_at: integer("rotated_at"),
+    created_at: integer("created_at").notNull().default(sql`(unixepoch())`),
   },
-  (t) => [index("refresh_tokens_user_idx").on(t.userId), index("refresh_tokens_family_idx").on(t.familyId)],
+  (t) => [index("refresh_tokens_user_idx").on(t.user_id), index("refresh_tokens_family_idx").on(t.family_id)],
 );
 
 /** Recovery codes of a TOTP enrolment, stored as SHA-256 of the normalised code; a used code is deleted. */
 export const recoveryCodes = sqliteTable(
   "recovery_codes",
   {
-    userId: integer("user_id")
+    user_id: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    codeHash: text("code_hash").notNull(),
-    createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
+    code_hash: text("code_hash").notNull(),
+    created_at: integer("created_at").notNull().default(sql`(unixepoch())`),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.codeHash] })],
+  (t) => [primaryKey({ columns: [t.user_id, t.code_hash] })],
 );
 
 /**
@@ -200,17 +203,17 @@ export const mfaChallenges = sqliteTable(
   "mfa_challenges",
   {
     fingerprint: text("fingerprint").primaryKey(),
-    userId: integer("user_id")
+    user_id: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     transport: text("transport", { enum: ["bearer", "cookie"] }).notNull(),
-    tokensValidAfter: integer("tokens_valid_after").notNull(),
-    expiresAt: integer("expires_at").notNull(),
-    claimedBy: text("claimed_by"),
-    createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
+    tokens_valid_after: integer("tokens_valid_after").notNull(),
+    expires_at: integer("expires_at").notNull(),
+    claimed_by: text("claimed_by"),
+    created_at: integer("created_at").notNull().default(sql`(unixepoch())`),
   },
   (t) => [
-    index("mfa_challenges_user_idx").on(t.userId),
+    index("mfa_challenges_user_idx").on(t.user_id),
     check("mfa_challenges_transport_check", sql`${t.transport} IN ('bearer', 'cookie')`),
   ],
 );
@@ -247,17 +250,17 @@ export const categories = sqliteTable(
     name: text("name").notNull(),
     description: text("description"),
     /** The category's id in the taxonomy it was taken from, when it has one. */
-    externalId: text("external_id"),
-    taxonomyId: integer("taxonomy_id")
+    external_id: text("external_id"),
+    taxonomy_id: integer("taxonomy_id")
       .notNull()
       .references(() => taxonomies.id, { onDelete: "cascade" }),
-    supercategoryId: integer("supercategory_id").references((): AnySQLiteColumn => categories.id, { onDelete: "cascade" }),
+    supercategory_id: integer("supercategory_id").references((): AnySQLiteColumn => categories.id, { onDelete: "cascade" }),
     ...timestamps,
   },
   (t) => [
-    index("categories_taxonomy_root_idx").on(t.taxonomyId, t.name).where(sql`${t.supercategoryId} IS NULL`),
-    index("categories_supercategory_idx").on(t.supercategoryId, t.name),
-    uniqueIndex("categories_taxonomy_external_unique").on(t.taxonomyId, t.externalId),
+    index("categories_taxonomy_root_idx").on(t.taxonomy_id, t.name).where(sql`${t.supercategory_id} IS NULL`),
+    index("categories_supercategory_idx").on(t.supercategory_id, t.name),
+    uniqueIndex("categories_taxonomy_external_unique").on(t.taxonomy_id, t.external_id),
   ],
 );
 
@@ -268,51 +271,51 @@ export const materials = sqliteTable(
     id: integer("id").primaryKey({ autoIncrement: true }),
     name: text("name").notNull(),
     description: text("description"),
-    densityKgM3: real("density_kg_m3"),
+    density_kg_m3: real("density_kg_m3"),
     /** On the EU list of critical raw materials. */
-    isCrm: integer("is_crm", { mode: "boolean" }).notNull().default(false),
+    is_crm: integer("is_crm", { mode: "boolean" }).notNull().default(false),
     ...timestamps,
   },
   (t) => [
     uniqueIndex("materials_name_unique").on(t.name),
-    check("materials_density_positive", sql`${t.densityKgM3} IS NULL OR ${t.densityKgM3} > 0`),
+    check("materials_density_positive", sql`${t.density_kg_m3} IS NULL OR ${t.density_kg_m3} > 0`),
   ],
 );
 
 export const materialCategories = sqliteTable(
   "material_categories",
   {
-    materialId: integer("material_id")
+    material_id: integer("material_id")
       .notNull()
       .references(() => materials.id, { onDelete: "cascade" }),
-    categoryId: integer("category_id")
+    category_id: integer("category_id")
       .notNull()
       .references(() => categories.id, { onDelete: "cascade" }),
   },
-  (t) => [primaryKey({ columns: [t.materialId, t.categoryId] }), index("material_categories_category_idx").on(t.categoryId)],
+  (t) => [primaryKey({ columns: [t.material_id, t.category_id] }), index("material_categories_category_idx").on(t.category_id)],
 );
 
 export const productTypeCategories = sqliteTable(
   "product_type_categories",
   {
-    productTypeId: integer("product_type_id")
+    product_type_id: integer("product_type_id")
       .notNull()
       .references(() => productTypes.id, { onDelete: "cascade" }),
-    categoryId: integer("category_id")
+    category_id: integer("category_id")
       .notNull()
       .references(() => categories.id, { onDelete: "cascade" }),
   },
-  (t) => [primaryKey({ columns: [t.productTypeId, t.categoryId] }), index("product_type_categories_category_idx").on(t.categoryId)],
+  (t) => [primaryKey({ columns: [t.product_type_id, t.category_id] }), index("product_type_categories_category_idx").on(t.category_id)],
 );
 
 /** One entry per material per record: how much of it the record contains. */
 export const billOfMaterials = sqliteTable(
   "bill_of_materials",
   {
-    productId: integer("product_id")
+    product_id: integer("product_id")
       .notNull()
       .references(() => products.id, { onDelete: "cascade" }),
-    materialId: integer("material_id")
+    material_id: integer("material_id")
       .notNull()
       .references(() => materials.id),
     quantity: real("quantity").notNull(),
@@ -322,8 +325,8 @@ export const billOfMaterials = sqliteTable(
     ...timestamps,
   },
   (t) => [
-    primaryKey({ columns: [t.productId, t.materialId] }),
-    index("bill_of_materials_material_idx").on(t.materialId),
+    primaryKey({ columns: [t.product_id, t.material_id] }),
+    index("bill_of_materials_material_idx").on(t.material_id),
     check("bill_of_materials_quantity", sql`${t.quantity} > 0 AND ${t.quantity} <= 1000000`),
   ],
 );
@@ -333,16 +336,16 @@ export const videos = sqliteTable(
   "videos",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    productId: integer("product_id")
+    product_id: integer("product_id")
       .notNull()
       .references(() => products.id, { onDelete: "cascade" }),
     url: text("url").notNull(),
     title: text("title"),
     description: text("description"),
-    videoMetadata: text("video_metadata", { mode: "json" }).$type<Record<string, unknown>>(),
+    video_metadata: text("video_metadata", { mode: "json" }).$type<Record<string, unknown>>(),
     ...timestamps,
   },
-  (t) => [index("videos_product_idx").on(t.productId)],
+  (t) => [index("videos_product_idx").on(t.product_id)],
 );
 
 /**
@@ -360,17 +363,17 @@ function mediaColumns() {
   return {
     /** 32 lowercase hex characters (decisions.md: images and files have string ids), random. */
     id: text("id").primaryKey(),
-    productId: integer("product_id")
+    product_id: integer("product_id")
       .notNull()
       .references(() => products.id, { onDelete: "cascade" }),
-    storageKey: text("storage_key").notNull(),
+    storage_key: text("storage_key").notNull(),
     filename: text("filename").notNull(),
-    contentType: text("content_type").notNull(),
-    sizeBytes: integer("size_bytes").notNull(),
+    content_type: text("content_type").notNull(),
+    size_bytes: integer("size_bytes").notNull(),
     description: text("description"),
     status: text("status", { enum: MEDIA_STATUSES }).notNull().default("pending"),
-    rejectedReason: text("rejected_reason", { enum: MEDIA_REJECTIONS }),
-    uploadedBy: integer("uploaded_by").references(() => users.id, { onDelete: "set null" }),
+    rejected_reason: text("rejected_reason", { enum: MEDIA_REJECTIONS }),
+    uploaded_by: integer("uploaded_by").references(() => users.id, { onDelete: "set null" }),
     ...timestamps,
   };
 }
@@ -386,16 +389,16 @@ type MediaTable = { [K in keyof ReturnType<typeof mediaColumns>]: AnySQLiteColum
 function mediaConstraints(kind: "images" | "files", t: MediaTable) {
   return [
     // Entries end with the rowid, so this index also serves MEDIA_ORDER's insertion-order tiebreak.
-    index(`${kind}_product_idx`).on(t.productId, t.createdAt),
-    index(`${kind}_storage_key_idx`).on(t.storageKey),
-    index(`${kind}_pending_idx`).on(t.updatedAt).where(sql`status = 'pending'`),
+    index(`${kind}_product_idx`).on(t.product_id, t.created_at),
+    index(`${kind}_storage_key_idx`).on(t.storage_key),
+    index(`${kind}_pending_idx`).on(t.updated_at).where(sql`status = 'pending'`),
     check(`${kind}_status`, sql`${t.status} IN ('pending', 'clean', 'rejected')`),
     check(
       `${kind}_rejected_reason`,
-      sql`(${t.status} = 'rejected' AND ${t.rejectedReason} IN ('malware', 'undecodable', 'unscanned')) OR (${t.status} <> 'rejected' AND ${t.rejectedReason} IS NULL)`,
+      sql`(${t.status} = 'rejected' AND ${t.rejected_reason} IN ('malware', 'undecodable', 'unscanned')) OR (${t.status} <> 'rejected' AND ${t.rejected_reason} IS NULL)`,
     ),
     check(`${kind}_id`, sql`length(${t.id}) = 32 AND ${t.id} NOT GLOB '*[^0-9a-f]*'`),
-    check(`${kind}_size`, sql`${t.sizeBytes} > 0`),
+    check(`${kind}_size`, sql`${t.size_bytes} > 0`),
   ];
 }
 
@@ -410,9 +413,9 @@ export const images = sqliteTable(
     ...mediaColumns(),
     width: integer("width").notNull(),
     height: integer("height").notNull(),
-    imageMetadata: text("image_metadata", { mode: "json" }).$type<Record<string, unknown>>(),
+    image_metadata: text("image_metadata", { mode: "json" }).$type<Record<string, unknown>>(),
     /** 1 once the thumbnails at every width are in R2. */
-    thumbnailsReady: integer("thumbnails_ready", { mode: "boolean" }).notNull().default(false),
+    thumbnails_ready: integer("thumbnails_ready", { mode: "boolean" }).notNull().default(false),
   },
   (t) => [...mediaConstraints("images", t), check("images_dimensions", sql`${t.width} > 0 AND ${t.height} > 0`)],
 );
@@ -429,7 +432,7 @@ export const files = sqliteTable("files", mediaColumns(), (t) => mediaConstraint
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
   {
-    userId: integer("user_id")
+    user_id: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     /** Method and path (parent id included, no query): a key is scoped to user, scope and key. */
@@ -438,18 +441,18 @@ export const idempotencyKeys = sqliteTable(
     /** Method, path and query string of the original request. */
     target: text("target").notNull(),
     /** SHA-256 of the original body. */
-    bodyHash: text("body_hash").notNull(),
+    body_hash: text("body_hash").notNull(),
     /** Random id of the request that claimed the key: its later writes are fenced on it. */
     claim: text("claim").notNull(),
     /** Id of the record the create made, written in the create's own batch (null: not committed). */
-    resourceId: integer("resource_id"),
-    responseStatus: integer("response_status"),
-    responseBody: text("response_body"),
-    responseHeaders: text("response_headers", { mode: "json" }).$type<Record<string, string>>(),
-    createdAt: integer("created_at").notNull(),
-    expiresAt: integer("expires_at").notNull(),
+    resource_id: integer("resource_id"),
+    response_status: integer("response_status"),
+    response_body: text("response_body"),
+    response_headers: text("response_headers", { mode: "json" }).$type<Record<string, string>>(),
+    created_at: integer("created_at").notNull(),
+    expires_at: integer("expires_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.scope, t.key] }), index("idempotency_keys_expires_idx").on(t.expiresAt)],
+  (t) => [primaryKey({ columns: [t.user_id, t.scope, t.key] }), index("idempotency_keys_expires_idx").on(t.expires_at)],
 );
 
 /**
@@ -458,7 +461,7 @@ export const idempotencyKeys = sqliteTable(
  */
 export const idBlocks = sqliteTable("id_blocks", {
   name: text("name").primaryKey(),
-  nextId: integer("next_id").notNull(),
+  next_id: integer("next_id").notNull(),
 });
 
 /**
@@ -467,7 +470,7 @@ export const idBlocks = sqliteTable("id_blocks", {
  * tree, its bills of materials, media and videos, or its owner's name or visibility.
  */
 export const treeGenerations = sqliteTable("tree_generations", {
-  rootId: integer("root_id").primaryKey(),
+  root_id: integer("root_id").primaryKey(),
   generation: integer("generation").notNull(),
 });
 
@@ -493,22 +496,22 @@ export const oauthAccounts = sqliteTable(
   "oauth_accounts",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    userId: integer("user_id")
+    user_id: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     provider: text("provider", { enum: OAUTH_PROVIDERS }).notNull(),
     /** The provider's stable id of the account (`sub` for Google, the numeric id for GitHub). */
-    accountId: text("account_id").notNull(),
-    accountEmail: text("account_email"),
-    accessTokenSealed: text("access_token_sealed"),
-    refreshTokenSealed: text("refresh_token_sealed"),
+    account_id: text("account_id").notNull(),
+    account_email: text("account_email"),
+    access_token_sealed: text("access_token_sealed"),
+    refresh_token_sealed: text("refresh_token_sealed"),
     /** Unix seconds when the access token expires; null when the provider does not say. */
-    accessTokenExpiresAt: integer("access_token_expires_at"),
+    access_token_expires_at: integer("access_token_expires_at"),
     ...timestamps,
   },
   (t) => [
-    uniqueIndex("oauth_accounts_provider_account").on(t.provider, t.accountId),
-    uniqueIndex("oauth_accounts_user_provider").on(t.userId, t.provider),
+    uniqueIndex("oauth_accounts_provider_account").on(t.provider, t.account_id),
+    uniqueIndex("oauth_accounts_user_provider").on(t.user_id, t.provider),
     check("oauth_accounts_provider_check", sql`${t.provider} IN ('google', 'github', 'google-youtube')`),
   ],
 );
@@ -521,25 +524,25 @@ export const oauthAccounts = sqliteTable(
 export const oauthHandoffs = sqliteTable("oauth_handoffs", {
   fingerprint: text("fingerprint").primaryKey(),
   kind: text("kind", { enum: ["mfa", "login"] }).notNull(),
-  userId: integer("user_id")
+  user_id: integer("user_id")
     .notNull()
     .references(() => users.id, { onDelete: "cascade" }),
   /** The MFA challenge token, sealed (context `oauth-handoff`); null for `login`. */
-  secretSealed: text("secret_sealed"),
+  secret_sealed: text("secret_sealed"),
   /** The account's revocation epoch at the callback: a revocation since voids the hand-off. */
-  tokensValidAfter: integer("tokens_valid_after").notNull(),
+  tokens_valid_after: integer("tokens_valid_after").notNull(),
   /**
    * The app's PKCE challenge (S256) from the token flow's authorize: the claim must present its
    * verifier, so a hand-off planted on another device cannot be claimed there. Null for browser flows.
    */
-  appChallenge: text("app_challenge"),
-  expiresAt: integer("expires_at").notNull(),
+  app_challenge: text("app_challenge"),
+  expires_at: integer("expires_at").notNull(),
 });
 
 /** Nonces of OAuth state tokens already used at a callback: each state works once. */
 export const oauthStateUses = sqliteTable("oauth_state_uses", {
   nonce: text("nonce").primaryKey(),
-  expiresAt: integer("expires_at").notNull(),
+  expires_at: integer("expires_at").notNull(),
 });
 
 /** States of a dataset release (decisions.md, Dataset releases): `building` ends `published` or `failed`. */
@@ -561,32 +564,32 @@ export const releases = sqliteTable(
     licence: text("licence").notNull(),
     status: text("status", { enum: RELEASE_STATUSES }).notNull().default("building"),
     /** The API's origin as the release was requested: the base of the URLs its files name. */
-    baseUrl: text("base_url").notNull(),
+    base_url: text("base_url").notNull(),
     /** Random id of the current build attempt; a retry draws a new one, fencing off the old attempt's messages. */
-    buildId: text("build_id").notNull(),
+    build_id: text("build_id").notNull(),
     /** Unix seconds of the snapshot batch; null until it ran. */
-    snapshotAt: integer("snapshot_at"),
+    snapshot_at: integer("snapshot_at"),
     /** Counts of the snapshot; null until it ran. */
     records: integer("records"),
-    baseProducts: integer("base_products"),
+    base_products: integer("base_products"),
     images: integer("images"),
-    recordMaterials: integer("record_materials"),
+    record_materials: integer("record_materials"),
     /** Rows of `records` written to its files so far: the progress a building release shows. */
-    recordsWritten: integer("records_written").notNull().default(0),
+    records_written: integer("records_written").notNull().default(0),
     /** The build's checkpoint (JSON): the step it is at and the writers' and uploads' states. */
-    buildState: text("build_state"),
+    build_state: text("build_state"),
     /** The invocation working on the build and until when (Unix seconds of D1's clock). */
-    leaseId: text("lease_id"),
-    leaseUntil: integer("lease_until"),
+    lease_id: text("lease_id"),
+    lease_until: integer("lease_until"),
     /** Failed attempts in a row of the current build; reset by progress. */
-    buildFailures: integer("build_failures").notNull().default(0),
+    build_failures: integer("build_failures").notNull().default(0),
     /** Why the build failed (superusers only). */
-    failureReason: text("failure_reason"),
-    publishedAt: integer("published_at"),
+    failure_reason: text("failure_reason"),
+    published_at: integer("published_at"),
     ...timestamps,
   },
   (t) => [
-    index("releases_created_idx").on(t.createdAt, t.version),
+    index("releases_created_idx").on(t.created_at, t.version),
     check("releases_status", sql`${t.status} IN ('building', 'published', 'failed')`),
     check(
       "releases_version",
@@ -594,7 +597,7 @@ export const releases = sqliteTable(
     ),
     check(
       "releases_state_fields",
-      sql`(${t.status} = 'published') = (${t.publishedAt} IS NOT NULL AND ${t.snapshotAt} IS NOT NULL) AND (${t.status} = 'failed') = (${t.failureReason} IS NOT NULL)`,
+      sql`(${t.status} = 'published') = (${t.published_at} IS NOT NULL AND ${t.snapshot_at} IS NOT NULL) AND (${t.status} = 'failed') = (${t.failure_reason} IS NOT NULL)`,
     ),
   ],
 );
@@ -603,7 +606,7 @@ export const releases = sqliteTable(
 export const releaseFiles = sqliteTable(
   "release_files",
   {
-    releaseVersion: text("release_version")
+    release_version: text("release_version")
       .notNull()
       .references(() => releases.version, { onDelete: "cascade" }),
     /** Relative to `releases/<version>/`, e.g. `records.csv`, `reference/units.parquet`, `images/<sha256>.jpg`. */
@@ -611,9 +614,9 @@ export const releaseFiles = sqliteTable(
     bytes: integer("bytes").notNull(),
     /** Lower-case hex SHA-256 of the file. */
     sha256: text("sha256").notNull(),
-    mediaType: text("media_type").notNull(),
+    media_type: text("media_type").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.releaseVersion, t.path] })],
+  (t) => [primaryKey({ columns: [t.release_version, t.path] })],
 );
 
 /**
@@ -624,82 +627,82 @@ export const releaseFiles = sqliteTable(
 export const releaseRecords = sqliteTable(
   "release_records",
   {
-    releaseVersion: text("release_version")
+    release_version: text("release_version")
       .notNull()
       .references(() => releases.version, { onDelete: "cascade" }),
     id: integer("id").notNull(),
-    parentId: integer("parent_id"),
-    amountInParent: integer("amount_in_parent"),
+    parent_id: integer("parent_id"),
+    amount_in_parent: integer("amount_in_parent"),
     /** The base product's owner at the snapshot (no foreign key: the account may go meanwhile). */
-    ownerId: integer("owner_id").notNull(),
+    owner_id: integer("owner_id").notNull(),
     name: text("name").notNull(),
     description: text("description"),
     brand: text("brand"),
     model: text("model"),
-    productTypeId: integer("product_type_id"),
-    weightG: real("weight_g"),
-    heightCm: real("height_cm"),
-    widthCm: real("width_cm"),
-    depthCm: real("depth_cm"),
-    volumeCm3: real("volume_cm3"),
-    circularityProperties: text("circularity_properties"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    product_type_id: integer("product_type_id"),
+    weight_g: real("weight_g"),
+    height_cm: real("height_cm"),
+    width_cm: real("width_cm"),
+    depth_cm: real("depth_cm"),
+    volume_cm3: real("volume_cm3"),
+    circularity_properties: text("circularity_properties"),
+    created_at: integer("created_at").notNull(),
+    updated_at: integer("updated_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.releaseVersion, t.id] })],
+  (t) => [primaryKey({ columns: [t.release_version, t.id] })],
 );
 
 export const releaseRecordMaterials = sqliteTable(
   "release_record_materials",
   {
-    releaseVersion: text("release_version")
+    release_version: text("release_version")
       .notNull()
       .references(() => releases.version, { onDelete: "cascade" }),
-    recordId: integer("record_id").notNull(),
-    materialId: integer("material_id").notNull(),
+    record_id: integer("record_id").notNull(),
+    material_id: integer("material_id").notNull(),
     quantity: real("quantity").notNull(),
     unit: text("unit").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.releaseVersion, t.recordId, t.materialId] })],
+  (t) => [primaryKey({ columns: [t.release_version, t.record_id, t.material_id] })],
 );
 
 export const releaseImages = sqliteTable(
   "release_images",
   {
-    releaseVersion: text("release_version")
+    release_version: text("release_version")
       .notNull()
       .references(() => releases.version, { onDelete: "cascade" }),
     /** `images/<storage_key>`: the copy's path inside the release. */
     file: text("file").notNull(),
-    recordId: integer("record_id").notNull(),
+    record_id: integer("record_id").notNull(),
     /** The live object's key under `images/`, which the copy is read from. */
-    storageKey: text("storage_key").notNull(),
+    storage_key: text("storage_key").notNull(),
     width: integer("width").notNull(),
     height: integer("height").notNull(),
     bytes: integer("bytes").notNull(),
-    contentType: text("content_type").notNull(),
+    content_type: text("content_type").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.releaseVersion, t.file, t.recordId] })],
+  (t) => [primaryKey({ columns: [t.release_version, t.file, t.record_id] })],
 );
 
 /** The reference tables at the snapshot, one JSON object per row, in `position` order per table. */
 export const releaseReferenceRows = sqliteTable(
   "release_reference_rows",
   {
-    releaseVersion: text("release_version")
+    release_version: text("release_version")
       .notNull()
       .references(() => releases.version, { onDelete: "cascade" }),
-    tableName: text("table_name").notNull(),
+    table_name: text("table_name").notNull(),
     position: integer("position").notNull(),
     row: text("row").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.releaseVersion, t.tableName, t.position] })],
+  (t) => [primaryKey({ columns: [t.release_version, t.table_name, t.position] })],
 );
 
 export const BACKUP_STATUSES = ["running", "complete", "failed"] as const;
 
 /**
- * The logical backups of the database to R2 (src/services/backup.ts, docs/operations.md): one row
+ * The logical backups of the database to R2 (src/services/operations/backup.ts, docs/operations.md): one row
  * per run, which the queue's slices move on with the lease and checkpoint of a release build.
  * The backups leave this table out (a run would otherwise copy itself half-written).
  */
@@ -710,23 +713,23 @@ export const backupRuns = sqliteTable(
     id: text("id").primaryKey(),
     status: text("status", { enum: BACKUP_STATUSES }).notNull().default("running"),
     /** Unix seconds. */
-    startedAt: integer("started_at").notNull(),
-    finishedAt: integer("finished_at"),
+    started_at: integer("started_at").notNull(),
+    finished_at: integer("finished_at"),
     /** The checkpoint (JSON): the plan (schema and tables), the table being written and its upload. */
     state: text("state"),
     /** The invocation working on the run and until when (Unix seconds of D1's clock). */
-    leaseId: text("lease_id"),
-    leaseUntil: integer("lease_until"),
+    lease_id: text("lease_id"),
+    lease_until: integer("lease_until"),
     /** Failed attempts in a row; reset by progress. */
     failures: integer("failures").notNull().default(0),
-    failureReason: text("failure_reason"),
+    failure_reason: text("failure_reason"),
     /** Totals of a complete run: tables, rows and compressed bytes written. */
     tables: integer("tables"),
     rows: integer("rows"),
     bytes: integer("bytes"),
   },
   (t) => [
-    index("backup_runs_started_idx").on(t.startedAt),
+    index("backup_runs_started_idx").on(t.started_at),
     check("backup_runs_status", sql`${t.status} IN ('running', 'complete', 'failed')`),
   ],
 );

@@ -7,7 +7,7 @@ import { type AccessClaims, readAccessToken } from "../auth/tokens";
 import { carryInNextBatch, flushCarried } from "../db/client";
 import type { AppEnv } from "../env";
 import { ApiError } from "../lib/problem";
-import { accessCheckStatement, userForAccessToken, userFromAccessCheck } from "../services/sessions";
+import { accessCheckStatement, userForAccessToken, userFromAccessCheck } from "../services/sign-in/sessions";
 
 function invalidToken(): ApiError {
   return new ApiError(401, {

@@ -3,8 +3,8 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { declaredLength, MULTIPART_ALLOWANCE_BYTES } from "../lib/multipart";
 import { ApiError } from "../lib/problem";
-import { requestCategory } from "../lib/rate-limits";
-import { MAX_RESEARCH_FILE_BYTES } from "../services/quotas";
+import { requestCategory } from "../rate-limits/policy";
+import { MAX_RESEARCH_FILE_BYTES } from "../services/media/quotas";
 
 /** Largest request body accepted: 1 MiB, whatever its content type, except on upload routes. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;

@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
-import { ensureBootstrapSuperuser } from "../services/bootstrap";
-import { buildServices } from "../services/build-services";
+import { ensureBootstrapSuperuser } from "../services/accounts/bootstrap";
+import { buildServices } from "../services/platform/build-services";
 
 // One run per database binding per isolate; a failed run is forgotten so the next request retries.
 const runs = new WeakMap<object, Promise<unknown>>();

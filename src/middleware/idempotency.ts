@@ -13,7 +13,7 @@ import {
   type StoredResponse,
   sha256Hex,
   storeResponse,
-} from "../services/idempotency";
+} from "../services/platform/idempotency";
 import { requireUser } from "./guards";
 
 /** The request header that names a create request for safe retries. */

@@ -2,8 +2,8 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { jsonTextDeeperThan, MAX_JSON_BODY_DEPTH, pathBeyondDepth } from "../lib/json-bounds";
 import { ApiError } from "../lib/problem";
-import { requestCategory } from "../lib/rate-limits";
 import { pointerFor } from "../lib/validation";
+import { requestCategory } from "../rate-limits/policy";
 
 // The content types the JSON validators read (those of @hono/zod-openapi).
 const JSON_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;

@@ -1,10 +1,11 @@
 import { createMiddleware } from "hono/factory";
 import type { Services } from "../container";
+import { newRoundTripCounter, type RoundTripCounter } from "../db/client";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import { createLogger } from "../lib/logger";
 import { resolveRequestId } from "../lib/request-id";
-import { limiterCalls } from "../services/build-services";
+import { limiterCalls } from "../services/platform/build-services";
 import { type BegunRequest, handoverOf } from "./handover";
 
 // Not hono/request-id: its filter (`[\w\-=]`, up to a length) echoes `=` and a leading `-` or `_`
@@ -35,7 +36,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     path: c.req.path,
     status: c.res.status,
     isDevelopment: services?.config.isDevelopment ?? false,
-    roundTrips: services?.roundTrips.count ?? 0,
+    d1: services ? { ...services.roundTrips } : NO_D1,
     limiterCalls: services ? limiterCalls(services) : 0,
     lane: handover ? "handed over" : "app",
   };
@@ -59,7 +60,8 @@ export interface Answered {
   status: number;
   /** Whether the configuration says development (`Server-Timing` is sent only then); false when it could not be read. */
   isDevelopment: boolean;
-  roundTrips: number;
+  /** What the request cost D1: round trips, rows read and written, database time (src/db/client.ts). */
+  d1: RoundTripCounter;
   limiterCalls: number;
   lane: Lane;
 }
@@ -71,10 +73,26 @@ export function beginRequest(requestIdHeader: string | undefined | null, connect
   return { requestId, log: createLogger({ request_id: requestId }), clientIp: connectingIp ?? null, started: Date.now() };
 }
 
-/** `Server-Timing` in development: the D1 round trips, counter-store calls and lane of the request; null otherwise. */
+/** A request that made no D1 query. */
+export const NO_D1: RoundTripCounter = newRoundTripCounter();
+
+/** Milliseconds of database time to a hundredth, as `Server-Timing` and the log line carry them. */
+const ms = (value: number) => Math.round(value * 100) / 100;
+
+/**
+ * `Server-Timing` in development (decisions.md "Request cost"): the D1 round trips, rows read and
+ * written and database time, counter-store calls and lane of the request; null otherwise.
+ * Production sends none (what a request read can tell about data it may not see); the access log
+ * line carries the same numbers there.
+ */
 export function serverTiming(answer: Answered): string | null {
   if (!answer.isDevelopment) return null;
-  return `d1;desc="${answer.roundTrips} round trips", limiter;desc="${answer.limiterCalls} calls", lane;desc="${answer.lane}"`;
+  const { d1 } = answer;
+  const unmetered = d1.unmetered > 0 ? `, ${d1.unmetered} unmetered` : "";
+  return (
+    `d1;desc="${d1.count} round trips", d1-rows;desc="read ${d1.rowsRead}, written ${d1.rowsWritten}${unmetered}", ` +
+    `d1-time;dur=${ms(d1.durationMs)}, limiter;desc="${answer.limiterCalls} calls", lane;desc="${answer.lane}"`
+  );
 }
 
 /** The access log line: one per request, naming the lane that answered (also in production, where `Server-Timing` is not sent). */
@@ -84,7 +102,11 @@ export function logRequest(begun: BegunRequest, answer: Answered): void {
     path: answer.path,
     status: answer.status,
     duration_ms: Date.now() - begun.started,
-    d1_round_trips: answer.roundTrips,
+    d1_round_trips: answer.d1.count,
+    d1_rows_read: answer.d1.rowsRead,
+    d1_rows_written: answer.d1.rowsWritten,
+    d1_duration_ms: ms(answer.d1.durationMs),
+    ...(answer.d1.unmetered > 0 ? { d1_unmetered: answer.d1.unmetered } : {}),
     limiter_calls: answer.limiterCalls,
     lane: answer.lane,
     client_ip: begun.clientIp,

@@ -4,7 +4,7 @@ import { bookmarkOf, type SessionStart } from "../db/client";
 import type { AppEnv } from "../env";
 import { writableHeaders } from "../lib/http";
 import type { Plugin } from "../plugin";
-import { type BuildOptions, buildServices } from "../services/build-services";
+import { type BuildOptions, buildServices } from "../services/platform/build-services";
 import { presentedAccessToken } from "./authenticate";
 import { handoverOf } from "./handover";
 

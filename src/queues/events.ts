@@ -1,6 +1,6 @@
 import type { DomainEvent, Services } from "../container";
 import type { Plugin } from "../plugin";
-import { withLog } from "../services/build-services";
+import { withLog } from "../services/platform/build-services";
 
 /** The queue of domain events (wrangler.jsonc, `EVENTS_QUEUE`). */
 export const EVENTS_QUEUE = "relab-events";

@@ -1,7 +1,7 @@
 import type { Services } from "../container";
-import { runBackupSlice } from "../services/backup";
-import { withLog } from "../services/build-services";
-import { isMaintenanceMessage, type MaintenanceMessage } from "../services/maintenance-messages";
+import { runBackupSlice } from "../services/operations/backup";
+import { isMaintenanceMessage, type MaintenanceMessage } from "../services/operations/maintenance-messages";
+import { withLog } from "../services/platform/build-services";
 
 /**
  * Consumer of `MAINTENANCE_QUEUE`: each message runs one slice of a backup for up to

@@ -1,7 +1,7 @@
 import type { Services } from "../container";
-import { rejectMedia } from "../services/media";
-import type { MediaMessage } from "../services/media-messages";
-import { quarantineKey } from "../services/media-storage";
+import { rejectMedia } from "../services/media/media";
+import type { MediaMessage } from "../services/media/messages";
+import { quarantineKey } from "../services/media/storage";
 
 /** The queue failed messages end in, after `max_retries` (wrangler.jsonc). */
 export const DEAD_LETTER_QUEUE = "relab-media-dlq";

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import type { Services } from "../container";
 import { batchRows } from "../db/client";
-import type { MediaMessage } from "../services/media-messages";
-import type { MediaKind } from "../services/media-storage";
+import type { MediaMessage } from "../services/media/messages";
+import type { MediaKind } from "../services/media/storage";
 
 /**
  * An upload still `pending` this long after its scan was last queued has lost its message (a

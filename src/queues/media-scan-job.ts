@@ -7,11 +7,11 @@ import { audit } from "../lib/audit";
 import { ImageStructureError } from "../lib/images/exif";
 import { sniffImageFormat } from "../lib/images/formats";
 import { makeThumbnails, type Thumbnail } from "../lib/images/thumbnails";
-import { rejectMedia } from "../services/media";
-import type { MediaMessage } from "../services/media-messages";
-import { uprightBytes } from "../services/media-orient";
-import { THUMBNAIL_WIDTHS, thumbnailKey } from "../services/media-records";
-import { builtInScan, externalScan, type ScanVerdict } from "../services/media-scan";
+import { rejectMedia } from "../services/media/media";
+import type { MediaMessage } from "../services/media/messages";
+import { uprightBytes } from "../services/media/orient";
+import { THUMBNAIL_WIDTHS, thumbnailKey } from "../services/media/records";
+import { builtInScan, externalScan, type ScanVerdict } from "../services/media/scan";
 import {
   deleteUnreferencedObjects,
   IMMUTABLE_CACHE,
@@ -19,7 +19,7 @@ import {
   ORIENTATION_METADATA,
   quarantineKey,
   servedKey,
-} from "../services/media-storage";
+} from "../services/media/storage";
 
 type QueuedRow = RowOf<typeof images | typeof files, "storage_key" | "content_type" | "status">;
 

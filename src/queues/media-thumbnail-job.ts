@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import type { Services } from "../container";
-import { rejectMedia } from "../services/media";
-import type { MediaMessage } from "../services/media-messages";
-import { thumbnailKey } from "../services/media-records";
-import { deleteUnreferencedObjects, IMMUTABLE_CACHE, servedKey } from "../services/media-storage";
+import { rejectMedia } from "../services/media/media";
+import type { MediaMessage } from "../services/media/messages";
+import { thumbnailKey } from "../services/media/records";
+import { deleteUnreferencedObjects, IMMUTABLE_CACHE, servedKey } from "../services/media/storage";
 import { decodeImage } from "./media-scan-job";
 
 /**

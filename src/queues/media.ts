@@ -1,6 +1,6 @@
 import type { Services } from "../container";
-import { withLog } from "../services/build-services";
-import type { MediaMessage } from "../services/media-messages";
+import type { MediaMessage } from "../services/media/messages";
+import { withLog } from "../services/platform/build-services";
 import { DEAD_LETTER_QUEUE, handleDeadLetter } from "./media-dead-letters";
 import { purgeJob, scanJob } from "./media-scan-job";
 import { thumbnailJob } from "./media-thumbnail-job";

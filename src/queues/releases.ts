@@ -1,7 +1,7 @@
 import type { Services } from "../container";
-import { withLog } from "../services/build-services";
-import { clearPublishedStaging, runBuildSlice } from "../services/release-build";
-import { isReleaseMessage, type ReleaseMessage } from "../services/release-messages";
+import { withLog } from "../services/platform/build-services";
+import { clearPublishedStaging, runBuildSlice } from "../services/releases/build";
+import { isReleaseMessage, type ReleaseMessage } from "../services/releases/messages";
 
 /**
  * Consumer of `RELEASE_QUEUE`. Each message runs one slice of a build for up to

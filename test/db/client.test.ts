@@ -30,6 +30,21 @@ describe("round-trip counting", () => {
     expect(roundTrips.count).toBe(2);
   });
 
+  it("sums D1's meta over the statements: rows read and written, database time; raw() and exec() as unmetered", async () => {
+    const { d1, counter } = countRoundTrips(env.DB);
+    // The four units, read whole: SQLite reports each row it stepped through.
+    await d1.prepare("SELECT * FROM units").all();
+    expect(counter).toMatchObject({ count: 1, rowsRead: 4, rowsWritten: 0, unmetered: 0 });
+    await d1.batch([d1.prepare("SELECT * FROM units WHERE code = 'kg'"), d1.prepare("SELECT count(*) FROM units")]);
+    expect(counter.rowsRead).toBeGreaterThan(4);
+    const first = await d1.prepare("SELECT code FROM units ORDER BY code").first<string>("code");
+    expect(first).toBe("cm");
+    await d1.prepare("SELECT 1").raw();
+    await d1.exec("SELECT 1");
+    expect(counter).toMatchObject({ count: 5, unmetered: 2 });
+    expect(counter.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
   it("does not count statements that are only prepared", () => {
     const { d1, counter } = countRoundTrips(env.DB);
     d1.prepare("SELECT 1").bind();

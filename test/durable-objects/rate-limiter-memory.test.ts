@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { CounterSpec } from "../../durable-objects/rate-limiter";
+import type { CounterSpec } from "../../src/rate-limits/object";
 import { freshStub, pendingAlarm, type Stub, sleep, storedRows } from "../support/limits";
 
 // The minute request rates, which the counter store keeps in memory and never in storage.

@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type CounterSpec, RateLimiter } from "../../durable-objects/rate-limiter";
+import { type CounterSpec, RateLimiter } from "../../src/rate-limits/object";
 import { freshStub, pendingAlarm, sleep, storedRows } from "../support/limits";
 
 // Durable counters (SQLite rows the tests can inspect); the minute request rates, which never

@@ -12,7 +12,7 @@ import { onError } from "../../src/middleware/error-handler";
 import { IdempotencyKeyHeaderSchema, idempotent } from "../../src/middleware/idempotency";
 import { requestContext } from "../../src/middleware/request-context";
 import { requestServices } from "../../src/middleware/request-services";
-import { commitStatements, isKeyLost, requestInProgress } from "../../src/services/idempotency";
+import { commitStatements, isKeyLost, requestInProgress } from "../../src/services/platform/idempotency";
 import { bearer, verifiedUser } from "../support/accounts";
 import { expectProblem, roundTrips } from "../support/http";
 import { captureLogs } from "../support/logs";

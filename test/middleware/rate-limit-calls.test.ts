@@ -58,7 +58,7 @@ describe("counter-store calls per request", () => {
       }
     }
     expect(left).toEqual(Array.from({ length: 300 }, (_, i) => 299 - i));
-    // One unit, then 2, 4, 8 and 15 at a time (src/lib/limit-leases.ts); the refused read asks once more.
+    // One unit, then 2, 4, 8 and 15 at a time (src/rate-limits/leases.ts); the refused read asks once more.
     expect(calls.slice(0, 8)).toEqual([1, 1, 0, 1, 0, 0, 0, 1]);
     expect(calls.reduce((sum, n) => sum + n, 0)).toBe(24);
   }, 60_000);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { canonicalEmail } from "../../src/lib/email-address";
-import { subjects } from "../../src/services/rate-limiter";
+import { subjects } from "../../src/rate-limits/client";
 import { newIdentity, patchMe, postJson, registerUser, verifiedUser } from "../support/accounts";
 import { api, expectProblem } from "../support/http";
 import { freshIp, json, limitedApi, PRODUCTION_STORE_TIMEOUT, stallStore, withBrokenTable } from "../support/limits";

@@ -18,7 +18,7 @@ import {
   validateEmail,
 } from "../support/limits";
 
-// The request-rate limiters of /v1 (src/middleware/rate-limit.ts) for signed-in callers: per-user
+// The request-rate limiters of /v1 (src/rate-limits/middleware.ts) for signed-in callers: per-user
 // buckets, tokens that select no user, and signed-in exports (a user and an IP subject at once).
 // Anonymous buckets are in rate-limit.test.ts.
 

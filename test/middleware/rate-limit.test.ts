@@ -15,7 +15,7 @@ import {
   validateEmail,
 } from "../support/limits";
 
-// The request-rate limiters of /v1 (src/middleware/rate-limit.ts), through the HTTP surface with
+// The request-rate limiters of /v1 (src/rate-limits/middleware.ts), through the HTTP surface with
 // the real counter store: anonymous buckets, client addresses, routing, the switch and CORS.
 // Signed-in buckets are in rate-limit-users.test.ts. Every test takes its own client address, so
 // each starts with full buckets.

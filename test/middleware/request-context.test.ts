@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { api, apiWithVars, PRODUCTION_VARS, roundTrips } from "../support/http";
+import { verifiedUser } from "../support/accounts";
+import { api, apiWithVars, d1Cost, PRODUCTION_VARS, roundTrips, rowsRead } from "../support/http";
 import { captureLogs } from "../support/logs";
 
 describe("X-Request-ID", () => {
@@ -57,6 +58,9 @@ describe("request logging", () => {
       path: "/__dev/outbox",
       status: 204,
       d1_round_trips: 0,
+      d1_rows_read: 0,
+      d1_rows_written: 0,
+      d1_duration_ms: 0,
       limiter_calls: 0,
       lane: "app",
       client_ip: "203.0.113.9",
@@ -75,6 +79,41 @@ describe("Server-Timing", () => {
     expect(roundTrips(await api("/live"))).toBe(0);
     // The product list: one batch (page and count). Units would come from the KV cache.
     expect(roundTrips(await api("/v1/products"))).toBe(1);
+  });
+
+  it("reports the rows read and written and the database time, summed over the request's statements", async () => {
+    const empty = await api("/v1/products?size=5");
+    expect(roundTrips(empty)).toBe(1);
+    const before = rowsRead(empty);
+    const user = await verifiedUser("timing");
+    const created = await api("/v1/products", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${user.tokens.access_token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "Metered kettle" }),
+    });
+    expect(created.status).toBe(201);
+    const write = d1Cost(created);
+    expect(write.rowsWritten).toBeGreaterThan(0);
+    expect(write.unmetered).toBe(0);
+    expect(write.durationMs).toBeGreaterThanOrEqual(0);
+    // One more base product: the page and its count read more rows than before, and write none.
+    const after = await api("/v1/products?size=5&name[ilike]=metered");
+    expect(d1Cost(after)).toMatchObject({ rowsWritten: 0, unmetered: 0 });
+    expect(rowsRead(after)).toBeGreaterThan(before);
+  });
+
+  it("carries the same numbers in the access log line", async () => {
+    await api("/v1/products");
+    const logs = captureLogs();
+    try {
+      const response = await api("/v1/products?size=3");
+      const line = logs.entries().at(-1);
+      const cost = d1Cost(response);
+      expect(line).toMatchObject({ msg: "request", d1_round_trips: 1, d1_rows_read: cost.rowsRead, d1_rows_written: 0 });
+      expect(line?.d1_duration_ms).toBeCloseTo(cost.durationMs, 2);
+    } finally {
+      logs.restore();
+    }
   });
 
   it("is absent in production", async () => {

@@ -7,7 +7,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { openLocalState } from "../../scripts/lib/local-d1.mjs";
 
-// `npm run restore` itself, on a backup folder made here in the format src/services/backup.ts
+// `npm run restore` itself, on a backup folder made here in the format src/services/operations/backup.ts
 // writes (two gzip members in one file, a self-referencing table, AUTOINCREMENT, a trigger and an
 // external-content full-text index), into a local state folder. The Worker's side of the drill
 // (the backup, and the same restore code in workerd) is test/services/backup.test.ts.

@@ -6,9 +6,9 @@ import worker from "../../src/index";
 import { createLogger } from "../../src/lib/logger";
 import { notFound } from "../../src/lib/problem";
 import { REQUEUE_AFTER_SECONDS, requeueStrandedMedia } from "../../src/queues/media-requeue";
-import { insertMedia, type MediaParent } from "../../src/services/media";
-import { type MediaKind, quarantineKey } from "../../src/services/media-storage";
-import { prepareFile, prepareImage } from "../../src/services/media-upload";
+import { insertMedia, type MediaParent } from "../../src/services/media/media";
+import { type MediaKind, quarantineKey } from "../../src/services/media/storage";
+import { prepareFile, prepareImage } from "../../src/services/media/upload";
 import { bearer, me, verifiedUser } from "../support/accounts";
 import { api } from "../support/http";
 import { encodeJpeg } from "../support/image-fixtures";
@@ -16,7 +16,7 @@ import { type MediaItem, pathOf, productWithComponent, setRole } from "../suppor
 
 // An upload acknowledged just before a crash: its row and quarantined bytes are stored, its
 // `media.scan` message never sent (a crash between the insert and MEDIA_QUEUE.send in
-// src/services/media-intake.ts, or a message lost with the queue's state). Only the Cron Trigger
+// src/services/media/intake.ts, or a message lost with the queue's state). Only the Cron Trigger
 // can settle it.
 
 let owner: { id: number; token: string };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { forgetRecentReads } from "../../src/middleware/cached-read";
-import { subjects } from "../../src/services/rate-limiter";
+import { forgetRecentReads } from "../../src/middleware/read-copies";
+import { subjects } from "../../src/rate-limits/client";
 import { bearer, patchMe, postJson, verifiedUser } from "../support/accounts";
 import { api, apiWithVars, expectProblem, PRODUCTION_VARS, roundTrips } from "../support/http";
 import { counterStore, freshIp, limitedApi, stallStore } from "../support/limits";

@@ -14,8 +14,8 @@ import {
 } from "../../scripts/backup/restore-core.mjs";
 import worker from "../../src/index";
 import { createLogger } from "../../src/lib/logger";
-import { backupId, backupTime, pruneBackups, runBackupSlice } from "../../src/services/backup";
-import { buildServices } from "../../src/services/build-services";
+import { backupId, backupTime, pruneBackups, runBackupSlice } from "../../src/services/operations/backup";
+import { buildServices } from "../../src/services/platform/build-services";
 import { bearer, verifiedUser } from "../support/accounts";
 import { api } from "../support/http";
 import { enrolTotp } from "../support/mfa";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config";
 import { createDb } from "../../src/db/client";
 import { createLogger, type LogLevel } from "../../src/lib/logger";
-import { ensureBootstrapSuperuser } from "../../src/services/bootstrap";
+import { ensureBootstrapSuperuser } from "../../src/services/accounts/bootstrap";
 
 describe("ensureBootstrapSuperuser", () => {
   it("settles a race between two isolates: one creates, the other finds it, nobody logs an error", async () => {

@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/lib/logger";
-import { listOutbox } from "../../src/services/dev-outbox";
-import { createEmailSender, EmailDeliveryError } from "../../src/services/email";
+import { listOutbox } from "../../src/services/platform/dev-outbox";
+import { createEmailSender, EmailDeliveryError } from "../../src/services/platform/email";
 import { FAKE_EMAIL_API_KEY } from "../support/fake-upstream-config";
 import { PRODUCTION_VARS } from "../support/http";
 

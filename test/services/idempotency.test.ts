@@ -13,7 +13,7 @@ import {
   releaseKey,
   sha256Hex,
   storeResponse,
-} from "../../src/services/idempotency";
+} from "../../src/services/platform/idempotency";
 
 let sequence = 0;
 

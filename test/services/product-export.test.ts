@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { type ExportFormat, type ExportScope, exportChunks } from "../../src/services/product-export";
+import { type ExportFormat, type ExportScope, exportChunks } from "../../src/services/products/export";
 
 // Storage is per test file: the rows seeded here are the only products the export sees.
 

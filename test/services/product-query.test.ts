@@ -26,7 +26,7 @@ import {
   productExportRoots,
   productListStatements,
   suggestionStatements,
-} from "../../src/services/product-query";
+} from "../../src/services/products/query";
 
 // Storage is per test file: the rows seeded here are the only products the statements see.
 

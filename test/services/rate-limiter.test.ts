@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { CounterReading } from "../../durable-objects/rate-limiter";
 import { createLogger } from "../../src/lib/logger";
 import { ApiError } from "../../src/lib/problem";
-import { LIMITS, type LimitName } from "../../src/lib/rate-limits";
-import { createLimiter, enforceLimits, LimiterUnavailable, rateLimited, rateLimitHeaders, subjects } from "../../src/services/rate-limiter";
+import { createLimiter, enforceLimits, LimiterUnavailable, rateLimited, rateLimitHeaders, subjects } from "../../src/rate-limits/client";
+import type { CounterReading } from "../../src/rate-limits/object";
+import { LIMITS, type LimitName } from "../../src/rate-limits/policy";
 import { stallStore, withBrokenTable } from "../support/limits";
 
 function reading(name: LimitName, overrides: Partial<CounterReading> = {}): CounterReading {

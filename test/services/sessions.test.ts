@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { startSession } from "../../src/services/sessions";
+import { startSession } from "../../src/services/sign-in/sessions";
 import { registerUser } from "../support/accounts";
 
 const SECRET = env.AUTH_TOKEN_SECRET;

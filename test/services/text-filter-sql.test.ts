@@ -1,8 +1,8 @@
 import type { SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
-import { facetStatements, productListStatements, suggestionStatements } from "../../src/services/product-query";
-import { nameContains, recordTable } from "../../src/services/reference-records";
+import { facetStatements, productListStatements, suggestionStatements } from "../../src/services/products/query";
+import { nameContains, recordTable } from "../../src/services/reference/records";
 
 // D1 refuses LIKE and GLOB patterns over 50 bytes (SQLITE_LIMIT_LIKE_PATTERN_LENGTH) and local
 // workerd only when a row is compared, so this checks the statements themselves: no parameter a

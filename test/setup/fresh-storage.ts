@@ -1,7 +1,7 @@
 import { reset } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { forgetRecentReads } from "../../src/middleware/cached-read";
-import { forgetLimitLeases } from "../../src/services/rate-limiter";
+import { forgetRecentReads } from "../../src/middleware/read-copies";
+import { forgetLimitLeases } from "../../src/rate-limits/client";
 import { beginTestFile } from "../support/test-file";
 
 // Runs before each test file. Files of a project share one runtime (vitest.config.ts), so each

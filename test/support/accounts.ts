@@ -5,8 +5,8 @@ import { hashPassword } from "../../src/auth/password";
 import { loadConfig } from "../../src/config";
 import { createDb } from "../../src/db/client";
 import { canonicalEmail, normalizeEmail } from "../../src/lib/email-address";
-import { listOutbox, type OutboxItem } from "../../src/services/dev-outbox";
-import { startSession, toSessionUser, USER_COLUMNS, type UserRow } from "../../src/services/sessions";
+import { listOutbox, type OutboxItem } from "../../src/services/platform/dev-outbox";
+import { startSession, toSessionUser, USER_COLUMNS, type UserRow } from "../../src/services/sign-in/sessions";
 import { api } from "./http";
 
 let sequence = 0;

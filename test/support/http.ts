@@ -56,6 +56,30 @@ export function roundTrips(response: Response): number {
   return Number(match[1]);
 }
 
+/** What the request cost D1 beside its round trips (decisions.md "Request cost"), from the development `Server-Timing` header. */
+export interface D1Cost {
+  rowsRead: number;
+  rowsWritten: number;
+  /** Statements D1 answered without meta (src/db/client.ts): their rows are not in the counts. */
+  unmetered: number;
+  durationMs: number;
+}
+
+export function d1Cost(response: Response): D1Cost {
+  const header = response.headers.get("server-timing") ?? "";
+  const rows = /d1-rows;desc="read (\d+), written (\d+)(?:, (\d+) unmetered)?"/.exec(header);
+  const time = /d1-time;dur=([\d.]+)/.exec(header);
+  if (!rows || !time) throw new Error(`no d1-rows or d1-time entry in Server-Timing: ${header}`);
+  return { rowsRead: Number(rows[1]), rowsWritten: Number(rows[2]), unmetered: Number(rows[3] ?? 0), durationMs: Number(time[1]) };
+}
+
+/** Rows the request read in D1, asserting that every statement was metered. */
+export function rowsRead(response: Response): number {
+  const cost = d1Cost(response);
+  if (cost.unmetered > 0) throw new Error(`${cost.unmetered} statements of the request were not metered: its rows read are a lower bound`);
+  return cost.rowsRead;
+}
+
 /** Counter-store (rate limiter) calls the request made, from the development `Server-Timing` header. */
 export function limiterCalls(response: Response): number {
   const header = response.headers.get("server-timing") ?? "";

@@ -53,7 +53,7 @@ export function statusCounts(responses: Response[]): Record<number, number> {
   return counts;
 }
 
-/** The counter-store object of one subject (`subjects` in src/services/rate-limiter.ts). */
+/** The counter-store object of one subject (`subjects` in src/rate-limits/client.ts). */
 export function counterStore(subject: string) {
   return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
 }

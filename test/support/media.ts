@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import worker from "../../src/index";
-import type { MediaMessage } from "../../src/services/media-messages";
+import type { MediaMessage } from "../../src/services/media/messages";
 import { bearer, postJson } from "./accounts";
 import { api } from "./http";
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { worthStoring } from "../../src/middleware/cache-response";
+import { worthStoring } from "../../src/middleware/kv-cache";
 import { bearer } from "./accounts";
 import { api, expectProblem } from "./http";
 import { bootstrapAdmin } from "./mfa";

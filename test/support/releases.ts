@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { components } from "../../clients/typescript/schema";
 import worker from "../../src/index";
-import type { ReleaseMessage } from "../../src/services/release-messages";
+import type { ReleaseMessage } from "../../src/services/releases/messages";
 import { bearer, postJson, verifiedUser } from "./accounts";
 import { csvRecords } from "./csv";
 import { api, ORIGIN } from "./http";

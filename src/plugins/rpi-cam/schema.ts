@@ -18,20 +18,20 @@ export const cameras = sqliteTable(
   {
     /** A UUID (decisions.md: cameras have string ids). */
     id: text("id").primaryKey(),
-    ownerId: integer("owner_id")
+    owner_id: integer("owner_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     description: text("description"),
     /** The `kid` every assertion of this camera must name. */
-    keyId: text("key_id").notNull(),
+    key_id: text("key_id").notNull(),
     /** `{kty, crv, x, y}` of the device's P-256 public key, as JSON. */
-    publicKeyJwk: text("public_key_jwk").notNull(),
+    public_key_jwk: text("public_key_jwk").notNull(),
     /** Unix seconds of the last heartbeat the camera's relay object saw (written at most once a minute). */
-    lastSeenAt: integer("last_seen_at"),
+    last_seen_at: integer("last_seen_at"),
     ...timestamps,
   },
-  (t) => [index("cameras_owner_idx").on(t.ownerId, t.createdAt)],
+  (t) => [index("cameras_owner_idx").on(t.owner_id, t.created_at)],
 );
 
 /**
@@ -43,29 +43,29 @@ export const cameraPairings = sqliteTable(
   {
     code: text("code").primaryKey(),
     /** SHA-256 (hex) of the device's fingerprint: the poll compares digests in constant time. */
-    fingerprintHash: text("fingerprint_hash").notNull(),
-    keyId: text("key_id").notNull(),
-    publicKeyJwk: text("public_key_jwk").notNull(),
-    cameraId: text("camera_id").references(() => cameras.id, { onDelete: "cascade" }),
+    fingerprint_hash: text("fingerprint_hash").notNull(),
+    key_id: text("key_id").notNull(),
+    public_key_jwk: text("public_key_jwk").notNull(),
+    camera_id: text("camera_id").references(() => cameras.id, { onDelete: "cascade" }),
     /** Unix seconds. */
-    expiresAt: integer("expires_at").notNull(),
-    createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
+    expires_at: integer("expires_at").notNull(),
+    created_at: integer("created_at").notNull().default(sql`(unixepoch())`),
   },
-  (t) => [index("camera_pairings_expires_idx").on(t.expiresAt)],
+  (t) => [index("camera_pairings_expires_idx").on(t.expires_at)],
 );
 
 /** `jti`s of device assertions already used, kept until the assertion would have expired anyway. */
 export const cameraAssertionJtis = sqliteTable(
   "camera_assertion_jtis",
   {
-    cameraId: text("camera_id")
+    camera_id: text("camera_id")
       .notNull()
       .references(() => cameras.id, { onDelete: "cascade" }),
     jti: text("jti").notNull(),
     /** Unix seconds: the assertion's `exp`. */
-    expiresAt: integer("expires_at").notNull(),
+    expires_at: integer("expires_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.cameraId, t.jti] }), index("camera_assertion_jtis_expires_idx").on(t.cameraId, t.expiresAt)],
+  (t) => [primaryKey({ columns: [t.camera_id, t.jti] }), index("camera_assertion_jtis_expires_idx").on(t.camera_id, t.expires_at)],
 );
 
 /**
@@ -74,26 +74,26 @@ export const cameraAssertionJtis = sqliteTable(
  * broadcast on the owner's channel. Gone when the stream ends, or with its camera, owner or product.
  */
 export const cameraStreams = sqliteTable("camera_streams", {
-  cameraId: text("camera_id")
+  camera_id: text("camera_id")
     .primaryKey()
     .references(() => cameras.id, { onDelete: "cascade" }),
-  userId: integer("user_id")
+  user_id: integer("user_id")
     .notNull()
     .references(() => users.id, { onDelete: "cascade" }),
-  productId: integer("product_id")
+  product_id: integer("product_id")
     .notNull()
     .references(() => products.id, { onDelete: "cascade" }),
-  broadcastId: text("broadcast_id").notNull(),
-  streamId: text("stream_id").notNull(),
-  streamKeySealed: text("stream_key_sealed").notNull(),
+  broadcast_id: text("broadcast_id").notNull(),
+  stream_id: text("stream_id").notNull(),
+  stream_key_sealed: text("stream_key_sealed").notNull(),
   title: text("title").notNull(),
   description: text("description"),
-  privacyStatus: text("privacy_status", { enum: ["public", "private", "unlisted"] }).notNull(),
-  startedAt: integer("started_at").notNull(),
+  privacy_status: text("privacy_status", { enum: ["public", "private", "unlisted"] }).notNull(),
+  started_at: integer("started_at").notNull(),
   /** The broadcast's life-cycle status as last read from the platform, reused for a while (API quota). */
-  platformStatus: text("platform_status"),
+  platform_status: text("platform_status"),
   /** Unix seconds of that read; null before the first. */
-  platformCheckedAt: integer("platform_checked_at"),
+  platform_checked_at: integer("platform_checked_at"),
 });
 
 /**
@@ -103,10 +103,10 @@ export const cameraStreams = sqliteTable("camera_streams", {
  * scheduled reconciliation for whatever an event missed; a row goes once its camera is retired.
  */
 export const cameraRetirements = sqliteTable("camera_retirements", {
-  cameraId: text("camera_id").primaryKey(),
-  ownerId: integer("owner_id").notNull(),
+  camera_id: text("camera_id").primaryKey(),
+  owner_id: integer("owner_id").notNull(),
   /** Unix seconds. */
-  createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
+  created_at: integer("created_at").notNull().default(sql`(unixepoch())`),
 });
 
 /**
@@ -118,13 +118,13 @@ export const cameraRetirements = sqliteTable("camera_retirements", {
 export const cameraStreamEndings = sqliteTable(
   "camera_stream_endings",
   {
-    cameraId: text("camera_id").notNull(),
-    broadcastId: text("broadcast_id").notNull(),
-    streamId: text("stream_id").notNull(),
-    userId: integer("user_id").notNull(),
-    productId: integer("product_id").notNull(),
+    camera_id: text("camera_id").notNull(),
+    broadcast_id: text("broadcast_id").notNull(),
+    stream_id: text("stream_id").notNull(),
+    user_id: integer("user_id").notNull(),
+    product_id: integer("product_id").notNull(),
     /** Unix seconds. */
-    createdAt: integer("created_at").notNull().default(sql`(unixepoch())`),
+    created_at: integer("created_at").notNull().default(sql`(unixepoch())`),
   },
-  (t) => [primaryKey({ columns: [t.cameraId, t.broadcastId] }), index("camera_stream_endings_product_idx").on(t.productId)],
+  (t) => [primaryKey({ columns: [t.camera_id, t.broadcast_id] }), index("camera_stream_endings_product_idx").on(t.product_id)],
 );

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { CLEAR_SITE_DATA, clearedSessionCookies, sessionCookies } from "../../auth/cookies";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../../auth/tokens";
 import type { AppEnv } from "../../env";
-import type { SessionGrant } from "../../services/sessions";
+import type { SessionGrant } from "../../services/sign-in/sessions";
 
 // How a session reaches each transport: a token pair in the body for bearer clients, cookies for
 // browsers. Every route that hands out or ends a session goes through these.

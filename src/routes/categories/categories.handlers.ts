@@ -1,14 +1,13 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppRouteHandler } from "../../env";
 import { pageEnvelope } from "../../lib/pagination";
-import { categoryNotFound, listCategories as listCategoryRows, readCategory } from "../../services/categories";
-import { readCategoryTree } from "../../services/category-tree";
+import { categoryNotFound, listCategories as listCategoryRows, readCategory } from "../../services/reference/categories";
+import { readCategoryTree } from "../../services/reference/category-tree";
 import { markCacheable } from "../reference/reference-http";
 import { toCategory, toCategoryDetail, toCategoryTree } from "./categories.mappers";
 import { categoryFilterFromQuery } from "./categories.query";
 import type * as routes from "./categories.routes";
 
-export const listCategories: RouteHandler<typeof routes.listCategories, AppEnv> = async (c) => {
+export const listCategories: AppRouteHandler<typeof routes.listCategories> = async (c) => {
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
   const found = await listCategoryRows(c.get("services"), categoryFilterFromQuery(query), page);
@@ -16,7 +15,7 @@ export const listCategories: RouteHandler<typeof routes.listCategories, AppEnv> 
   return c.json(pageEnvelope(found.rows.map(toCategory), found.total, page), 200);
 };
 
-export const getCategoryTree: RouteHandler<typeof routes.getCategoryTree, AppEnv> = async (c) => {
+export const getCategoryTree: AppRouteHandler<typeof routes.getCategoryTree> = async (c) => {
   const { recursion_depth, taxonomy_id, page, size } = c.req.valid("query");
   const scope = { kind: "all" as const, ...(taxonomy_id !== undefined && { taxonomyId: taxonomy_id }) };
   const tree = await readCategoryTree(c.get("services"), scope, recursion_depth, { page, size });
@@ -24,14 +23,14 @@ export const getCategoryTree: RouteHandler<typeof routes.getCategoryTree, AppEnv
   return c.json(pageEnvelope(toCategoryTree(tree.rows), tree.total, { page, size }), 200);
 };
 
-export const getCategory: RouteHandler<typeof routes.getCategory, AppEnv> = async (c) => {
+export const getCategory: AppRouteHandler<typeof routes.getCategory> = async (c) => {
   const detail = await readCategory(c.get("services"), c.req.valid("param").id);
   if (!detail) throw categoryNotFound();
   markCacheable(c);
   return c.json(toCategoryDetail(detail), 200);
 };
 
-export const listSubcategories: RouteHandler<typeof routes.listSubcategories, AppEnv> = async (c) => {
+export const listSubcategories: AppRouteHandler<typeof routes.listSubcategories> = async (c) => {
   const { id } = c.req.valid("param");
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
@@ -41,7 +40,7 @@ export const listSubcategories: RouteHandler<typeof routes.listSubcategories, Ap
   return c.json(pageEnvelope(found.rows.map(toCategory), found.total, page), 200);
 };
 
-export const getSubcategoryTree: RouteHandler<typeof routes.getSubcategoryTree, AppEnv> = async (c) => {
+export const getSubcategoryTree: AppRouteHandler<typeof routes.getSubcategoryTree> = async (c) => {
   const { id } = c.req.valid("param");
   const { recursion_depth, page, size } = c.req.valid("query");
   const tree = await readCategoryTree(c.get("services"), { kind: "category", id }, recursion_depth, { page, size });

@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { isoSeconds } from "../../lib/time";
-import type { CategoryDetail, CategoryRow } from "../../services/categories";
-import { type CategoryTreeRow, nestCategories } from "../../services/category-tree";
+import type { CategoryDetail, CategoryRow } from "../../services/reference/categories";
+import { type CategoryTreeRow, nestCategories } from "../../services/reference/category-tree";
 import type { CategoryDetailSchema, CategorySchema, CategoryTreeNode } from "./categories.schemas";
 
 export function toCategory(row: CategoryRow): z.infer<typeof CategorySchema> {

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { PageQuerySchema } from "../../lib/pagination";
 import { singleLineText } from "../../lib/text";
-import type { CategoryFilter } from "../../services/categories";
-import { DEFAULT_CATEGORY_DEPTH, MAX_CATEGORY_DEPTH } from "../../services/category-tree";
-import { REFERENCE_ORDER_FIELDS } from "../../services/reference-order";
+import type { CategoryFilter } from "../../services/reference/categories";
+import { DEFAULT_CATEGORY_DEPTH, MAX_CATEGORY_DEPTH } from "../../services/reference/category-tree";
+import { REFERENCE_ORDER_FIELDS } from "../../services/reference/order";
 import { flagParam, idParam, nameIlikeParam, orderByParam } from "../reference/reference-query";
 
 /** Query of `GET /v1/categories`: the filters, `order_by`, `page` and `size`. */

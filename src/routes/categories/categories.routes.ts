@@ -1,8 +1,8 @@
 import { createRoute } from "@hono/zod-openapi";
 import { problemResponses } from "../../lib/problem";
-import { cacheResponse } from "../../middleware/cache-response";
-import { MAX_CATEGORY_DEPTH } from "../../services/category-tree";
-import { IdParamsSchema } from "../products/products.routes";
+import { cacheResponse } from "../../middleware/kv-cache";
+import { IdParamsSchema } from "../../schemas/params";
+import { MAX_CATEGORY_DEPTH } from "../../services/reference/category-tree";
 import { CACHED_READ } from "../reference/reference-http";
 import {
   AllCategoriesTreeQuerySchema,

@@ -1,11 +1,10 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
-import { checkHealth } from "../../services/health";
+import type { AppRouteHandler } from "../../env";
+import { checkHealth } from "../../services/platform/health";
 import type { health, live } from "./health.routes";
 
-export const getLive: RouteHandler<typeof live, AppEnv> = (c) => c.json({ status: "alive" as const }, 200);
+export const getLive: AppRouteHandler<typeof live> = (c) => c.json({ status: "alive" as const }, 200);
 
-export const getHealth: RouteHandler<typeof health, AppEnv> = async (c) => {
+export const getHealth: AppRouteHandler<typeof health> = async (c) => {
   const report = await checkHealth(c.get("services"));
   return c.json(report, report.status === "healthy" ? 200 : 503);
 };

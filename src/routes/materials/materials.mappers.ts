@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { isoSeconds } from "../../lib/time";
-import type { LinkedCategoryRow } from "../../services/category-links";
-import type { MaterialDetail, MaterialRow } from "../../services/materials";
+import type { LinkedCategoryRow } from "../../services/reference/category-links";
+import type { MaterialDetail, MaterialRow } from "../../services/reference/materials";
 import type { LinkedCategorySchema, MaterialDetailSchema, MaterialSchema } from "./materials.schemas";
 
 export function toLinkedCategory(row: LinkedCategoryRow): z.infer<typeof LinkedCategorySchema> {

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { PageQuerySchema } from "../../lib/pagination";
-import { MATERIAL_ORDER_FIELDS, type MaterialFilter } from "../../services/materials";
+import { MATERIAL_ORDER_FIELDS, type MaterialFilter } from "../../services/reference/materials";
 import { categoryIdParam, flagParam, nameIlikeParam, orderByParam } from "../reference/reference-query";
 
 // Digits with an optional fraction: `z.coerce.number()` would read "" as 0 and accept "1e3".

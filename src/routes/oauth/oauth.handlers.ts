@@ -1,20 +1,19 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { readCookie } from "../../auth/cookies";
 import type { OAuthFlow, OAuthProvider } from "../../auth/oauth-config";
 import { clearedCsrfCookie, csrfCookie, type LinkTarget, OAUTH_CSRF_COOKIE } from "../../auth/oauth-state";
-import type { AppEnv } from "../../env";
+import type { AppEnv, AppRouteHandler } from "../../env";
 import { audit } from "../../lib/audit";
 import { requestOrigin } from "../../lib/http";
 import { ApiError, notFound } from "../../lib/problem";
 import { isoSeconds } from "../../lib/time";
 import { requireUser } from "../../middleware/guards";
-import { listLinks as readLinks, unlinkAccount } from "../../services/oauth-accounts";
-import { beginAuthorization, completeCallback, handoffUser } from "../../services/oauth-flows";
-import { claimHandoff, handoffInvalid } from "../../services/oauth-handoffs";
-import { revokeLink } from "../../services/oauth-revocation";
-import { startSession } from "../../services/sessions";
-import { assertStepUp } from "../../services/step-up";
+import { listLinks as readLinks, unlinkAccount } from "../../services/oauth/accounts";
+import { beginAuthorization, completeCallback, handoffUser } from "../../services/oauth/flows";
+import { claimHandoff, handoffInvalid } from "../../services/oauth/handoffs";
+import { revokeLink } from "../../services/oauth/revocation";
+import { startSession } from "../../services/sign-in/sessions";
+import { assertStepUp } from "../../services/sign-in/step-up";
 import { setSession, tokenPair } from "../auth/transport";
 import type * as routes from "./oauth.routes";
 
@@ -56,21 +55,20 @@ async function callback(c: Context<AppEnv>, provider: OAuthProvider, flow: OAuth
   return c.redirect(result.location, 302);
 }
 
-export const sessionAuthorize: RouteHandler<typeof routes.sessionAuthorize, AppEnv> = (c) =>
+export const sessionAuthorize: AppRouteHandler<typeof routes.sessionAuthorize> = (c) =>
   authorize(c, c.req.valid("param").provider, "session", c.req.valid("query").redirect_uri, null);
 
-export const tokenAuthorize: RouteHandler<typeof routes.tokenAuthorize, AppEnv> = (c) => {
+export const tokenAuthorize: AppRouteHandler<typeof routes.tokenAuthorize> = (c) => {
   const query = c.req.valid("query");
   return authorize(c, c.req.valid("param").provider, "token", query.redirect_uri, null, query.code_challenge ?? null);
 };
 
-export const sessionCallback: RouteHandler<typeof routes.sessionCallback, AppEnv> = (c) =>
-  callback(c, c.req.valid("param").provider, "session");
-export const tokenCallback: RouteHandler<typeof routes.tokenCallback, AppEnv> = (c) => callback(c, c.req.valid("param").provider, "token");
-export const associateCallback: RouteHandler<typeof routes.associateCallback, AppEnv> = (c) =>
+export const sessionCallback: AppRouteHandler<typeof routes.sessionCallback> = (c) => callback(c, c.req.valid("param").provider, "session");
+export const tokenCallback: AppRouteHandler<typeof routes.tokenCallback> = (c) => callback(c, c.req.valid("param").provider, "token");
+export const associateCallback: AppRouteHandler<typeof routes.associateCallback> = (c) =>
   callback(c, c.req.valid("param").provider, "associate");
 
-export const associateAuthorize: RouteHandler<typeof routes.associateAuthorize, AppEnv> = async (c) => {
+export const associateAuthorize: AppRouteHandler<typeof routes.associateAuthorize> = async (c) => {
   const user = requireUser(c);
   const body = c.req.valid("json") ?? {};
   await assertStepUp(
@@ -83,7 +81,7 @@ export const associateAuthorize: RouteHandler<typeof routes.associateAuthorize, 
   return authorize(c, c.req.valid("param").provider, "associate", c.req.valid("query").redirect_uri, linking);
 };
 
-export const unlink: RouteHandler<typeof routes.unlink, AppEnv> = async (c) => {
+export const unlink: AppRouteHandler<typeof routes.unlink> = async (c) => {
   const user = requireUser(c);
   const { provider } = c.req.valid("param");
   const body = c.req.valid("json") ?? {};
@@ -102,7 +100,7 @@ export const unlink: RouteHandler<typeof routes.unlink, AppEnv> = async (c) => {
   return c.body(null, 204);
 };
 
-export const listLinks: RouteHandler<typeof routes.listLinks, AppEnv> = async (c) => {
+export const listLinks: AppRouteHandler<typeof routes.listLinks> = async (c) => {
   const user = requireUser(c);
   const rows = await readLinks(c.get("services"), user.id);
   c.header("Cache-Control", "no-store");
@@ -112,7 +110,7 @@ export const listLinks: RouteHandler<typeof routes.listLinks, AppEnv> = async (c
   );
 };
 
-export const claimLogin: RouteHandler<typeof routes.claimLogin, AppEnv> = async (c) => {
+export const claimLogin: AppRouteHandler<typeof routes.claimLogin> = async (c) => {
   const svc = c.get("services");
   if (!svc.config.oauth.tokenFlowEnabled)
     throw notFound("The bearer-token OAuth flow is not enabled on this deployment.", "OAUTH_TOKEN_FLOW_DISABLED");
@@ -126,7 +124,7 @@ export const claimLogin: RouteHandler<typeof routes.claimLogin, AppEnv> = async 
   return c.json(tokenPair(grant), 200);
 };
 
-export const claimMfaHandoff: RouteHandler<typeof routes.claimMfaHandoff, AppEnv> = async (c) => {
+export const claimMfaHandoff: AppRouteHandler<typeof routes.claimMfaHandoff> = async (c) => {
   const body = c.req.valid("json");
   const { secret } = await claimHandoff(c.get("services"), "mfa", body.mfa_handoff, body.code_verifier);
   c.header("Cache-Control", "no-store");

@@ -1,6 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { isoSeconds } from "../../lib/time";
-import type { ProductTypeDetail, ProductTypeRow } from "../../services/product-types";
+import type { ProductTypeDetail, ProductTypeRow } from "../../services/reference/product-types";
 import { toLinkedCategory } from "../materials/materials.mappers";
 import type { ProductTypeDetailSchema, ProductTypeSchema } from "./product-types.schemas";
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { PageQuerySchema } from "../../lib/pagination";
-import type { ProductTypeFilter } from "../../services/product-types";
-import { REFERENCE_ORDER_FIELDS } from "../../services/reference-order";
+import { REFERENCE_ORDER_FIELDS } from "../../services/reference/order";
+import type { ProductTypeFilter } from "../../services/reference/product-types";
 import { categoryIdParam, nameIlikeParam, orderByParam } from "../reference/reference-query";
 
 /** Query of `GET /v1/product-types`; strict, so an unknown parameter is a 422. */

@@ -1,8 +1,8 @@
 import { createRoute } from "@hono/zod-openapi";
 import { pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
-import { cacheResponse } from "../../middleware/cache-response";
-import { IdParamsSchema } from "../products/products.routes";
+import { cacheResponse } from "../../middleware/kv-cache";
+import { IdParamsSchema } from "../../schemas/params";
 import { CACHED_READ } from "../reference/reference-http";
 import { NoQuerySchema } from "../reference/reference-query";
 import { ProductTypeListQuerySchema } from "./product-types.query";

@@ -1,18 +1,17 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import { assertMayModify, authenticationRequired } from "../../auth/permissions";
 import { batchRows } from "../../db/client";
-import type { AppEnv } from "../../env";
+import type { AppRouteHandler } from "../../env";
 import { jsonWithEtag } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
 import { pageEnvelope } from "../../lib/pagination";
 import { notFound } from "../../lib/problem";
 import { viewerBeforeRead } from "../../middleware/authenticate";
 import { requireVerified } from "../../middleware/guards";
-import { auditModeration } from "../../services/moderation";
-import { type CreatedRecords, createRecords } from "../../services/product-create";
-import { type CountRow, type ProductListRow, productListStatements } from "../../services/product-query";
-import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/product-records";
-import { updateRecord, versionFromIfMatch } from "../../services/product-update";
+import { type CreatedRecords, createRecords } from "../../services/products/create";
+import { auditModeration } from "../../services/products/moderation";
+import { type CountRow, type ProductListRow, productListStatements } from "../../services/products/query";
+import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/products/records";
+import { updateRecord, versionFromIfMatch } from "../../services/products/update";
 import { toComponentDetail, toProductDetail, toProductSummary } from "./products.mappers";
 import { parseProductListQuery } from "./products.query";
 import { locationOf } from "./products.recovery";
@@ -34,7 +33,7 @@ function createdDetail(created: CreatedRecords): RecordDetail {
   };
 }
 
-export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = async (c) => {
+export const createProduct: AppRouteHandler<typeof routes.createProduct> = async (c) => {
   const user = requireVerified(c);
   const created = await createRecords(c.get("services"), user, c.req.valid("json"), null, missing("product"), c.get("idempotencyKey"));
   const detail = createdDetail(created);
@@ -44,7 +43,7 @@ export const createProduct: RouteHandler<typeof routes.createProduct, AppEnv> = 
 };
 
 const createComponentUnder =
-  (kind: RecordKind): RouteHandler<typeof routes.createProductComponent, AppEnv> =>
+  (kind: RecordKind): AppRouteHandler<typeof routes.createProductComponent> =>
   async (c) => {
     const user = requireVerified(c);
     const parent = { id: c.req.valid("param").id, kind };
@@ -58,20 +57,20 @@ const createComponentUnder =
 export const createProductComponent = createComponentUnder("product");
 export const createSubcomponent = createComponentUnder("component");
 
-export const getProduct: RouteHandler<typeof routes.getProduct, AppEnv> = async (c) => {
+export const getProduct: AppRouteHandler<typeof routes.getProduct> = async (c) => {
   const detail = await readDetail(c.get("services"), c.req.valid("param").id, "product");
   if (!detail) throw missing("product")();
   return jsonWithEtag(c, toProductDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) }));
 };
 
-export const getComponent: RouteHandler<typeof routes.getComponent, AppEnv> = async (c) => {
+export const getComponent: AppRouteHandler<typeof routes.getComponent> = async (c) => {
   const detail = await readDetail(c.get("services"), c.req.valid("param").id, "component");
   if (!detail) throw missing("component")();
   return jsonWithEtag(c, toComponentDetail(detail, { viewer: c.get("user"), origin: requestOrigin(c) }));
 };
 
 const deleteOf =
-  (kind: RecordKind): RouteHandler<typeof routes.deleteProduct, AppEnv> =>
+  (kind: RecordKind): AppRouteHandler<typeof routes.deleteProduct> =>
   async (c) => {
     const user = requireVerified(c);
     const { id } = c.req.valid("param");
@@ -86,7 +85,7 @@ const deleteOf =
 export const deleteProduct = deleteOf("product");
 export const deleteComponent = deleteOf("component");
 
-export const listProducts: RouteHandler<typeof routes.listProducts, AppEnv> = async (c) => {
+export const listProducts: AppRouteHandler<typeof routes.listProducts> = async (c) => {
   const { filter, page } = parseProductListQuery(c.req.valid("query"));
   // Only `owner=me` needs the viewer before the read; otherwise the token check rides in its batch.
   const owner = filter.ownerMe ? await viewerBeforeRead(c) : null;
@@ -108,7 +107,7 @@ export const listProducts: RouteHandler<typeof routes.listProducts, AppEnv> = as
 };
 
 const updateOf =
-  (kind: RecordKind): RouteHandler<typeof routes.updateComponent, AppEnv> =>
+  (kind: RecordKind): AppRouteHandler<typeof routes.updateComponent> =>
   async (c) => {
     const user = requireVerified(c);
     const expected = versionFromIfMatch(c.req.valid("header")["if-match"]);

@@ -1,21 +1,18 @@
 import type { z } from "@hono/zod-openapi";
 import { ownerVisibleTo } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
-import { storedJsonObject } from "../../lib/json-bounds";
 import { isoSeconds } from "../../lib/time";
-import { nestedJson, type TreeSummaryRow } from "../../services/component-tree";
-import { type FileRow, type ImageRow, thumbnailUrl, uploadUrl, visibleMedia } from "../../services/media-records";
-import { circularityOut } from "../../services/product-fields";
-import type { BomRow, RecordDetail, RecordRow, VideoRow } from "../../services/product-records";
+import { toFile, toImage, toVideo } from "../../schemas/media";
+import { visibleMedia } from "../../services/media/records";
+import { nestedJson, type TreeSummaryRow } from "../../services/products/component-tree";
+import { circularityOut } from "../../services/products/fields";
+import type { BomRow, RecordDetail, RecordRow } from "../../services/products/records";
 import type {
   BomEntrySchema,
   ComponentDetailSchema,
   ComponentSummarySchema,
-  FileSchema,
-  ImageSchema,
   ProductDetailSchema,
   ProductSummarySchema,
-  VideoSchema,
 } from "./products.schemas";
 
 type ProductSummary = z.infer<typeof ProductSummarySchema>;
@@ -96,45 +93,8 @@ export interface ReadView {
   origin: string;
 }
 
-export function toImage(row: ImageRow, origin: string): z.infer<typeof ImageSchema> {
-  return {
-    id: row.id,
-    filename: row.filename,
-    description: row.description,
-    image_metadata: storedJsonObject(row.image_metadata),
-    image_url: uploadUrl(origin, "images", row.storage_key),
-    thumbnail_url: thumbnailUrl(origin, row),
-    status: row.status,
-    rejected_reason: row.rejected_reason,
-    created_at: isoSeconds(row.created_at * 1000),
-  };
-}
-
-export function toFile(row: FileRow, origin: string): z.infer<typeof FileSchema> {
-  return {
-    id: row.id,
-    filename: row.filename,
-    description: row.description,
-    file_url: uploadUrl(origin, "files", row.storage_key),
-    status: row.status,
-    rejected_reason: row.rejected_reason,
-    created_at: isoSeconds(row.created_at * 1000),
-  };
-}
-
 export function toBomEntry(row: Omit<BomRow, "product_id">): z.infer<typeof BomEntrySchema> {
   return { material_id: row.material_id, material_name: row.material_name, quantity: row.quantity, unit: row.unit };
-}
-
-export function toVideo(row: VideoRow): z.infer<typeof VideoSchema> {
-  return {
-    id: row.id,
-    url: row.url,
-    title: row.title,
-    description: row.description,
-    video_metadata: storedJsonObject(row.video_metadata),
-    created_at: isoSeconds(row.created_at * 1000),
-  };
 }
 
 /** `{id, name}` of the record's product type, or null. */

@@ -9,9 +9,9 @@ import {
   type ProductFacetField,
   type ProductFilter,
   type ProductOrderField,
-} from "../../services/product-query";
+} from "../../services/products/query";
 
-export type { ProductFilter } from "../../services/product-query";
+export type { ProductFilter } from "../../services/products/query";
 
 // Query schemas of the product list, export, facets and suggestions (docs/product-list.md). The
 // schemas validate and convert; a failure is a 422 pointing at `#/query/<name>`, and the objects

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { requestOrigin } from "../../lib/http";
-import { type RecordKind, readDetail } from "../../services/product-records";
+import { type RecordKind, readDetail } from "../../services/products/records";
 import { toComponentDetail, toProductDetail } from "./products.mappers";
 
 // What the create routes' idempotency needs of their answers, apart from the handlers so that the

@@ -3,8 +3,9 @@ import { SIGNED_IN } from "../../lib/openapi";
 import { pagedSchema } from "../../lib/pagination";
 import { problemResponses } from "../../lib/problem";
 import { authenticate } from "../../middleware/authenticate";
-import { cachedRead } from "../../middleware/cached-read";
 import { IdempotencyKeyHeaderSchema, idempotent } from "../../middleware/idempotency";
+import { cachedRead } from "../../middleware/read-copies";
+import { IdParamsSchema } from "../../schemas/params";
 import { ProductListQuerySchema } from "./products.query";
 import { recoverCreated } from "./products.recovery";
 import {
@@ -16,14 +17,6 @@ import {
   ProductSummarySchema,
   ProductUpdateSchema,
 } from "./products.schemas";
-
-export const IdParamsSchema = z.object({
-  id: z.coerce
-    .number()
-    .int()
-    .positive()
-    .openapi({ param: { name: "id", in: "path" }, example: 17 }),
-});
 
 const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
 const IDEMPOTENT_CREATE =

@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { FREE_FORM_JSON_RULE, freeFormObject, MAX_SERVED_JSON_DEPTH } from "../../lib/json-bounds";
+import { FREE_FORM_JSON_RULE, freeFormObject } from "../../lib/json-bounds";
 import { multilineText, oneLine, singleLineText } from "../../lib/text";
-import { MAX_BOM_ENTRIES } from "../../services/bill-of-materials";
-import { type ComponentCreate, MAX_COMPONENT_DEPTH, MAX_COMPONENTS_PER_LEVEL, type ProductCreate } from "../../services/product-create";
-import { UNIT_CODES } from "../../services/product-fields";
-import { MAX_VIDEOS, type VideoValues } from "../../services/videos";
+import { FileSchema, ImageSchema, TimestampSchema, VideoSchema } from "../../schemas/media";
+import { MAX_BOM_ENTRIES } from "../../services/products/bill-of-materials";
+import { type ComponentCreate, MAX_COMPONENT_DEPTH, MAX_COMPONENTS_PER_LEVEL, type ProductCreate } from "../../services/products/create";
+import { UNIT_CODES } from "../../services/products/fields";
+import { MAX_VIDEOS, type VideoValues } from "../../services/products/videos";
 
 const positive = (description: string) => z.number().positive().max(1e9).nullable().optional().openapi({ description });
 
@@ -116,11 +117,7 @@ export const ComponentUpdateSchema = z
 
 export type RecordUpdate = z.infer<typeof ComponentUpdateSchema>;
 
-const timestamp = z.string().openapi({ example: "2026-05-01T12:00:00Z" });
-
-const STORED_METADATA =
-  "The free-form JSON object as written. Metadata stored before the bounds were enforced that is not an object or nests deeper " +
-  `than ${MAX_SERVED_JSON_DEPTH} levels reads as null.`;
+const timestamp = TimestampSchema;
 
 const summaryFields = {
   id: z.number().int(),
@@ -152,75 +149,6 @@ export const ComponentSummarySchema = z
 export const BomEntrySchema = z
   .object({ material_id: z.number().int(), material_name: z.string(), quantity: z.number(), unit: z.enum(UNIT_CODES) })
   .openapi("BillOfMaterialsEntry", { example: { material_id: 3, material_name: "Polypropylene", quantity: 0.25, unit: "kg" } });
-
-export const VideoSchema = z
-  .object({
-    id: z.number().int(),
-    url: z.string(),
-    title: z.string().nullable(),
-    description: z.string().nullable(),
-    video_metadata: z.record(z.string(), z.unknown()).nullable().openapi({ description: STORED_METADATA }),
-    created_at: timestamp,
-  })
-  .openapi("Video");
-
-const MediaStatusSchema = z.enum(["pending", "clean", "rejected"]).openapi({
-  description:
-    "`pending` from the upload until the media job has scanned it (and decoded an image in full); `clean` once it passed, and " +
-    "only then are its URLs served; `rejected` when it failed the malware scan, could not be decoded or could not be scanned: " +
-    "never served (its URLs answer 404), its bytes removed and its size released from the owner's quota. The record's owner " +
-    "and a superuser with TOTP see pending and rejected items in the record's detail and media lists, and one by one; " +
-    "everyone else sees clean media only, and exports hold clean media only. A rejected item stays until it is deleted.",
-});
-
-const MediaRejectionSchema = z
-  .enum(["malware", "undecodable", "unscanned"])
-  .nullable()
-  .openapi({
-    description:
-      "Why a `rejected` item was rejected, null otherwise: `malware` (a scanner found a threat), `undecodable` (the image's " +
-      "data could not be decoded, for instance a corrupt or truncated JPEG), `unscanned` (the scan kept failing; upload it again).",
-  });
-
-export const ImageSchema = z
-  .object({
-    id: z.string().openapi({ description: "32 lowercase hex characters.", example: "9f86d081884c7d659a2feaa0c55ad015" }),
-    filename: z.string(),
-    description: z.string().nullable(),
-    image_metadata: z.record(z.string(), z.unknown()).nullable().openapi({ description: STORED_METADATA }),
-    image_url: z.string().openapi({ description: "Absolute URL of the sanitised image under `/uploads/images/`." }),
-    thumbnail_url: z
-      .string()
-      .openapi({ description: "Absolute URL of its 200 px wide thumbnail; the image itself until the thumbnail is made." }),
-    status: MediaStatusSchema,
-    rejected_reason: MediaRejectionSchema,
-    created_at: timestamp,
-  })
-  .openapi("Image", {
-    example: {
-      id: "9f86d081884c7d659a2feaa0c55ad015",
-      filename: "back-cover.jpg",
-      description: "Back cover removed",
-      image_metadata: null,
-      image_url: "https://api.example.org/uploads/images/3f2a….jpg",
-      thumbnail_url: "https://api.example.org/uploads/images/thumbnails/200/3f2a….jpg",
-      status: "clean",
-      rejected_reason: null,
-      created_at: "2026-05-01T12:00:00Z",
-    },
-  });
-
-export const FileSchema = z
-  .object({
-    id: z.string().openapi({ description: "32 lowercase hex characters.", example: "2c26b46b68ffc68ff99b453c1d304134" }),
-    filename: z.string(),
-    description: z.string().nullable(),
-    file_url: z.string().openapi({ description: "Absolute URL of the file under `/uploads/files/`." }),
-    status: MediaStatusSchema,
-    rejected_reason: MediaRejectionSchema,
-    created_at: timestamp,
-  })
-  .openapi("ResearchFile");
 
 const ProductTypeRefSchema = z.object({ id: z.number().int(), name: z.string() }).nullable().openapi("ProductTypeRef");
 

@@ -1,9 +1,8 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import { USERNAME_PATTERN } from "../../auth/account-names";
-import type { AppEnv } from "../../env";
+import type { AppRouteHandler } from "../../env";
 import { pageEnvelope } from "../../lib/pagination";
 import { ApiError } from "../../lib/problem";
-import { listUserProducts as listProductsOf, readProfile } from "../../services/profiles";
+import { listUserProducts as listProductsOf, readProfile } from "../../services/accounts/profiles";
 import { toProductSummary } from "../products/products.mappers";
 import { parseProductListQuery } from "../products/products.query";
 import { toPublicProfile } from "./profiles.mappers";
@@ -13,7 +12,7 @@ import type * as routes from "./profiles.routes";
 const profileNotFound = () => new ApiError(404, { code: "PROFILE_NOT_FOUND", detail: "No profile with this username is visible to you." });
 const userNotFound = () => new ApiError(404, { code: "USER_NOT_FOUND", detail: "No user with this id is visible to you." });
 
-export const getProfile: RouteHandler<typeof routes.getProfile, AppEnv> = async (c) => {
+export const getProfile: AppRouteHandler<typeof routes.getProfile> = async (c) => {
   const { username } = c.req.valid("param");
   // A name no account can have needs no query.
   // Asked for the viewer after the read: a carried token check has answered by then.
@@ -23,7 +22,7 @@ export const getProfile: RouteHandler<typeof routes.getProfile, AppEnv> = async 
   return c.json(toPublicProfile(profile), 200);
 };
 
-export const listUserProducts: RouteHandler<typeof routes.listUserProducts, AppEnv> = async (c) => {
+export const listUserProducts: AppRouteHandler<typeof routes.listUserProducts> = async (c) => {
   const { filter, page } = parseProductListQuery(c.req.valid("query"));
   // The statements do not depend on the viewer (`owner` is refused here): asked for after the read,
   // when a carried token check has answered.

@@ -1,6 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { isoSeconds } from "../../lib/time";
-import type { Profile } from "../../services/profiles";
+import type { Profile } from "../../services/accounts/profiles";
 import type { ProfileSchema } from "./profiles.routes";
 
 /** A profile as `GET /v1/profiles/{username}` shows it. */

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
-import { clearAfterWrite } from "../../services/cache";
+import { clearAfterWrite } from "../../services/caching/kv-cache";
 
 /**
  * Browser and proxy caching of public reference reads. Short, because an admin write clears the

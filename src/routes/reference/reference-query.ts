@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { singleLineText } from "../../lib/text";
-import type { OrderTerm } from "../../services/reference-order";
+import type { OrderTerm } from "../../services/reference/order";
 
 // Query pieces shared by the lists of taxonomies, categories, materials and product types. Their
 // query objects are strict, so an unknown parameter is a 422 at `#/query/<name>`, like a

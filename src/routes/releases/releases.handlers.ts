@@ -1,14 +1,18 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { hasAdminPowers } from "../../auth/permissions";
-import type { AppEnv } from "../../env";
+import type { AppEnv, AppRouteHandler } from "../../env";
 import { matchesIfNoneMatch } from "../../lib/etag";
 import { requestOrigin } from "../../lib/http";
 import { parseRange } from "../../lib/http-range";
 import { pageEnvelope, pageWindow } from "../../lib/pagination";
 import { ApiError } from "../../lib/problem";
-import { releaseKey, servedContentType } from "../../services/release-storage";
-import { findReleaseFile, getRelease as readRelease, listReleases as readReleases, releaseNotFound } from "../../services/releases";
+import {
+  findReleaseFile,
+  getRelease as readRelease,
+  listReleases as readReleases,
+  releaseNotFound,
+} from "../../services/releases/releases";
+import { releaseKey, servedContentType } from "../../services/releases/storage";
 import { toRelease, toReleaseSummary } from "./releases.mappers";
 import type * as routes from "./releases.routes";
 import { RELEASE_VERSION } from "./releases.schemas";
@@ -28,19 +32,19 @@ async function asViewer<T>(c: Context<AppEnv>, read: (seesUnpublished: boolean) 
   return hasAdminPowers(c.get("user")) ? read(true) : found;
 }
 
-export const listReleases: RouteHandler<typeof routes.listReleases, AppEnv> = async (c) => {
+export const listReleases: AppRouteHandler<typeof routes.listReleases> = async (c) => {
   const page = c.req.valid("query");
   const { releases, total } = await asViewer(c, (unpublished) => readReleases(c.get("services").db, pageWindow(page), unpublished));
   return c.json(pageEnvelope(releases.map(toReleaseSummary), total, page), 200);
 };
 
-export const getLatestRelease: RouteHandler<typeof routes.getLatestRelease, AppEnv> = async (c) => {
+export const getLatestRelease: AppRouteHandler<typeof routes.getLatestRelease> = async (c) => {
   const found = await readRelease(c.get("services").db, null, false);
   if (!found) throw new ApiError(404, { code: "NOT_FOUND", detail: "No release has been published yet." });
   return c.json(toRelease(found.release, found.files, requestOrigin(c)), 200);
 };
 
-export const getRelease: RouteHandler<typeof routes.getRelease, AppEnv> = async (c) => {
+export const getRelease: AppRouteHandler<typeof routes.getRelease> = async (c) => {
   const { version } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version)) throw releaseNotFound();
   const found = await asViewer(c, (unpublished) => readRelease(c.get("services").db, version, unpublished));
@@ -54,7 +58,7 @@ const fileNotFound = () => new ApiError(404, { code: "NOT_FOUND", detail: "No fi
  * Serves a file's bytes from R2. Its row (one round trip) gives the size and SHA-256, so
  * `If-None-Match` and an unsatisfiable range are answered without reading storage.
  */
-export const getReleaseFile: RouteHandler<typeof routes.getReleaseFile, AppEnv> = async (c) => {
+export const getReleaseFile: AppRouteHandler<typeof routes.getReleaseFile> = async (c) => {
   const { version, path } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version) || !FILE_PATH.test(path)) throw fileNotFound();
   const file = await asViewer(c, (unpublished) => findReleaseFile(c.get("services").db, version, path, unpublished));

@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { isoSeconds } from "../../lib/time";
-import { citation, fileUrl, releaseUrl } from "../../services/release-metadata";
-import type { Release, ReleaseFile } from "../../services/releases";
+import { citation, fileUrl, releaseUrl } from "../../services/releases/metadata";
+import type { Release, ReleaseFile } from "../../services/releases/releases";
 import type { ReleaseSchema, ReleaseSummarySchema } from "./releases.schemas";
 
 const iso = (seconds: number | null) => (seconds === null ? null : isoSeconds(seconds * 1000));

@@ -1,7 +1,7 @@
-import type { RouteHandler, z } from "@hono/zod-openapi";
+import type { z } from "@hono/zod-openapi";
 import { accepts } from "hono/accepts";
 import { html } from "hono/html";
-import type { AppEnv } from "../../env";
+import type { AppRouteHandler } from "../../env";
 import { API_VERSION } from "../../lib/openapi";
 import type { getIndex, ServiceIndexSchema } from "./root.routes";
 
@@ -41,7 +41,7 @@ function indexPage(index: z.infer<typeof ServiceIndexSchema>) {
 `;
 }
 
-export const getIndexHandler: RouteHandler<typeof getIndex, AppEnv> = async (c) => {
+export const getIndexHandler: AppRouteHandler<typeof getIndex> = async (c) => {
   const index = serviceIndex(new URL(c.req.url).origin);
   c.header("Vary", "Accept");
   c.header("Cache-Control", "public, max-age=300");

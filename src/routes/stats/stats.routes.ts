@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { problemResponses } from "../../lib/problem";
-import { cacheResponse } from "../../middleware/cache-response";
-import { STATS_LIMITS } from "../../services/stats";
+import { cacheResponse } from "../../middleware/kv-cache";
+import { STATS_LIMITS } from "../../services/reference/stats";
 import {
   StatsCategoriesQuerySchema,
   StatsCategoriesSchema,

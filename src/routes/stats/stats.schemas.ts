@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { STATS_GRANULARITIES, STATS_LIMITS, STATS_SCOPES } from "../../services/stats";
+import { STATS_GRANULARITIES, STATS_LIMITS, STATS_SCOPES } from "../../services/reference/stats";
 
 // Query and answer schemas of /v1/stats/*. Queries are strict: an unknown parameter is a 422
 // pointing at `#/query/<name>`, like every other malformed one.

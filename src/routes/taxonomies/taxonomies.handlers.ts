@@ -1,9 +1,8 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppRouteHandler } from "../../env";
 import { pageEnvelope } from "../../lib/pagination";
-import { listCategories } from "../../services/categories";
-import { readCategoryTree } from "../../services/category-tree";
-import { listTaxonomies as listTaxonomyRows, readTaxonomy, taxonomyNotFound } from "../../services/taxonomies";
+import { listCategories } from "../../services/reference/categories";
+import { readCategoryTree } from "../../services/reference/category-tree";
+import { listTaxonomies as listTaxonomyRows, readTaxonomy, taxonomyNotFound } from "../../services/reference/taxonomies";
 import { toCategory, toCategoryTree } from "../categories/categories.mappers";
 import { categoryFilterFromQuery } from "../categories/categories.query";
 import { markCacheable } from "../reference/reference-http";
@@ -11,7 +10,7 @@ import { toTaxonomy, toTaxonomyDetail } from "./taxonomies.mappers";
 import { taxonomyFilterFromQuery } from "./taxonomies.query";
 import type * as routes from "./taxonomies.routes";
 
-export const listTaxonomies: RouteHandler<typeof routes.listTaxonomies, AppEnv> = async (c) => {
+export const listTaxonomies: AppRouteHandler<typeof routes.listTaxonomies> = async (c) => {
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
   const { rows, total } = await listTaxonomyRows(c.get("services"), taxonomyFilterFromQuery(query), page);
@@ -19,14 +18,14 @@ export const listTaxonomies: RouteHandler<typeof routes.listTaxonomies, AppEnv> 
   return c.json(pageEnvelope(rows.map(toTaxonomy), total, page), 200);
 };
 
-export const getTaxonomy: RouteHandler<typeof routes.getTaxonomy, AppEnv> = async (c) => {
+export const getTaxonomy: AppRouteHandler<typeof routes.getTaxonomy> = async (c) => {
   const row = await readTaxonomy(c.get("services"), c.req.valid("param").id);
   if (!row) throw taxonomyNotFound();
   markCacheable(c);
   return c.json(toTaxonomyDetail(row), 200);
 };
 
-export const listTaxonomyCategories: RouteHandler<typeof routes.listTaxonomyCategories, AppEnv> = async (c) => {
+export const listTaxonomyCategories: AppRouteHandler<typeof routes.listTaxonomyCategories> = async (c) => {
   const { id } = c.req.valid("param");
   const query = c.req.valid("query");
   const page = { page: query.page, size: query.size };
@@ -36,7 +35,7 @@ export const listTaxonomyCategories: RouteHandler<typeof routes.listTaxonomyCate
   return c.json(pageEnvelope(found.rows.map(toCategory), found.total, page), 200);
 };
 
-export const getTaxonomyCategoryTree: RouteHandler<typeof routes.getTaxonomyCategoryTree, AppEnv> = async (c) => {
+export const getTaxonomyCategoryTree: AppRouteHandler<typeof routes.getTaxonomyCategoryTree> = async (c) => {
   const { id } = c.req.valid("param");
   const { recursion_depth, page, size } = c.req.valid("query");
   const tree = await readCategoryTree(c.get("services"), { kind: "taxonomy", id }, recursion_depth, { page, size });

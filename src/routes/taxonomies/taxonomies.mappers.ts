@@ -1,6 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { isoSeconds } from "../../lib/time";
-import type { TaxonomyDomain, TaxonomyRow } from "../../services/taxonomies";
+import type { TaxonomyDomain, TaxonomyRow } from "../../services/reference/taxonomies";
 import type { TaxonomyDetailSchema, TaxonomySchema } from "./taxonomies.schemas";
 
 export function toTaxonomy(row: TaxonomyRow): z.infer<typeof TaxonomySchema> {

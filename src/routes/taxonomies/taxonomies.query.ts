@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { TAXONOMY_DOMAINS } from "../../db/schema";
 import { PageQuerySchema } from "../../lib/pagination";
-import { REFERENCE_ORDER_FIELDS } from "../../services/reference-order";
-import type { TaxonomyFilter } from "../../services/taxonomies";
+import { REFERENCE_ORDER_FIELDS } from "../../services/reference/order";
+import type { TaxonomyFilter } from "../../services/reference/taxonomies";
 import { nameIlikeParam, orderByParam } from "../reference/reference-query";
 
 /** Query of `GET /v1/taxonomies`: `domain`, `name[ilike]`, `order_by`, `page` and `size`. */

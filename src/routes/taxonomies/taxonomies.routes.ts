@@ -1,10 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
 import { problemResponses } from "../../lib/problem";
-import { cacheResponse } from "../../middleware/cache-response";
-import { MAX_CATEGORY_DEPTH } from "../../services/category-tree";
+import { cacheResponse } from "../../middleware/kv-cache";
+import { IdParamsSchema } from "../../schemas/params";
+import { MAX_CATEGORY_DEPTH } from "../../services/reference/category-tree";
 import { CategoryTreeQuerySchema, TaxonomyCategoryListQuerySchema } from "../categories/categories.query";
 import { CategoryPageSchema, CategoryTreePageSchema } from "../categories/categories.schemas";
-import { IdParamsSchema } from "../products/products.routes";
 import { CACHED_READ } from "../reference/reference-http";
 import { TaxonomyListQuerySchema } from "./taxonomies.query";
 import { TaxonomyDetailSchema, TaxonomyPageSchema } from "./taxonomies.schemas";

@@ -1,9 +1,8 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
-import { listUnitCodes } from "../../services/units";
+import type { AppRouteHandler } from "../../env";
+import { listUnitCodes } from "../../services/reference/units";
 import type { listUnits } from "./units.routes";
 
-export const getUnits: RouteHandler<typeof listUnits, AppEnv> = async (c) => {
+export const getUnits: AppRouteHandler<typeof listUnits> = async (c) => {
   const codes = await listUnitCodes(c.get("services"));
   c.header("Cache-Control", "public, max-age=3600");
   return c.json(codes, 200);

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../lib/problem";
-import { cacheResponse } from "../../middleware/cache-response";
+import { cacheResponse } from "../../middleware/kv-cache";
 
 export const UnitListSchema = z.array(z.string()).openapi("UnitList", {
   description: "Codes of the units a bill-of-materials quantity may use.",

@@ -1,11 +1,10 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../env";
+import type { AppEnv, AppRouteHandler } from "../../env";
 import { matchesIfNoneMatch } from "../../lib/etag";
 import { parseRange } from "../../lib/http-range";
 import { ApiError, notFound } from "../../lib/problem";
-import { THUMBNAIL_WIDTHS, thumbnailKey } from "../../services/media-records";
-import { IMMUTABLE_CACHE, type MediaKind, servedKey } from "../../services/media-storage";
+import { THUMBNAIL_WIDTHS, thumbnailKey } from "../../services/media/records";
+import { IMMUTABLE_CACHE, type MediaKind, servedKey } from "../../services/media/storage";
 import type * as routes from "./uploads.routes";
 
 /** Content keys: 64 hex digits and an extension. Anything else cannot exist, so it is a 404 without a storage read. */
@@ -63,19 +62,19 @@ async function serve(c: Context<AppEnv>, kind: MediaKind, path: string): Promise
   return new Response(object.body, { status: 200, headers });
 }
 
-export const getImage: RouteHandler<typeof routes.getImage, AppEnv> = async (c) => {
+export const getImage: AppRouteHandler<typeof routes.getImage> = async (c) => {
   const { key } = c.req.valid("param");
   if (!CONTENT_KEY.test(key)) throw missing();
   return serve(c, "images", key);
 };
 
-export const getThumbnail: RouteHandler<typeof routes.getThumbnail, AppEnv> = async (c) => {
+export const getThumbnail: AppRouteHandler<typeof routes.getThumbnail> = async (c) => {
   const { width, key } = c.req.valid("param");
   if (!CONTENT_KEY.test(key) || !THUMBNAIL_WIDTHS.some((w) => String(w) === width)) throw missing();
   return serve(c, "images", thumbnailKey(key, Number(width)));
 };
 
-export const getFile: RouteHandler<typeof routes.getFile, AppEnv> = async (c) => {
+export const getFile: AppRouteHandler<typeof routes.getFile> = async (c) => {
   const { key } = c.req.valid("param");
   if (!CONTENT_KEY.test(key)) throw missing();
   return serve(c, "files", key);

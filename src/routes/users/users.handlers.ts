@@ -1,14 +1,13 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppRouteHandler } from "../../env";
 import { requireUser } from "../../middleware/guards";
-import { updateProfile } from "../../services/self-service";
+import { updateProfile } from "../../services/accounts/self-service";
 import { clearBrowserSession } from "../auth/transport";
 import { toMe } from "./users.mappers";
 import type { getMe as getMeRoute, updateMe as updateMeRoute } from "./users.routes";
 
-export const getMe: RouteHandler<typeof getMeRoute, AppEnv> = async (c) => c.json(toMe(requireUser(c)), 200);
+export const getMe: AppRouteHandler<typeof getMeRoute> = async (c) => c.json(toMe(requireUser(c)), 200);
 
-export const updateMe: RouteHandler<typeof updateMeRoute, AppEnv> = async (c) => {
+export const updateMe: AppRouteHandler<typeof updateMeRoute> = async (c) => {
   const { user, revoked } = await updateProfile(c.get("services"), requireUser(c), c.req.valid("json"));
   // The cookies now hold revoked tokens; a browser drops them and signs in again.
   if (revoked && c.get("session")?.transport === "cookie") clearBrowserSession(c);

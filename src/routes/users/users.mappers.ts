@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { SessionUser } from "../../auth/session-user";
 import { isoSeconds } from "../../lib/time";
-import { ROLE_LIMITS } from "../../services/quotas";
+import { ROLE_LIMITS } from "../../services/media/quotas";
 import type { MeSchema } from "./users.routes";
 
 /** The fields an account shows both to its owner (`/users/me`) and to an administrator. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { LeaseBook, type LeasedReading } from "../../../src/lib/limit-leases";
+import { LeaseBook, type LeasedReading } from "../../../src/rate-limits/leases";
 
-// Units of a request-rate counter taken ahead of use (src/lib/limit-leases.ts). The store below
+// Units of a request-rate counter taken ahead of use (src/rate-limits/leases.ts). The store below
 // is a plain model of the counter object's answer to `consume(specs, units)`
-// (durable-objects/rate-limiter.ts): it grants as many of the asked units as the counter has left.
+// (src/rate-limits/object.ts): it grants as many of the asked units as the counter has left.
 
 const WINDOW_START = 1_000_000;
 const MINUTE = 60;

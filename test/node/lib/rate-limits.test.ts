@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LIMITS, planRequestLimits, requestCategory, WRONG_SECRET_BUDGET } from "../../../src/lib/rate-limits";
+import { LIMITS, planRequestLimits, requestCategory, WRONG_SECRET_BUDGET } from "../../../src/rate-limits/policy";
 
 describe("the limits table", () => {
   it("holds exactly the limits of the spec", () => {

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signLinkToken } from "../../../src/auth/tokens";
 import { UNIFORM_RESPONSE_MS } from "../../../src/routes/auth/auth.handlers";
-import { listOutbox } from "../../../src/services/dev-outbox";
+import { listOutbox } from "../../../src/services/platform/dev-outbox";
 import { bearerLogin, lastEmail, linkToken, me, patchMe, postJson, registerUser } from "../../support/accounts";
 import { expectProblem } from "../../support/http";
 

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { canonicalEmail } from "../../../src/lib/email-address";
-import { subjects } from "../../../src/services/rate-limiter";
+import { subjects } from "../../../src/rate-limits/client";
 import { newIdentity, postJson, registerUser } from "../../support/accounts";
 import { expectProblem } from "../../support/http";
 import { expectRateLimited, fireTogether, freshIp, limitedPost, statusCounts, unknownEmail } from "../../support/limits";

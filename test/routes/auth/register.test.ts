@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { COMMON_PASSWORDS } from "../../../src/data/common-passwords";
-import { listOutbox } from "../../../src/services/dev-outbox";
+import { listOutbox } from "../../../src/services/platform/dev-outbox";
 import { bearerLogin, lastEmail, linkToken, me, newIdentity, postJson, registerUser, verifiedUserOverHttp } from "../../support/accounts";
 import { PWNED } from "../../support/fake-upstream-config";
 import { expectProblem } from "../../support/http";

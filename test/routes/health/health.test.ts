@@ -6,14 +6,18 @@ describe("probes", () => {
     const response = await api("/live");
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: "alive" });
-    expect(response.headers.get("server-timing")).toMatch(/^d1;desc="0 round trips", limiter;desc="0 calls", lane;desc="(fast|app)"$/);
+    expect(response.headers.get("server-timing")).toMatch(
+      /^d1;desc="0 round trips", d1-rows;desc="read 0, written 0", d1-time;dur=0, limiter;desc="0 calls", lane;desc="(fast|app)"$/,
+    );
   });
 
   it("GET /health probes D1, KV and R2", async () => {
     const response = await api("/health");
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: "healthy", checks: { d1: "ok", kv: "ok", r2: "ok" } });
-    expect(response.headers.get("server-timing")).toBe('d1;desc="1 round trips", limiter;desc="0 calls", lane;desc="app"');
+    expect(response.headers.get("server-timing")).toMatch(
+      /^d1;desc="1 round trips", d1-rows;desc="read \d+, written 0", d1-time;dur=[\d.]+, limiter;desc="0 calls", lane;desc="app"$/,
+    );
   });
 
   it("are not in the public schema", async () => {

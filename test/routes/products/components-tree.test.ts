@@ -4,7 +4,12 @@ import { describe, expect, it } from "vitest";
 import type { SessionUser } from "../../../src/auth/session-user";
 import { createDb } from "../../../src/db/client";
 import { toComponentSummary } from "../../../src/routes/products/products.mappers";
-import { componentTreeStatements, componentTreeSummaryStatements, nestRows, readComponentTree } from "../../../src/services/component-tree";
+import {
+  componentTreeStatements,
+  componentTreeSummaryStatements,
+  nestRows,
+  readComponentTree,
+} from "../../../src/services/products/component-tree";
 import { bearer, postJson, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
 

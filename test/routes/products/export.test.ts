@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { EXPORT_CHUNK_PRODUCTS } from "../../../src/services/product-export";
+import { EXPORT_CHUNK_PRODUCTS } from "../../../src/services/products/export";
 import { bearer, patchMe, postJson, verifiedUser } from "../../support/accounts";
 import { csvRecords, parseCsv } from "../../support/csv";
 import { api, expectProblem, ORIGIN, roundTrips } from "../../support/http";

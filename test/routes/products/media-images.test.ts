@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { PhotonImage } from "@cf-wasm/photon";
 import { beforeAll, describe, expect, it } from "vitest";
 import { imageDimensions } from "../../../src/lib/images/formats";
-import { contentHash } from "../../../src/services/media-storage";
+import { contentHash } from "../../../src/services/media/storage";
 import { bearer, me, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
 import {

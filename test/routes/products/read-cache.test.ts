@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CACHE_NAME, cacheKey, forgetRecentReads } from "../../../src/middleware/cached-read";
+import { CACHE_NAME, cacheKey, forgetRecentReads } from "../../../src/middleware/read-copies";
 import { bearer, patchMe, postJson, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, ORIGIN, roundTrips } from "../../support/http";
 import { pendingWithoutJob, scan } from "../../support/media";

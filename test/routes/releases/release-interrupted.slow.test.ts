@@ -2,9 +2,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { demoStatements } from "../../../scripts/seed/demo-data.mjs";
 import { createLogger } from "../../../src/lib/logger";
-import { buildServices } from "../../../src/services/build-services";
-import { MAX_BUILD_FAILURES, runBuildSlice, type SliceOutcome } from "../../../src/services/release-build";
-import { RELEASE_TABLES } from "../../../src/services/release-tables";
+import { buildServices } from "../../../src/services/platform/build-services";
+import { MAX_BUILD_FAILURES, runBuildSlice, type SliceOutcome } from "../../../src/services/releases/build";
+import { RELEASE_TABLES } from "../../../src/services/releases/tables";
 import { buildRow, csvTable, keysUnder, type ReleaseBody, readRelease, runReleaseSlice } from "../../support/releases";
 
 // Slow tier: a build of more than one page of records, driven slice by slice through its service,

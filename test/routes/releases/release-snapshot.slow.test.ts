@@ -3,9 +3,9 @@ import { asyncBufferFromUrl, parquetMetadataAsync, parquetReadObjects } from "hy
 import { beforeAll, describe, expect, it } from "vitest";
 import { demoStatements } from "../../../scripts/seed/demo-data.mjs";
 import { createLogger } from "../../../src/lib/logger";
-import { buildServices } from "../../../src/services/build-services";
-import { runBuildSlice, type SliceOutcome } from "../../../src/services/release-build";
-import { RELEASE_TABLES } from "../../../src/services/release-tables";
+import { buildServices } from "../../../src/services/platform/build-services";
+import { runBuildSlice, type SliceOutcome } from "../../../src/services/releases/build";
+import { RELEASE_TABLES } from "../../../src/services/releases/tables";
 import { api, expectProblem } from "../../support/http";
 import { adminHeaders, contributor, createProduct, csvTable, type ReleaseBody, readRelease, workerFetch } from "../../support/releases";
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../../src/lib/logger";
-import { buildServices } from "../../../src/services/build-services";
-import { runBuildSlice, type SliceOutcome } from "../../../src/services/release-build";
+import { buildServices } from "../../../src/services/platform/build-services";
+import { runBuildSlice, type SliceOutcome } from "../../../src/services/releases/build";
 import { api } from "../../support/http";
 import { adminHeaders, contributor, createProduct, csvTable, type ReleaseBody, readRelease } from "../../support/releases";
 

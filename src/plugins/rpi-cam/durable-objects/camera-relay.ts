@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Services } from "../../../container";
 import { createLogger } from "../../../lib/logger";
-import { buildServices } from "../../../services/build-services";
+import { buildServices } from "../../../services/platform/build-services";
 import { cameraConfig } from "../config";
 import {
   CAMERA_ID_HEADER,

@@ -6,7 +6,7 @@ import type { Row, RowOf } from "../../../db/rows";
 import type { PageQuery } from "../../../lib/pagination";
 import { pageWindow } from "../../../lib/pagination";
 import { ApiError, notFound } from "../../../lib/problem";
-import type { UploadTarget } from "../../../services/media";
+import type { UploadTarget } from "../../../services/media/media";
 import type { cameras } from "../schema";
 
 /** The columns of a camera the read statements select, and RETURNING returns (never its key). */

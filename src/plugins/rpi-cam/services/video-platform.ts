@@ -3,7 +3,7 @@ import type { Services } from "../../../container";
 import { openFieldText, sealField } from "../../../lib/data-encryption";
 import { OutboundError } from "../../../lib/outbound";
 import { ApiError } from "../../../lib/problem";
-import { tokenContext } from "../../../services/oauth-accounts";
+import { tokenContext } from "../../../services/oauth/accounts";
 
 /** What the platform calls need: the database (the link's tokens), configuration, the log and the outbound fetch. */
 export type PlatformServices = Pick<Services, "db" | "config" | "log" | "outbound" | "clock">;

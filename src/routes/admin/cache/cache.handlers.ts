@@ -1,10 +1,9 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppRouteHandler } from "../../../env";
 import { requireAdmin } from "../../../middleware/guards";
-import { type CacheNamespace, clearCache as clearNamespace } from "../../../services/cache";
+import { type CacheNamespace, clearCache as clearNamespace } from "../../../services/caching/kv-cache";
 import type * as routes from "./cache.routes";
 
-export const clearCache: RouteHandler<typeof routes.clearCache, AppEnv> = async (c) => {
+export const clearCache: AppRouteHandler<typeof routes.clearCache> = async (c) => {
   const actor = requireAdmin(c);
   const { namespace } = c.req.valid("param");
   const keysDeleted = await clearNamespace(c.get("services"), actor, namespace);

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
-import { CACHE_NAMESPACES } from "../../../services/cache";
+import { CACHE_NAMESPACES } from "../../../services/caching/kv-cache";
 
 // A plain string rather than an enum: an unknown namespace is a missing resource (404), not a malformed request (422).
 const NamespaceParamsSchema = z.object({

@@ -1,14 +1,13 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppRouteHandler } from "../../../env";
 import { requestOrigin } from "../../../lib/http";
 import { requireAdmin } from "../../../middleware/guards";
-import { releaseUrl } from "../../../services/release-metadata";
-import { createRelease as create, releaseNotFound, retryRelease as retry } from "../../../services/releases";
+import { releaseUrl } from "../../../services/releases/metadata";
+import { createRelease as create, releaseNotFound, retryRelease as retry } from "../../../services/releases/releases";
 import { toRelease } from "../../releases/releases.mappers";
 import { RELEASE_VERSION } from "../../releases/releases.schemas";
 import type * as routes from "./admin-releases.routes";
 
-export const createRelease: RouteHandler<typeof routes.createRelease, AppEnv> = async (c) => {
+export const createRelease: AppRouteHandler<typeof routes.createRelease> = async (c) => {
   const actor = requireAdmin(c);
   const input = c.req.valid("json");
   const origin = requestOrigin(c);
@@ -17,7 +16,7 @@ export const createRelease: RouteHandler<typeof routes.createRelease, AppEnv> = 
   return c.json(toRelease(release, [], origin), 202);
 };
 
-export const retryRelease: RouteHandler<typeof routes.retryRelease, AppEnv> = async (c) => {
+export const retryRelease: AppRouteHandler<typeof routes.retryRelease> = async (c) => {
   const actor = requireAdmin(c);
   const { version } = c.req.valid("param");
   if (!RELEASE_VERSION.test(version)) throw releaseNotFound();

@@ -1,12 +1,11 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppRouteHandler } from "../../../env";
 import { pageEnvelope } from "../../../lib/pagination";
 import { requireAdmin } from "../../../middleware/guards";
-import * as adminUsers from "../../../services/admin-users";
+import * as adminUsers from "../../../services/accounts/admin-users";
 import { toAdminUser } from "./admin-users.mappers";
 import type * as routes from "./admin-users.routes";
 
-export const listUsers: RouteHandler<typeof routes.listUsers, AppEnv> = async (c) => {
+export const listUsers: AppRouteHandler<typeof routes.listUsers> = async (c) => {
   requireAdmin(c);
   const { page, size, search, role, is_active, is_superuser } = c.req.valid("query");
   const filter: adminUsers.AdminUserFilter = {
@@ -19,26 +18,26 @@ export const listUsers: RouteHandler<typeof routes.listUsers, AppEnv> = async (c
   return c.json(pageEnvelope(users.map(toAdminUser), total, { page, size }), 200);
 };
 
-export const getUser: RouteHandler<typeof routes.getUser, AppEnv> = async (c) => {
+export const getUser: AppRouteHandler<typeof routes.getUser> = async (c) => {
   requireAdmin(c);
   return c.json(toAdminUser(await adminUsers.readUser(c.get("services"), c.req.valid("param").user_id)), 200);
 };
 
-export const updateUser: RouteHandler<typeof routes.updateUser, AppEnv> = async (c) => {
+export const updateUser: AppRouteHandler<typeof routes.updateUser> = async (c) => {
   const actor = requireAdmin(c);
   const svc = { db: c.get("services").db, log: c.get("log") };
   const user = await adminUsers.updateUser(svc, actor, c.req.valid("param").user_id, c.req.valid("json"));
   return c.json(toAdminUser(user), 200);
 };
 
-export const setRole: RouteHandler<typeof routes.setRole, AppEnv> = async (c) => {
+export const setRole: AppRouteHandler<typeof routes.setRole> = async (c) => {
   const actor = requireAdmin(c);
   const svc = { db: c.get("services").db, log: c.get("log") };
   const user = await adminUsers.setRole(svc, actor, c.req.valid("param").user_id, c.req.valid("json").role);
   return c.json(toAdminUser(user), 200);
 };
 
-export const resetMfa: RouteHandler<typeof routes.resetMfa, AppEnv> = async (c) => {
+export const resetMfa: AppRouteHandler<typeof routes.resetMfa> = async (c) => {
   const actor = requireAdmin(c);
   await adminUsers.resetMfa({ db: c.get("services").db, log: c.get("log") }, actor, c.req.valid("param").user_id);
   return c.body(null, 204);

@@ -1,17 +1,16 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppRouteHandler } from "../../../env";
 import { requireUser } from "../../../middleware/guards";
-import { completeChallenge } from "../../../services/mfa-challenge";
-import { beginTotpSetup, confirmTotp, disableTotp, regenerateRecoveryCodes as regenerate } from "../../../services/totp-enrolment";
+import { completeChallenge } from "../../../services/sign-in/mfa-challenge";
+import { beginTotpSetup, confirmTotp, disableTotp, regenerateRecoveryCodes as regenerate } from "../../../services/sign-in/totp-enrolment";
 import { setSession, tokenPair } from "../transport";
 import type * as routes from "./mfa.routes";
 
-export const totpSetup: RouteHandler<typeof routes.totpSetup, AppEnv> = async (c) => {
+export const totpSetup: AppRouteHandler<typeof routes.totpSetup> = async (c) => {
   const setup = await beginTotpSetup(c.get("services"), requireUser(c));
   return c.json({ setup_token: setup.setupToken, secret: setup.secret, otpauth_uri: setup.otpauthUri }, 200);
 };
 
-export const totpConfirm: RouteHandler<typeof routes.totpConfirm, AppEnv> = async (c) => {
+export const totpConfirm: AppRouteHandler<typeof routes.totpConfirm> = async (c) => {
   const { setup_token, code, current_password } = c.req.valid("json");
   const { recoveryCodes, grant } = await confirmTotp(c.get("services"), requireUser(c), {
     setupToken: setup_token,
@@ -25,18 +24,18 @@ export const totpConfirm: RouteHandler<typeof routes.totpConfirm, AppEnv> = asyn
   return c.json({ recovery_codes: recoveryCodes, tokens: tokenPair(grant) }, 200);
 };
 
-export const totpDisable: RouteHandler<typeof routes.totpDisable, AppEnv> = async (c) => {
+export const totpDisable: AppRouteHandler<typeof routes.totpDisable> = async (c) => {
   const { code, current_password } = c.req.valid("json");
   await disableTotp(c.get("services"), requireUser(c), { code, currentPassword: current_password });
   return c.body(null, 204);
 };
 
-export const regenerateRecoveryCodes: RouteHandler<typeof routes.regenerateRecoveryCodes, AppEnv> = async (c) => {
+export const regenerateRecoveryCodes: AppRouteHandler<typeof routes.regenerateRecoveryCodes> = async (c) => {
   const codes = await regenerate(c.get("services"), requireUser(c), c.req.valid("json").code);
   return c.json({ recovery_codes: codes }, 200);
 };
 
-export const mfaChallenge: RouteHandler<typeof routes.mfaChallenge, AppEnv> = async (c) => {
+export const mfaChallenge: AppRouteHandler<typeof routes.mfaChallenge> = async (c) => {
   const { mfa_token, code } = c.req.valid("json");
   const { transport, grant } = await completeChallenge(c.get("services"), mfa_token, code);
   if (transport === "cookie") {

@@ -1,16 +1,15 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import { ACCESS_COOKIE, clearedSessionCookies, REFRESH_COOKIE, readCookie } from "../../../auth/cookies";
 import { readAccessToken } from "../../../auth/tokens";
-import type { AppEnv } from "../../../env";
+import type { AppRouteHandler } from "../../../env";
 import { audit } from "../../../lib/audit";
 import { requireUser } from "../../../middleware/guards";
-import { passwordLogin, refreshSession, refreshTokenInvalid } from "../../../services/login";
-import { endSessionById, endSessionByRefreshToken, revokeAllSessions } from "../../../services/sessions";
+import { passwordLogin, refreshSession, refreshTokenInvalid } from "../../../services/sign-in/login";
+import { endSessionById, endSessionByRefreshToken, revokeAllSessions } from "../../../services/sign-in/sessions";
 import { readCredentials } from "../credentials";
 import { clearBrowserSession, setSession } from "../transport";
 import type { revokeAllSessions as revokeAllRoute, sessionLogin, sessionLogout, sessionRefresh } from "./session.routes";
 
-export const login: RouteHandler<typeof sessionLogin, AppEnv> = async (c) => {
+export const login: AppRouteHandler<typeof sessionLogin> = async (c) => {
   const { username, password } = readCredentials(c);
   const outcome = await passwordLogin(c.get("services"), username, password, "cookie");
   if (outcome.kind === "challenge") return c.json({ mfa_required: true as const, mfa_token: outcome.mfaToken }, 202);
@@ -18,7 +17,7 @@ export const login: RouteHandler<typeof sessionLogin, AppEnv> = async (c) => {
   return c.body(null, 204);
 };
 
-export const refresh: RouteHandler<typeof sessionRefresh, AppEnv> = async (c) => {
+export const refresh: AppRouteHandler<typeof sessionRefresh> = async (c) => {
   const presented = readCookie(c.req.header("cookie"), REFRESH_COOKIE);
   const result = presented ? await refreshSession(c.get("services"), presented) : ({ refused: "invalid" } as const);
   if ("refused" in result) {
@@ -30,7 +29,7 @@ export const refresh: RouteHandler<typeof sessionRefresh, AppEnv> = async (c) =>
   return c.body(null, 204);
 };
 
-export const logout: RouteHandler<typeof sessionLogout, AppEnv> = async (c) => {
+export const logout: AppRouteHandler<typeof sessionLogout> = async (c) => {
   const cookies = c.req.header("cookie");
   const refreshToken = readCookie(cookies, REFRESH_COOKIE);
   const accessToken = readCookie(cookies, ACCESS_COOKIE);
@@ -45,7 +44,7 @@ export const logout: RouteHandler<typeof sessionLogout, AppEnv> = async (c) => {
   return c.body(null, 204);
 };
 
-export const revokeAll: RouteHandler<typeof revokeAllRoute, AppEnv> = async (c) => {
+export const revokeAll: AppRouteHandler<typeof revokeAllRoute> = async (c) => {
   const user = requireUser(c);
   await revokeAllSessions(c.get("services"), user.id);
   audit(c.get("log"), "auth.sessions.revoked", { user_id: user.id, reason: "revoke_all" });

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
 import { multilineText, singleLineText } from "../../../lib/text";
-import { IdParamsSchema } from "../../products/products.routes";
+import { IdParamsSchema } from "../../../schemas/params";
 import { ADMIN_ONLY, deleteResponses, json, jsonAnswer, WRITE_EFFECTS } from "../../reference/reference-admin";
 import { CategorySchema } from "../categories.schemas";
 

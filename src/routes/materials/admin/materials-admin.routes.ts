@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
-import { IdParamsSchema } from "../../products/products.routes";
+import { IdParamsSchema } from "../../../schemas/params";
 import { ADMIN_ONLY, categoryLinkRoutes, deleteResponses, json, jsonAnswer, WRITE_EFFECTS } from "../../reference/reference-admin";
 import { MaterialCreateSchema, MaterialDetailSchema, MaterialUpdateSchema } from "../materials.schemas";
 

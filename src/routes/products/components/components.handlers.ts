@@ -1,17 +1,16 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppRouteHandler } from "../../../env";
 import { jsonTextWithEtag, jsonWithEtag } from "../../../lib/etag";
 import { pageEnvelope } from "../../../lib/pagination";
 import { notFound } from "../../../lib/problem";
-import { readComponentPage, readComponentTreeSummaries } from "../../../services/component-tree";
-import type { RecordKind } from "../../../services/product-records";
+import { readComponentPage, readComponentTreeSummaries } from "../../../services/products/component-tree";
+import type { RecordKind } from "../../../services/products/records";
 import { componentTreeJson, toComponentSummary } from "../products.mappers";
 import type * as routes from "./components.routes";
 
 const missing = (kind: RecordKind) => notFound(kind === "product" ? "No base product has this id." : "No component has this id.");
 
 const listOf =
-  (kind: RecordKind): RouteHandler<typeof routes.listProductComponents, AppEnv> =>
+  (kind: RecordKind): AppRouteHandler<typeof routes.listProductComponents> =>
   async (c) => {
     const { id } = c.req.valid("param");
     const { page, size } = c.req.valid("query");
@@ -31,7 +30,7 @@ const listOf =
 // Written as JSON text member by member (componentTreeJson), not built as objects and serialised:
 // a tree of 1,000 spent most of its time there (bench/README.md, Issue 24).
 const treeOf =
-  (kind: RecordKind): RouteHandler<typeof routes.getProductComponentTree, AppEnv> =>
+  (kind: RecordKind): AppRouteHandler<typeof routes.getProductComponentTree> =>
   async (c) => {
     const { id } = c.req.valid("param");
     const rows = await readComponentTreeSummaries(c.get("services"), id, kind, c.req.valid("query").recursion_depth);

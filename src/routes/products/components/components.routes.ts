@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
-import { cachedRead } from "../../../middleware/cached-read";
-import { DEFAULT_RECURSION_DEPTH, MAX_RECURSION_DEPTH, MAX_TREE_COMPONENTS } from "../../../services/component-tree";
-import { IdParamsSchema } from "../products.routes";
+import { cachedRead } from "../../../middleware/read-copies";
+import { IdParamsSchema } from "../../../schemas/params";
+import { DEFAULT_RECURSION_DEPTH, MAX_RECURSION_DEPTH, MAX_TREE_COMPONENTS } from "../../../services/products/component-tree";
 import { ComponentSummarySchema } from "../products.schemas";
 
 /** A component in a tree answer: its summary and its own components, nested the same way. */

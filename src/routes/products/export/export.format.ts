@@ -1,22 +1,14 @@
 import { ownerVisibleTo } from "../../../auth/permissions";
 import { CSV_BOM, type CsvValue, csvRow } from "../../../lib/csv";
 import { isoSeconds } from "../../../lib/time";
-import { nestRows } from "../../../services/component-tree";
-import type { FileRow, ImageRow } from "../../../services/media-records";
-import { uploadUrl } from "../../../services/media-records";
-import type { ExportFormat, ExportRow, ExportTree } from "../../../services/product-export";
-import { circularityOut } from "../../../services/product-fields";
-import type { BomRow, VideoRow } from "../../../services/product-records";
-import {
-  type ReadView,
-  toBomEntry,
-  toComponentSummary,
-  toFile,
-  toImage,
-  toProductSummary,
-  toProductTypeRef,
-  toVideo,
-} from "../products.mappers";
+import { toFile, toImage, toVideo } from "../../../schemas/media";
+import type { FileRow, ImageRow } from "../../../services/media/records";
+import { uploadUrl } from "../../../services/media/records";
+import { nestRows } from "../../../services/products/component-tree";
+import type { ExportFormat, ExportRow, ExportTree } from "../../../services/products/export";
+import { circularityOut } from "../../../services/products/fields";
+import type { BomRow, VideoRow } from "../../../services/products/records";
+import { type ReadView, toBomEntry, toComponentSummary, toProductSummary, toProductTypeRef } from "../products.mappers";
 
 /** CSV columns in the order of decisions.md (Exports), which follows the dataset release's records table. */
 export const CSV_COLUMNS = [

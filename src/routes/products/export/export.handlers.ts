@@ -1,12 +1,11 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { authenticationRequired } from "../../../auth/permissions";
-import type { AppEnv } from "../../../env";
+import type { AppEnv, AppRouteHandler } from "../../../env";
 import { requestOrigin } from "../../../lib/http";
 import { notFound } from "../../../lib/problem";
 import { textStream } from "../../../lib/text-stream";
 import { pendingViewerId } from "../../../middleware/authenticate";
-import { type ExportFormat, type ExportScope, type ExportTree, exportChunks } from "../../../services/product-export";
+import { type ExportFormat, type ExportScope, type ExportTree, exportChunks } from "../../../services/products/export";
 import { productFilterFromQuery } from "../products.query";
 import { exportDocument } from "./export.format";
 import type * as routes from "./export.routes";
@@ -78,7 +77,7 @@ async function streamExport(c: Context<AppEnv>, scope: ExportScope, format: Expo
   });
 }
 
-export const exportProducts: RouteHandler<typeof routes.exportProducts, AppEnv> = async (c) => {
+export const exportProducts: AppRouteHandler<typeof routes.exportProducts> = async (c) => {
   const { format, ...query } = c.req.valid("query");
   const filter = productFilterFromQuery(query);
   // Only `owner=me` reads differently per viewer: provisionally as the account the token names,
@@ -89,7 +88,7 @@ export const exportProducts: RouteHandler<typeof routes.exportProducts, AppEnv> 
   return await streamExport(c, scope, format, `relab-products-${fileStamp(new Date())}`);
 };
 
-export const exportProduct: RouteHandler<typeof routes.exportProduct, AppEnv> = async (c) => {
+export const exportProduct: AppRouteHandler<typeof routes.exportProduct> = async (c) => {
   const { id } = c.req.valid("param");
   const { format } = c.req.valid("query");
   return await streamExport(c, { productId: id }, format, `relab-product-${id}-${fileStamp(new Date())}`);

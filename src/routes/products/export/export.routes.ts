@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../../lib/problem";
 import { authenticateCarried } from "../../../middleware/authenticate";
-import { EXPORT_FORMATS } from "../../../services/product-export";
+import { IdParamsSchema } from "../../../schemas/params";
+import { EXPORT_FORMATS } from "../../../services/products/export";
 import { OrderByParam, PRODUCT_FILTER_PARAMS } from "../products.query";
-import { IdParamsSchema } from "../products.routes";
 import { ComponentDetailSchema, ProductDetailSchema } from "../products.schemas";
 import { CSV_COLUMNS } from "./export.format";
 

@@ -1,14 +1,13 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import { authenticationRequired } from "../../../auth/permissions";
 import { batchRows } from "../../../db/client";
-import type { AppEnv } from "../../../env";
+import type { AppRouteHandler } from "../../../env";
 import { pageEnvelope } from "../../../lib/pagination";
 import { viewerBeforeRead } from "../../../middleware/authenticate";
-import { type CountRow, type FacetValue, facetStatements, facetsFromRows, suggestionStatements } from "../../../services/product-query";
+import { type CountRow, type FacetValue, facetStatements, facetsFromRows, suggestionStatements } from "../../../services/products/query";
 import { productFilterFromQuery } from "../products.query";
 import type * as routes from "./facets.routes";
 
-export const getProductFacets: RouteHandler<typeof routes.getProductFacets, AppEnv> = async (c) => {
+export const getProductFacets: AppRouteHandler<typeof routes.getProductFacets> = async (c) => {
   const { fields, ...query } = c.req.valid("query");
   const filter = productFilterFromQuery(query);
   // Only `owner=me` needs the viewer before the read; otherwise the token check rides in its batch.
@@ -21,7 +20,7 @@ export const getProductFacets: RouteHandler<typeof routes.getProductFacets, AppE
 };
 
 const suggestionsOf =
-  (kind: "brands" | "models"): RouteHandler<typeof routes.suggestProductBrands, AppEnv> =>
+  (kind: "brands" | "models"): AppRouteHandler<typeof routes.suggestProductBrands> =>
   async (c) => {
     const { search, page, size } = c.req.valid("query");
     const [rows, total] = await batchRows<[FacetValue, CountRow]>(c.get("services").db, suggestionStatements(kind, search, { page, size }));

@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
-import { cachedRead } from "../../../middleware/cached-read";
-import { PRODUCT_FACET_FIELDS, PRODUCT_QUERY_LIMITS } from "../../../services/product-query";
+import { cachedRead } from "../../../middleware/read-copies";
+import { PRODUCT_FACET_FIELDS, PRODUCT_QUERY_LIMITS } from "../../../services/products/query";
 import { ProductFacetsQuerySchema, ProductSuggestionsQuerySchema } from "../products.query";
 
 export const FacetValueSchema = z

@@ -1,6 +1,5 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../../env";
+import type { AppEnv, AppRouteHandler } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { notFound } from "../../../lib/problem";
 import { requireVerified } from "../../../middleware/guards";
@@ -12,9 +11,9 @@ import {
   removeBomEntries,
   removeBomEntry,
   updateBomEntry,
-} from "../../../services/bill-of-materials";
-import { auditModeration } from "../../../services/moderation";
-import type { BomRow, RecordKind } from "../../../services/product-records";
+} from "../../../services/products/bill-of-materials";
+import { auditModeration } from "../../../services/products/moderation";
+import type { BomRow, RecordKind } from "../../../services/products/records";
 import type { BomRoutes } from "./materials.routes";
 
 const PREFIX = { product: "/v1/products", component: "/v1/components" } as const;
@@ -35,7 +34,7 @@ const toEntry = (row: BomRow) => ({
   unit: row.unit,
 });
 
-type Handler<K extends keyof BomRoutes> = RouteHandler<BomRoutes[K], AppEnv>;
+type Handler<K extends keyof BomRoutes> = AppRouteHandler<BomRoutes[K]>;
 
 /** The handlers of the seven bill-of-materials routes of one kind of record. */
 export function bomHandlers(kind: RecordKind) {

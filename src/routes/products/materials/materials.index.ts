@@ -1,5 +1,5 @@
 import { createRouter } from "../../../lib/router";
-import type { RecordKind } from "../../../services/product-records";
+import type { RecordKind } from "../../../services/products/records";
 import { bomHandlers } from "./materials.handlers";
 import { bomRoutes } from "./materials.routes";
 

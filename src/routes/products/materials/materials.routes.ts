@@ -2,10 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
 import { authenticate } from "../../../middleware/authenticate";
-import { MAX_BOM_ENTRIES } from "../../../services/bill-of-materials";
-import { UNIT_CODES } from "../../../services/product-fields";
-import type { RecordKind } from "../../../services/product-records";
-import { IdParamsSchema } from "../products.routes";
+import { IdParamsSchema } from "../../../schemas/params";
+import { MAX_BOM_ENTRIES } from "../../../services/products/bill-of-materials";
+import { UNIT_CODES } from "../../../services/products/fields";
+import type { RecordKind } from "../../../services/products/records";
 import { BomEntryInputSchema, BomEntrySchema } from "../products.schemas";
 
 /** Path parameters of one entry: the record id and the material id. */

@@ -1,7 +1,6 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { assertMayModify, hasAdminPowers } from "../../../auth/permissions";
-import type { AppEnv } from "../../../env";
+import type { AppEnv, AppRouteHandler } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { requestOrigin } from "../../../lib/http";
 import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../lib/multipart";
@@ -9,14 +8,21 @@ import { pageEnvelope } from "../../../lib/pagination";
 import { ApiError, notFound } from "../../../lib/problem";
 import { pendingViewerId } from "../../../middleware/authenticate";
 import { requireVerified } from "../../../middleware/guards";
-import { assertWithinQuota, deleteMedia, type MediaParent, readMediaItem, readMediaPage, readUploadTarget } from "../../../services/media";
-import { storeUpload } from "../../../services/media-intake";
-import type { FileRow, ImageRow } from "../../../services/media-records";
-import { type MediaKind, objectKeys, quarantineKey } from "../../../services/media-storage";
-import { fileCap, parseUploadForm, prepareFile, prepareImage, tooLargeDetail } from "../../../services/media-upload";
-import { auditModeration } from "../../../services/moderation";
-import type { RecordKind } from "../../../services/product-records";
-import { toFile, toImage } from "../products.mappers";
+import { toFile, toImage } from "../../../schemas/media";
+import { storeUpload } from "../../../services/media/intake";
+import {
+  assertWithinQuota,
+  deleteMedia,
+  type MediaParent,
+  readMediaItem,
+  readMediaPage,
+  readUploadTarget,
+} from "../../../services/media/media";
+import type { FileRow, ImageRow } from "../../../services/media/records";
+import { type MediaKind, objectKeys, quarantineKey } from "../../../services/media/storage";
+import { fileCap, parseUploadForm, prepareFile, prepareImage, tooLargeDetail } from "../../../services/media/upload";
+import { auditModeration } from "../../../services/products/moderation";
+import type { RecordKind } from "../../../services/products/records";
 import type { MediaRoutes } from "./media.routes";
 
 const PREFIX = { product: "/v1/products", component: "/v1/components" } as const;
@@ -27,7 +33,7 @@ const parentOf = (kind: RecordKind, id: number): MediaParent => ({
   missing: () => notFound(kind === "product" ? "No base product has this id." : "No component has this id."),
 });
 
-type Handler<K extends keyof MediaRoutes> = RouteHandler<MediaRoutes[K], AppEnv>;
+type Handler<K extends keyof MediaRoutes> = AppRouteHandler<MediaRoutes[K]>;
 
 const labRequired = () =>
   new ApiError(403, { code: "LAB_ROLE_REQUIRED", detail: "Uploading research files needs the lab role; images go to the /images routes." });

@@ -1,6 +1,6 @@
 import { createRouter } from "../../../lib/router";
-import type { MediaKind } from "../../../services/media-storage";
-import type { RecordKind } from "../../../services/product-records";
+import type { MediaKind } from "../../../services/media/storage";
+import type { RecordKind } from "../../../services/products/records";
 import { mediaHandlers } from "./media.handlers";
 import { mediaRoutes } from "./media.routes";
 

@@ -5,12 +5,12 @@ import { SIGNED_IN } from "../../../lib/openapi";
 import { PageQuerySchema, pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
 import { authenticate, authenticateCarried } from "../../../middleware/authenticate";
-import type { MediaKind } from "../../../services/media-storage";
-import { MAX_IMAGE_METADATA_CHARS, MAX_MEDIA_DESCRIPTION } from "../../../services/media-upload";
-import type { RecordKind } from "../../../services/product-records";
-import { MAX_RESEARCH_FILE_BYTES, ROLE_LIMITS } from "../../../services/quotas";
-import { IdParamsSchema } from "../products.routes";
-import { FileSchema, ImageSchema } from "../products.schemas";
+import { FileSchema, ImageSchema } from "../../../schemas/media";
+import { IdParamsSchema } from "../../../schemas/params";
+import { MAX_RESEARCH_FILE_BYTES, ROLE_LIMITS } from "../../../services/media/quotas";
+import type { MediaKind } from "../../../services/media/storage";
+import { MAX_IMAGE_METADATA_CHARS, MAX_MEDIA_DESCRIPTION } from "../../../services/media/upload";
+import type { RecordKind } from "../../../services/products/records";
 
 /** Path parameters of one media item: the record id and the 32-hex media id (anything else is 422). */
 const mediaParams = (name: "image_id" | "file_id") =>

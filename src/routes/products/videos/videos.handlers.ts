@@ -1,14 +1,13 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { assertMayModify, type WriteIntent } from "../../../auth/permissions";
-import type { AppEnv } from "../../../env";
+import type { AppEnv, AppRouteHandler } from "../../../env";
 import { jsonWithEtag } from "../../../lib/etag";
 import { ApiError } from "../../../lib/problem";
 import { requireVerified } from "../../../middleware/guards";
-import { auditModeration } from "../../../services/moderation";
-import { readOwnership } from "../../../services/product-records";
-import * as videos from "../../../services/videos";
-import { toVideo } from "../products.mappers";
+import { toVideo } from "../../../schemas/media";
+import { auditModeration } from "../../../services/products/moderation";
+import { readOwnership } from "../../../services/products/records";
+import * as videos from "../../../services/products/videos";
 import type * as routes from "./videos.routes";
 
 /** The caller may write the product's videos (404 otherwise); returns the owner for the moderation audit. */
@@ -19,17 +18,17 @@ async function writableProduct(c: Context<AppEnv>, productId: number, intent: Wr
   return { user, owned };
 }
 
-export const listVideos: RouteHandler<typeof routes.listVideos, AppEnv> = async (c) => {
+export const listVideos: AppRouteHandler<typeof routes.listVideos> = async (c) => {
   const rows = await videos.readVideos(c.get("services"), c.req.valid("param").id);
   return jsonWithEtag(c, rows.map(toVideo));
 };
 
-export const getVideo: RouteHandler<typeof routes.getVideo, AppEnv> = async (c) => {
+export const getVideo: AppRouteHandler<typeof routes.getVideo> = async (c) => {
   const { id, video_id } = c.req.valid("param");
   return jsonWithEtag(c, toVideo(await videos.readVideo(c.get("services"), id, video_id)));
 };
 
-export const addVideo: RouteHandler<typeof routes.addVideo, AppEnv> = async (c) => {
+export const addVideo: AppRouteHandler<typeof routes.addVideo> = async (c) => {
   const { id } = c.req.valid("param");
   await writableProduct(c, id, "add");
   const row = await videos.addVideo(c.get("services"), id, c.req.valid("json"));
@@ -37,7 +36,7 @@ export const addVideo: RouteHandler<typeof routes.addVideo, AppEnv> = async (c) 
   return c.json(toVideo(row), 201);
 };
 
-export const updateVideo: RouteHandler<typeof routes.updateVideo, AppEnv> = async (c) => {
+export const updateVideo: AppRouteHandler<typeof routes.updateVideo> = async (c) => {
   const { id, video_id } = c.req.valid("param");
   const { user, owned } = await writableProduct(c, id, "correct");
   const row = await videos.updateVideo(c.get("services"), id, video_id, c.req.valid("json"));
@@ -45,7 +44,7 @@ export const updateVideo: RouteHandler<typeof routes.updateVideo, AppEnv> = asyn
   return c.json(toVideo(row), 200);
 };
 
-export const deleteVideo: RouteHandler<typeof routes.deleteVideo, AppEnv> = async (c) => {
+export const deleteVideo: AppRouteHandler<typeof routes.deleteVideo> = async (c) => {
   const { id, video_id } = c.req.valid("param");
   const { user, owned } = await writableProduct(c, id, "correct");
   await videos.deleteVideo(c.get("services"), id, video_id);
@@ -53,7 +52,7 @@ export const deleteVideo: RouteHandler<typeof routes.deleteVideo, AppEnv> = asyn
   return c.body(null, 204);
 };
 
-export const addComponentVideo: RouteHandler<typeof routes.addComponentVideo, AppEnv> = async () => {
+export const addComponentVideo: AppRouteHandler<typeof routes.addComponentVideo> = async () => {
   throw new ApiError(422, {
     code: "COMPONENT_VIDEOS_NOT_ALLOWED",
     detail: "Components cannot carry videos; add the video to the base product.",

@@ -2,9 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
 import { authenticate } from "../../../middleware/authenticate";
-import { MAX_VIDEOS } from "../../../services/videos";
-import { IdParamsSchema } from "../products.routes";
-import { VideoInputSchema, VideoSchema } from "../products.schemas";
+import { VideoSchema } from "../../../schemas/media";
+import { IdParamsSchema } from "../../../schemas/params";
+import { MAX_VIDEOS } from "../../../services/products/videos";
+import { VideoInputSchema } from "../products.schemas";
 
 export const VideoParamsSchema = IdParamsSchema.extend({
   video_id: z.coerce

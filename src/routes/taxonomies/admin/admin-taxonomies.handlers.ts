@@ -1,12 +1,11 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppRouteHandler } from "../../../env";
 import { requireAdmin } from "../../../middleware/guards";
-import * as taxonomies from "../../../services/taxonomies";
+import * as taxonomies from "../../../services/reference/taxonomies";
 import { clearReferenceCache } from "../../reference/reference-http";
 import { toTaxonomy } from "../taxonomies.mappers";
 import type * as routes from "./admin-taxonomies.routes";
 
-export const createTaxonomy: RouteHandler<typeof routes.createTaxonomy, AppEnv> = async (c) => {
+export const createTaxonomy: AppRouteHandler<typeof routes.createTaxonomy> = async (c) => {
   const actor = requireAdmin(c);
   const row = await taxonomies.createTaxonomy(c.get("services"), actor, c.req.valid("json"));
   await clearReferenceCache(c);
@@ -14,14 +13,14 @@ export const createTaxonomy: RouteHandler<typeof routes.createTaxonomy, AppEnv> 
   return c.json(toTaxonomy(row), 201);
 };
 
-export const updateTaxonomy: RouteHandler<typeof routes.updateTaxonomy, AppEnv> = async (c) => {
+export const updateTaxonomy: AppRouteHandler<typeof routes.updateTaxonomy> = async (c) => {
   const actor = requireAdmin(c);
   const row = await taxonomies.updateTaxonomy(c.get("services"), actor, c.req.valid("param").id, c.req.valid("json"));
   await clearReferenceCache(c);
   return c.json(toTaxonomy(row), 200);
 };
 
-export const deleteTaxonomy: RouteHandler<typeof routes.deleteTaxonomy, AppEnv> = async (c) => {
+export const deleteTaxonomy: AppRouteHandler<typeof routes.deleteTaxonomy> = async (c) => {
   const actor = requireAdmin(c);
   await taxonomies.deleteTaxonomy(c.get("services"), actor, c.req.valid("param").id);
   await clearReferenceCache(c);

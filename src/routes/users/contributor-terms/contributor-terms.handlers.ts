@@ -1,12 +1,11 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppRouteHandler } from "../../../env";
 import { isoSeconds } from "../../../lib/time";
 import { requireUser } from "../../../middleware/guards";
-import { acceptContributorTerms as accept, withdrawContributorTerms as withdraw } from "../../../services/contributor-terms";
+import { acceptContributorTerms as accept, withdrawContributorTerms as withdraw } from "../../../services/accounts/contributor-terms";
 import { toMe } from "../users.mappers";
 import type * as routes from "./contributor-terms.routes";
 
-export const getContributorTerms: RouteHandler<typeof routes.getContributorTerms, AppEnv> = async (c) => {
+export const getContributorTerms: AppRouteHandler<typeof routes.getContributorTerms> = async (c) => {
   const user = requireUser(c);
   return c.json(
     {
@@ -18,12 +17,12 @@ export const getContributorTerms: RouteHandler<typeof routes.getContributorTerms
   );
 };
 
-export const acceptContributorTerms: RouteHandler<typeof routes.acceptContributorTerms, AppEnv> = async (c) => {
+export const acceptContributorTerms: AppRouteHandler<typeof routes.acceptContributorTerms> = async (c) => {
   const user = await accept(c.get("services"), requireUser(c), c.req.valid("json").version);
   return c.json(toMe(user), 200);
 };
 
-export const withdrawContributorTerms: RouteHandler<typeof routes.withdrawContributorTerms, AppEnv> = async (c) => {
+export const withdrawContributorTerms: AppRouteHandler<typeof routes.withdrawContributorTerms> = async (c) => {
   await withdraw(c.get("services"), requireUser(c));
   return c.body(null, 204);
 };

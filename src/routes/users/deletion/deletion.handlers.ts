@@ -1,12 +1,11 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
+import type { AppRouteHandler } from "../../../env";
 import { requireAdmin, requireUser } from "../../../middleware/guards";
-import { assertDeletable, deleteAccount } from "../../../services/account-deletion";
-import { assertStepUp } from "../../../services/step-up";
+import { assertDeletable, deleteAccount } from "../../../services/accounts/deletion";
+import { assertStepUp } from "../../../services/sign-in/step-up";
 import { clearBrowserSession } from "../../auth/transport";
 import type { adminDeleteUser as adminDeleteUserRoute, deleteMe as deleteMeRoute } from "./deletion.routes";
 
-export const deleteMe: RouteHandler<typeof deleteMeRoute, AppEnv> = async (c) => {
+export const deleteMe: AppRouteHandler<typeof deleteMeRoute> = async (c) => {
   const user = requireUser(c);
   const body = (c.req.valid("json") ?? {}) as { current_password?: string; mfa_code?: string };
   const svc = c.get("services");
@@ -17,7 +16,7 @@ export const deleteMe: RouteHandler<typeof deleteMeRoute, AppEnv> = async (c) =>
   return c.body(null, 204);
 };
 
-export const adminDeleteUser: RouteHandler<typeof adminDeleteUserRoute, AppEnv> = async (c) => {
+export const adminDeleteUser: AppRouteHandler<typeof adminDeleteUserRoute> = async (c) => {
   const actor = requireAdmin(c);
   const { current_password, mfa_code } = c.req.valid("json");
   const svc = c.get("services");

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { SIGNED_IN } from "../../../lib/openapi";
 import { problemResponses } from "../../../lib/problem";
 import { authenticate } from "../../../middleware/authenticate";
-import { DELETION_CONTENT } from "../../../services/account-deletion";
+import { DELETION_CONTENT } from "../../../services/accounts/deletion";
 
 const StepUpBodySchema = z
   .strictObject({

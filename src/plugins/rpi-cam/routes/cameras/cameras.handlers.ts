@@ -1,6 +1,5 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../../../env";
+import type { AppEnv, AppRouteHandler } from "../../../../env";
 import { pageEnvelope } from "../../../../lib/pagination";
 import { ApiError, notFound } from "../../../../lib/problem";
 import { requireUser, requireVerified } from "../../../../middleware/guards";
@@ -37,7 +36,7 @@ async function endStreamBeforeDeletion(c: Context<AppEnv>, userId: number, camer
   }
 }
 
-export const listCameras: RouteHandler<typeof routes.listCameras, AppEnv> = async (c) => {
+export const listCameras: AppRouteHandler<typeof routes.listCameras> = async (c) => {
   const user = requireUser(c);
   const page = c.req.valid("query");
   const found = await cameras.listCameras(c.get("services"), user.id, page);
@@ -45,7 +44,7 @@ export const listCameras: RouteHandler<typeof routes.listCameras, AppEnv> = asyn
   return c.json(pageEnvelope(found.rows.map(toCamera), found.total, page), 200);
 };
 
-export const getCamera: RouteHandler<typeof routes.getCamera, AppEnv> = async (c) => {
+export const getCamera: AppRouteHandler<typeof routes.getCamera> = async (c) => {
   const user = requireUser(c);
   const { camera_id } = c.req.valid("param");
   const { include_status, include_telemetry } = c.req.valid("query");
@@ -65,14 +64,14 @@ export const getCamera: RouteHandler<typeof routes.getCamera, AppEnv> = async (c
   );
 };
 
-export const updateCamera: RouteHandler<typeof routes.updateCamera, AppEnv> = async (c) => {
+export const updateCamera: AppRouteHandler<typeof routes.updateCamera> = async (c) => {
   const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
   const row = await cameras.updateCamera(c.get("services"), user.id, camera_id, c.req.valid("json"));
   return c.json(toCamera(row), 200);
 };
 
-export const deleteCamera: RouteHandler<typeof routes.deleteCamera, AppEnv> = async (c) => {
+export const deleteCamera: AppRouteHandler<typeof routes.deleteCamera> = async (c) => {
   const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
   await endStreamBeforeDeletion(c, user.id, camera_id);
@@ -82,7 +81,7 @@ export const deleteCamera: RouteHandler<typeof routes.deleteCamera, AppEnv> = as
   return c.body(null, 204);
 };
 
-export const getCameraStatus: RouteHandler<typeof routes.getCameraStatus, AppEnv> = async (c) => {
+export const getCameraStatus: AppRouteHandler<typeof routes.getCameraStatus> = async (c) => {
   const user = requireUser(c);
   const { camera_id } = c.req.valid("param");
   const row = await cameras.readOwnedCamera(c.get("services"), user.id, camera_id);
@@ -91,7 +90,7 @@ export const getCameraStatus: RouteHandler<typeof routes.getCameraStatus, AppEnv
   return c.json(toStatus(status, row), 200);
 };
 
-export const getCameraTelemetry: RouteHandler<typeof routes.getCameraTelemetry, AppEnv> = async (c) => {
+export const getCameraTelemetry: AppRouteHandler<typeof routes.getCameraTelemetry> = async (c) => {
   const user = requireUser(c);
   const { camera_id } = c.req.valid("param");
   await cameras.readOwnedCamera(c.get("services"), user.id, camera_id);
@@ -100,7 +99,7 @@ export const getCameraTelemetry: RouteHandler<typeof routes.getCameraTelemetry, 
   return c.json(telemetry, 200);
 };
 
-export const getCameraLocalAccess: RouteHandler<typeof routes.getCameraLocalAccess, AppEnv> = async (c) => {
+export const getCameraLocalAccess: AppRouteHandler<typeof routes.getCameraLocalAccess> = async (c) => {
   const user = requireUser(c);
   const { camera_id } = c.req.valid("param");
   await cameras.readOwnedCamera(c.get("services"), user.id, camera_id);
@@ -113,7 +112,7 @@ export const getCameraLocalAccess: RouteHandler<typeof routes.getCameraLocalAcce
   return c.json(parsed.data, 200);
 };
 
-export const getCameraPreviewThumbnail: RouteHandler<typeof routes.getCameraPreviewThumbnail, AppEnv> = async (c) => {
+export const getCameraPreviewThumbnail: AppRouteHandler<typeof routes.getCameraPreviewThumbnail> = async (c) => {
   const user = requireUser(c);
   const { camera_id } = c.req.valid("param");
   await cameras.readOwnedCamera(c.get("services"), user.id, camera_id);

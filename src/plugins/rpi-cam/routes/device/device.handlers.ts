@@ -1,16 +1,15 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../../env";
+import type { AppRouteHandler } from "../../../../env";
 import { requestOrigin } from "../../../../lib/http";
 import { imageDimensions, sniffImageFormat } from "../../../../lib/images/formats";
 import { MULTIPART_ALLOWANCE_BYTES, readLimitedForm } from "../../../../lib/multipart";
 import { ApiError } from "../../../../lib/problem";
 import { multilineText } from "../../../../lib/text";
 import { validationError } from "../../../../lib/validation";
-import { assertWithinQuota } from "../../../../services/media";
-import { storeUpload } from "../../../../services/media-intake";
-import { uploadUrl } from "../../../../services/media-records";
-import { fileCap, jsonObjectField, parseUploadForm, prepareImage, tooLargeDetail } from "../../../../services/media-upload";
+import { storeUpload } from "../../../../services/media/intake";
+import { assertWithinQuota } from "../../../../services/media/media";
+import { uploadUrl } from "../../../../services/media/records";
+import { fileCap, jsonObjectField, parseUploadForm, prepareImage, tooLargeDetail } from "../../../../services/media/upload";
 import { retireCamera } from "../../services/camera-relay";
 import * as cameras from "../../services/cameras";
 import { verifyDeviceAssertion } from "../../services/device-assertion";
@@ -26,10 +25,10 @@ const PREVIEW_MAX_BYTES = 1024 * 1024;
 const PREVIEW_MAX_PIXELS = 4_000_000;
 const PREVIEW_TYPES = { jpeg: "image/jpeg", png: "image/png", webp: "image/webp" } as const;
 
-const device = (c: Parameters<RouteHandler<typeof routes.unpairSelf, AppEnv>>[0], cameraId: string) =>
+const device = (c: Parameters<AppRouteHandler<typeof routes.unpairSelf>>[0], cameraId: string) =>
   verifyDeviceAssertion(c.get("services"), c.req.header("authorization"), cameraId);
 
-export const uploadImage: RouteHandler<typeof routes.uploadImage, AppEnv> = async (c) => {
+export const uploadImage: AppRouteHandler<typeof routes.uploadImage> = async (c) => {
   const { camera_id } = c.req.valid("param");
   const camera = await device(c, camera_id);
   const cap = fileCap("images", camera.ownerRole);
@@ -54,7 +53,7 @@ export const uploadImage: RouteHandler<typeof routes.uploadImage, AppEnv> = asyn
   return c.json({ image_id: row.id, image_url: uploadUrl(requestOrigin(c), "images", row.storage_key) }, 201);
 };
 
-export const uploadPreviewThumbnail: RouteHandler<typeof routes.uploadPreviewThumbnail, AppEnv> = async (c) => {
+export const uploadPreviewThumbnail: AppRouteHandler<typeof routes.uploadPreviewThumbnail> = async (c) => {
   const { camera_id } = c.req.valid("param");
   await device(c, camera_id);
   const form = await readLimitedForm(c.req.raw, PREVIEW_MAX_BYTES + MULTIPART_ALLOWANCE_BYTES, "A preview thumbnail is at most 1 MiB.");
@@ -76,7 +75,7 @@ export const uploadPreviewThumbnail: RouteHandler<typeof routes.uploadPreviewThu
   return c.body(null, 204);
 };
 
-export const unpairSelf: RouteHandler<typeof routes.unpairSelf, AppEnv> = async (c) => {
+export const unpairSelf: AppRouteHandler<typeof routes.unpairSelf> = async (c) => {
   const { camera_id } = c.req.valid("param");
   await device(c, camera_id);
   await cameras.deleteCamera(c.get("services"), camera_id, null);

@@ -1,11 +1,10 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import { importJWK } from "jose";
-import type { AppEnv } from "../../../../env";
+import type { AppRouteHandler } from "../../../../env";
 import { requestOrigin } from "../../../../lib/http";
 import { ApiError } from "../../../../lib/problem";
 import { isoSeconds } from "../../../../lib/time";
 import { requireVerified } from "../../../../middleware/guards";
-import { enforceLimits, subjects } from "../../../../services/rate-limiter";
+import { enforceLimits, subjects } from "../../../../rate-limits/client";
 import * as pairing from "../../services/camera-pairing";
 import { toCamera } from "../cameras/cameras.schemas";
 import type * as routes from "./pairing.routes";
@@ -18,7 +17,7 @@ function tunnelUrl(origin: string, cameraId: string): string {
   return url.toString();
 }
 
-export const registerPairing: RouteHandler<typeof routes.registerPairing, AppEnv> = async (c) => {
+export const registerPairing: AppRouteHandler<typeof routes.registerPairing> = async (c) => {
   const body = c.req.valid("json");
   try {
     await importJWK(body.public_key_jwk, "ES256");
@@ -39,7 +38,7 @@ export const registerPairing: RouteHandler<typeof routes.registerPairing, AppEnv
   return c.json({ code: body.code, expires_at: isoSeconds(expiresAt * 1000) }, 201);
 };
 
-export const pollPairing: RouteHandler<typeof routes.pollPairing, AppEnv> = async (c) => {
+export const pollPairing: AppRouteHandler<typeof routes.pollPairing> = async (c) => {
   const { code, fingerprint } = c.req.valid("query");
   const result = await pairing.pollPairing(c.get("services"), code, fingerprint);
   c.header("Cache-Control", "no-store");
@@ -57,7 +56,7 @@ export const pollPairing: RouteHandler<typeof routes.pollPairing, AppEnv> = asyn
   );
 };
 
-export const claimPairing: RouteHandler<typeof routes.claimPairing, AppEnv> = async (c) => {
+export const claimPairing: AppRouteHandler<typeof routes.claimPairing> = async (c) => {
   const user = requireVerified(c);
   const body = c.req.valid("json");
   // Per code, whatever the IP or account: guessing at one code is bounded even from many addresses.

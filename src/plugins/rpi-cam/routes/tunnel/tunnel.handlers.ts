@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../../../env";
 import { ApiError } from "../../../../lib/problem";
-import { enforceLimits, subjects } from "../../../../services/rate-limiter";
+import { enforceLimits, subjects } from "../../../../rate-limits/client";
 import { CAMERA_ID_HEADER } from "../../protocol";
 import { relayObject } from "../../services/camera-relay";
 import { deviceAssertionRefused, verifyDeviceAssertion } from "../../services/device-assertion";

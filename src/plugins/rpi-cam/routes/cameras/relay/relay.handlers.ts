@@ -1,12 +1,11 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../../../env";
+import type { AppRouteHandler } from "../../../../../env";
 import { requestOrigin } from "../../../../../lib/http";
 import { ApiError, notFound } from "../../../../../lib/problem";
 import { isoSeconds } from "../../../../../lib/time";
 import { requireUser, requireVerified } from "../../../../../middleware/guards";
-import { toImage, toVideo } from "../../../../../routes/products/products.mappers";
-import { readMediaItem } from "../../../../../services/media";
-import { MAX_VIDEOS } from "../../../../../services/videos";
+import { toImage, toVideo } from "../../../../../schemas/media";
+import { readMediaItem } from "../../../../../services/media/media";
+import { MAX_VIDEOS } from "../../../../../services/products/videos";
 import { isSafeHlsPath } from "../../../protocol";
 import { deviceRefused, relayCommand, relayObject } from "../../../services/camera-relay";
 import { readStreamState } from "../../../services/camera-stream-state";
@@ -17,7 +16,7 @@ import type * as routes from "./relay.routes";
 
 const protocolError = (detail: string) => new ApiError(502, { code: "CAMERA_PROTOCOL_ERROR", detail });
 
-export const captureImage: RouteHandler<typeof routes.captureImage, AppEnv> = async (c) => {
+export const captureImage: AppRouteHandler<typeof routes.captureImage> = async (c) => {
   const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
   const { product_id, description } = c.req.valid("json");
@@ -79,7 +78,7 @@ function deviceBytesHeaders(contentType: string | null, fallback: string): Recor
   };
 }
 
-export const sendCommand: RouteHandler<typeof routes.sendCommand, AppEnv> = async (c) => {
+export const sendCommand: AppRouteHandler<typeof routes.sendCommand> = async (c) => {
   const command = c.req.valid("json");
   // Reading the camera is a read; changing it is a write, which needs a verified account.
   const user = command.method === "GET" ? requireUser(c) : requireVerified(c);
@@ -106,7 +105,7 @@ export const sendCommand: RouteHandler<typeof routes.sendCommand, AppEnv> = asyn
   return c.json({ status: answer.status, content_type: answer.contentType, data: answer.data }, 200);
 };
 
-export const getHlsFile: RouteHandler<typeof routes.getHlsFile, AppEnv> = async (c) => {
+export const getHlsFile: AppRouteHandler<typeof routes.getHlsFile> = async (c) => {
   const user = requireUser(c);
   const { camera_id, path } = c.req.valid("param");
   await cameras.readOwnedCamera(c.get("services"), user.id, camera_id);
@@ -140,7 +139,7 @@ function toStream(row: StreamRow) {
   };
 }
 
-export const startRecordingStream: RouteHandler<typeof routes.startRecordingStream, AppEnv> = async (c) => {
+export const startRecordingStream: AppRouteHandler<typeof routes.startRecordingStream> = async (c) => {
   const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
   const body = c.req.valid("json");
@@ -155,7 +154,7 @@ export const startRecordingStream: RouteHandler<typeof routes.startRecordingStre
   return c.json(toStream(row), 201);
 };
 
-export const getRecordingStream: RouteHandler<typeof routes.getRecordingStream, AppEnv> = async (c) => {
+export const getRecordingStream: AppRouteHandler<typeof routes.getRecordingStream> = async (c) => {
   const user = requireUser(c);
   const { camera_id } = c.req.valid("param");
   const state = await readStreamState(c.get("services"), user.id, camera_id);
@@ -163,7 +162,7 @@ export const getRecordingStream: RouteHandler<typeof routes.getRecordingStream, 
   return c.json({ ...toStream(state.stream), platform_status: state.platformStatus, device: state.device }, 200);
 };
 
-export const stopRecordingStream: RouteHandler<typeof routes.stopRecordingStream, AppEnv> = async (c) => {
+export const stopRecordingStream: AppRouteHandler<typeof routes.stopRecordingStream> = async (c) => {
   const user = requireVerified(c);
   const { camera_id } = c.req.valid("param");
   const svc = c.get("services");

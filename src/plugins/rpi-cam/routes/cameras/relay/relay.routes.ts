@@ -4,7 +4,7 @@ import { SIGNED_IN } from "../../../../../lib/openapi";
 import { problemResponses } from "../../../../../lib/problem";
 import { multilineText, singleLineText } from "../../../../../lib/text";
 import { authenticate } from "../../../../../middleware/authenticate";
-import { ImageSchema, VideoSchema } from "../../../../../routes/products/products.schemas";
+import { ImageSchema, VideoSchema } from "../../../../../schemas/media";
 import { RELAY_FAILURES } from "../cameras.routes";
 import { CameraIdParamsSchema } from "../cameras.schemas";
 

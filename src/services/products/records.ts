@@ -1,0 +1,163 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { Services } from "../../container";
+import { batchRows } from "../../db/client";
+import type { Row, RowOf } from "../../db/rows";
+import type { billOfMaterials, materials, products, productTypes, users, videos } from "../../db/schema";
+import { queuePurge } from "../media/messages";
+import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "../media/records";
+import type { UnitCode } from "./fields";
+
+/** Which of the two resources a record is: a base product (no parent) or a component. */
+export type RecordKind = "product" | "component";
+
+/** A record as the read statements select it (`RECORD_COLUMNS`), with its owner's name and visibility and its type's name. */
+export type RecordRow = RowOf<
+  typeof products,
+  | "id"
+  | "parent_id"
+  | "owner_id"
+  | "name"
+  | "description"
+  | "brand"
+  | "model"
+  | "weight_g"
+  | "height_cm"
+  | "width_cm"
+  | "depth_cm"
+  | "volume_cm3"
+  | "circularity_properties"
+  | "product_type_id"
+  | "amount_in_parent"
+  | "depth"
+  | "version"
+  | "created_at"
+  | "updated_at"
+> & {
+  owner_username: Row<typeof users>["username"];
+  owner_visibility: Row<typeof users>["profile_visibility"];
+  product_type_name: Row<typeof productTypes>["name"] | null;
+};
+
+/** A bill-of-materials entry with its material's name; `unit` is one of the codes a write accepts. */
+export type BomRow = Omit<RowOf<typeof billOfMaterials, "product_id" | "material_id" | "quantity" | "unit">, "unit"> & {
+  material_name: Row<typeof materials>["name"];
+  unit: UnitCode;
+};
+
+export type VideoRow = RowOf<typeof videos, "id" | "url" | "title" | "description" | "video_metadata" | "created_at">;
+
+/** Columns of `RecordRow`, for `FROM products p JOIN users u ... LEFT JOIN product_types t`. */
+export const RECORD_COLUMNS = sql.raw(
+  `p.id, p.parent_id, p.owner_id, u.username AS owner_username, u.profile_visibility AS owner_visibility,
+   p.name, p.description, p.brand, p.model, p.weight_g, p.height_cm, p.width_cm, p.depth_cm, p.volume_cm3,
+   p.circularity_properties, p.product_type_id, t.name AS product_type_name, p.amount_in_parent, p.depth,
+   p.version, p.created_at, p.updated_at`,
+);
+
+export const RECORD_FROM = sql.raw("products p JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id");
+
+/** `p.parent_id IS NULL` for base products, `IS NOT NULL` for components: each resource's routes see only their kind. */
+export function kindCondition(kind: RecordKind, alias = "p"): SQL {
+  return sql.raw(`${alias}.parent_id IS ${kind === "product" ? "" : "NOT "}NULL`);
+}
+
+/** The statements of a detail read: the record, its bill of materials, its direct components, (base products) its videos, its images and files. */
+export function detailStatements(id: number, kind: RecordKind): SQL[] {
+  return [
+    sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.id = ${id} AND ${kindCondition(kind)}`,
+    sql`SELECT b.product_id, b.material_id, m.name AS material_name, b.quantity, b.unit
+        FROM bill_of_materials b JOIN materials m ON m.id = b.material_id
+        WHERE b.product_id = ${id} ORDER BY m.name, b.material_id`,
+    sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.parent_id = ${id} ORDER BY p.id`,
+    kind === "product"
+      ? sql`SELECT id, url, title, description, video_metadata, created_at FROM videos WHERE product_id = ${id} ORDER BY id`
+      : sql`SELECT NULL AS id WHERE 0`,
+    imagesOfRecord(id),
+    filesOfRecord(id),
+  ];
+}
+
+/** Reserves `count` consecutive product ids in one statement; returns the first. */
+export function reserveIdsStatement(count: number): SQL {
+  // max(id)+1 keeps the block clear of rows inserted by other means (fixtures, imports).
+  return sql`UPDATE id_blocks
+    SET next_id = max(next_id, coalesce((SELECT max(id) FROM products), 0) + 1) + ${count}
+    WHERE name = 'products' RETURNING next_id - ${count} AS first_id`;
+}
+
+/** The ids among `ids` that exist in `table` (split to stay under D1's 100 bound parameters). */
+export function existingIdStatements(table: "materials" | "product_types", ids: readonly number[]): SQL[] {
+  const statements: SQL[] = [];
+  for (let i = 0; i < ids.length; i += 90) {
+    const chunk = ids.slice(i, i + 90);
+    statements.push(
+      sql`SELECT id, name FROM ${sql.raw(table)} WHERE id IN (${sql.join(
+        chunk.map((id) => sql`${id}`),
+        sql`, `,
+      )})`,
+    );
+  }
+  return statements;
+}
+
+/** A record with what its detail read embeds. */
+export interface RecordDetail {
+  row: RecordRow;
+  bom: BomRow[];
+  components: RecordRow[];
+  videos: VideoRow[];
+  images: ImageRow[];
+  files: FileRow[];
+}
+
+/** Reads a record and its embeds in one round trip; null when no record of this kind has the id. */
+export async function readDetail(svc: Pick<Services, "db">, id: number, kind: RecordKind): Promise<RecordDetail | null> {
+  const [rows, bom, components, videos, images, files] = await batchRows<[RecordRow, BomRow, RecordRow, VideoRow, ImageRow, FileRow]>(
+    svc.db,
+    detailStatements(id, kind) as [SQL, SQL, SQL, SQL, SQL, SQL],
+  );
+  const row = rows[0];
+  return row ? { row, bom, components, videos: kind === "product" ? videos : [], images, files } : null;
+}
+
+/** Who owns a record of this kind and how deep it sits; null when there is none. */
+export async function readOwnership(
+  svc: Pick<Services, "db">,
+  id: number,
+  kind: RecordKind,
+): Promise<{ ownerId: number; depth: number } | null> {
+  const rows = await svc.db.all<{ owner_id: number; depth: number }>(
+    sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
+  );
+  return rows[0] ? { ownerId: rows[0].owner_id, depth: rows[0].depth } : null;
+}
+
+/** Storage keys of the media a deletion removed, by kind, for the objects to be purged. */
+export type RemovedMediaKeys = Record<"images" | "files", string[]>;
+
+/**
+ * Deletes a record with everything under it (components, bills of materials, videos and media
+ * rows follow by foreign-key cascade) and releases the media's size from the owner's quota (not
+ * for rejected media, which released it when rejected), in one batch. Then the objects of the
+ * media removed are queued for purging (unless other rows share them) and `records.deleted` is
+ * published, for the plugins to clean up what they keep about the record (a camera streaming into
+ * it, say).
+ */
+export async function deleteRecord(svc: Pick<Services, "db" | "bindings" | "log" | "events">, id: number): Promise<void> {
+  const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
+    tree_media(kind, storage_key, size_bytes, charged) AS (
+      SELECT 'images', storage_key, size_bytes, status <> 'rejected' FROM images WHERE product_id IN (SELECT id FROM tree)
+      UNION ALL SELECT 'files', storage_key, size_bytes, status <> 'rejected' FROM files WHERE product_id IN (SELECT id FROM tree))`;
+  const [media] = await batchRows<[{ kind: "images" | "files"; storage_key: string }, unknown, unknown]>(svc.db, [
+    sql`${tree} SELECT DISTINCT kind, storage_key FROM tree_media`,
+    sql`${tree} UPDATE users SET
+          upload_file_count = max(upload_file_count - (SELECT count(*) FROM tree_media WHERE charged), 0),
+          upload_total_bytes = max(upload_total_bytes - (SELECT coalesce(sum(size_bytes), 0) FROM tree_media WHERE charged), 0)
+        WHERE id = (SELECT owner_id FROM products WHERE id = ${id})`,
+    sql`DELETE FROM products WHERE id = ${id}`,
+  ]);
+  const removed: RemovedMediaKeys = { images: [], files: [] };
+  for (const row of media) removed[row.kind].push(row.storage_key);
+  await queuePurge(svc, removed);
+  await svc.events.publish({ type: "records.deleted", ids: [id] });
+}

@@ -1,0 +1,237 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { Services } from "../../container";
+import { ApiError } from "../../lib/problem";
+import { isoSeconds } from "../../lib/time";
+import { SHOWN_MEDIA_CONDITION } from "../media/records";
+
+/**
+ * Public statistics (decisions.md, Reference data and statistics; docs/reference-data.md). Every
+ * count is one SQL statement, so each answer costs one D1 round trip; the Worker only renames the
+ * few rows. Images count those that passed the malware scan (the ones readers can see).
+ */
+
+export const STATS_GRANULARITIES = ["day", "week", "month", "year"] as const;
+export type StatsGranularity = (typeof STATS_GRANULARITIES)[number];
+
+export const STATS_SCOPES = ["products", "components", "all"] as const;
+export type StatsScope = (typeof STATS_SCOPES)[number];
+
+export const STATS_LIMITS = {
+  /** Periods one series may hold: 1,000 days is under three years of daily points. */
+  maxPeriods: 1000,
+  /** Categories listed by default, and at most. */
+  categoriesDefault: 10,
+  categoriesMax: 100,
+  /** Earliest `start`/`end` accepted: `created_at` is unix seconds. */
+  earliestDate: "1970-01-01",
+} as const;
+
+export interface StatsTotals {
+  generated_at: string;
+  totals: { teardowns: number; parts: number; mass_kg: number; images: number; users: number };
+}
+
+/** Counts over the whole dataset: base products, components, their mass, images, active accounts. */
+export async function statsTotals(svc: Pick<Services, "db">, now: Date): Promise<StatsTotals> {
+  // One scan of products; the system account (holder of deleted accounts' products) is no user.
+  const [row] = await svc.db.all<StatsTotals["totals"]>(sql`
+    SELECT
+      count(*) FILTER (WHERE parent_id IS NULL) AS teardowns,
+      count(*) FILTER (WHERE parent_id IS NOT NULL) AS parts,
+      round(total(weight_g) FILTER (WHERE parent_id IS NULL) / 1000.0, 3) AS mass_kg,
+      (SELECT count(*) FROM images WHERE ${sql.raw(SHOWN_MEDIA_CONDITION)}) AS images,
+      (SELECT count(*) FROM users WHERE is_active = 1 AND is_system = 0) AS users
+    FROM products`);
+  return { generated_at: isoSeconds(now), totals: row! };
+}
+
+export interface SeriesRange {
+  granularity: StatsGranularity;
+  start: string;
+  end: string;
+}
+
+export interface SeriesPoint {
+  period: string;
+  teardowns: number;
+  parts: number;
+  mass_kg: number;
+  images: number;
+  users_new: number;
+}
+
+export interface StatsSeries extends SeriesRange {
+  generated_at: string;
+  series: SeriesPoint[];
+}
+
+const DAY_MS = 86_400_000;
+const dayMs = (date: string): number => Date.parse(`${date}T00:00:00Z`);
+const isoDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/** How far before `end` a missing `start` lies. */
+function defaultStart(granularity: StatsGranularity, end: string): string {
+  if (granularity === "day") return isoDate(dayMs(end) - 30 * DAY_MS);
+  if (granularity === "week") return isoDate(dayMs(end) - 90 * DAY_MS);
+  const date = new Date(dayMs(end));
+  date.setUTCFullYear(date.getUTCFullYear() - 1);
+  return isoDate(date.getTime());
+}
+
+// The Monday that starts the ISO week of `date` (getUTCDay: 0 is Sunday).
+const mondayMs = (date: string): number => dayMs(date) - ((new Date(dayMs(date)).getUTCDay() + 6) % 7) * DAY_MS;
+
+/** Periods between two dates, both ends included; the same periods the SQL below generates, counted up front to refuse huge ranges. */
+function periodCount(granularity: StatsGranularity, start: string, end: string): number {
+  const months = (date: string) => Number(date.slice(0, 4)) * 12 + Number(date.slice(5, 7)) - 1;
+  switch (granularity) {
+    case "day":
+      return (dayMs(end) - dayMs(start)) / DAY_MS + 1;
+    case "week":
+      return (mondayMs(end) - mondayMs(start)) / (7 * DAY_MS) + 1;
+    case "month":
+      return months(end) - months(start) + 1;
+    case "year":
+      return Number(end.slice(0, 4)) - Number(start.slice(0, 4)) + 1;
+  }
+}
+
+function rangeError(detail: string): ApiError {
+  return new ApiError(422, {
+    code: "VALIDATION_FAILED",
+    detail: "The request did not pass validation.",
+    errors: [{ pointer: "#/query/start", detail }],
+  });
+}
+
+/**
+ * The series range with its defaults filled in: `end` today (UTC), `start` 30 days before `end`
+ * for days, 90 for weeks, a year for months and years. 422 when `start` is after `end` or the
+ * range holds more than `STATS_LIMITS.maxPeriods` periods.
+ */
+export function resolveSeriesRange(
+  query: { granularity: StatsGranularity; start?: string | undefined; end?: string | undefined },
+  now: Date,
+): SeriesRange {
+  const { granularity } = query;
+  const end = query.end ?? isoDate(now.getTime());
+  const start = query.start ?? defaultStart(granularity, end);
+  if (start > end) throw rangeError(`The start (${start}) is after the end (${end}).`);
+  const periods = periodCount(granularity, start, end);
+  if (periods > STATS_LIMITS.maxPeriods) {
+    throw rangeError(
+      `The range holds ${periods} periods of a ${granularity}; at most ${STATS_LIMITS.maxPeriods} are allowed. Narrow it or choose a longer granularity.`,
+    );
+  }
+  return { granularity, start, end };
+}
+
+/**
+ * SQLite date modifiers per granularity: `floor` takes a date to the first day of its period (a
+ * week starts on Monday: back six days, then forward to the next Monday), `step` moves to the
+ * next period, `label` prints a period. Bound as parameters, never spliced into the text.
+ */
+const PERIODS: Record<StatsGranularity, { floor: string[]; step: string; label: string }> = {
+  day: { floor: [], step: "+1 day", label: "%Y-%m-%d" },
+  week: { floor: ["-6 days", "weekday 1"], step: "+7 days", label: "%Y-%m-%d" },
+  month: { floor: ["start of month"], step: "+1 month", label: "%Y-%m" },
+  year: { floor: ["start of year"], step: "+1 year", label: "%Y" },
+};
+
+/** `date(<time>, <modifiers...>, <floor modifiers...>)`: the first day of the period of `time`. */
+function periodOf(granularity: StatsGranularity, ...time: SQL[]): SQL {
+  const modifiers = PERIODS[granularity].floor.map((modifier) => sql`${modifier}`);
+  return sql`date(${sql.join([...time, ...modifiers], sql`, `)})`;
+}
+
+/**
+ * Every period from the one holding `start` to the one holding `end`, zero-filled, in one
+ * statement: a recursive CTE generates the periods and the records and accounts created inside
+ * [start 00:00Z, end + 1 day 00:00Z) are grouped by period and joined on. So the first and last
+ * periods count only the days inside the range, and the series adds up to the range's totals.
+ */
+export async function statsSeries(svc: Pick<Services, "db">, range: SeriesRange, now: Date): Promise<StatsSeries> {
+  const { granularity } = range;
+  const from = dayMs(range.start) / 1000;
+  const until = dayMs(range.end) / 1000 + 86_400;
+  const createdPeriod = periodOf(granularity, sql`created_at`, sql`${"unixepoch"}`);
+  const rows = await svc.db.all<SeriesPoint>(sql`
+    WITH RECURSIVE
+      bounds(first_period, last_period) AS (SELECT ${periodOf(granularity, sql`${range.start}`)}, ${periodOf(granularity, sql`${range.end}`)}),
+      periods(period) AS (
+        SELECT first_period FROM bounds
+        UNION ALL
+        SELECT date(period, ${PERIODS[granularity].step}) FROM periods, bounds WHERE period < last_period
+      ),
+      record_counts AS (
+        SELECT ${createdPeriod} AS period,
+          count(*) FILTER (WHERE parent_id IS NULL) AS teardowns,
+          count(*) FILTER (WHERE parent_id IS NOT NULL) AS parts,
+          total(weight_g) FILTER (WHERE parent_id IS NULL) AS mass_g
+        FROM products WHERE created_at >= ${from} AND created_at < ${until}
+        GROUP BY 1
+      ),
+      image_counts AS (
+        SELECT ${createdPeriod} AS period, count(*) AS images
+        FROM images WHERE ${sql.raw(SHOWN_MEDIA_CONDITION)} AND created_at >= ${from} AND created_at < ${until}
+        GROUP BY 1
+      ),
+      account_counts AS (
+        SELECT ${createdPeriod} AS period, count(*) AS users_new
+        FROM users WHERE is_system = 0 AND created_at >= ${from} AND created_at < ${until}
+        GROUP BY 1
+      )
+    SELECT strftime(${PERIODS[granularity].label}, p.period) AS period,
+      coalesce(r.teardowns, 0) AS teardowns,
+      coalesce(r.parts, 0) AS parts,
+      round(coalesce(r.mass_g, 0) / 1000.0, 3) AS mass_kg,
+      coalesce(i.images, 0) AS images,
+      coalesce(a.users_new, 0) AS users_new
+    FROM periods p
+    LEFT JOIN record_counts r ON r.period = p.period
+    LEFT JOIN image_counts i ON i.period = p.period
+    LEFT JOIN account_counts a ON a.period = p.period
+    ORDER BY p.period`);
+  return { ...range, generated_at: isoSeconds(now), series: rows };
+}
+
+export interface CategoryCount {
+  name: string;
+  count: number;
+}
+
+export interface StatsCategories {
+  generated_at: string;
+  limit: number;
+  scope: StatsScope;
+  categories: CategoryCount[];
+}
+
+const SCOPE_CONDITIONS: Record<StatsScope, SQL> = {
+  products: sql`p.parent_id IS NULL`,
+  components: sql`p.parent_id IS NOT NULL`,
+  all: sql`1`,
+};
+
+/**
+ * The categories linked to the product types of the records in scope, by number of records
+ * (most first, ties by name, then id). Each category counts on its own, so two categories of the
+ * same name in different taxonomies are two entries; a record counts once per category, since a
+ * type links to a category at most once.
+ */
+export async function statsCategories(
+  svc: Pick<Services, "db">,
+  query: { limit: number; scope: StatsScope },
+  now: Date,
+): Promise<StatsCategories> {
+  const rows = await svc.db.all<CategoryCount>(sql`
+    SELECT c.name AS name, count(*) AS count
+    FROM products p
+    JOIN product_type_categories ptc ON ptc.product_type_id = p.product_type_id
+    JOIN categories c ON c.id = ptc.category_id
+    WHERE ${SCOPE_CONDITIONS[query.scope]}
+    GROUP BY c.id
+    ORDER BY count(*) DESC, c.name, c.id
+    LIMIT ${query.limit}`);
+  return { generated_at: isoSeconds(now), limit: query.limit, scope: query.scope, categories: rows };
+}
