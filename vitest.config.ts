@@ -132,6 +132,8 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       wrangler: { configPath: "./wrangler.jsonc" },
       miniflare: {
         bindings: { ...TEST_VARS, ...vars, TEST_MIGRATIONS: migrations },
+        // Empty databases beside DB: the restore drill loads backups into them (test/services/backup.test.ts).
+        d1Databases: { RESTORE_DB: "restore-drill", RESTORE_DB_2: "restore-drill-2" },
         outboundService: fakeUpstream,
       },
     });
@@ -185,6 +187,16 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             exclude: ["test/node/**", DATACITE, ...CAMERA_TESTS_WHEN_OFF],
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
+          },
+        },
+        {
+          // Node-side tools that run wrangler (setup:production against a fake Cloudflare API):
+          // seconds each, so run by `npm run test:slow` (and CI), not by `npm test`.
+          test: {
+            name: "node-slow",
+            include: ["test/node/**/*.slow.test.ts"],
+            environment: "node",
+            testTimeout: 300_000,
           },
         },
         {

@@ -1,5 +1,5 @@
 import { type OAuthConfig, oauthOutboundEntries, parseOAuthConfig } from "./auth/oauth-config";
-import { parseDataKey } from "./lib/data-encryption";
+import { type DataKeyRing, parseDataKey, parseKeyList } from "./lib/data-encryption";
 import { createOutboundPolicy, type OutboundPolicy } from "./lib/outbound";
 import { BUILT_IN_SIGNATURES, parseSignatures, type Signature } from "./lib/signature-scan";
 import { LIMITER_TIMEOUT_MS } from "./rate-limits/policy";
@@ -30,10 +30,27 @@ export interface AppConfig {
   corsOrigins: ReadonlySet<string>;
   argon2: Argon2Params;
   bootstrap: { email: string; password: string } | null;
-  /** Keys derived from AUTH_TOKEN_SECRET: one per token kind, so a token of one kind never verifies as another. */
+  /**
+   * `AUTH_TOKEN_SECRET`: signs new access and email-link tokens and names rate-limit counters
+   * (keys derived from it, one per token kind, so a token of one kind never verifies as another).
+   */
   tokenSecret: string;
-  /** `DATA_ENCRYPTION_KEY`: the AES-256 key that seals secrets stored at rest (TOTP seeds, and later provider tokens). */
-  dataKey: Uint8Array;
+  /**
+   * The secrets a presented token may be signed with: `AUTH_TOKEN_SECRET`, then
+   * `AUTH_TOKEN_SECRET_PREVIOUS` while it is set (a rotation: tokens signed before it stay good
+   * until they expire; decisions.md, Key rotation).
+   */
+  tokenSecrets: readonly [string, ...string[]];
+  /**
+   * The data keys that seal secrets stored at rest (TOTP seeds, provider tokens):
+   * `DATA_ENCRYPTION_KEYS` (`id:hex,...`, the first one seals) and `DATA_ENCRYPTION_KEY` as key id 0.
+   */
+  dataKey: DataKeyRing;
+  /**
+   * What release owner pseudonyms are derived from: `PSEUDONYM_KEY` when set, else data key id 0,
+   * whatever key seals, so pseudonyms never change with a rotation.
+   */
+  pseudonymSecret: Uint8Array;
   /** Base URL of the app; email links point at `<appUrl>/verify#token=...` and `<appUrl>/reset-password#token=...`. */
   appUrl: string;
   email: { from: string; providerUrl: string | null; apiKey: string | null };
@@ -72,6 +89,8 @@ export interface AppConfig {
   datacite: DataCiteConfig | null;
   /** `OAI_ADMIN_EMAIL`: the administrator OAI-PMH's Identify names (default the address of `EMAIL_FROM`). */
   oaiAdminEmail: string;
+  /** The logical backups of D1 to R2 (src/services/operations/backup.ts, docs/operations.md). */
+  backup: BackupConfig;
 }
 
 export interface ReleaseAuthorship {
@@ -90,6 +109,18 @@ export interface DataCiteConfig {
   /** One call's time-out (`DATACITE_TIMEOUT_MS`, default 10 s). */
   timeoutMs: number;
 }
+
+export interface BackupConfig {
+  /** `BACKUP_CRON`: the Cron Trigger (one of wrangler.jsonc's `crons`) that starts a backup (default `17 3 * * *`); empty: never. */
+  cron: string | null;
+  /** `BACKUP_RETENTION_DAYS`: backups older than this are deleted after a newer one completes (default 30). */
+  retentionDays: number;
+  /** `BACKUP_SLICE_MS`: how long one queue invocation writes before it checkpoints and hands on (default 60 s). */
+  sliceMs: number;
+}
+
+/** The default backup schedule: daily at 03:17 UTC, away from the hour marks other jobs crowd. */
+export const DEFAULT_BACKUP_CRON = "17 3 * * *";
 
 export interface MalwareScanConfig {
   signatures: readonly Signature[];
@@ -139,12 +170,11 @@ function parseConfig(env: Env): AppConfig {
   if (tokenSecret.length < 32) {
     throw new ConfigError("AUTH_TOKEN_SECRET must be set to at least 32 characters of random data");
   }
-  let dataKey: Uint8Array;
-  try {
-    dataKey = parseDataKey(env.DATA_ENCRYPTION_KEY ?? "");
-  } catch {
-    throw new ConfigError("DATA_ENCRYPTION_KEY must be set to 32 random bytes, as 64 hex characters or base64");
+  const previousTokenSecret = optional(env.AUTH_TOKEN_SECRET_PREVIOUS);
+  if (previousTokenSecret !== null && previousTokenSecret.length < 32) {
+    throw new ConfigError("AUTH_TOKEN_SECRET_PREVIOUS must be the earlier AUTH_TOKEN_SECRET (at least 32 characters) or unset");
   }
+  const { dataKey, pseudonymSecret } = parseDataKeys(env);
   const appUrl = httpUrl(env.APP_PUBLIC_URL, "APP_PUBLIC_URL");
 
   const providerUrl = optional(env.EMAIL_PROVIDER_URL);
@@ -174,7 +204,9 @@ function parseConfig(env: Env): AppConfig {
     argon2,
     bootstrap: bootstrapEmail && bootstrapPassword ? { email: bootstrapEmail, password: bootstrapPassword } : null,
     tokenSecret,
+    tokenSecrets: previousTokenSecret !== null && previousTokenSecret !== tokenSecret ? [tokenSecret, previousTokenSecret] : [tokenSecret],
     dataKey,
+    pseudonymSecret,
     appUrl,
     email: {
       from: emailFrom,
@@ -204,6 +236,11 @@ function parseConfig(env: Env): AppConfig {
     releaseAuthorship: parseAuthorship(env),
     datacite,
     oaiAdminEmail: parseAdminEmail(optional(env.OAI_ADMIN_EMAIL) ?? emailFrom),
+    backup: {
+      cron: env.BACKUP_CRON === undefined ? DEFAULT_BACKUP_CRON : optional(env.BACKUP_CRON),
+      retentionDays: positiveInt(env.BACKUP_RETENTION_DAYS, "BACKUP_RETENTION_DAYS", 30, 3650),
+      sliceMs: positiveInt(env.BACKUP_SLICE_MS, "BACKUP_SLICE_MS", 60_000, 600_000),
+    },
   };
 }
 
@@ -250,6 +287,65 @@ function parseAdminEmail(value: string): string {
   const address = /<([^<>\s]+@[^<>\s]+)>\s*$/.exec(value)?.[1] ?? value.trim();
   if (!/^[^\s@<>]+@[^\s@<>]+$/.test(address)) throw new ConfigError("OAI_ADMIN_EMAIL (or EMAIL_FROM) must hold an email address");
   return address;
+}
+
+/**
+ * The data-key ring and the pseudonym secret (decisions.md, Key rotation). `DATA_ENCRYPTION_KEY`
+ * alone is key id 0; with `DATA_ENCRYPTION_KEYS` too, it joins the ring as key id 0 unless the
+ * list names id 0 itself (then both must be the same key). Without key id 0 in the ring,
+ * `PSEUDONYM_KEY` must be set: pseudonyms would otherwise change, or could not be made.
+ */
+function parseDataKeys(env: Env): { dataKey: DataKeyRing; pseudonymSecret: Uint8Array } {
+  const single = optional(env.DATA_ENCRYPTION_KEY);
+  const list = optional(env.DATA_ENCRYPTION_KEYS);
+  const keyMessage = "must be 32 random bytes, as 64 hex characters or base64";
+  let keyZero: Uint8Array | null = null;
+  if (single !== null) {
+    try {
+      keyZero = parseDataKey(single);
+    } catch {
+      throw new ConfigError("DATA_ENCRYPTION_KEY must be set to 32 random bytes, as 64 hex characters or base64");
+    }
+  }
+  let ring: DataKeyRing;
+  if (list === null) {
+    if (keyZero === null) throw new ConfigError("DATA_ENCRYPTION_KEY must be set to 32 random bytes, as 64 hex characters or base64");
+    ring = { current: 0, keys: new Map([[0, keyZero]]) };
+  } else {
+    let parsed: ReturnType<typeof parseKeyList>;
+    try {
+      parsed = parseKeyList(list);
+    } catch (error) {
+      throw new ConfigError(`DATA_ENCRYPTION_KEYS must be id:key,id:key,... (${(error as Error).message})`);
+    }
+    if (keyZero !== null) {
+      const listed = parsed.keys.get(0);
+      if (listed && !sameBytes(listed, keyZero)) {
+        throw new ConfigError("DATA_ENCRYPTION_KEYS names key id 0 with another key than DATA_ENCRYPTION_KEY");
+      }
+      if (!listed) parsed.keys.set(0, keyZero);
+    }
+    ring = parsed;
+  }
+  const pseudonym = optional(env.PSEUDONYM_KEY);
+  if (pseudonym !== null) {
+    try {
+      return { dataKey: ring, pseudonymSecret: parseDataKey(pseudonym) };
+    } catch {
+      throw new ConfigError(`PSEUDONYM_KEY ${keyMessage}`);
+    }
+  }
+  const zero = ring.keys.get(0);
+  if (!zero) {
+    throw new ConfigError(
+      "PSEUDONYM_KEY must be set when data key id 0 is not configured: release pseudonyms are derived from it (set it to the retired key 0)",
+    );
+  }
+  return { dataKey: ring, pseudonymSecret: zero };
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }
 
 function outboundPolicy(isDevelopment: boolean, entries: string[]): OutboundPolicy {

@@ -1,6 +1,7 @@
 import type { DomainEvent, Services } from "./container";
 import type { OpenApiTag } from "./lib/openapi";
 import type { AppOpenAPI } from "./lib/router";
+import type { SealedColumn } from "./services/operations/sealed-values";
 
 /**
  * An optional part of the service that lives under `src/plugins/<name>/` and that the core never
@@ -28,6 +29,12 @@ export interface Plugin {
   onEvent?(services: Services, event: DomainEvent): Promise<void>;
   /** Runs on the Worker's Cron Trigger: clean-up that an event missed, say. `at` is the scheduled time (epoch ms). */
   scheduled?(services: Services, at: number): Promise<void>;
+  /**
+   * The columns of its tables that hold values sealed with the data key, for the re-encryption
+   * job of a key rotation (src/services/operations/sealed-values.ts). Moved whether or not the plugin is on:
+   * its tables exist either way.
+   */
+  readonly sealedColumns?: readonly SealedColumn[];
 }
 
 /** The plugins of `installed` that this deployment runs. */

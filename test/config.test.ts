@@ -41,9 +41,53 @@ describe("configuration", () => {
   });
 
   it("reads the data encryption key as 32 bytes, and never echoes it in the error", () => {
-    expect(withVars({ DATA_ENCRYPTION_KEY: "ab".repeat(32) }).dataKey).toHaveLength(32);
+    const ring = withVars({ DATA_ENCRYPTION_KEY: "ab".repeat(32) }).dataKey;
+    expect(ring.current).toBe(0);
+    expect([...ring.keys.keys()]).toEqual([0]);
+    expect(ring.keys.get(0)).toHaveLength(32);
     expect(() => withVars({ DATA_ENCRYPTION_KEY: "cd".repeat(31) })).toThrow(/^DATA_ENCRYPTION_KEY must be set/);
     expect(() => withVars({ DATA_ENCRYPTION_KEY: "cd".repeat(31) })).not.toThrow(/cdcd/);
+  });
+
+  describe("key rotation (decisions.md, Key rotation)", () => {
+    const zero = "ab".repeat(32);
+    const one = "cd".repeat(32);
+    const bytes = (hex: string) => Uint8Array.from(hex.match(/../g)!, (pair) => Number.parseInt(pair, 16));
+
+    it("seals with the first key of DATA_ENCRYPTION_KEYS and keeps DATA_ENCRYPTION_KEY as key id 0", () => {
+      const config = withVars({ DATA_ENCRYPTION_KEY: zero, DATA_ENCRYPTION_KEYS: `1:${one}` });
+      expect(config.dataKey.current).toBe(1);
+      expect([...config.dataKey.keys.keys()].sort()).toEqual([0, 1]);
+      expect(config.pseudonymSecret).toEqual(bytes(zero));
+    });
+
+    it("derives pseudonyms from key id 0 whatever key seals, or from PSEUDONYM_KEY", () => {
+      expect(withVars({ DATA_ENCRYPTION_KEY: undefined, DATA_ENCRYPTION_KEYS: `1:${one}, 0:${zero}` }).pseudonymSecret).toEqual(
+        bytes(zero),
+      );
+      const retired = withVars({ DATA_ENCRYPTION_KEY: undefined, DATA_ENCRYPTION_KEYS: `1:${one}`, PSEUDONYM_KEY: zero });
+      expect([...retired.dataKey.keys.keys()]).toEqual([1]);
+      expect(retired.pseudonymSecret).toEqual(bytes(zero));
+    });
+
+    it.each([
+      ["key id 0 retired without PSEUDONYM_KEY", { DATA_ENCRYPTION_KEY: undefined, DATA_ENCRYPTION_KEYS: `1:${one}` }, /PSEUDONYM_KEY/],
+      ["a key id listed twice", { DATA_ENCRYPTION_KEYS: `1:${one},1:${one}` }, /listed twice/],
+      ["key id 0 naming another key", { DATA_ENCRYPTION_KEY: zero, DATA_ENCRYPTION_KEYS: `1:${one},0:${one}` }, /key id 0/],
+      ["an entry without an id", { DATA_ENCRYPTION_KEYS: one }, /not id:key/],
+      ["a short key", { DATA_ENCRYPTION_KEYS: `2:${"ef".repeat(31)}` }, /key id 2/],
+      ["an id past 65535", { DATA_ENCRYPTION_KEYS: `70000:${one}` }, /65535/],
+      ["a short previous token secret", { AUTH_TOKEN_SECRET_PREVIOUS: "short" }, /AUTH_TOKEN_SECRET_PREVIOUS/],
+    ])("refuses %s, naming no key", (_, vars, message) => {
+      expect(() => withVars(vars)).toThrow(message);
+      expect(() => withVars(vars)).not.toThrow(/abab|cdcd|efef/);
+    });
+
+    it("verifies tokens with the previous secret while it is set", () => {
+      expect(withVars({}).tokenSecrets).toEqual([env.AUTH_TOKEN_SECRET]);
+      const previous = "p".repeat(40);
+      expect(withVars({ AUTH_TOKEN_SECRET_PREVIOUS: previous }).tokenSecrets).toEqual([env.AUTH_TOKEN_SECRET, previous]);
+    });
   });
 
   it("needs both bootstrap email and password", () => {

@@ -312,7 +312,7 @@ export interface paths {
         put?: never;
         /**
          * Turn TOTP off
-         * @description Needs `current_password` (when the account has one) and a `code` (authenticator or recovery code). Removes the seed and the recovery codes. A superuser without TOTP loses the superuser powers until enrolling again. Wrong passwords and codes count against the account's budget shared by every step-up and the login challenge (3 a minute, 100 a day); past it, 429 `RATE_LIMITED` with `Retry-After`. A missing credential is 400 and does not count.
+         * @description Needs `current_password` (when the account has one) and a `code` (authenticator or recovery code). Removes the seed and the recovery codes. When the seed cannot be read any more (403 `TOTP_SEED_UNREADABLE` for an authenticator code: its data key was retired), a recovery code turns TOTP off. A superuser without TOTP loses the superuser powers until enrolling again. Wrong passwords and codes count against the account's budget shared by every step-up and the login challenge (3 a minute, 100 a day); past it, 429 `RATE_LIMITED` with `Retry-After`. A missing credential is 400 and does not count.
          */
         post: operations["totpDisable"];
         delete?: never;
@@ -352,7 +352,7 @@ export interface paths {
         put?: never;
         /**
          * Answer the login challenge
-         * @description Completes the login of a TOTP account with the `mfa_token` of the 202 login answer and a current authenticator code or a recovery code. Issues the credentials of the transport that started the login: a token pair (200) after the bearer login, cookies (204) after the session login. A code works once: the same authenticator code cannot sign in twice, even concurrently. A wrong, replayed or spent code is 401 `MFA_CODE_INVALID` and leaves the challenge usable; an unknown, expired (10 minutes) or used challenge is 401 `MFA_TOKEN_INVALID`. Wrong passwords and codes count against the account's budget shared by every step-up and the login challenge (3 a minute, 100 a day); past it, 429 `RATE_LIMITED` with `Retry-After`. A missing credential is 400 and does not count.
+         * @description Completes the login of a TOTP account with the `mfa_token` of the 202 login answer and a current authenticator code or a recovery code. Issues the credentials of the transport that started the login: a token pair (200) after the bearer login, cookies (204) after the session login. A code works once: the same authenticator code cannot sign in twice, even concurrently. A wrong, replayed or spent code is 401 `MFA_CODE_INVALID` and leaves the challenge usable; an unknown, expired (10 minutes) or used challenge is 401 `MFA_TOKEN_INVALID`. An authenticator code of an account whose seed was sealed with a retired data key is 403 `TOTP_SEED_UNREADABLE` (a recovery code still signs in; docs/operations.md). Wrong passwords and codes count against the account's budget shared by every step-up and the login challenge (3 a minute, 100 a day); past it, 429 `RATE_LIMITED` with `Retry-After`. A missing credential is 400 and does not count.
          */
         post: operations["mfaChallenge"];
         delete?: never;

@@ -1,4 +1,4 @@
-import { openFieldText, sealField } from "../lib/data-encryption";
+import { type DataKeyRing, openFieldText, sealField } from "../lib/data-encryption";
 import { toBase64Url } from "../lib/encoding";
 import type { OAuthFlow, OAuthProvider } from "./oauth-config";
 import { fingerprint, randomToken } from "./tokens";
@@ -49,7 +49,7 @@ export interface OAuthState {
  * to the app by the app's own PKCE challenge instead, checked when the app claims the hand-off.
  */
 export async function createState(
-  dataKey: Uint8Array,
+  dataKey: DataKeyRing,
   fields: Pick<OAuthState, "provider" | "flow" | "redirect" | "userId" | "tokensValidAfter" | "appChallenge">,
   withCsrf: boolean,
 ): Promise<{ state: string; csrf: string | null; challenge: string }> {
@@ -66,7 +66,12 @@ export async function createState(
 }
 
 /** The state a callback received, when it opens, is unexpired, and belongs to `provider` and `flow`; null otherwise. */
-export async function openState(dataKey: Uint8Array, sealed: string, provider: OAuthProvider, flow: OAuthFlow): Promise<OAuthState | null> {
+export async function openState(
+  dataKey: DataKeyRing,
+  sealed: string,
+  provider: OAuthProvider,
+  flow: OAuthFlow,
+): Promise<OAuthState | null> {
   let state: OAuthState;
   try {
     state = JSON.parse(await openFieldText(dataKey, sealed, CONTEXT)) as OAuthState;

@@ -77,18 +77,33 @@ export async function signAccessToken(secret: string, claims: AccessClaims): Pro
 const CANONICAL_SIGNATURE = /\.[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
 
 /**
- * The claims of a well-signed, unexpired access token, or null. jose checks the signature with
- * the access key given here (never one the header names) and only under HS256, so `none` and
- * every other algorithm are refused, and refuses an `exp` at or before `nowSeconds`. Whether
- * the session was revoked since `iat` is for the caller to check (`userForAccessToken`).
+ * The secrets a token may be signed with: the current one first, then the previous one while a
+ * rotation keeps it (`AUTH_TOKEN_SECRET_PREVIOUS`, config `tokenSecrets`). A bare string is one.
  */
-export async function readAccessToken(secret: string, token: string, nowSeconds: number): Promise<AccessClaims | null> {
-  const verified = verifiedTokens(secret);
-  const known = verified.get(token);
-  if (known) return known.expiresAt > nowSeconds ? known : null;
-  const claims = await verifyAccessToken(secret, token, nowSeconds);
-  if (claims) verified.set(token, claims);
-  return claims;
+export type VerifyingSecrets = string | readonly string[];
+
+const secretList = (secrets: VerifyingSecrets): readonly string[] => (typeof secrets === "string" ? [secrets] : secrets);
+
+/**
+ * The claims of a well-signed, unexpired access token, or null. jose checks the signature with
+ * the access key of each secret given here (never one the header names) and only under HS256, so
+ * `none` and every other algorithm are refused, and refuses an `exp` at or before `nowSeconds`.
+ * A token signed with a previous secret verifies until it expires, as long as that secret is
+ * passed. Whether the session was revoked since `iat` is for the caller to check
+ * (`userForAccessToken`).
+ */
+export async function readAccessToken(secrets: VerifyingSecrets, token: string, nowSeconds: number): Promise<AccessClaims | null> {
+  for (const secret of secretList(secrets)) {
+    const verified = verifiedTokens(secret);
+    const known = verified.get(token);
+    if (known) return known.expiresAt > nowSeconds ? known : null;
+    const claims = await verifyAccessToken(secret, token, nowSeconds);
+    if (claims) {
+      verified.set(token, claims);
+      return claims;
+    }
+  }
+  return null;
 }
 
 // Tokens this isolate has verified, per signing secret: a client sends the same access token for
@@ -163,10 +178,24 @@ export function parseLinkToken(token: string): { userId: number; expiresAt: numb
   return match ? { userId: Number(match[1]), expiresAt: Number(match[2]) } : null;
 }
 
-/** Whether a link token is unexpired and was made for `purpose` and the current `binding`. */
-export function checkLinkToken(secret: string, purpose: "verify" | "reset", token: string, binding: string, nowSeconds: number): boolean {
+/**
+ * Whether a link token is unexpired and was made for `purpose` and the current `binding`, with one
+ * of `secrets` (a previous secret's links keep working until they expire, as access tokens do).
+ */
+export function checkLinkToken(
+  secrets: VerifyingSecrets,
+  purpose: "verify" | "reset",
+  token: string,
+  binding: string,
+  nowSeconds: number,
+): boolean {
   const parsed = parseLinkToken(token);
   if (!parsed || parsed.expiresAt <= nowSeconds) return false;
-  const expected = signLinkToken(secret, purpose, parsed.userId, parsed.expiresAt, binding);
-  return constantTimeEqual(encoder.encode(expected), encoder.encode(token));
+  // Every secret is tried, whichever matches, so the time taken does not say which one did.
+  let matched = false;
+  for (const secret of secretList(secrets)) {
+    const expected = signLinkToken(secret, purpose, parsed.userId, parsed.expiresAt, binding);
+    if (constantTimeEqual(encoder.encode(expected), encoder.encode(token))) matched = true;
+  }
+  return matched;
 }

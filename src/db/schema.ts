@@ -756,3 +756,38 @@ export const releaseReferenceRows = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.release_version, t.table_name, t.position] })],
 );
+
+export const BACKUP_STATUSES = ["running", "complete", "failed"] as const;
+
+/**
+ * The logical backups of the database to R2 (src/services/operations/backup.ts, docs/operations.md): one row
+ * per run, which the queue's slices move on with the lease and checkpoint of a release build.
+ * The backups leave this table out (a run would otherwise copy itself half-written).
+ */
+export const backupRuns = sqliteTable(
+  "backup_runs",
+  {
+    /** The scheduled time in ISO basic form (`20260501T031700Z`): the run's folder `backups/<id>/`. */
+    id: text("id").primaryKey(),
+    status: text("status", { enum: BACKUP_STATUSES }).notNull().default("running"),
+    /** Unix seconds. */
+    started_at: integer("started_at").notNull(),
+    finished_at: integer("finished_at"),
+    /** The checkpoint (JSON): the plan (schema and tables), the table being written and its upload. */
+    state: text("state"),
+    /** The invocation working on the run and until when (Unix seconds of D1's clock). */
+    lease_id: text("lease_id"),
+    lease_until: integer("lease_until"),
+    /** Failed attempts in a row; reset by progress. */
+    failures: integer("failures").notNull().default(0),
+    failure_reason: text("failure_reason"),
+    /** Totals of a complete run: tables, rows and compressed bytes written. */
+    tables: integer("tables"),
+    rows: integer("rows"),
+    bytes: integer("bytes"),
+  },
+  (t) => [
+    index("backup_runs_started_idx").on(t.started_at),
+    check("backup_runs_status", sql`${t.status} IN ('running', 'complete', 'failed')`),
+  ],
+);

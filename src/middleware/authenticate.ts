@@ -45,7 +45,7 @@ export async function presentedClaims<E extends BaseEnv>(c: Context<E>): Promise
   let found: PresentedClaims | null = null;
   if (presented?.token) {
     const services = c.get("services");
-    const claims = await readAccessToken(services.config.tokenSecret, presented.token, services.clock.now() / 1000);
+    const claims = await readAccessToken(services.config.tokenSecrets, presented.token, services.clock.now() / 1000);
     found = claims ? { claims, transport: presented.transport } : null;
   }
   (c as unknown as Context<BaseEnv>).set("presented", found);

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { openFieldText, parseDataKey } from "../../src/lib/data-encryption";
+import { openFieldText, parseDataKey, singleKeyRing } from "../../src/lib/data-encryption";
 import type { WatchedStream } from "../../src/plugins/rpi-cam/durable-objects/camera-stream-watch";
 import { bearer, verifiedUser } from "./accounts";
 import { cameraApi, type DeviceAnswer, openTunnel, pairCamera, type RequestFrame, type TestCamera, type TestTunnel } from "./camera";
@@ -130,7 +130,7 @@ export async function videoLink(userId: number): Promise<{ accessToken: string; 
     .bind(userId)
     .first<{ account_id: string; access_token_sealed: string; access_token_expires_at: number | null }>();
   const accessToken = await openFieldText(
-    parseDataKey(env.DATA_ENCRYPTION_KEY),
+    singleKeyRing(parseDataKey(env.DATA_ENCRYPTION_KEY)),
     row!.access_token_sealed,
     `oauth:google-youtube:${row!.account_id}`,
   );

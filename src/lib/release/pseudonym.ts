@@ -9,14 +9,15 @@ const encoder = new TextEncoder();
 const INFO = encoder.encode("relab dataset release owner pseudonym v1");
 
 /**
- * The key of owner pseudonyms, derived (HKDF-SHA256) from the service's data key
- * (`DATA_ENCRYPTION_KEY`), so it needs no secret of its own and is the same for every release
- * as long as that key is: pseudonyms stay stable across releases, and nobody without the key can
- * tell which account one stands for (docs/releases.md, Pseudonyms).
+ * The key of owner pseudonyms, derived (HKDF-SHA256) from the service's pseudonym secret (config
+ * `pseudonymSecret`: `PSEUDONYM_KEY`, else data key id 0, whichever key seals), so it is the same
+ * for every release and across data-key rotations: pseudonyms stay stable, and nobody without the
+ * secret can tell which account one stands for (docs/releases.md, Pseudonyms; decisions.md, Key
+ * rotation).
  */
-export function pseudonymKey(dataKey: Uint8Array): Uint8Array {
-  if (dataKey.length < 32) throw new Error("the data key must hold at least 32 bytes");
-  return hkdf(sha256, dataKey, undefined, INFO, 32);
+export function pseudonymKey(secret: Uint8Array): Uint8Array {
+  if (secret.length < 32) throw new Error("the pseudonym secret must hold at least 32 bytes");
+  return hkdf(sha256, secret, undefined, INFO, 32);
 }
 
 /**

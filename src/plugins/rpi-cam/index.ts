@@ -38,4 +38,6 @@ export const rpiCamPlugin: Plugin = {
   async scheduled(svc, at) {
     await cleanUp(svc, { createdBefore: Math.floor(at / 1000) - RECONCILE_AFTER_SECONDS });
   },
+  // The stream key of a running broadcast, sealed as services/camera-streams.ts seals it.
+  sealedColumns: [{ table: "camera_streams", column: "stream_key_sealed", context: "'stream-key:' || camera_id" }],
 };

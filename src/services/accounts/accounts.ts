@@ -129,7 +129,7 @@ export async function verifyEmail(svc: Services, token: string): Promise<Session
   const rows = await svc.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${parsed.userId}`);
   const found = rows[0] ? toSessionUser(rows[0]) : null;
   const nowSeconds = Math.floor(svc.clock.now() / 1000);
-  if (!found || !found.isActive || !checkLinkToken(svc.config.tokenSecret, "verify", token, found.email, nowSeconds)) {
+  if (!found || !found.isActive || !checkLinkToken(svc.config.tokenSecrets, "verify", token, found.email, nowSeconds)) {
     throw invalidVerifyToken();
   }
   if (found.isVerified) return found;

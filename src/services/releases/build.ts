@@ -138,7 +138,7 @@ class BuildSlice {
     private readonly deadline: number,
   ) {
     this.state = build.state;
-    const key = pseudonymKey(svc.config.dataKey);
+    const key = pseudonymKey(svc.config.pseudonymSecret);
     this.rowContext = {
       pseudonym: (ownerId) => {
         let pseudonym = this.pseudonyms.get(ownerId);

@@ -8,7 +8,7 @@ import type { mfaChallenges, users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { ApiError } from "../../lib/problem";
 import { reserveWrongSecret } from "../../rate-limits/failure-budgets";
-import { resolveMfaCode, spendableCondition, spendStatement } from "./mfa-codes";
+import { type MfaCode, resolveMfaCode, spendableCondition, spendStatement } from "./mfa-codes";
 import { type SessionGrant, sessionStatements, unchangedSince } from "./sessions";
 
 /** How long a login challenge stays usable. */
@@ -83,7 +83,14 @@ export async function completeChallenge(
     audit(svc.log, "auth.mfa.challenge.failed", { user_id: row.user_id, transport: row.transport });
     throw wrongChallengeCode();
   };
-  const resolved = await resolveMfaCode(svc.config.dataKey, row.user_id, row, code);
+  let resolved: MfaCode;
+  try {
+    resolved = await resolveMfaCode(svc.config.dataKey, row.user_id, row, code);
+  } catch (error) {
+    // An unreadable seed is not a wrong code: the budget unit goes back, the challenge stays usable.
+    await reservation.refund();
+    throw error;
+  }
   if (!resolved) refuse();
 
   const nonce = randomToken();

@@ -2,7 +2,8 @@ import { sql } from "drizzle-orm";
 import { isTotpShaped, matchTotp, normalizeRecoveryCode, recoveryCodeHash } from "../../auth/totp";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
-import { openField } from "../../lib/data-encryption";
+import { type DataKeyRing, openField, SealedKeyUnavailable } from "../../lib/data-encryption";
+import { ApiError } from "../../lib/problem";
 
 /** The AAD of a user's sealed TOTP seed: a seed copied to another account's row does not open. */
 export const totpContext = (userId: number) => `totp:${userId}`;
@@ -16,14 +17,36 @@ interface TotpState {
 }
 
 /**
+ * 403 for an authenticator code of an account whose sealed seed names a data key that is no
+ * longer configured (a retired key whose values were not re-encrypted; docs/operations.md, Key
+ * rotation). The account stays usable: recovery codes need no seed, and with one the user can
+ * turn TOTP off and enrol again; an administrator can reset the enrolment too.
+ */
+export function seedUnreadable(): ApiError {
+  return new ApiError(403, {
+    code: "TOTP_SEED_UNREADABLE",
+    detail:
+      "Your authenticator's codes cannot be checked any more (the key that protected its secret was retired). " +
+      "Use one of your recovery codes instead, then set up the authenticator again; without recovery codes, ask an administrator to reset your two-step sign-in.",
+  });
+}
+
+/**
  * What `code` is for this account: an authenticator code of an acceptable step (current one ±1
  * and after the last accepted step; `null` otherwise), or a recovery code's hash (whether it is
- * still unspent is for the spending statement to find). Needs the sealed seed from `state`.
+ * still unspent is for the spending statement to find). Needs the sealed seed from `state`;
+ * throws `seedUnreadable()` when its key is gone.
  */
-export async function resolveMfaCode(dataKey: Uint8Array, userId: number, state: TotpState, code: string): Promise<MfaCode> {
+export async function resolveMfaCode(dataKey: DataKeyRing, userId: number, state: TotpState, code: string): Promise<MfaCode> {
   if (isTotpShaped(code)) {
     if (!state.totp_secret) return null;
-    const seed = await openField(dataKey, state.totp_secret, totpContext(userId));
+    let seed: Uint8Array;
+    try {
+      seed = await openField(dataKey, state.totp_secret, totpContext(userId));
+    } catch (error) {
+      if (error instanceof SealedKeyUnavailable) throw seedUnreadable();
+      throw error;
+    }
     const step = matchTotp(seed, code, Date.now() / 1000, state.totp_last_step);
     return step === null ? null : { kind: "totp", step };
   }
@@ -53,12 +76,24 @@ export function spendableCondition(userId: number, code: NonNullable<MfaCode>) {
 
 /**
  * Checks and spends a signed-in user's authenticator or recovery code, in two round trips (read
- * the sealed seed, then spend). False for a wrong, replayed or already-used code.
+ * the sealed seed, then spend). False for a wrong, replayed or already-used code; the 403 of
+ * `seedUnreadable()` (returned, not thrown) for an authenticator code whose seed cannot be opened.
  */
-export async function spendMfaCode(svc: Pick<Services, "db">, dataKey: Uint8Array, userId: number, code: string): Promise<boolean> {
+export async function spendMfaCode(
+  svc: Pick<Services, "db">,
+  dataKey: DataKeyRing,
+  userId: number,
+  code: string,
+): Promise<boolean | ApiError> {
   const rows = await svc.db.all<TotpState>(sql`SELECT totp_secret, totp_last_step FROM users WHERE id = ${userId}`);
   if (!rows[0]) return false;
-  const resolved = await resolveMfaCode(dataKey, userId, rows[0], code);
+  let resolved: MfaCode;
+  try {
+    resolved = await resolveMfaCode(dataKey, userId, rows[0], code);
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
   if (!resolved) return false;
   const [spent] = await batchRows<[{ id: number }]>(svc.db, [spendStatement(userId, resolved)]);
   return spent.length === 1;

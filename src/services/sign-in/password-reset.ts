@@ -59,7 +59,7 @@ export async function resetPassword(svc: Services, token: string, password: stri
   );
   const user = rows[0];
   const nowSeconds = Math.floor(svc.clock.now() / 1000);
-  if (!user || user.is_active !== 1 || !checkLinkToken(svc.config.tokenSecret, "reset", token, resetBinding(user), nowSeconds)) {
+  if (!user || user.is_active !== 1 || !checkLinkToken(svc.config.tokenSecrets, "reset", token, resetBinding(user), nowSeconds)) {
     throw invalidResetToken();
   }
   await assertAcceptablePassword(svc.config, svc.log, password, { username: user.username, email: user.email });

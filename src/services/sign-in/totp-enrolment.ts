@@ -13,10 +13,10 @@ import {
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { audit } from "../../lib/audit";
-import { openFieldText, sealField } from "../../lib/data-encryption";
+import { type DataKeyRing, openFieldText, sealField } from "../../lib/data-encryption";
 import { fromBase64Url, toBase64Url } from "../../lib/encoding";
 import { ApiError } from "../../lib/problem";
-import { resolveMfaCode, spendableCondition, spendStatement, totpContext } from "./mfa-codes";
+import { type MfaCode, resolveMfaCode, spendableCondition, spendStatement, totpContext } from "./mfa-codes";
 import { revocationStatements, type SessionGrant, sessionStatements } from "./sessions";
 import { assertStepUp } from "./step-up";
 
@@ -67,7 +67,7 @@ export async function beginTotpSetup(svc: Pick<Services, "config" | "clock">, us
   };
 }
 
-async function openSetupToken(dataKey: Uint8Array, userId: number, token: string): Promise<Uint8Array> {
+async function openSetupToken(dataKey: DataKeyRing, userId: number, token: string): Promise<Uint8Array> {
   try {
     const { seed, exp } = JSON.parse(await openFieldText(dataKey, token, setupContext(userId))) as { seed: string; exp: number };
     if (typeof exp !== "number" || exp <= Date.now() / 1000) throw invalidSetupToken();
@@ -203,7 +203,13 @@ async function spendAndReplace(
   );
   const before = rows[0];
   if (!before?.totp_secret) return totpNotEnabled();
-  const resolved = await resolveMfaCode(svc.config.dataKey, userId, before, code);
+  let resolved: MfaCode;
+  try {
+    resolved = await resolveMfaCode(svc.config.dataKey, userId, before, code);
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
   if (!resolved) return false;
 
   const generation = randomToken();

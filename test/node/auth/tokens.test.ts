@@ -197,3 +197,41 @@ describe("access token signatures are not malleable", () => {
     expect(await readAccessToken(SECRET_FOR_MALLEABILITY, `${token.slice(0, -1)}${twin}`, 0)).toBeNull();
   });
 });
+
+const OLD = "rotation-old-secret-0123456789abcdef0123456789";
+const NEW = "rotation-new-secret-0123456789abcdef0123456789";
+const oldToken = await signAccessToken(OLD, { ...claims, userId: 77 });
+
+describe("rotating AUTH_TOKEN_SECRET (decisions.md, Key rotation)", () => {
+  const during = [NEW, OLD] as const;
+
+  it("accepts a token of the previous secret while it is kept, until the token expires", async () => {
+    expect(await readAccessToken(during, oldToken, NOW)).toEqual({ ...claims, userId: 77 });
+    expect(await readAccessToken(during, oldToken, claims.expiresAt - 1)).toEqual({ ...claims, userId: 77 });
+    // After the window (15 minutes from its issue): refused, as with the current secret.
+    expect(await readAccessToken(during, oldToken, claims.expiresAt)).toBeNull();
+    expect(await readAccessToken(during, oldToken, claims.expiresAt + 60)).toBeNull();
+  });
+
+  it("refuses it once the previous secret is removed, even while the token is unexpired (and remembered)", async () => {
+    expect(await readAccessToken(during, oldToken, NOW)).not.toBeNull();
+    expect(await readAccessToken(NEW, oldToken, NOW)).toBeNull();
+    expect(await readAccessToken([NEW], oldToken, NOW)).toBeNull();
+  });
+
+  it("accepts new tokens with the current secret, and never a secret that is neither", async () => {
+    const fresh = await signAccessToken(NEW, claims);
+    expect(await readAccessToken(during, fresh, NOW)).toEqual(claims);
+    expect(await readAccessToken(during, await signAccessToken(OTHER_SECRET, claims), NOW)).toBeNull();
+  });
+
+  it("keeps email links of the previous secret working until they expire", () => {
+    const expiresAt = NOW + 3600;
+    const link = signLinkToken(OLD, "reset", 9, expiresAt, "binding");
+    expect(checkLinkToken(during, "reset", link, "binding", NOW)).toBe(true);
+    expect(checkLinkToken(during, "reset", link, "binding", expiresAt)).toBe(false);
+    expect(checkLinkToken(during, "verify", link, "binding", NOW)).toBe(false);
+    expect(checkLinkToken(NEW, "reset", link, "binding", NOW)).toBe(false);
+    expect(checkLinkToken(during, "reset", signLinkToken(NEW, "reset", 9, expiresAt, "binding"), "binding", NOW)).toBe(true);
+  });
+});

@@ -124,7 +124,7 @@ describe("TOTP enrolment", () => {
     expect(confirmed.status).toBe(200);
     const { recovery_codes } = (await confirmed.json()) as { recovery_codes: string[] };
     const row = await env.DB.prepare("SELECT totp_secret FROM users WHERE id = ?").bind(user.id).first<{ totp_secret: string }>();
-    expect(row!.totp_secret).toMatch(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/);
+    expect(row!.totp_secret).toMatch(/^v2\.0\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/);
     expect(row!.totp_secret).not.toContain(secret);
     const stored = await env.DB.prepare("SELECT code_hash FROM recovery_codes WHERE user_id = ?")
       .bind(user.id)

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { openFieldText, parseDataKey } from "../../../src/lib/data-encryption";
+import { openFieldText, parseDataKey, singleKeyRing } from "../../../src/lib/data-encryption";
 import { ageSessions, bearer, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, getSetCookie, roundTrips } from "../../support/http";
 import { enrolTotp } from "../../support/mfa";
@@ -235,7 +235,7 @@ describe("an account that already has a link of the provider", () => {
     const after = (await linkRow(user.id, provider))!;
     expect(after).toMatchObject({ id: before.id, account_id: before.account_id, account_email: moved.email });
     // The new grant's tokens replaced the old ones.
-    const key = parseDataKey(env.DATA_ENCRYPTION_KEY);
+    const key = singleKeyRing(parseDataKey(env.DATA_ENCRYPTION_KEY));
     const context = `oauth:${provider}:${before.account_id}`;
     expect(await openFieldText(key, after.access_token_sealed, context)).not.toBe(
       await openFieldText(key, before.access_token_sealed, context),
@@ -286,7 +286,7 @@ describe("linking the video platform (google-youtube)", () => {
     expect(row.access_token_sealed).not.toBeNull();
     expect(row.access_token_sealed).not.toContain("goog-at-");
     // Sealed, not lost: it opens (for this provider account only) to the fake's refresh token.
-    const key = parseDataKey(env.DATA_ENCRYPTION_KEY);
+    const key = singleKeyRing(parseDataKey(env.DATA_ENCRYPTION_KEY));
     expect(await openFieldText(key, row.refresh_token_sealed!, `oauth:google-youtube:${who.sub}`)).toMatch(/^goog-rt-[0-9a-f]{32}$/);
     await expect(openFieldText(key, row.refresh_token_sealed!, `oauth:google-youtube:${who.sub}x`)).rejects.toThrow();
 

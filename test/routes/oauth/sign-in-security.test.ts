@@ -163,7 +163,7 @@ describe("the authorization URL", () => {
         redirect_uri: `http://localhost/v1/oauth/${provider}/session/callback`,
         response_type: "code",
         scope,
-        state: expect.stringMatching(/^v1\.[\w-]+\.[\w-]{100,}$/),
+        state: expect.stringMatching(/^v2\.0\.[\w-]+\.[\w-]{100,}$/),
         code_challenge: expect.stringMatching(/^[\w-]{43}$/),
         code_challenge_method: "S256",
       });
@@ -233,7 +233,7 @@ describe("the state and the CSRF cookie", () => {
     const state = callback.searchParams.get("state")!;
     const at = Math.floor(state.length / 2);
     const flipped = `${state.slice(0, at)}${state[at] === "A" ? "B" : "A"}${state.slice(at + 1)}`;
-    for (const value of [flipped, state.slice(0, -4), `v2${state.slice(2)}`, "v1.abc.def", "not-a-state", ""]) {
+    for (const value of [flipped, state.slice(0, -4), `v9${state.slice(2)}`, "v1.abc.def", "not-a-state", ""]) {
       await expectProblem(
         await followCallback(
           edited(callback, (q) => q.set("state", value)),

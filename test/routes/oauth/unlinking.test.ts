@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { openFieldText, parseDataKey } from "../../../src/lib/data-encryption";
+import { openFieldText, parseDataKey, singleKeyRing } from "../../../src/lib/data-encryption";
 import { ageSessions, bearer, verifiedUser } from "../../support/accounts";
 import { api, expectProblem } from "../../support/http";
 import { enrolTotp } from "../../support/mfa";
@@ -31,7 +31,7 @@ async function linkToken(userId: number, provider: string, which: "access" | "re
     .bind(userId, provider)
     .first<{ account_id: string; sealed: string | null }>();
   expect(row?.sealed, `${provider} ${which} token of user ${userId}`).toBeTruthy();
-  return openFieldText(parseDataKey(env.DATA_ENCRYPTION_KEY), row!.sealed!, `oauth:${provider}:${row!.account_id}`);
+  return openFieldText(singleKeyRing(parseDataKey(env.DATA_ENCRYPTION_KEY)), row!.sealed!, `oauth:${provider}:${row!.account_id}`);
 }
 
 async function linkedProviders(userId: number): Promise<string[]> {

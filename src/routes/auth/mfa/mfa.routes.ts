@@ -101,6 +101,7 @@ export const totpDisable = createRoute({
   summary: "Turn TOTP off",
   description:
     "Needs `current_password` (when the account has one) and a `code` (authenticator or recovery code). Removes the seed and the recovery codes. " +
+    "When the seed cannot be read any more (403 `TOTP_SEED_UNREADABLE` for an authenticator code: its data key was retired), a recovery code turns TOTP off. " +
     "A superuser without TOTP loses the superuser powers until enrolling again. " +
     BUDGET,
   security: SIGNED_IN,
@@ -142,6 +143,7 @@ export const mfaChallenge = createRoute({
     "Issues the credentials of the transport that started the login: a token pair (200) after the bearer login, cookies (204) after the " +
     "session login. A code works once: the same authenticator code cannot sign in twice, even concurrently. A wrong, replayed or spent code is " +
     "401 `MFA_CODE_INVALID` and leaves the challenge usable; an unknown, expired (10 minutes) or used challenge is 401 `MFA_TOKEN_INVALID`. " +
+    "An authenticator code of an account whose seed was sealed with a retired data key is 403 `TOTP_SEED_UNREADABLE` (a recovery code still signs in; docs/operations.md). " +
     BUDGET,
   request: { body: json(ChallengeBodySchema) },
   responses: {

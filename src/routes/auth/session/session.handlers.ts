@@ -36,7 +36,7 @@ export const logout: AppRouteHandler<typeof sessionLogout> = async (c) => {
   let userId: number | null = null;
   if (refreshToken) userId = await endSessionByRefreshToken(c.get("services"), refreshToken);
   const claims = accessToken
-    ? await readAccessToken(c.get("services").config.tokenSecret, accessToken, c.get("services").clock.now() / 1000)
+    ? await readAccessToken(c.get("services").config.tokenSecrets, accessToken, c.get("services").clock.now() / 1000)
     : null;
   if (claims && (await endSessionById(c.get("services"), claims.userId, claims.sessionId))) userId ??= claims.userId;
   if (userId !== null) audit(c.get("log"), "auth.logout", { transport: "cookie", user_id: userId });

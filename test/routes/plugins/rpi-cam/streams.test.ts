@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { openFieldText, parseDataKey } from "../../../../src/lib/data-encryption";
+import { openFieldText, parseDataKey, singleKeyRing } from "../../../../src/lib/data-encryption";
 import { cameraApi } from "../../../support/camera";
 import { FAKE_YOUTUBE_API, FAKE_YOUTUBE_INGEST } from "../../../support/fake-upstream-config";
 import { api, expectProblem, roundTrips } from "../../../support/http";
@@ -80,7 +80,9 @@ describe("a live stream", () => {
       const row = (await streamRow(s.camera.id))!;
       expect(row).toMatchObject({ broadcast_id: stream.broadcast_id, user_id: s.userId, product_id: s.product });
       expect(row.stream_key_sealed).not.toContain(key);
-      expect(await openFieldText(parseDataKey(env.DATA_ENCRYPTION_KEY), row.stream_key_sealed, `stream-key:${s.camera.id}`)).toBe(key);
+      expect(
+        await openFieldText(singleKeyRing(parseDataKey(env.DATA_ENCRYPTION_KEY)), row.stream_key_sealed, `stream-key:${s.camera.id}`),
+      ).toBe(key);
       expect(await watchMarker(s.camera)).toEqual({ cameraId: s.camera.id, broadcastId: stream.broadcast_id, offlineSince: null });
 
       const read = await show(await cameraApi(s.token, streamPath(s)));
