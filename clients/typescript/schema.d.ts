@@ -1398,6 +1398,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stats/quality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quality of the dataset
+         * @description For base products and for components separately: per quality check (docs/quality.md), how many records pass, fail or are not checked, and how their scores spread over tenths (`score_deciles`, 11 counts: [0, 0.1), ..., [0.9, 1), and score 1). Public. Cached server-side like the other statistics (`X-Cache: hit|miss`, cleared with `stats`), but never older than the data: a cached answer is served only while no record, bill of materials or image changed since it was computed (one small D1 read checks that).
+         */
+        get: operations["getStatsQuality"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/releases": {
         parameters: {
             query?: never;
@@ -1718,6 +1738,46 @@ export interface paths {
          * @description The components under the component nested down to `recursion_depth` levels (1: the direct components), children ordered by id (a base product id: 404). At most 1,000 components in all: a larger tree within the depth is a 400 `COMPONENT_TREE_TOO_LARGE`; lower `recursion_depth`, page through `/components`, or export the product. Public. Each component shows its owner only as far as the owner's profile visibility allows the viewer (hence `Cache-Control: no-store`). Sends an `ETag` over the whole response and answers `If-None-Match` with 304.
          */
         get: operations["getComponentComponentTree"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/products/{id}/quality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quality checks of a base product and its tree
+         * @description Every quality check of the base product (`pass`, `fail` or `not_applicable`, with a detail naming the numbers), its score, and a summary of its whole component tree: records, failures per check, the 20 lowest scores (a component id: 404). Public, like the record. Current with every write (its own fields, its components, bill of materials and images; pending and rejected images do not count). Sends an `ETag` and answers `If-None-Match` with 304 (docs/quality.md).
+         */
+        get: operations["getProductQuality"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{id}/quality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quality checks of a component
+         * @description Every quality check of the component and its score; no tree summary (a base product id: 404). Public, like the record. Current with every write (its own fields, its components, bill of materials and images; pending and rejected images do not count). Sends an `ETag` and answers `If-None-Match` with 304 (docs/quality.md).
+         */
+        get: operations["getComponentQuality"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2909,6 +2969,11 @@ export interface components {
             updated_at: string;
             /** @description The first image's thumbnail, when the record has images. */
             thumbnail_url: string | null;
+            /**
+             * @description Share of the record's applicable quality checks that pass (0 to 1, 3 decimals; 1 when none applies), current with every write: the checks and what fails are at `/quality` (docs/quality.md). Filter with `quality_score[lt]`, `quality_score[ge]`, `quality_fail[in]`.
+             * @example 0.714
+             */
+            quality_score: number;
         };
         /**
          * @description Notes on circularity; an empty object and empty strings are stored as null.
@@ -3791,6 +3856,175 @@ export interface components {
                 count: number;
             }[];
         };
+        /**
+         * @example {
+         *       "generated_at": "2026-05-01T12:00:00Z",
+         *       "base_products": {
+         *         "has_product_type": {
+         *           "pass": 380,
+         *           "fail": 32,
+         *           "not_applicable": 0
+         *         },
+         *         "has_weight": {
+         *           "pass": 401,
+         *           "fail": 11,
+         *           "not_applicable": 0
+         *         },
+         *         "has_dimensions": {
+         *           "pass": 350,
+         *           "fail": 62,
+         *           "not_applicable": 0
+         *         },
+         *         "has_image": {
+         *           "pass": 298,
+         *           "fail": 114,
+         *           "not_applicable": 0
+         *         },
+         *         "has_breakdown": {
+         *           "pass": 390,
+         *           "fail": 22,
+         *           "not_applicable": 0
+         *         },
+         *         "components_mass_balance": {
+         *           "pass": 240,
+         *           "fail": 51,
+         *           "not_applicable": 121
+         *         },
+         *         "materials_mass_balance": {
+         *           "pass": 180,
+         *           "fail": 40,
+         *           "not_applicable": 192
+         *         },
+         *         "density_plausible": {
+         *           "pass": 330,
+         *           "fail": 4,
+         *           "not_applicable": 78
+         *         },
+         *         "has_circularity_notes": {
+         *           "pass": 205,
+         *           "fail": 207,
+         *           "not_applicable": 0
+         *         }
+         *       },
+         *       "components": {
+         *         "has_product_type": {
+         *           "pass": 0,
+         *           "fail": 0,
+         *           "not_applicable": 5230
+         *         },
+         *         "has_weight": {
+         *           "pass": 4100,
+         *           "fail": 1130,
+         *           "not_applicable": 0
+         *         },
+         *         "has_dimensions": {
+         *           "pass": 1200,
+         *           "fail": 4030,
+         *           "not_applicable": 0
+         *         },
+         *         "has_image": {
+         *           "pass": 900,
+         *           "fail": 4330,
+         *           "not_applicable": 0
+         *         },
+         *         "has_breakdown": {
+         *           "pass": 4800,
+         *           "fail": 430,
+         *           "not_applicable": 0
+         *         },
+         *         "components_mass_balance": {
+         *           "pass": 610,
+         *           "fail": 120,
+         *           "not_applicable": 4500
+         *         },
+         *         "materials_mass_balance": {
+         *           "pass": 3900,
+         *           "fail": 210,
+         *           "not_applicable": 1120
+         *         },
+         *         "density_plausible": {
+         *           "pass": 1100,
+         *           "fail": 30,
+         *           "not_applicable": 4100
+         *         },
+         *         "has_circularity_notes": {
+         *           "pass": 0,
+         *           "fail": 0,
+         *           "not_applicable": 5230
+         *         }
+         *       },
+         *       "score_deciles": {
+         *         "base_products": [
+         *           0,
+         *           0,
+         *           3,
+         *           10,
+         *           25,
+         *           60,
+         *           90,
+         *           120,
+         *           70,
+         *           24,
+         *           10
+         *         ],
+         *         "components": [
+         *           0,
+         *           40,
+         *           300,
+         *           900,
+         *           1400,
+         *           1300,
+         *           800,
+         *           350,
+         *           100,
+         *           30,
+         *           10
+         *         ]
+         *       }
+         *     }
+         */
+        StatsQuality: {
+            /**
+             * @description When the numbers were computed.
+             * @example 2026-05-01T12:00:00Z
+             */
+            generated_at: string;
+            /** @description Per check code, how many base products pass, fail or are not checked. */
+            base_products: {
+                has_product_type: components["schemas"]["QualityCheckCounts"];
+                has_weight: components["schemas"]["QualityCheckCounts"];
+                has_dimensions: components["schemas"]["QualityCheckCounts"];
+                has_image: components["schemas"]["QualityCheckCounts"];
+                has_breakdown: components["schemas"]["QualityCheckCounts"];
+                components_mass_balance: components["schemas"]["QualityCheckCounts"];
+                materials_mass_balance: components["schemas"]["QualityCheckCounts"];
+                density_plausible: components["schemas"]["QualityCheckCounts"];
+                has_circularity_notes: components["schemas"]["QualityCheckCounts"];
+            };
+            /** @description Per check code, how many components pass, fail or are not checked. */
+            components: {
+                has_product_type: components["schemas"]["QualityCheckCounts"];
+                has_weight: components["schemas"]["QualityCheckCounts"];
+                has_dimensions: components["schemas"]["QualityCheckCounts"];
+                has_image: components["schemas"]["QualityCheckCounts"];
+                has_breakdown: components["schemas"]["QualityCheckCounts"];
+                components_mass_balance: components["schemas"]["QualityCheckCounts"];
+                materials_mass_balance: components["schemas"]["QualityCheckCounts"];
+                density_plausible: components["schemas"]["QualityCheckCounts"];
+                has_circularity_notes: components["schemas"]["QualityCheckCounts"];
+            };
+            score_deciles: {
+                /** @description Base products per score tenth: index i counts scores in [i/10, (i+1)/10), index 10 counts score 1. */
+                base_products: number[];
+                /** @description Components per score tenth: index i counts scores in [i/10, (i+1)/10), index 10 counts score 1. */
+                components: number[];
+            };
+        };
+        QualityCheckCounts: {
+            pass: number;
+            fail: number;
+            not_applicable: number;
+        };
         ReleasePage: {
             items: components["schemas"]["ReleaseSummary"][];
             /** @description Items matching the request, over all pages. */
@@ -4020,6 +4254,11 @@ export interface components {
             updated_at: string;
             /** @description The first image's thumbnail, when the record has images. */
             thumbnail_url: string | null;
+            /**
+             * @description Share of the record's applicable quality checks that pass (0 to 1, 3 decimals; 1 when none applies), current with every write: the checks and what fails are at `/quality` (docs/quality.md). Filter with `quality_score[lt]`, `quality_score[ge]`, `quality_fail[in]`.
+             * @example 0.714
+             */
+            quality_score: number;
             parent_id: number;
             amount_in_parent: number;
             product_type: components["schemas"]["ProductTypeRef"];
@@ -4057,6 +4296,11 @@ export interface components {
             updated_at: string;
             /** @description The first image's thumbnail, when the record has images. */
             thumbnail_url: string | null;
+            /**
+             * @description Share of the record's applicable quality checks that pass (0 to 1, 3 decimals; 1 when none applies), current with every write: the checks and what fails are at `/quality` (docs/quality.md). Filter with `quality_score[lt]`, `quality_score[ge]`, `quality_fail[in]`.
+             * @example 0.714
+             */
+            quality_score: number;
             parent_id: number;
             amount_in_parent: number;
         };
@@ -4098,6 +4342,11 @@ export interface components {
             updated_at: string;
             /** @description The first image's thumbnail, when the record has images. */
             thumbnail_url: string | null;
+            /**
+             * @description Share of the record's applicable quality checks that pass (0 to 1, 3 decimals; 1 when none applies), current with every write: the checks and what fails are at `/quality` (docs/quality.md). Filter with `quality_score[lt]`, `quality_score[ge]`, `quality_fail[in]`.
+             * @example 0.714
+             */
+            quality_score: number;
             product_type: components["schemas"]["ProductTypeRef"];
             /** @description Images of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`. */
             images: components["schemas"]["Image"][];
@@ -4296,6 +4545,149 @@ export interface components {
         ComponentTreeNode: components["schemas"]["ComponentSummary"] & {
             /** @description Its components, ordered by id; empty at the requested depth (deeper levels are not read). */
             components: components["schemas"]["ComponentTreeNode"][];
+        };
+        /**
+         * @example {
+         *       "record_id": 17,
+         *       "score": 0.714,
+         *       "checks": [
+         *         {
+         *           "code": "has_product_type",
+         *           "status": "pass",
+         *           "detail": "Product type 3."
+         *         },
+         *         {
+         *           "code": "has_weight",
+         *           "status": "pass",
+         *           "detail": "1250 g."
+         *         },
+         *         {
+         *           "code": "has_dimensions",
+         *           "status": "fail",
+         *           "detail": "Not set: depth_cm."
+         *         },
+         *         {
+         *           "code": "has_image",
+         *           "status": "pass",
+         *           "detail": "2 clean images."
+         *         },
+         *         {
+         *           "code": "has_breakdown",
+         *           "status": "pass",
+         *           "detail": "3 components, 1 bill-of-materials entry."
+         *         },
+         *         {
+         *           "code": "components_mass_balance",
+         *           "status": "fail",
+         *           "detail": "The 3 components (weight_g x amount_in_parent) add up to 980 g against a weight of 1250 g: 270 g apart, beyond the tolerance of 125 g (10 %)."
+         *         },
+         *         {
+         *           "code": "materials_mass_balance",
+         *           "status": "pass",
+         *           "detail": "The 1 bill-of-materials entry in kg or g add up to 1200 g against a weight of 1250 g: 50 g apart, within the tolerance of 125 g (10 %)."
+         *         },
+         *         {
+         *           "code": "density_plausible",
+         *           "status": "not_applicable",
+         *           "detail": "Needs weight_g and all three dimensions."
+         *         },
+         *         {
+         *           "code": "has_circularity_notes",
+         *           "status": "pass",
+         *           "detail": "Circularity notes are set."
+         *         }
+         *       ],
+         *       "tree": {
+         *         "records": 4,
+         *         "score_mean": 0.554,
+         *         "failing": {
+         *           "has_product_type": 0,
+         *           "has_weight": 1,
+         *           "has_dimensions": 4,
+         *           "has_image": 3,
+         *           "has_breakdown": 1,
+         *           "components_mass_balance": 1,
+         *           "materials_mass_balance": 0,
+         *           "density_plausible": 0,
+         *           "has_circularity_notes": 0
+         *         },
+         *         "lowest": [
+         *           {
+         *             "id": 20,
+         *             "name": "Lid",
+         *             "score": 0.25
+         *           },
+         *           {
+         *             "id": 18,
+         *             "name": "Heating element",
+         *             "score": 0.5
+         *           },
+         *           {
+         *             "id": 19,
+         *             "name": "Switch",
+         *             "score": 0.6
+         *           },
+         *           {
+         *             "id": 17,
+         *             "name": "Electric kettle",
+         *             "score": 0.714
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        RecordQuality: {
+            record_id: number;
+            /** @description The record's `quality_score`: passes / (passes + fails), 3 decimals; 1 when no check applies. */
+            score: number;
+            /** @description Every check, in the order of docs/quality.md. */
+            checks: components["schemas"]["QualityCheck"][];
+            tree?: components["schemas"]["TreeQuality"];
+        };
+        /**
+         * @example {
+         *       "code": "components_mass_balance",
+         *       "status": "fail",
+         *       "detail": "The 3 components (weight_g x amount_in_parent) add up to 980 g against a weight of 1250 g: 270 g apart, beyond the tolerance of 125 g (10 %)."
+         *     }
+         */
+        QualityCheck: {
+            code: components["schemas"]["QualityCheckCode"];
+            /** @enum {string} */
+            status: "pass" | "fail" | "not_applicable";
+            /** @description What the check found, with the numbers it compared. */
+            detail: string;
+        };
+        /**
+         * @description A record-quality check (docs/quality.md).
+         * @example components_mass_balance
+         * @enum {string}
+         */
+        QualityCheckCode: "has_product_type" | "has_weight" | "has_dimensions" | "has_image" | "has_breakdown" | "components_mass_balance" | "materials_mass_balance" | "density_plausible" | "has_circularity_notes";
+        /** @description Base products only: the whole tree, the record itself included. */
+        TreeQuality: {
+            /** @description Records in the tree, the base product included. */
+            records: number;
+            /** @description Mean `quality_score` over them, 3 decimals. */
+            score_mean: number;
+            /** @description How many records of the tree fail each check. */
+            failing: {
+                has_product_type: number;
+                has_weight: number;
+                has_dimensions: number;
+                has_image: number;
+                has_breakdown: number;
+                components_mass_balance: number;
+                materials_mass_balance: number;
+                density_plausible: number;
+                has_circularity_notes: number;
+            };
+            /** @description At most 20 records of the tree, lowest score first, then by id: where to start. */
+            lowest: {
+                id: number;
+                name: string;
+                score: number;
+            }[];
         };
         /**
          * @description A record's bill of materials: a plain array (at most 100 entries), ordered by material name.
@@ -8530,6 +8922,12 @@ export interface operations {
                 "weight_g[le]"?: string;
                 /** @description Comma list of product type names (any case), at most 50. */
                 "product_type_name[in]"?: string;
+                /** @description `quality_score` below this (0 to 1): `1` finds every record with a failing check (docs/quality.md). */
+                "quality_score[lt]"?: string;
+                /** @description `quality_score` at least this (0 to 1). */
+                "quality_score[ge]"?: string;
+                /** @description Comma list of quality check codes (has_product_type, has_weight, has_dimensions, has_image, has_breakdown, components_mass_balance, materials_mass_balance, density_plausible, has_circularity_notes): records failing any of them (docs/quality.md). */
+                "quality_fail[in]"?: string;
                 /** @description Comma list of `+field` (ascending; a bare field too) or `-field` (descending) over name, brand, model, created_at, updated_at, product_type_name. `id` always breaks ties. Default `-created_at`. */
                 order_by?: string;
                 /** @description Page number, from 1. */
@@ -12134,6 +12532,56 @@ export interface operations {
             };
         };
     };
+    getStatsQuality: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dataset's quality. */
+            200: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatsQuality"];
+                };
+            };
+            /** @description Unprocessable Content */
+            422: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listReleases: {
         parameters: {
             query?: {
@@ -12339,6 +12787,12 @@ export interface operations {
                 "weight_g[le]"?: string;
                 /** @description Comma list of product type names (any case), at most 50. */
                 "product_type_name[in]"?: string;
+                /** @description `quality_score` below this (0 to 1): `1` finds every record with a failing check (docs/quality.md). */
+                "quality_score[lt]"?: string;
+                /** @description `quality_score` at least this (0 to 1). */
+                "quality_score[ge]"?: string;
+                /** @description Comma list of quality check codes (has_product_type, has_weight, has_dimensions, has_image, has_breakdown, components_mass_balance, materials_mass_balance, density_plausible, has_circularity_notes): records failing any of them (docs/quality.md). */
+                "quality_fail[in]"?: string;
                 /** @description Fields to count values of; repeat the parameter: brand, model, product_type_name. */
                 fields: ("brand" | "model" | "product_type_name")[];
             };
@@ -12550,6 +13004,12 @@ export interface operations {
                 "weight_g[le]"?: string;
                 /** @description Comma list of product type names (any case), at most 50. */
                 "product_type_name[in]"?: string;
+                /** @description `quality_score` below this (0 to 1): `1` finds every record with a failing check (docs/quality.md). */
+                "quality_score[lt]"?: string;
+                /** @description `quality_score` at least this (0 to 1). */
+                "quality_score[ge]"?: string;
+                /** @description Comma list of quality check codes (has_product_type, has_weight, has_dimensions, has_image, has_breakdown, components_mass_balance, materials_mass_balance, density_plausible, has_circularity_notes): records failing any of them (docs/quality.md). */
+                "quality_fail[in]"?: string;
                 /** @description Comma list of `+field` (ascending; a bare field too) or `-field` (descending) over name, brand, model, created_at, updated_at, product_type_name. `id` always breaks ties. Default `-created_at`. */
                 order_by?: string;
                 /** @description `csv` (default) or `json`. */
@@ -12730,6 +13190,12 @@ export interface operations {
                 "weight_g[le]"?: string;
                 /** @description Comma list of product type names (any case), at most 50. */
                 "product_type_name[in]"?: string;
+                /** @description `quality_score` below this (0 to 1): `1` finds every record with a failing check (docs/quality.md). */
+                "quality_score[lt]"?: string;
+                /** @description `quality_score` at least this (0 to 1). */
+                "quality_score[ge]"?: string;
+                /** @description Comma list of quality check codes (has_product_type, has_weight, has_dimensions, has_image, has_breakdown, components_mass_balance, materials_mass_balance, density_plausible, has_circularity_notes): records failing any of them (docs/quality.md). */
+                "quality_fail[in]"?: string;
                 /** @description Comma list of `+field` (ascending; a bare field too) or `-field` (descending) over name, brand, model, created_at, updated_at, product_type_name. `id` always breaks ties. Default `-created_at`. */
                 order_by?: string;
                 /** @description Page number, from 1. */
@@ -14199,6 +14665,166 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content */
+            422: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getProductQuality: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product's quality. */
+            200: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordQuality"];
+                };
+            };
+            /** @description Unchanged since the `If-None-Match` ETag. */
+            304: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content */
+            422: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getComponentQuality: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The component's quality. */
+            200: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordQuality"];
+                };
+            };
+            /** @description Unchanged since the `If-None-Match` ETag. */
+            304: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Not Found */
             404: {

@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
 import { ApiError } from "../../lib/problem";
+import { checkColumn, QUALITY_CHECK_CODES, type QualityCheckCode, type QualityStatus } from "../../lib/record-quality";
 import { isoSeconds } from "../../lib/time";
 import { SHOWN_MEDIA_CONDITION } from "../media/records";
 
@@ -234,4 +235,60 @@ export async function statsCategories(
     ORDER BY count(*) DESC, c.name, c.id
     LIMIT ${query.limit}`);
   return { generated_at: isoSeconds(now), limit: query.limit, scope: query.scope, categories: rows };
+}
+
+/** pass, fail and not_applicable counts of one check. */
+export type CheckCounts = Record<QualityStatus, number>;
+
+export interface StatsQuality {
+  generated_at: string;
+  base_products: Record<QualityCheckCode, CheckCounts>;
+  components: Record<QualityCheckCode, CheckCounts>;
+  /** Index i counts scores in [i/10, (i+1)/10); the last one, score 1. */
+  score_deciles: { base_products: number[]; components: number[] };
+}
+
+type QualityStatsRow = { base: 0 | 1; records: number } & Record<
+  `${QualityCheckCode}_${"pass" | "fail"}` | `decile_${number}`,
+  number | null
+>;
+
+/** The decile of a score (0..10): its thousandths, a whole number since scores have 3 decimals, divided by 100. */
+const DECILE = "min(CAST(round(quality_score * 1000) AS INTEGER) / 100, 10)";
+
+/**
+ * The dataset's quality (docs/quality.md): per kind of record, per check, how many records pass,
+ * fail or are not checked, and their scores in tenths. One scan of `products` in one statement,
+ * the checks being columns of every row.
+ */
+export async function statsQuality(svc: Pick<Services, "db">, now: Date): Promise<StatsQuality> {
+  const counts = QUALITY_CHECK_CODES.flatMap((code) => [
+    `sum(${checkColumn(code)} = 1) AS ${code}_pass`,
+    `sum(${checkColumn(code)} = 0) AS ${code}_fail`,
+  ]);
+  const deciles = Array.from({ length: 11 }, (_, i) => `sum(decile = ${i}) AS decile_${i}`);
+  const rows = await svc.db.all<QualityStatsRow>(sql`
+    SELECT parent_id IS NULL AS base, count(*) AS records, ${sql.raw([...counts, ...deciles].join(", "))}
+    FROM (SELECT parent_id, ${sql.raw(QUALITY_CHECK_CODES.map(checkColumn).join(", "))}, ${sql.raw(DECILE)} AS decile FROM products)
+    GROUP BY 1`);
+  const of = (base: 0 | 1) => {
+    const row = rows.find((r) => r.base === base);
+    const records = row?.records ?? 0;
+    const checks = Object.fromEntries(
+      QUALITY_CHECK_CODES.map((code) => {
+        const pass = row?.[`${code}_pass`] ?? 0;
+        const fail = row?.[`${code}_fail`] ?? 0;
+        return [code, { pass, fail, not_applicable: records - pass - fail }];
+      }),
+    ) as Record<QualityCheckCode, CheckCounts>;
+    return { checks, deciles: Array.from({ length: 11 }, (_, i) => row?.[`decile_${i}`] ?? 0) };
+  };
+  const base = of(1);
+  const components = of(0);
+  return {
+    generated_at: isoSeconds(now),
+    base_products: base.checks,
+    components: components.checks,
+    score_deciles: { base_products: base.deciles, components: components.deciles },
+  };
 }

@@ -115,6 +115,7 @@ describe("a release built on the queue", () => {
       "record_materials",
       "images",
       ...["taxonomies", "categories", "materials", "product_types", "units"].map((t) => `reference/${t}`),
+      "quality",
     ];
     expect(published.files.map((f) => f.path).sort()).toEqual(
       [...tables.flatMap((t) => [`${t}.csv`, `${t}.parquet`]), "README.md", "SHA256SUMS", "datapackage.json"].sort(),
@@ -247,7 +248,7 @@ describe("a release built on the queue", () => {
       resources: { name: string; path: string; bytes: number; hash: string; schema: { primaryKey: string[]; foreignKeys?: unknown[] } }[];
     };
     expect(datapackage).toMatchObject({ version: VERSION, created: published.snapshot_at, licenses: [{ name: "CC-BY-4.0" }] });
-    expect(datapackage.resources).toHaveLength(16);
+    expect(datapackage.resources).toHaveLength(18);
     for (const resource of datapackage.resources) {
       expect(`sha256:${byPath.get(resource.path)!.sha256}`).toBe(resource.hash);
       expect(resource.bytes).toBe(byPath.get(resource.path)!.bytes);

@@ -1,0 +1,110 @@
+ALTER TABLE `products` ADD `component_count` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `products` ADD `unweighed_component_count` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `products` ADD `components_mass_g` real;--> statement-breakpoint
+ALTER TABLE `products` ADD `bom_entry_count` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `products` ADD `bom_mass_entry_count` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `products` ADD `bom_mass_g` real;--> statement-breakpoint
+ALTER TABLE `products` ADD `clean_image_count` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `products` ADD `check_has_product_type` integer GENERATED ALWAYS AS (CASE WHEN parent_id IS NULL THEN product_type_id IS NOT NULL END) VIRTUAL;--> statement-breakpoint
+ALTER TABLE `products` ADD `check_has_weight` integer GENERATED ALWAYS AS (weight_g IS NOT NULL) VIRTUAL;--> statement-breakpoint
+ALTER TABLE `products` ADD `check_has_dimensions` integer GENERATED ALWAYS AS (height_cm IS NOT NULL AND width_cm IS NOT NULL AND depth_cm IS NOT NULL) VIRTUAL;--> statement-breakpoint
+ALTER TABLE `products` ADD `check_has_image` integer GENERATED ALWAYS AS (clean_image_count > 0) VIRTUAL;--> statement-breakpoint
+ALTER TABLE `products` ADD `check_has_breakdown` integer GENERATED ALWAYS AS (component_count > 0 OR bom_entry_count > 0) VIRTUAL;--> statement-breakpoint
+ALTER TABLE `products` ADD `check_components_mass_balance` integer GENERATED ALWAYS AS (CASE WHEN weight_g IS NOT NULL AND component_count > 0 AND unweighed_component_count = 0 THEN abs(components_mass_g - weight_g) <= 0.1 * weight_g END) VIRTUAL;--> statement-breakpoint
+ALTER TABLE `products` ADD `check_materials_mass_balance` integer GENERATED ALWAYS AS (CASE WHEN weight_g IS NOT NULL AND bom_mass_entry_count > 0 THEN abs(bom_mass_g - weight_g) <= 0.1 * weight_g END) VIRTUAL;--> statement-breakpoint
+ALTER TABLE `products` ADD `check_density_plausible` integer GENERATED ALWAYS AS (CASE WHEN weight_g IS NOT NULL AND height_cm IS NOT NULL AND width_cm IS NOT NULL AND depth_cm IS NOT NULL THEN weight_g / (height_cm * width_cm * depth_cm) BETWEEN 0.005 AND 25 END) VIRTUAL;--> statement-breakpoint
+ALTER TABLE `products` ADD `check_has_circularity_notes` integer GENERATED ALWAYS AS (CASE WHEN parent_id IS NULL THEN circularity_properties IS NOT NULL END) VIRTUAL;--> statement-breakpoint
+ALTER TABLE `products` ADD `quality_score` real GENERATED ALWAYS AS (CASE WHEN (check_has_product_type IS NOT NULL) + (check_has_weight IS NOT NULL) + (check_has_dimensions IS NOT NULL) + (check_has_image IS NOT NULL) + (check_has_breakdown IS NOT NULL) + (check_components_mass_balance IS NOT NULL) + (check_materials_mass_balance IS NOT NULL) + (check_density_plausible IS NOT NULL) + (check_has_circularity_notes IS NOT NULL) = 0 THEN 1.0 ELSE round(CAST(coalesce(check_has_product_type, 0) + coalesce(check_has_weight, 0) + coalesce(check_has_dimensions, 0) + coalesce(check_has_image, 0) + coalesce(check_has_breakdown, 0) + coalesce(check_components_mass_balance, 0) + coalesce(check_materials_mass_balance, 0) + coalesce(check_density_plausible, 0) + coalesce(check_has_circularity_notes, 0) AS REAL) / ((check_has_product_type IS NOT NULL) + (check_has_weight IS NOT NULL) + (check_has_dimensions IS NOT NULL) + (check_has_image IS NOT NULL) + (check_has_breakdown IS NOT NULL) + (check_components_mass_balance IS NOT NULL) + (check_materials_mass_balance IS NOT NULL) + (check_density_plausible IS NOT NULL) + (check_has_circularity_notes IS NOT NULL)), 3) END) VIRTUAL;--> statement-breakpoint
+ALTER TABLE `release_records` ADD `quality_score` real;--> statement-breakpoint
+ALTER TABLE `release_records` ADD `check_has_product_type` integer;--> statement-breakpoint
+ALTER TABLE `release_records` ADD `check_has_weight` integer;--> statement-breakpoint
+ALTER TABLE `release_records` ADD `check_has_dimensions` integer;--> statement-breakpoint
+ALTER TABLE `release_records` ADD `check_has_image` integer;--> statement-breakpoint
+ALTER TABLE `release_records` ADD `check_has_breakdown` integer;--> statement-breakpoint
+ALTER TABLE `release_records` ADD `check_components_mass_balance` integer;--> statement-breakpoint
+ALTER TABLE `release_records` ADD `check_materials_mass_balance` integer;--> statement-breakpoint
+ALTER TABLE `release_records` ADD `check_density_plausible` integer;--> statement-breakpoint
+ALTER TABLE `release_records` ADD `check_has_circularity_notes` integer;--> statement-breakpoint
+-- Record quality (docs/quality.md). The checks are generated columns over the record's own fields and
+-- seven counts and sums of its neighbours kept on it: direct components (how many, how many without a
+-- weight, their weight x amount), bill-of-materials entries (how many, how many in kg or g, those in
+-- grams) and clean images. The triggers below recompute a record's counts from scratch (never by adding
+-- and subtracting, which would drift) inside the transaction of every write that changes them, so every
+-- read, list filter and statistic sees them current. The same subqueries fill them for the existing rows
+-- first: one set-based statement, each record's counts read through the indexes of its neighbours.
+UPDATE products SET
+  (component_count, unweighed_component_count, components_mass_g) =
+    (SELECT count(*), count(*) - count(c.weight_g), sum(c.weight_g * c.amount_in_parent) FROM products c WHERE c.parent_id = products.id),
+  (bom_entry_count, bom_mass_entry_count, bom_mass_g) =
+    (SELECT count(*), count(CASE b.unit WHEN 'kg' THEN 1 WHEN 'g' THEN 1 END), sum(CASE b.unit WHEN 'kg' THEN b.quantity * 1000 WHEN 'g' THEN b.quantity END)
+      FROM bill_of_materials b WHERE b.product_id = products.id),
+  clean_image_count = (SELECT count(*) FROM images i WHERE i.product_id = products.id AND i.status = 'clean')
+WHERE EXISTS (SELECT 1 FROM products c WHERE c.parent_id = products.id)
+  OR EXISTS (SELECT 1 FROM bill_of_materials b WHERE b.product_id = products.id)
+  OR EXISTS (SELECT 1 FROM images i WHERE i.product_id = products.id AND i.status = 'clean');--> statement-breakpoint
+CREATE INDEX `products_base_quality_idx` ON `products` (`quality_score`,`created_at`) WHERE "products"."parent_id" IS NULL;--> statement-breakpoint
+-- Every cached read made before this migration lacks `quality_score`: none may be served again.
+UPDATE read_generations SET generation = random();--> statement-breakpoint
+-- A new record: its parent has one component more. Its own counts are read too, for rows inserted
+-- below it earlier in the same statement (the API never does; a bulk load may).
+CREATE TRIGGER `products_quality_inserted` AFTER INSERT ON `products` BEGIN
+  UPDATE products SET (component_count, unweighed_component_count, components_mass_g) =
+    (SELECT count(*), count(*) - count(c.weight_g), sum(c.weight_g * c.amount_in_parent) FROM products c WHERE c.parent_id = new.id)
+    WHERE id = new.id AND EXISTS (SELECT 1 FROM products c WHERE c.parent_id = new.id);
+  UPDATE products SET (component_count, unweighed_component_count, components_mass_g) =
+    (SELECT count(*), count(*) - count(c.weight_g), sum(c.weight_g * c.amount_in_parent) FROM products c WHERE c.parent_id = new.parent_id)
+    WHERE id = new.parent_id;
+END;--> statement-breakpoint
+-- A component re-weighed, its amount changed, or moved: the parents' sums (old and new parent).
+CREATE TRIGGER `products_quality_updated` AFTER UPDATE OF weight_g, amount_in_parent, parent_id ON `products`
+  WHEN new.parent_id IS NOT NULL OR old.parent_id IS NOT NULL BEGIN
+  UPDATE products SET (component_count, unweighed_component_count, components_mass_g) =
+    (SELECT count(*), count(*) - count(c.weight_g), sum(c.weight_g * c.amount_in_parent) FROM products c WHERE c.parent_id = new.parent_id)
+    WHERE id = new.parent_id;
+  UPDATE products SET (component_count, unweighed_component_count, components_mass_g) =
+    (SELECT count(*), count(*) - count(c.weight_g), sum(c.weight_g * c.amount_in_parent) FROM products c WHERE c.parent_id = old.parent_id)
+    WHERE id = old.parent_id AND old.parent_id IS NOT new.parent_id;
+END;--> statement-breakpoint
+CREATE TRIGGER `products_quality_deleted` AFTER DELETE ON `products` WHEN old.parent_id IS NOT NULL BEGIN
+  UPDATE products SET (component_count, unweighed_component_count, components_mass_g) =
+    (SELECT count(*), count(*) - count(c.weight_g), sum(c.weight_g * c.amount_in_parent) FROM products c WHERE c.parent_id = old.parent_id)
+    WHERE id = old.parent_id;
+END;--> statement-breakpoint
+CREATE TRIGGER `bill_of_materials_quality_inserted` AFTER INSERT ON `bill_of_materials` BEGIN
+  UPDATE products SET (bom_entry_count, bom_mass_entry_count, bom_mass_g) =
+    (SELECT count(*), count(CASE b.unit WHEN 'kg' THEN 1 WHEN 'g' THEN 1 END), sum(CASE b.unit WHEN 'kg' THEN b.quantity * 1000 WHEN 'g' THEN b.quantity END)
+      FROM bill_of_materials b WHERE b.product_id = new.product_id)
+    WHERE id = new.product_id;
+END;--> statement-breakpoint
+CREATE TRIGGER `bill_of_materials_quality_updated` AFTER UPDATE ON `bill_of_materials` BEGIN
+  UPDATE products SET (bom_entry_count, bom_mass_entry_count, bom_mass_g) =
+    (SELECT count(*), count(CASE b.unit WHEN 'kg' THEN 1 WHEN 'g' THEN 1 END), sum(CASE b.unit WHEN 'kg' THEN b.quantity * 1000 WHEN 'g' THEN b.quantity END)
+      FROM bill_of_materials b WHERE b.product_id = new.product_id)
+    WHERE id = new.product_id;
+  UPDATE products SET (bom_entry_count, bom_mass_entry_count, bom_mass_g) =
+    (SELECT count(*), count(CASE b.unit WHEN 'kg' THEN 1 WHEN 'g' THEN 1 END), sum(CASE b.unit WHEN 'kg' THEN b.quantity * 1000 WHEN 'g' THEN b.quantity END)
+      FROM bill_of_materials b WHERE b.product_id = old.product_id)
+    WHERE id = old.product_id AND old.product_id IS NOT new.product_id;
+END;--> statement-breakpoint
+CREATE TRIGGER `bill_of_materials_quality_deleted` AFTER DELETE ON `bill_of_materials` BEGIN
+  UPDATE products SET (bom_entry_count, bom_mass_entry_count, bom_mass_g) =
+    (SELECT count(*), count(CASE b.unit WHEN 'kg' THEN 1 WHEN 'g' THEN 1 END), sum(CASE b.unit WHEN 'kg' THEN b.quantity * 1000 WHEN 'g' THEN b.quantity END)
+      FROM bill_of_materials b WHERE b.product_id = old.product_id)
+    WHERE id = old.product_id;
+END;--> statement-breakpoint
+-- Images count once clean: an upload (pending) changes nothing until the media job settles it.
+CREATE TRIGGER `images_quality_inserted` AFTER INSERT ON `images` WHEN new.status = 'clean' BEGIN
+  UPDATE products SET clean_image_count = (SELECT count(*) FROM images i WHERE i.product_id = new.product_id AND i.status = 'clean')
+    WHERE id = new.product_id;
+END;--> statement-breakpoint
+CREATE TRIGGER `images_quality_updated` AFTER UPDATE OF status, product_id ON `images`
+  WHEN new.status = 'clean' OR old.status = 'clean' BEGIN
+  UPDATE products SET clean_image_count = (SELECT count(*) FROM images i WHERE i.product_id = new.product_id AND i.status = 'clean')
+    WHERE id = new.product_id;
+  UPDATE products SET clean_image_count = (SELECT count(*) FROM images i WHERE i.product_id = old.product_id AND i.status = 'clean')
+    WHERE id = old.product_id AND old.product_id IS NOT new.product_id;
+END;--> statement-breakpoint
+CREATE TRIGGER `images_quality_deleted` AFTER DELETE ON `images` WHEN old.status = 'clean' BEGIN
+  UPDATE products SET clean_image_count = (SELECT count(*) FROM images i WHERE i.product_id = old.product_id AND i.status = 'clean')
+    WHERE id = old.product_id;
+END;
