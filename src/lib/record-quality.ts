@@ -179,9 +179,11 @@ export function evaluateQuality(record: QualityInputs): QualityResult {
         : record.component_count === 0
           ? notApplicable("No components.")
           : record.unweighed_component_count > 0
-            ? notApplicable(`${record.unweighed_component_count} of ${plural(record.component_count, "component")} have no weight_g.`)
+            ? notApplicable(
+                `${record.unweighed_component_count} of ${plural(record.component_count, "component")} ${record.unweighed_component_count === 1 ? "has" : "have"} no weight_g.`,
+              )
             : massBalance(
-                `The ${plural(record.component_count, "component")} (weight_g x amount_in_parent) add up to`,
+                `The ${plural(record.component_count, "component")} (weight_g x amount_in_parent) ${record.component_count === 1 ? "adds" : "add"} up to`,
                 record.components_mass_g ?? 0,
                 weight,
               ),
@@ -191,7 +193,7 @@ export function evaluateQuality(record: QualityInputs): QualityResult {
         : record.bom_mass_entry_count === 0
           ? notApplicable("No bill-of-materials entries in kg or g.")
           : massBalance(
-              `The ${plural(record.bom_mass_entry_count, "bill-of-materials entry", "bill-of-materials entries")} in kg or g add up to`,
+              `The ${plural(record.bom_mass_entry_count, "bill-of-materials entry", "bill-of-materials entries")} in kg or g ${record.bom_mass_entry_count === 1 ? "adds" : "add"} up to`,
               record.bom_mass_g ?? 0,
               weight,
             ),

@@ -160,13 +160,23 @@ describe("the generated check columns and the TypeScript rules", () => {
     run(db, "INSERT INTO product_types (id, name) VALUES (1, 'Kettle')");
     // One transaction for all runs: a commit per statement is most of sql.js's time here.
     run(db, "BEGIN");
-    const columns = ["parent_id", "product_type_id", "weight_g", "height_cm", "width_cm", "depth_cm", "circularity_properties", ...AGGREGATES];
+    const columns = [
+      "parent_id",
+      "product_type_id",
+      "weight_g",
+      "height_cm",
+      "width_cm",
+      "depth_cm",
+      "circularity_properties",
+      ...AGGREGATES,
+    ];
     let id = 0;
     fc.assert(
       fc.property(inputs, (record) => {
         id++;
         // Foreign keys are off (sql.js's default): a component's parent need not exist here.
-        run(db, 
+        run(
+          db,
           `INSERT INTO products (id, owner_id, name, amount_in_parent, depth, ${columns.join(", ")})
            VALUES (?, 100, 'Record', ?, ?, ${columns.map(() => "?").join(", ")})`,
           [
@@ -176,7 +186,9 @@ describe("the generated check columns and the TypeScript rules", () => {
             ...columns.map((c) => record[c as keyof QualityInputs] as number | string | null),
           ],
         );
-        const [stored] = rows(db, `SELECT quality_score, ${QUALITY_CHECK_CODES.map(checkColumn).join(", ")} FROM products WHERE id = ?`, [id]);
+        const [stored] = rows(db, `SELECT quality_score, ${QUALITY_CHECK_CODES.map(checkColumn).join(", ")} FROM products WHERE id = ?`, [
+          id,
+        ]);
         const expected = evaluateQuality(record);
         const statuses = QUALITY_CHECK_CODES.map((code) => STATUS[String(stored![checkColumn(code)])]);
         expect(statuses).toEqual(expected.checks.map((c) => c.status));
@@ -229,8 +241,20 @@ describe("the triggers", () => {
     fc.record({ kind: fc.constant("amount" as const), record: pick, amount: fc.integer({ min: 1, max: 5 }) }),
     fc.record({ kind: fc.constant("move" as const), record: pick, to: fc.nat(2) }),
     fc.record({ kind: fc.constant("delete" as const), record: pick }),
-    fc.record({ kind: fc.constant("bom" as const), record: pick, material: fc.integer({ min: 1, max: 3 }), quantity: fc.constantFrom(0.5, 12, 250), unit }),
-    fc.record({ kind: fc.constant("bomChange" as const), record: pick, material: fc.integer({ min: 1, max: 3 }), quantity: fc.constantFrom(1, 3.25), unit }),
+    fc.record({
+      kind: fc.constant("bom" as const),
+      record: pick,
+      material: fc.integer({ min: 1, max: 3 }),
+      quantity: fc.constantFrom(0.5, 12, 250),
+      unit,
+    }),
+    fc.record({
+      kind: fc.constant("bomChange" as const),
+      record: pick,
+      material: fc.integer({ min: 1, max: 3 }),
+      quantity: fc.constantFrom(1, 3.25),
+      unit,
+    }),
     fc.record({ kind: fc.constant("bomDelete" as const), record: pick, material: fc.integer({ min: 1, max: 3 }) }),
     fc.record({ kind: fc.constant("image" as const), record: pick, status }),
     fc.record({ kind: fc.constant("imageStatus" as const), image: fc.nat(20), status }),
@@ -247,7 +271,10 @@ describe("the triggers", () => {
         // Each run starts from the same three base products and is rolled back at its end.
         db.run("BEGIN");
         // Three base products to build under and move between.
-        run(db, "INSERT INTO products (id, owner_id, name, weight_g) VALUES (1, 100, 'Base one', 1000), (2, 100, 'Base two', NULL), (3, 100, 'Base three', 50)");
+        run(
+          db,
+          "INSERT INTO products (id, owner_id, name, weight_g) VALUES (1, 100, 'Base one', 1000), (2, 100, 'Base two', NULL), (3, 100, 'Base three', 50)",
+        );
         const ids = () => rows(db, "SELECT id, depth FROM products ORDER BY id") as { id: number; depth: number }[];
         const images = () => rows(db, "SELECT id FROM images ORDER BY id") as { id: string }[];
         const component = (n: number) => ids().filter((r) => r.depth > 0)[n % Math.max(ids().filter((r) => r.depth > 0).length, 1)];
@@ -259,12 +286,11 @@ describe("the triggers", () => {
             case "component": {
               const parent = any(o.parent)!;
               if (parent.depth >= 10) break;
-              run(db, "INSERT INTO products (owner_id, name, parent_id, amount_in_parent, depth, weight_g) VALUES (100, 'Part', ?, ?, ?, ?)", [
-                parent.id,
-                o.amount,
-                parent.depth + 1,
-                o.weight,
-              ]);
+              run(
+                db,
+                "INSERT INTO products (owner_id, name, parent_id, amount_in_parent, depth, weight_g) VALUES (100, 'Part', ?, ?, ?, ?)",
+                [parent.id, o.amount, parent.depth + 1, o.weight],
+              );
               break;
             }
             case "weigh":
@@ -279,7 +305,8 @@ describe("the triggers", () => {
               // No route moves a component; the triggers cover it all the same (old and new parent).
               const target = component(o.record);
               const bases = ids().filter((r) => r.depth === 0);
-              if (target && bases.length > 0) run(db, "UPDATE products SET parent_id = ? WHERE id = ?", [bases[o.to % bases.length]!.id, target.id]);
+              if (target && bases.length > 0)
+                run(db, "UPDATE products SET parent_id = ? WHERE id = ?", [bases[o.to % bases.length]!.id, target.id]);
               break;
             }
             case "delete":
@@ -306,7 +333,8 @@ describe("the triggers", () => {
               break;
             case "image": {
               const id = (++imageSeq).toString(16).padStart(32, "0");
-              run(db, 
+              run(
+                db,
                 `INSERT INTO images (id, product_id, storage_key, filename, content_type, size_bytes, status, rejected_reason, width, height)
                  VALUES (?, ?, 'k.jpg', 'k.jpg', 'image/jpeg', 10, ?, ?, 1, 1)`,
                 [id, any(o.record)!.id, o.status, o.status === "rejected" ? "malware" : null],
@@ -364,10 +392,7 @@ describe("migration 0021 on existing data", () => {
     expect(after.length).toBeGreaterThan(100);
     expect(after).toEqual(rows(triggered, quality));
     expect(stored(backfilled)).toEqual(recount(backfilled));
-    // The demo data is varied enough to mean something: every status of most checks occurs.
-    const mix = Object.fromEntries(
-      QUALITY_CHECK_CODES.map((code) => [code, [...new Set(after.map((row) => STATUS[String(row[checkColumn(code)])]))].sort().join(",")]),
-    );
+    // The data is varied enough to mean something: these checks come out more than one way.
     for (const code of ["has_image", "components_mass_balance", "materials_mass_balance", "has_dimensions"]) {
       const seen = new Set(after.map((row) => row[checkColumn(code as (typeof QUALITY_CHECK_CODES)[number])]));
       expect(seen.size, code).toBeGreaterThanOrEqual(2);

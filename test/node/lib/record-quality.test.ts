@@ -44,7 +44,12 @@ describe("each check: pass, fail, not applicable", () => {
   const cases: [QualityCheckCode, QualityInputs, QualityInputs, QualityInputs][] = [
     // [code, a record that passes, one that fails, one where it does not apply]
     ["has_product_type", base({ product_type_id: 3 }), base(), component({ product_type_id: 3 })],
-    ["has_circularity_notes", base({ circularity_properties: '{"recyclability":"PP"}' }), base(), component({ circularity_properties: "{}" })],
+    [
+      "has_circularity_notes",
+      base({ circularity_properties: '{"recyclability":"PP"}' }),
+      base(),
+      component({ circularity_properties: "{}" }),
+    ],
     [
       "components_mass_balance",
       base({ weight_g: 1000, component_count: 2, components_mass_g: 1000 }),

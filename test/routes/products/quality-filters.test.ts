@@ -39,7 +39,12 @@ beforeAll(async () => {
   ids.weighed = (await createProduct(as(ada), { name: "Weighed", brand, weight_g: 20 })).id;
   // A weight and components that weigh twice as much: weight and breakdown pass, the balance fails (2 of 7).
   ids.unbalanced = (
-    await createProduct(as(ada), { name: "Unbalanced", brand, weight_g: 100, components: [{ name: "Lump", amount_in_parent: 2, weight_g: 100 }] })
+    await createProduct(as(ada), {
+      name: "Unbalanced",
+      brand,
+      weight_g: 100,
+      components: [{ name: "Lump", amount_in_parent: 2, weight_g: 100 }],
+    })
   ).id;
   ids.bobs = (await createProduct(as(bob), { name: "Bob's bare", brand })).id;
 }, 30_000);

@@ -106,7 +106,11 @@ async function ok(response: Promise<Response>, status: number): Promise<Body> {
 }
 
 const patch = (path: string, body: unknown, version: number) =>
-  api(path, { method: "PATCH", headers: { ...ownerHeaders(), "content-type": "application/json", "if-match": `"${version}"` }, body: JSON.stringify(body) });
+  api(path, {
+    method: "PATCH",
+    headers: { ...ownerHeaders(), "content-type": "application/json", "if-match": `"${version}"` },
+    body: JSON.stringify(body),
+  });
 
 const unique = (prefix: string) => `${prefix} ${crypto.randomUUID().slice(0, 8)}`;
 
@@ -134,7 +138,12 @@ describe("quality_score is current after every kind of write, through the read c
       watched,
       0.167,
       async () => {
-        part = (await ok(postJson(`/v1/products/${made.id}/components`, { name: "Driver", amount_in_parent: 2, weight_g: 250 }, ownerHeaders()), 201)).id;
+        part = (
+          await ok(
+            postJson(`/v1/products/${made.id}/components`, { name: "Driver", amount_in_parent: 2, weight_g: 250 }, ownerHeaders()),
+            201,
+          )
+        ).id;
       },
       0.429,
     );
@@ -147,7 +156,11 @@ describe("quality_score is current after every kind of write, through the read c
 
   it("a component moved to another parent (no route moves one; the triggers cover it): both parents", async () => {
     const [first, second] = [unique("Old parent"), unique("New parent")];
-    const from = await createProduct(ownerHeaders(), { name: first, weight_g: 100, components: [{ name: "Wanderer", amount_in_parent: 1, weight_g: 100 }] });
+    const from = await createProduct(ownerHeaders(), {
+      name: first,
+      weight_g: 100,
+      components: [{ name: "Wanderer", amount_in_parent: 1, weight_g: 100 }],
+    });
     const to = await createProduct(ownerHeaders(), { name: second, weight_g: 100 });
     const watched = [...product(from.id, first), ...product(to.id, second)];
     await cached(product(from.id, first), 0.429);
@@ -159,14 +172,24 @@ describe("quality_score is current after every kind of write, through the read c
   });
 
   it("a bill-of-materials entry added, changed and removed, on a component: its detail, page and /quality", async () => {
-    const made = await createProduct(ownerHeaders(), { name: unique("Toaster"), components: [{ name: "Heater", amount_in_parent: 1, weight_g: 1000 }] });
+    const made = await createProduct(ownerHeaders(), {
+      name: unique("Toaster"),
+      components: [{ name: "Heater", amount_in_parent: 1, weight_g: 1000 }],
+    });
     const heater = made.components[0]!.id;
     const watched = component(heater, `/v1/products/${made.id}`);
     const entry = `/v1/components/${heater}/materials/${steel}`;
     // A component weighing 1000 g: weight passes; dimensions, image, breakdown fail (1 of 4).
     await changes(watched, 0.25, () => ok(postJson(entry, { quantity: 1, unit: "kg" }, ownerHeaders()), 201), 0.6);
     const change = () =>
-      ok(api(entry, { method: "PATCH", headers: { ...ownerHeaders(), "content-type": "application/json" }, body: JSON.stringify({ quantity: 2 }) }), 200);
+      ok(
+        api(entry, {
+          method: "PATCH",
+          headers: { ...ownerHeaders(), "content-type": "application/json" },
+          body: JSON.stringify({ quantity: 2 }),
+        }),
+        200,
+      );
     await changes(watched, 0.6, change, 0.4);
     await changes(watched, 0.4, () => ok(api(entry, { method: "DELETE", headers: ownerHeaders() }), 204), 0.25);
   });
@@ -182,6 +205,11 @@ describe("quality_score is current after every kind of write, through the read c
     });
     await shows(watched, 0);
     await changes(watched, 0, () => scan("images", image.id), 0.167);
-    await changes(watched, 0.167, () => ok(api(`/v1/products/${made.id}/images/${image.id}`, { method: "DELETE", headers: ownerHeaders() }), 204), 0);
+    await changes(
+      watched,
+      0.167,
+      () => ok(api(`/v1/products/${made.id}/images/${image.id}`, { method: "DELETE", headers: ownerHeaders() }), 204),
+      0,
+    );
   });
 });

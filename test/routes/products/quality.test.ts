@@ -34,7 +34,9 @@ const ALL_NOT_APPLICABLE_FOR_COMPONENTS: CheckCode[] = ["has_product_type", "has
 /** The detail's and the list's `quality_score` of a base product: the stored score. */
 async function storedScores(id: number, name: string): Promise<number[]> {
   const detail = (await (await api(`/v1/products/${id}`)).json()) as { quality_score: number };
-  const list = (await (await api(`/v1/products?name[ilike]=${encodeURIComponent(name)}`)).json()) as { items: { id: number; quality_score: number }[] };
+  const list = (await (await api(`/v1/products?name[ilike]=${encodeURIComponent(name)}`)).json()) as {
+    items: { id: number; quality_score: number }[];
+  };
   return [detail.quality_score, list.items.find((item) => item.id === id)!.quality_score];
 }
 
@@ -95,7 +97,9 @@ describe("GET /v1/products/{id}/quality and /v1/components/{id}/quality", () => 
 
   it("fail what a bare record lacks, and leave out what cannot be checked", async () => {
     const name = `Bare lamp ${crypto.randomUUID().slice(0, 6)}`;
-    const product = await createProduct(headers, { name, components: [{ name: "Shade", amount_in_parent: 1 }] });
+    const product = (await createProduct(headers, { name, components: [{ name: "Shade", amount_in_parent: 1 }] })) as Awaited<
+      ReturnType<typeof createProduct>
+    > & { quality_score: number };
     const body = await quality("products", product.id);
     // The component makes a breakdown, but without weights there is nothing to balance.
     expect(statuses(body)).toEqual({
@@ -124,7 +128,11 @@ describe("GET /v1/products/{id}/quality and /v1/components/{id}/quality", () => 
   it("count only clean images: pending and rejected ones are no image", async () => {
     const product = await createProduct(headers, { name: "Camera with a pending photo" });
     await pendingWithoutJob("images", product.id, ownerId, { bytes: new Uint8Array([1, 2, 3]), name: "a.jpg", type: "image/jpeg" });
-    const rejected = await pendingWithoutJob("images", product.id, ownerId, { bytes: new Uint8Array([4, 5]), name: "b.jpg", type: "image/jpeg" });
+    const rejected = await pendingWithoutJob("images", product.id, ownerId, {
+      bytes: new Uint8Array([4, 5]),
+      name: "b.jpg",
+      type: "image/jpeg",
+    });
     await env.DB.prepare("UPDATE images SET status = 'rejected', rejected_reason = 'malware' WHERE id = ?").bind(rejected.id).run();
     expect(await statusOf("products", product.id, "has_image")).toBe("fail");
   });
@@ -144,7 +152,7 @@ describe("GET /v1/products/{id}/quality and /v1/components/{id}/quality", () => 
       code: "components_mass_balance",
       status: "fail",
       detail:
-        "The 1 component (weight_g x amount_in_parent) add up to 1100.5 g against a weight of 1000 g: 100.5 g apart, beyond the tolerance of 100 g (10 %).",
+        "The 1 component (weight_g x amount_in_parent) adds up to 1100.5 g against a weight of 1000 g: 100.5 g apart, beyond the tolerance of 100 g (10 %).",
     });
     expect((await balance([{ weight_g: 300, amount_in_parent: 3 }])).status).toBe("pass");
     expect((await balance([{ weight_g: 299.5, amount_in_parent: 3 }])).status).toBe("fail");
@@ -153,7 +161,7 @@ describe("GET /v1/products/{id}/quality and /v1/components/{id}/quality", () => 
       { weight_g: 500, amount_in_parent: 2 },
       { weight_g: null, amount_in_parent: 1 },
     ]);
-    expect(unweighed).toMatchObject({ status: "not_applicable", detail: "1 of 2 components have no weight_g." });
+    expect(unweighed).toMatchObject({ status: "not_applicable", detail: "1 of 2 components has no weight_g." });
   });
 
   it("balance materials in kg and g at exactly 10 % off and fail just beyond; m and cm entries are left out", async () => {
@@ -163,9 +171,16 @@ describe("GET /v1/products/{id}/quality and /v1/components/{id}/quality", () => 
       return statusOf("products", product.id, "materials_mass_balance");
     };
     const metres = { material_id: wire, quantity: 3, unit: "m" };
-    expect(await balance([{ material_id: steel, quantity: 1, unit: "kg" }, { material_id: copper, quantity: 100, unit: "g" }, metres])).toBe("pass");
+    expect(
+      await balance([{ material_id: steel, quantity: 1, unit: "kg" }, { material_id: copper, quantity: 100, unit: "g" }, metres]),
+    ).toBe("pass");
     expect(await balance([{ material_id: steel, quantity: 0.9, unit: "kg" }])).toBe("pass");
-    expect(await balance([{ material_id: steel, quantity: 1, unit: "kg" }, { material_id: copper, quantity: 100.5, unit: "g" }])).toBe("fail");
+    expect(
+      await balance([
+        { material_id: steel, quantity: 1, unit: "kg" },
+        { material_id: copper, quantity: 100.5, unit: "g" },
+      ]),
+    ).toBe("fail");
     expect(await balance([{ material_id: copper, quantity: 899.5, unit: "g" }])).toBe("fail");
     expect(await balance([metres])).toBe("not_applicable");
     expect(await balance([{ material_id: steel, quantity: 1, unit: "kg" }], null)).toBe("not_applicable");
@@ -215,8 +230,11 @@ describe("GET /v1/products/{id}/quality and /v1/components/{id}/quality", () => 
     expect([...partIds].sort((a, b) => a - b)).toEqual(partIds);
     // The mean over all 26 records, each the score its own /quality answers.
     const each = await Promise.all(
-      (await env.DB.prepare("SELECT id, parent_id FROM products WHERE root_id = ?").bind(product.id).all<{ id: number; parent_id: number | null }>())
-        .results.map(async (row) => (await quality(row.parent_id === null ? "products" : "components", row.id)).score),
+      (
+        await env.DB.prepare("SELECT id, parent_id FROM products WHERE root_id = ?")
+          .bind(product.id)
+          .all<{ id: number; parent_id: number | null }>()
+      ).results.map(async (row) => (await quality(row.parent_id === null ? "products" : "components", row.id)).score),
     );
     expect(tree.score_mean).toBe(Math.round((each.reduce((a, b) => a + b, 0) / each.length) * 1000) / 1000);
   });
@@ -240,7 +258,9 @@ describe("GET /v1/products/{id}/quality and /v1/components/{id}/quality", () => 
     });
     const part = product.components[0]!.id;
     const partScore = (await quality("components", part)).score;
-    const created = (await (await postJson(`/v1/components/${part}/components`, { name: "Nut", amount_in_parent: 1, weight_g: 2 }, headers)).json()) as {
+    const created = (await (
+      await postJson(`/v1/components/${part}/components`, { name: "Nut", amount_in_parent: 1, weight_g: 2 }, headers)
+    ).json()) as {
       id: number;
       quality_score: number;
     };

@@ -107,7 +107,11 @@ describe("a release's quality table", () => {
 
   it("is described in datapackage.json with a key to records, listed in SHA256SUMS, and summarised in README.md", async () => {
     const datapackage = JSON.parse(await fileText(VERSION, "datapackage.json")) as {
-      resources: { name: string; path: string; schema: { fields: { name: string; type: string }[]; primaryKey: string[]; foreignKeys: unknown[] } }[];
+      resources: {
+        name: string;
+        path: string;
+        schema: { fields: { name: string; type: string }[]; primaryKey: string[]; foreignKeys: unknown[] };
+      }[];
     };
     // Each format's table points into the same format's records.
     for (const [name, path, records] of [
@@ -140,7 +144,9 @@ describe("a release's quality table", () => {
       const pass = Number(tally![`${code}_pass`]);
       const fail = Number(tally![`${code}_fail`]);
       const share = (part: number, whole: number) => (whole === 0 ? "–" : `${((part * 100) / whole).toFixed(1)} %`);
-      expect(readme).toContain(`| \`${code}\` | ${pass} | ${fail} | ${records - pass - fail} | ${share(pass, records)} | ${share(pass, pass + fail)} |`);
+      expect(readme).toContain(
+        `| \`${code}\` | ${pass} | ${fail} | ${records - pass - fail} | ${share(pass, records)} | ${share(pass, pass + fail)} |`,
+      );
     }
   });
 });

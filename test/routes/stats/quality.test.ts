@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, postJson, verifiedUser } from "../../support/accounts";
 import { api, expectProblem, roundTrips } from "../../support/http";
+import type { CheckCode } from "../../support/quality";
 import { asAdmin } from "../../support/reference";
 import { createProduct, referenceRow } from "../../support/releases";
 
@@ -11,8 +12,8 @@ import { createProduct, referenceRow } from "../../support/releases";
 type Counts = { pass: number; fail: number; not_applicable: number };
 interface StatsQuality {
   generated_at: string;
-  base_products: Record<string, Counts>;
-  components: Record<string, Counts>;
+  base_products: Record<CheckCode, Counts>;
+  components: Record<CheckCode, Counts>;
   score_deciles: { base_products: number[]; components: number[] };
 }
 

@@ -68,7 +68,7 @@ export const RecordQualitySchema = z
           code: "materials_mass_balance",
           status: "pass",
           detail:
-            "The 1 bill-of-materials entry in kg or g add up to 1200 g against a weight of 1250 g: 50 g apart, within the tolerance of 125 g (10 %).",
+            "The 1 bill-of-materials entry in kg or g adds up to 1200 g against a weight of 1250 g: 50 g apart, within the tolerance of 125 g (10 %).",
         },
         { code: "density_plausible", status: "not_applicable", detail: "Needs weight_g and all three dimensions." },
         { code: "has_circularity_notes", status: "pass", detail: "Circularity notes are set." },
