@@ -4584,7 +4584,7 @@ export interface components {
          *         {
          *           "code": "materials_mass_balance",
          *           "status": "pass",
-         *           "detail": "The 1 bill-of-materials entry in kg or g add up to 1200 g against a weight of 1250 g: 50 g apart, within the tolerance of 125 g (10 %)."
+         *           "detail": "The 1 bill-of-materials entry in kg or g adds up to 1200 g against a weight of 1250 g: 50 g apart, within the tolerance of 125 g (10 %)."
          *         },
          *         {
          *           "code": "density_plausible",
