@@ -191,6 +191,21 @@ export const products = sqliteTable(
 );
 
 /**
+ * The dataset's quality (`GET /v1/stats/quality`, docs/quality.md), counted as records change: per
+ * kind (`base` 1 for base products, 0 for components) and bucket (`<code>:pass`, `<code>:fail`,
+ * `score:<0..10>`), how many records are in it. Kept by triggers (migration 0021), never by the code.
+ */
+export const qualityCounts = sqliteTable(
+  "quality_counts",
+  {
+    base: integer("base").notNull(),
+    bucket: text("bucket").notNull(),
+    records: integer("records").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.base, t.bucket] })],
+);
+
+/**
  * Refresh tokens, stored only as SHA-256 fingerprints of the random secret. A login starts a
  * family (one session); each refresh adds a row and marks its predecessor rotated, keeping the
  * family's absolute expiry. Rotated rows stay until they expire so that a replay is recognised.
