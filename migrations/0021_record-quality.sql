@@ -1,8 +1,8 @@
 CREATE TABLE `quality_counts` (
 	`base` integer NOT NULL,
-	`bucket` text NOT NULL,
+	`profile` text NOT NULL,
 	`records` integer DEFAULT 0 NOT NULL,
-	PRIMARY KEY(`base`, `bucket`)
+	PRIMARY KEY(`base`, `profile`)
 );
 --> statement-breakpoint
 ALTER TABLE `products` ADD `component_count` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
@@ -38,7 +38,8 @@ ALTER TABLE `release_records` ADD `check_has_circularity_notes` integer;--> stat
 -- grams) and clean images. The triggers below recompute a record's counts from scratch (never by adding
 -- and subtracting, which would drift) inside the transaction of every write that changes them, so every
 -- read, list filter and statistic sees them current. The same subqueries fill them for the existing rows
--- first: one set-based statement, each record's counts read through the indexes of its neighbours.
+-- first: set-based statements, each record's counts read through the indexes of its neighbours, a
+-- quarter of the records each, so that no statement runs long on a large dataset.
 UPDATE products SET
   (component_count, unweighed_component_count, components_mass_g) =
     (SELECT count(*), count(*) - count(c.weight_g), sum(c.weight_g * c.amount_in_parent) FROM products c WHERE c.parent_id = products.id),
@@ -46,9 +47,43 @@ UPDATE products SET
     (SELECT count(*), count(CASE b.unit WHEN 'kg' THEN 1 WHEN 'g' THEN 1 END), sum(CASE b.unit WHEN 'kg' THEN b.quantity * 1000 WHEN 'g' THEN b.quantity END)
       FROM bill_of_materials b WHERE b.product_id = products.id),
   clean_image_count = (SELECT count(*) FROM images i WHERE i.product_id = products.id AND i.status = 'clean')
-WHERE EXISTS (SELECT 1 FROM products c WHERE c.parent_id = products.id)
+WHERE id % 4 = 0 AND (
+  EXISTS (SELECT 1 FROM products c WHERE c.parent_id = products.id)
   OR EXISTS (SELECT 1 FROM bill_of_materials b WHERE b.product_id = products.id)
-  OR EXISTS (SELECT 1 FROM images i WHERE i.product_id = products.id AND i.status = 'clean');--> statement-breakpoint
+  OR EXISTS (SELECT 1 FROM images i WHERE i.product_id = products.id AND i.status = 'clean'));--> statement-breakpoint
+UPDATE products SET
+  (component_count, unweighed_component_count, components_mass_g) =
+    (SELECT count(*), count(*) - count(c.weight_g), sum(c.weight_g * c.amount_in_parent) FROM products c WHERE c.parent_id = products.id),
+  (bom_entry_count, bom_mass_entry_count, bom_mass_g) =
+    (SELECT count(*), count(CASE b.unit WHEN 'kg' THEN 1 WHEN 'g' THEN 1 END), sum(CASE b.unit WHEN 'kg' THEN b.quantity * 1000 WHEN 'g' THEN b.quantity END)
+      FROM bill_of_materials b WHERE b.product_id = products.id),
+  clean_image_count = (SELECT count(*) FROM images i WHERE i.product_id = products.id AND i.status = 'clean')
+WHERE id % 4 = 1 AND (
+  EXISTS (SELECT 1 FROM products c WHERE c.parent_id = products.id)
+  OR EXISTS (SELECT 1 FROM bill_of_materials b WHERE b.product_id = products.id)
+  OR EXISTS (SELECT 1 FROM images i WHERE i.product_id = products.id AND i.status = 'clean'));--> statement-breakpoint
+UPDATE products SET
+  (component_count, unweighed_component_count, components_mass_g) =
+    (SELECT count(*), count(*) - count(c.weight_g), sum(c.weight_g * c.amount_in_parent) FROM products c WHERE c.parent_id = products.id),
+  (bom_entry_count, bom_mass_entry_count, bom_mass_g) =
+    (SELECT count(*), count(CASE b.unit WHEN 'kg' THEN 1 WHEN 'g' THEN 1 END), sum(CASE b.unit WHEN 'kg' THEN b.quantity * 1000 WHEN 'g' THEN b.quantity END)
+      FROM bill_of_materials b WHERE b.product_id = products.id),
+  clean_image_count = (SELECT count(*) FROM images i WHERE i.product_id = products.id AND i.status = 'clean')
+WHERE id % 4 = 2 AND (
+  EXISTS (SELECT 1 FROM products c WHERE c.parent_id = products.id)
+  OR EXISTS (SELECT 1 FROM bill_of_materials b WHERE b.product_id = products.id)
+  OR EXISTS (SELECT 1 FROM images i WHERE i.product_id = products.id AND i.status = 'clean'));--> statement-breakpoint
+UPDATE products SET
+  (component_count, unweighed_component_count, components_mass_g) =
+    (SELECT count(*), count(*) - count(c.weight_g), sum(c.weight_g * c.amount_in_parent) FROM products c WHERE c.parent_id = products.id),
+  (bom_entry_count, bom_mass_entry_count, bom_mass_g) =
+    (SELECT count(*), count(CASE b.unit WHEN 'kg' THEN 1 WHEN 'g' THEN 1 END), sum(CASE b.unit WHEN 'kg' THEN b.quantity * 1000 WHEN 'g' THEN b.quantity END)
+      FROM bill_of_materials b WHERE b.product_id = products.id),
+  clean_image_count = (SELECT count(*) FROM images i WHERE i.product_id = products.id AND i.status = 'clean')
+WHERE id % 4 = 3 AND (
+  EXISTS (SELECT 1 FROM products c WHERE c.parent_id = products.id)
+  OR EXISTS (SELECT 1 FROM bill_of_materials b WHERE b.product_id = products.id)
+  OR EXISTS (SELECT 1 FROM images i WHERE i.product_id = products.id AND i.status = 'clean'));--> statement-breakpoint
 CREATE INDEX `products_base_quality_idx` ON `products` (`quality_score`,`created_at`) WHERE "products"."parent_id" IS NULL;--> statement-breakpoint
 -- Every cached read made before this migration lacks `quality_score`: none may be served again.
 UPDATE read_generations SET generation = random();--> statement-breakpoint
@@ -116,144 +151,35 @@ CREATE TRIGGER `images_quality_deleted` AFTER DELETE ON `images` WHEN old.status
     WHERE id = old.product_id;
 END;--> statement-breakpoint
 -- The dataset's quality (GET /v1/stats/quality), counted as it changes rather than by a scan of every
--- record per request: per kind of record (base = 1 for base products, 0 for components) and bucket
--- (`<code>:pass`, `<code>:fail`, `score:<decile>`), how many records are in it. Not applicable is
--- the kind's records less its passes and fails; the deciles add up to the kind's records. Kept by the
--- triggers below in the transaction of every write that changes a record's checks or score.
-INSERT INTO quality_counts (base, bucket) VALUES
-  (1, 'has_product_type:pass'),
-  (1, 'has_product_type:fail'),
-  (1, 'has_weight:pass'),
-  (1, 'has_weight:fail'),
-  (1, 'has_dimensions:pass'),
-  (1, 'has_dimensions:fail'),
-  (1, 'has_image:pass'),
-  (1, 'has_image:fail'),
-  (1, 'has_breakdown:pass'),
-  (1, 'has_breakdown:fail'),
-  (1, 'components_mass_balance:pass'),
-  (1, 'components_mass_balance:fail'),
-  (1, 'materials_mass_balance:pass'),
-  (1, 'materials_mass_balance:fail'),
-  (1, 'density_plausible:pass'),
-  (1, 'density_plausible:fail'),
-  (1, 'has_circularity_notes:pass'),
-  (1, 'has_circularity_notes:fail'),
-  (1, 'score:0'),
-  (1, 'score:1'),
-  (1, 'score:2'),
-  (1, 'score:3'),
-  (1, 'score:4'),
-  (1, 'score:5'),
-  (1, 'score:6'),
-  (1, 'score:7'),
-  (1, 'score:8'),
-  (1, 'score:9'),
-  (1, 'score:10'),
-  (0, 'has_product_type:pass'),
-  (0, 'has_product_type:fail'),
-  (0, 'has_weight:pass'),
-  (0, 'has_weight:fail'),
-  (0, 'has_dimensions:pass'),
-  (0, 'has_dimensions:fail'),
-  (0, 'has_image:pass'),
-  (0, 'has_image:fail'),
-  (0, 'has_breakdown:pass'),
-  (0, 'has_breakdown:fail'),
-  (0, 'components_mass_balance:pass'),
-  (0, 'components_mass_balance:fail'),
-  (0, 'materials_mass_balance:pass'),
-  (0, 'materials_mass_balance:fail'),
-  (0, 'density_plausible:pass'),
-  (0, 'density_plausible:fail'),
-  (0, 'has_circularity_notes:pass'),
-  (0, 'has_circularity_notes:fail'),
-  (0, 'score:0'),
-  (0, 'score:1'),
-  (0, 'score:2'),
-  (0, 'score:3'),
-  (0, 'score:4'),
-  (0, 'score:5'),
-  (0, 'score:6'),
-  (0, 'score:7'),
-  (0, 'score:8'),
-  (0, 'score:9'),
-  (0, 'score:10');--> statement-breakpoint
--- The existing records, from one pass that groups them by kind, checks and decile.
-WITH tally(base, check_has_product_type, check_has_weight, check_has_dimensions, check_has_image, check_has_breakdown, check_components_mass_balance, check_materials_mass_balance, check_density_plausible, check_has_circularity_notes, decile, n) AS MATERIALIZED (
-    SELECT parent_id IS NULL, check_has_product_type, check_has_weight, check_has_dimensions, check_has_image, check_has_breakdown, check_components_mass_balance, check_materials_mass_balance, check_density_plausible, check_has_circularity_notes, min(CAST(round(quality_score * 1000) AS INTEGER) / 100, 10), count(*)
-    FROM products GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11),
-  -- Each group once per bucket name (a json_each list rather than a UNION: D1 allows few compound terms).
-  counted(base, bucket, n) AS (
-    SELECT t.base, CASE b.value WHEN 'score' THEN 'score:' || t.decile
-      ELSE b.value || ':' || CASE CASE b.value
-          WHEN 'has_product_type' THEN t.check_has_product_type
-          WHEN 'has_weight' THEN t.check_has_weight
-          WHEN 'has_dimensions' THEN t.check_has_dimensions
-          WHEN 'has_image' THEN t.check_has_image
-          WHEN 'has_breakdown' THEN t.check_has_breakdown
-          WHEN 'components_mass_balance' THEN t.check_components_mass_balance
-          WHEN 'materials_mass_balance' THEN t.check_materials_mass_balance
-          WHEN 'density_plausible' THEN t.check_density_plausible
-          WHEN 'has_circularity_notes' THEN t.check_has_circularity_notes
-        END WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END END, t.n
-    FROM tally t, json_each('["has_product_type", "has_weight", "has_dimensions", "has_image", "has_breakdown", "components_mass_balance", "materials_mass_balance", "density_plausible", "has_circularity_notes", "score"]') b)
-INSERT INTO quality_counts (base, bucket, records)
-  SELECT base, bucket, sum(n) FROM counted WHERE bucket IS NOT NULL GROUP BY base, bucket
-  ON CONFLICT (base, bucket) DO UPDATE SET records = excluded.records;--> statement-breakpoint
+-- record per request: per kind of record (base = 1 for base products, 0 for components) and quality
+-- profile (each check as `p`ass, `f`ail or `-` not applicable, in the order of docs/quality.md, then
+-- `:` and the score's decile 0..10), how many records have it. A record is in exactly one row, so a
+-- write moves it with two row updates at most. Kept by the triggers below in the transaction of
+-- every write that changes a record's checks or score. Filled for the existing records first, in
+-- four passes (each groups a quarter of the records), so that no statement runs long.
+INSERT INTO quality_counts (base, profile, records)
+  SELECT parent_id IS NULL, CASE check_has_product_type WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_weight WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_dimensions WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_image WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_breakdown WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_components_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_materials_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_density_plausible WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_circularity_notes WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || ':' || min(CAST(round(quality_score * 1000) AS INTEGER) / 100, 10), count(*) FROM products WHERE id % 4 = 0 GROUP BY 1, 2
+  ON CONFLICT (base, profile) DO UPDATE SET records = records + excluded.records;--> statement-breakpoint
+INSERT INTO quality_counts (base, profile, records)
+  SELECT parent_id IS NULL, CASE check_has_product_type WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_weight WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_dimensions WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_image WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_breakdown WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_components_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_materials_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_density_plausible WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_circularity_notes WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || ':' || min(CAST(round(quality_score * 1000) AS INTEGER) / 100, 10), count(*) FROM products WHERE id % 4 = 1 GROUP BY 1, 2
+  ON CONFLICT (base, profile) DO UPDATE SET records = records + excluded.records;--> statement-breakpoint
+INSERT INTO quality_counts (base, profile, records)
+  SELECT parent_id IS NULL, CASE check_has_product_type WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_weight WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_dimensions WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_image WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_breakdown WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_components_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_materials_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_density_plausible WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_circularity_notes WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || ':' || min(CAST(round(quality_score * 1000) AS INTEGER) / 100, 10), count(*) FROM products WHERE id % 4 = 2 GROUP BY 1, 2
+  ON CONFLICT (base, profile) DO UPDATE SET records = records + excluded.records;--> statement-breakpoint
+INSERT INTO quality_counts (base, profile, records)
+  SELECT parent_id IS NULL, CASE check_has_product_type WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_weight WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_dimensions WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_image WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_breakdown WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_components_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_materials_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_density_plausible WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE check_has_circularity_notes WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || ':' || min(CAST(round(quality_score * 1000) AS INTEGER) / 100, 10), count(*) FROM products WHERE id % 4 = 3 GROUP BY 1, 2
+  ON CONFLICT (base, profile) DO UPDATE SET records = records + excluded.records;--> statement-breakpoint
 CREATE TRIGGER `products_quality_counts_inserted` AFTER INSERT ON `products` BEGIN
-  UPDATE quality_counts SET records = records + 1
-    WHERE base = (new.parent_id IS NULL) AND bucket IN (
-      'has_product_type:' || CASE new.check_has_product_type WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_weight:' || CASE new.check_has_weight WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_dimensions:' || CASE new.check_has_dimensions WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_image:' || CASE new.check_has_image WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_breakdown:' || CASE new.check_has_breakdown WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'components_mass_balance:' || CASE new.check_components_mass_balance WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'materials_mass_balance:' || CASE new.check_materials_mass_balance WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'density_plausible:' || CASE new.check_density_plausible WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_circularity_notes:' || CASE new.check_has_circularity_notes WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'score:' || min(CAST(round(new.quality_score * 1000) AS INTEGER) / 100, 10));
+  INSERT INTO quality_counts (base, profile, records) VALUES (new.parent_id IS NULL, ( CASE new.check_has_product_type WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_weight WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_dimensions WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_image WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_breakdown WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_components_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_materials_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_density_plausible WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_circularity_notes WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || ':' || min(CAST(round(new.quality_score * 1000) AS INTEGER) / 100, 10)), 1)
+    ON CONFLICT (base, profile) DO UPDATE SET records = records + 1;
 END;--> statement-breakpoint
 CREATE TRIGGER `products_quality_counts_deleted` AFTER DELETE ON `products` BEGIN
-  UPDATE quality_counts SET records = records - 1
-    WHERE base = (old.parent_id IS NULL) AND bucket IN (
-      'has_product_type:' || CASE old.check_has_product_type WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_weight:' || CASE old.check_has_weight WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_dimensions:' || CASE old.check_has_dimensions WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_image:' || CASE old.check_has_image WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_breakdown:' || CASE old.check_has_breakdown WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'components_mass_balance:' || CASE old.check_components_mass_balance WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'materials_mass_balance:' || CASE old.check_materials_mass_balance WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'density_plausible:' || CASE old.check_density_plausible WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_circularity_notes:' || CASE old.check_has_circularity_notes WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'score:' || min(CAST(round(old.quality_score * 1000) AS INTEGER) / 100, 10));
+  UPDATE quality_counts SET records = records - 1 WHERE base = (old.parent_id IS NULL) AND profile = ( CASE old.check_has_product_type WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_weight WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_dimensions WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_image WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_breakdown WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_components_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_materials_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_density_plausible WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_circularity_notes WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || ':' || min(CAST(round(old.quality_score * 1000) AS INTEGER) / 100, 10));
 END;--> statement-breakpoint
--- Any change of a check, of the score or of the kind (the counts above run in the same transaction).
-CREATE TRIGGER `products_quality_counts_updated` AFTER UPDATE ON `products`
-  WHEN old.quality_score IS NOT new.quality_score OR (old.parent_id IS NULL) IS NOT (new.parent_id IS NULL) OR old.check_has_product_type IS NOT new.check_has_product_type OR old.check_has_weight IS NOT new.check_has_weight OR old.check_has_dimensions IS NOT new.check_has_dimensions OR old.check_has_image IS NOT new.check_has_image OR old.check_has_breakdown IS NOT new.check_has_breakdown OR old.check_components_mass_balance IS NOT new.check_components_mass_balance OR old.check_materials_mass_balance IS NOT new.check_materials_mass_balance OR old.check_density_plausible IS NOT new.check_density_plausible OR old.check_has_circularity_notes IS NOT new.check_has_circularity_notes BEGIN
-  UPDATE quality_counts SET records = records - 1
-    WHERE base = (old.parent_id IS NULL) AND bucket IN (
-      'has_product_type:' || CASE old.check_has_product_type WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_weight:' || CASE old.check_has_weight WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_dimensions:' || CASE old.check_has_dimensions WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_image:' || CASE old.check_has_image WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_breakdown:' || CASE old.check_has_breakdown WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'components_mass_balance:' || CASE old.check_components_mass_balance WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'materials_mass_balance:' || CASE old.check_materials_mass_balance WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'density_plausible:' || CASE old.check_density_plausible WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_circularity_notes:' || CASE old.check_has_circularity_notes WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'score:' || min(CAST(round(old.quality_score * 1000) AS INTEGER) / 100, 10));
-  UPDATE quality_counts SET records = records + 1
-    WHERE base = (new.parent_id IS NULL) AND bucket IN (
-      'has_product_type:' || CASE new.check_has_product_type WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_weight:' || CASE new.check_has_weight WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_dimensions:' || CASE new.check_has_dimensions WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_image:' || CASE new.check_has_image WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_breakdown:' || CASE new.check_has_breakdown WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'components_mass_balance:' || CASE new.check_components_mass_balance WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'materials_mass_balance:' || CASE new.check_materials_mass_balance WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'density_plausible:' || CASE new.check_density_plausible WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'has_circularity_notes:' || CASE new.check_has_circularity_notes WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' END,
-      'score:' || min(CAST(round(new.quality_score * 1000) AS INTEGER) / 100, 10));
+-- A change of what the checks read that moves the record to another profile (or kind).
+CREATE TRIGGER `products_quality_counts_updated` AFTER UPDATE OF parent_id, product_type_id, weight_g, height_cm, width_cm, depth_cm, circularity_properties, component_count, unweighed_component_count, components_mass_g, bom_entry_count, bom_mass_entry_count, bom_mass_g, clean_image_count ON `products`
+  WHEN (old.parent_id IS NULL) IS NOT (new.parent_id IS NULL) OR ( CASE old.check_has_product_type WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_weight WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_dimensions WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_image WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_breakdown WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_components_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_materials_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_density_plausible WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_circularity_notes WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || ':' || min(CAST(round(old.quality_score * 1000) AS INTEGER) / 100, 10)) IS NOT ( CASE new.check_has_product_type WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_weight WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_dimensions WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_image WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_breakdown WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_components_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_materials_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_density_plausible WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_circularity_notes WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || ':' || min(CAST(round(new.quality_score * 1000) AS INTEGER) / 100, 10)) BEGIN
+  UPDATE quality_counts SET records = records - 1 WHERE base = (old.parent_id IS NULL) AND profile = ( CASE old.check_has_product_type WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_weight WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_dimensions WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_image WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_breakdown WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_components_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_materials_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_density_plausible WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE old.check_has_circularity_notes WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || ':' || min(CAST(round(old.quality_score * 1000) AS INTEGER) / 100, 10));
+  INSERT INTO quality_counts (base, profile, records) VALUES (new.parent_id IS NULL, ( CASE new.check_has_product_type WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_weight WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_dimensions WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_image WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_breakdown WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_components_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_materials_mass_balance WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_density_plausible WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || CASE new.check_has_circularity_notes WHEN 1 THEN 'p' WHEN 0 THEN 'f' ELSE '-' END || ':' || min(CAST(round(new.quality_score * 1000) AS INTEGER) / 100, 10)), 1)
+    ON CONFLICT (base, profile) DO UPDATE SET records = records + 1;
 END;

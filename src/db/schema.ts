@@ -192,17 +192,18 @@ export const products = sqliteTable(
 
 /**
  * The dataset's quality (`GET /v1/stats/quality`, docs/quality.md), counted as records change: per
- * kind (`base` 1 for base products, 0 for components) and bucket (`<code>:pass`, `<code>:fail`,
- * `score:<0..10>`), how many records are in it. Kept by triggers (migration 0021), never by the code.
+ * kind (`base` 1 for base products, 0 for components) and quality profile (each check as `p`, `f`
+ * or `-` in the order of the check codes, then `:` and the score's decile 0..10), how many records
+ * have it. Kept by triggers (migration 0021), never by the code.
  */
 export const qualityCounts = sqliteTable(
   "quality_counts",
   {
     base: integer("base").notNull(),
-    bucket: text("bucket").notNull(),
+    profile: text("profile").notNull(),
     records: integer("records").notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.base, t.bucket] })],
+  (t) => [primaryKey({ columns: [t.base, t.profile] })],
 );
 
 /**

@@ -248,26 +248,33 @@ export interface StatsQuality {
   score_deciles: { base_products: number[]; components: number[] };
 }
 
+/** A check's status as a quality profile writes it (`quality_counts.profile`, migration 0021). */
+const PROFILE_STATUS: Record<string, QualityStatus> = { p: "pass", f: "fail", "-": "not_applicable" };
+
 /**
  * The dataset's quality (docs/quality.md): per kind of record, per check, how many records pass,
- * fail or are not checked, and their scores in tenths. Read from `quality_counts`, which triggers
- * keep as records change (migration 0021): 58 rows, however large the dataset.
+ * fail or are not checked, and their scores in tenths. Summed from `quality_counts` (how many
+ * records have each quality profile), which triggers keep as records change (migration 0021): a
+ * few hundred rows at most, however large the dataset.
  */
 export async function statsQuality(svc: Pick<Services, "db">, now: Date): Promise<StatsQuality> {
-  const rows = await svc.db.all<{ base: 0 | 1; bucket: string; records: number }>(sql`SELECT base, bucket, records FROM quality_counts`);
-  const counts = new Map(rows.map((row) => [`${row.base}/${row.bucket}`, row.records]));
+  const rows = await svc.db.all<{ base: 0 | 1; profile: string; records: number }>(
+    sql`SELECT base, profile, records FROM quality_counts WHERE records > 0`,
+  );
   const of = (base: 0 | 1) => {
-    const count = (bucket: string) => counts.get(`${base}/${bucket}`) ?? 0;
-    const deciles = Array.from({ length: 11 }, (_, i) => count(`score:${i}`));
-    // Every record has a score: the deciles add up to the kind's records.
-    const records = deciles.reduce((sum, n) => sum + n, 0);
-    const checks = Object.fromEntries(
-      QUALITY_CHECK_CODES.map((code) => {
-        const pass = count(`${code}:pass`);
-        const fail = count(`${code}:fail`);
-        return [code, { pass, fail, not_applicable: records - pass - fail }];
-      }),
-    ) as Record<QualityCheckCode, CheckCounts>;
+    const checks = Object.fromEntries(QUALITY_CHECK_CODES.map((code) => [code, { pass: 0, fail: 0, not_applicable: 0 }])) as Record<
+      QualityCheckCode,
+      CheckCounts
+    >;
+    const deciles: number[] = Array(11).fill(0);
+    for (const row of rows) {
+      if (row.base !== base) continue;
+      const [statuses = "", decile = "0"] = row.profile.split(":");
+      QUALITY_CHECK_CODES.forEach((code, i) => {
+        checks[code][PROFILE_STATUS[statuses[i] ?? "-"] ?? "not_applicable"] += row.records;
+      });
+      deciles[Number(decile)] = (deciles[Number(decile)] ?? 0) + row.records;
+    }
     return { checks, deciles };
   };
   const base = of(1);
