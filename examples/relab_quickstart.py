@@ -1,5 +1,5 @@
 # %% [markdown]
-# # relab for researchers: sign in, page through products, load the export, open a release
+# # relab for researchers: sign in, page through products, load the export, find what needs work, open a release
 #
 # Needs Python 3.9+ with `requests` and `pandas` (and `pyarrow` to read a release's Parquet
 # files; without it the CSV files are read). Run it as a script (`python3 relab_quickstart.py`)
@@ -128,12 +128,41 @@ print(f"{len(records)} records: {len(base)} base products and {len(records) - le
 show(base.groupby("brand")["weight_g"].describe())
 
 # %% [markdown]
-# ## 4. Open a dataset release (needs a published release)
+# ## 4. Records that need work
+#
+# Every record carries nine quality checks, each `pass`, `fail` or `not_applicable` (has a weight,
+# dimensions, a clean photo, components or a bill of materials; do the components and the
+# materials add up to the weight within 10 %; is the density plausible; ...), and a
+# `quality_score`: the share of its applicable checks that pass, current with every write
+# (docs/quality.md). Lists take `quality_score[lt]`, `quality_score[ge]` and
+# `quality_fail[in]=<code>,...`. Here: your own products with a failing check, lowest score
+# first, with what fails and the numbers, then how the whole dataset fares.
+
+# %%
+mine = pd.json_normalize(list(all_items("/products", owner="me", **{"quality_score[lt]": 1})))
+print(f"{len(mine)} of your base products need work")
+worst = mine.sort_values("quality_score").head(20).to_dict("records") if len(mine) else []
+failing = []
+for product in worst:
+    quality = relab.get(f"/products/{product['id']}/quality").json()
+    for check in quality["checks"]:
+        if check["status"] == "fail":
+            failing.append({"id": product["id"], "name": product["name"], "score": quality["score"], "check": check["code"], "detail": check["detail"]})
+if failing:
+    show(pd.DataFrame(failing))
+
+dataset = relab.get("/stats/quality").json()
+checks = pd.DataFrame(dataset["base_products"]).T
+checks["passing"] = checks["pass"] / (checks["pass"] + checks["fail"]).where(lambda checked: checked > 0)
+show(checks)
+
+# %% [markdown]
+# ## 5. Open a dataset release (needs a published release)
 #
 # **This cell needs a published release.** Releases are frozen, citable snapshots with a licence
 # and checksums, served at `GET /v1/releases/latest`, `GET /v1/releases/{version}` and
 # `GET /v1/releases/{version}/files/{path}` (`records.csv` / `records.parquet`,
-# `record_materials.*`, `images.*`, `reference/*`, `datapackage.json`, `SHA256SUMS`). Until a
+# `record_materials.*`, `images.*`, `quality.*`, `reference/*`, `datapackage.json`, `SHA256SUMS`). Until a
 # deployment has published one (or when it does not serve releases yet) the cell says so and
 # stops. Set `RELAB_RELEASE` to pin an analysis to one version. The Parquet file holds the exact
 # text; the CSV file (read when `pyarrow` is missing) carries the export's formula guard, which

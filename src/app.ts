@@ -30,6 +30,7 @@ import { productFacetsRouter } from "./routes/products/facets/facets.index";
 import { billOfMaterialsRouter } from "./routes/products/materials/materials.index";
 import { mediaRouter } from "./routes/products/media/media.index";
 import { productsRouter } from "./routes/products/products.index";
+import { qualityRouter } from "./routes/products/quality/quality.index";
 import { videosRouter } from "./routes/products/videos/videos.index";
 import { profilesRouter } from "./routes/profiles/profiles.index";
 import { releasesRouter } from "./routes/releases/releases.index";
@@ -95,6 +96,7 @@ export function createApp(plugins: readonly Plugin[]): AppOpenAPI {
   app.route("/v1", productExportRouter);
   app.route("/v1", productsRouter);
   app.route("/v1", componentsTreeRouter);
+  app.route("/v1", qualityRouter);
   app.route("/v1", billOfMaterialsRouter);
   app.route("/v1", mediaRouter);
   app.route("/v1", videosRouter);

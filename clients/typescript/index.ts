@@ -51,3 +51,52 @@ export function bearerToken(token: AccessToken): Middleware {
 export function ifMatch(version: number): string {
   return `"${version}"`;
 }
+
+export type QualityCheckCode = components["schemas"]["QualityCheckCode"];
+
+/** One of your base products that fails a quality check, with what fails (docs/quality.md). */
+export interface RecordThatNeedsWork {
+  id: number;
+  name: string;
+  quality_score: number;
+  /** The failing checks of the product itself, with the numbers they compared. */
+  failing: { code: QualityCheckCode; detail: string }[];
+  /** The records of its tree with the lowest scores (its components included). */
+  lowest: { id: number; name: string; score: number }[];
+}
+
+/**
+ * Your own base products that need work: every page of `GET /v1/products?owner=me` with
+ * `quality_score[lt]` (default 1: any failing check) and, when given, `quality_fail[in]`, each
+ * with its failing checks from `GET /v1/products/{id}/quality`; lowest score first. Needs a
+ * client with an access token. One request per page and one per product found.
+ */
+export async function recordsThatNeedWork(
+  api: RelabClient,
+  options: { below?: number; failing?: readonly QualityCheckCode[] } = {},
+): Promise<RecordThatNeedsWork[]> {
+  const query = {
+    owner: "me" as const,
+    "quality_score[lt]": String(options.below ?? 1),
+    ...(options.failing && options.failing.length > 0 ? { "quality_fail[in]": options.failing.join(",") } : {}),
+    size: 100,
+  };
+  const found: RecordThatNeedsWork[] = [];
+  for (let page = 1; ; page++) {
+    const { data, error } = await api.GET("/v1/products", { params: { query: { ...query, page } } });
+    if (error) throw new Error(`${error.code}: ${error.detail}`);
+    for (const item of data.items) {
+      const quality = await api.GET("/v1/products/{id}/quality", { params: { path: { id: item.id } } });
+      if (quality.error) throw new Error(`${quality.error.code}: ${quality.error.detail}`);
+      found.push({
+        id: item.id,
+        name: item.name,
+        quality_score: quality.data.score,
+        failing: quality.data.checks.filter((check) => check.status === "fail").map(({ code, detail }) => ({ code, detail })),
+        lowest: quality.data.tree?.lowest ?? [],
+      });
+    }
+    if (page >= data.pages) break;
+  }
+  return found.sort((a, b) => a.quality_score - b.quality_score || a.id - b.id);
+}

@@ -851,7 +851,7 @@ export interface paths {
         };
         /**
          * List taxonomies
-         * @description One page of taxonomies, filtered and ordered as the parameters say (default `+name`). Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description One page of taxonomies, filtered and ordered as the parameters say (default `+name`). Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["listTaxonomies"];
         put?: never;
@@ -871,7 +871,7 @@ export interface paths {
         };
         /**
          * Read a taxonomy
-         * @description The taxonomy with the number of its categories (every level). An unknown taxonomy id: 404 `TAXONOMY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description The taxonomy with the number of its categories (every level). An unknown taxonomy id: 404 `TAXONOMY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["getTaxonomy"];
         put?: never;
@@ -891,7 +891,7 @@ export interface paths {
         };
         /**
          * List the categories of a taxonomy
-         * @description One page of the taxonomy's categories of every level (`is_root=true`: the top level only), with the filters of `GET /v1/categories` less `taxonomy_id`. An unknown taxonomy id: 404 `TAXONOMY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description One page of the taxonomy's categories of every level (`is_root=true`: the top level only), with the filters of `GET /v1/categories` less `taxonomy_id`. An unknown taxonomy id: 404 `TAXONOMY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["listTaxonomyCategories"];
         put?: never;
@@ -911,7 +911,7 @@ export interface paths {
         };
         /**
          * Read the category tree of a taxonomy
-         * @description A page of the taxonomy's top-level categories, each with `subcategories` nested down to `recursion_depth` levels (1 to 5, default 1: the direct subcategories, each with `subcategories: []`); siblings by name, then id. `page` and `size` page through the top level and `total` counts it. One database round trip. An unknown taxonomy id: 404 `TAXONOMY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description A page of the taxonomy's top-level categories, each with `subcategories` nested down to `recursion_depth` levels (1 to 5, default 1: the direct subcategories, each with `subcategories: []`); siblings by name, then id. `page` and `size` page through the top level and `total` counts it. One database round trip. An unknown taxonomy id: 404 `TAXONOMY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["getTaxonomyCategoryTree"];
         put?: never;
@@ -975,7 +975,7 @@ export interface paths {
         };
         /**
          * List categories
-         * @description One page of categories of every level, filtered and ordered as the parameters say (default `+name`). Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description One page of categories of every level, filtered and ordered as the parameters say (default `+name`). Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["listCategories"];
         put?: never;
@@ -995,7 +995,7 @@ export interface paths {
         };
         /**
          * Read the category trees
-         * @description A page of the top-level categories of every taxonomy (`taxonomy_id` narrows it to one). Each top-level node carries `subcategories` nested down to `recursion_depth` levels (1 to 5, default 1: the direct subcategories, each with `subcategories: []`); siblings by name, then id. `page` and `size` page through the top level and `total` counts it. One database round trip. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description A page of the top-level categories of every taxonomy (`taxonomy_id` narrows it to one). Each top-level node carries `subcategories` nested down to `recursion_depth` levels (1 to 5, default 1: the direct subcategories, each with `subcategories: []`); siblings by name, then id. `page` and `size` page through the top level and `total` counts it. One database round trip. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["getCategoryTree"];
         put?: never;
@@ -1015,7 +1015,7 @@ export interface paths {
         };
         /**
          * Read a category
-         * @description The category with its taxonomy, its supercategory (null at the top) and its direct subcategories. An unknown category id: 404 `CATEGORY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description The category with its taxonomy, its supercategory (null at the top) and its direct subcategories. An unknown category id: 404 `CATEGORY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["getCategory"];
         put?: never;
@@ -1035,7 +1035,7 @@ export interface paths {
         };
         /**
          * List the direct subcategories of a category
-         * @description One page of the categories directly below the category (default order `+name`). An unknown category id: 404 `CATEGORY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description One page of the categories directly below the category (default order `+name`). An unknown category id: 404 `CATEGORY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["listSubcategories"];
         put?: never;
@@ -1055,7 +1055,7 @@ export interface paths {
         };
         /**
          * Read the tree below a category
-         * @description A page of the category's direct subcategories as the top level. Each top-level node carries `subcategories` nested down to `recursion_depth` levels (1 to 5, default 1: the direct subcategories, each with `subcategories: []`); siblings by name, then id. `page` and `size` page through the top level and `total` counts it. One database round trip. An unknown category id: 404 `CATEGORY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description A page of the category's direct subcategories as the top level. Each top-level node carries `subcategories` nested down to `recursion_depth` levels (1 to 5, default 1: the direct subcategories, each with `subcategories: []`); siblings by name, then id. `page` and `size` page through the top level and `total` counts it. One database round trip. An unknown category id: 404 `CATEGORY_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["getSubcategoryTree"];
         put?: never;
@@ -1119,7 +1119,7 @@ export interface paths {
         };
         /**
          * List materials
-         * @description One page of materials (without their categories; read one for those), filtered and ordered as the parameters say; unknown or malformed parameters 422. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description One page of materials (without their categories; read one for those), filtered and ordered as the parameters say; unknown or malformed parameters 422. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["listMaterials"];
         put?: never;
@@ -1139,7 +1139,7 @@ export interface paths {
         };
         /**
          * Read a material
-         * @description A material with the categories it is linked to. An unknown id: 404 `MATERIAL_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description A material with the categories it is linked to. An unknown id: 404 `MATERIAL_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["getMaterial"];
         put?: never;
@@ -1243,7 +1243,7 @@ export interface paths {
         };
         /**
          * List product types
-         * @description One page of product types (without their categories; read one for those), filtered and ordered as the parameters say; unknown or malformed parameters 422. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description One page of product types (without their categories; read one for those), filtered and ordered as the parameters say; unknown or malformed parameters 422. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["listProductTypes"];
         put?: never;
@@ -1263,7 +1263,7 @@ export interface paths {
         };
         /**
          * Read a product type
-         * @description A product type with the categories it is linked to. An unknown id: 404 `PRODUCT_TYPE_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss`; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
+         * @description A product type with the categories it is linked to. An unknown id: 404 `PRODUCT_TYPE_NOT_FOUND`. Public. Cached for an hour in the `reference-data` cache (`X-Cache: hit|miss` in development; a hit costs no database read), which every admin write to reference data clears; browsers may keep an answer for a minute (`Cache-Control: public, max-age=60`).
          */
         get: operations["getProductType"];
         put?: never;
@@ -1367,7 +1367,7 @@ export interface paths {
         };
         /**
          * Totals over the dataset
-         * @description Base products (`teardowns`), components at every depth (`parts`), the summed weight of the base products in kilograms (`mass_kg`, 3 decimals), images, and active accounts (`users`). No parameters. Public. Answers are cached server-side for five minutes (`X-Cache: hit|miss`; `generated_at` says when they were computed) and may be cached by clients for a minute. `images` is 0 until media uploads exist.
+         * @description Base products (`teardowns`), components at every depth (`parts`), the summed weight of the base products in kilograms (`mass_kg`, 3 decimals), images, and active accounts (`users`). No parameters. Public. Answers are cached server-side for five minutes (`X-Cache: hit|miss` in development; `generated_at` says when they were computed) and may be cached by clients for a minute. `images` is 0 until media uploads exist.
          */
         get: operations["getStatsTotals"];
         put?: never;
@@ -1387,7 +1387,7 @@ export interface paths {
         };
         /**
          * Counts per period
-         * @description What was created in each day, week (from Monday, ISO weeks), month or year between `start` and `end` (both included, UTC): base products, components, the weight of those base products, images and new accounts. Every period of the range appears, zero-filled, oldest first; the first and last periods count only the days inside the range. Defaults: `granularity=month`, `end` today, `start` `end` minus 30 days (day), 90 days (week) or one year (month, year). `start` after `end`, or more than 1000 periods: 422 (pointer `#/query/start`). Public. Answers are cached server-side for five minutes (`X-Cache: hit|miss`; `generated_at` says when they were computed) and may be cached by clients for a minute. `images` is 0 until media uploads exist.
+         * @description What was created in each day, week (from Monday, ISO weeks), month or year between `start` and `end` (both included, UTC): base products, components, the weight of those base products, images and new accounts. Every period of the range appears, zero-filled, oldest first; the first and last periods count only the days inside the range. Defaults: `granularity=month`, `end` today, `start` `end` minus 30 days (day), 90 days (week) or one year (month, year). `start` after `end`, or more than 1000 periods: 422 (pointer `#/query/start`). Public. Answers are cached server-side for five minutes (`X-Cache: hit|miss` in development; `generated_at` says when they were computed) and may be cached by clients for a minute. `images` is 0 until media uploads exist.
          */
         get: operations["getStatsSeries"];
         put?: never;
@@ -1407,9 +1407,29 @@ export interface paths {
         };
         /**
          * Most used categories
-         * @description The categories linked to the product types of the records in `scope` (base products, components, or all), with how many records each covers, most first, ties by name; at most `limit`. A category counts on its own: same-named categories of different taxonomies are separate entries. Public. Answers are cached server-side for five minutes (`X-Cache: hit|miss`; `generated_at` says when they were computed) and may be cached by clients for a minute. `images` is 0 until media uploads exist.
+         * @description The categories linked to the product types of the records in `scope` (base products, components, or all), with how many records each covers, most first, ties by name; at most `limit`. A category counts on its own: same-named categories of different taxonomies are separate entries. Public. Answers are cached server-side for five minutes (`X-Cache: hit|miss` in development; `generated_at` says when they were computed) and may be cached by clients for a minute. `images` is 0 until media uploads exist.
          */
         get: operations["getStatsCategories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stats/quality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quality of the dataset
+         * @description For base products and for components separately: per quality check (docs/quality.md), how many records pass, fail or are not checked, and how their scores spread over tenths (`score_deciles`, 11 counts: [0, 0.1), ..., [0.9, 1), and score 1). Public. Cached server-side like the other statistics (`X-Cache: hit|miss`, cleared with `stats`), but never older than the data: a cached answer is served only while no record, bill of materials or image changed since it was computed (one small D1 read checks that).
+         */
+        get: operations["getStatsQuality"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1762,6 +1782,46 @@ export interface paths {
          * @description The components under the component nested down to `recursion_depth` levels (1: the direct components), children ordered by id (a base product id: 404). At most 1,000 components in all: a larger tree within the depth is a 400 `COMPONENT_TREE_TOO_LARGE`; lower `recursion_depth`, page through `/components`, or export the product. Public. Each component shows its owner only as far as the owner's profile visibility allows the viewer (hence `Cache-Control: no-store`). Sends an `ETag` over the whole response and answers `If-None-Match` with 304.
          */
         get: operations["getComponentComponentTree"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/products/{id}/quality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quality checks of a base product and its tree
+         * @description Every quality check of the base product (`pass`, `fail` or `not_applicable`, with a detail naming the numbers), its score, and a summary of its whole component tree: records, failures per check, the 20 lowest scores (a component id: 404). Public, like the record. Current with every write (its own fields, its components, bill of materials and images; pending and rejected images do not count). Sends an `ETag` and answers `If-None-Match` with 304 (docs/quality.md).
+         */
+        get: operations["getProductQuality"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/components/{id}/quality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quality checks of a component
+         * @description Every quality check of the component and its score; no tree summary (a base product id: 404). Public, like the record. Current with every write (its own fields, its components, bill of materials and images; pending and rejected images do not count). Sends an `ETag` and answers `If-None-Match` with 304 (docs/quality.md).
+         */
+        get: operations["getComponentQuality"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2969,6 +3029,11 @@ export interface components {
             updated_at: string;
             /** @description The first image's thumbnail, when the record has images. */
             thumbnail_url: string | null;
+            /**
+             * @description Share of the record's applicable quality checks that pass (0 to 1, 3 decimals; 1 when none applies), current with every write: the checks and what fails are at `/quality` (docs/quality.md). Filter with `quality_score[lt]`, `quality_score[ge]`, `quality_fail[in]`.
+             * @example 0.714
+             */
+            quality_score: number;
         };
         /**
          * @description Notes on circularity; an empty object and empty strings are stored as null.
@@ -3868,6 +3933,175 @@ export interface components {
                 count: number;
             }[];
         };
+        /**
+         * @example {
+         *       "generated_at": "2026-05-01T12:00:00Z",
+         *       "base_products": {
+         *         "has_product_type": {
+         *           "pass": 380,
+         *           "fail": 32,
+         *           "not_applicable": 0
+         *         },
+         *         "has_weight": {
+         *           "pass": 401,
+         *           "fail": 11,
+         *           "not_applicable": 0
+         *         },
+         *         "has_dimensions": {
+         *           "pass": 350,
+         *           "fail": 62,
+         *           "not_applicable": 0
+         *         },
+         *         "has_image": {
+         *           "pass": 298,
+         *           "fail": 114,
+         *           "not_applicable": 0
+         *         },
+         *         "has_breakdown": {
+         *           "pass": 390,
+         *           "fail": 22,
+         *           "not_applicable": 0
+         *         },
+         *         "components_mass_balance": {
+         *           "pass": 240,
+         *           "fail": 51,
+         *           "not_applicable": 121
+         *         },
+         *         "materials_mass_balance": {
+         *           "pass": 180,
+         *           "fail": 40,
+         *           "not_applicable": 192
+         *         },
+         *         "density_plausible": {
+         *           "pass": 330,
+         *           "fail": 4,
+         *           "not_applicable": 78
+         *         },
+         *         "has_circularity_notes": {
+         *           "pass": 205,
+         *           "fail": 207,
+         *           "not_applicable": 0
+         *         }
+         *       },
+         *       "components": {
+         *         "has_product_type": {
+         *           "pass": 0,
+         *           "fail": 0,
+         *           "not_applicable": 5230
+         *         },
+         *         "has_weight": {
+         *           "pass": 4100,
+         *           "fail": 1130,
+         *           "not_applicable": 0
+         *         },
+         *         "has_dimensions": {
+         *           "pass": 1200,
+         *           "fail": 4030,
+         *           "not_applicable": 0
+         *         },
+         *         "has_image": {
+         *           "pass": 900,
+         *           "fail": 4330,
+         *           "not_applicable": 0
+         *         },
+         *         "has_breakdown": {
+         *           "pass": 4800,
+         *           "fail": 430,
+         *           "not_applicable": 0
+         *         },
+         *         "components_mass_balance": {
+         *           "pass": 610,
+         *           "fail": 120,
+         *           "not_applicable": 4500
+         *         },
+         *         "materials_mass_balance": {
+         *           "pass": 3900,
+         *           "fail": 210,
+         *           "not_applicable": 1120
+         *         },
+         *         "density_plausible": {
+         *           "pass": 1100,
+         *           "fail": 30,
+         *           "not_applicable": 4100
+         *         },
+         *         "has_circularity_notes": {
+         *           "pass": 0,
+         *           "fail": 0,
+         *           "not_applicable": 5230
+         *         }
+         *       },
+         *       "score_deciles": {
+         *         "base_products": [
+         *           0,
+         *           0,
+         *           3,
+         *           10,
+         *           25,
+         *           60,
+         *           90,
+         *           120,
+         *           70,
+         *           24,
+         *           10
+         *         ],
+         *         "components": [
+         *           0,
+         *           40,
+         *           300,
+         *           900,
+         *           1400,
+         *           1300,
+         *           800,
+         *           350,
+         *           100,
+         *           30,
+         *           10
+         *         ]
+         *       }
+         *     }
+         */
+        StatsQuality: {
+            /**
+             * @description When the numbers were computed.
+             * @example 2026-05-01T12:00:00Z
+             */
+            generated_at: string;
+            /** @description Per check code, how many base products pass, fail or are not checked. */
+            base_products: {
+                has_product_type: components["schemas"]["QualityCheckCounts"];
+                has_weight: components["schemas"]["QualityCheckCounts"];
+                has_dimensions: components["schemas"]["QualityCheckCounts"];
+                has_image: components["schemas"]["QualityCheckCounts"];
+                has_breakdown: components["schemas"]["QualityCheckCounts"];
+                components_mass_balance: components["schemas"]["QualityCheckCounts"];
+                materials_mass_balance: components["schemas"]["QualityCheckCounts"];
+                density_plausible: components["schemas"]["QualityCheckCounts"];
+                has_circularity_notes: components["schemas"]["QualityCheckCounts"];
+            };
+            /** @description Per check code, how many components pass, fail or are not checked. */
+            components: {
+                has_product_type: components["schemas"]["QualityCheckCounts"];
+                has_weight: components["schemas"]["QualityCheckCounts"];
+                has_dimensions: components["schemas"]["QualityCheckCounts"];
+                has_image: components["schemas"]["QualityCheckCounts"];
+                has_breakdown: components["schemas"]["QualityCheckCounts"];
+                components_mass_balance: components["schemas"]["QualityCheckCounts"];
+                materials_mass_balance: components["schemas"]["QualityCheckCounts"];
+                density_plausible: components["schemas"]["QualityCheckCounts"];
+                has_circularity_notes: components["schemas"]["QualityCheckCounts"];
+            };
+            score_deciles: {
+                /** @description Base products per score tenth: index i counts scores in [i/10, (i+1)/10), index 10 counts score 1. */
+                base_products: number[];
+                /** @description Components per score tenth: index i counts scores in [i/10, (i+1)/10), index 10 counts score 1. */
+                components: number[];
+            };
+        };
+        QualityCheckCounts: {
+            pass: number;
+            fail: number;
+            not_applicable: number;
+        };
         ReleasePage: {
             items: components["schemas"]["ReleaseSummary"][];
             /** @description Items matching the request, over all pages. */
@@ -4235,6 +4469,11 @@ export interface components {
             updated_at: string;
             /** @description The first image's thumbnail, when the record has images. */
             thumbnail_url: string | null;
+            /**
+             * @description Share of the record's applicable quality checks that pass (0 to 1, 3 decimals; 1 when none applies), current with every write: the checks and what fails are at `/quality` (docs/quality.md). Filter with `quality_score[lt]`, `quality_score[ge]`, `quality_fail[in]`.
+             * @example 0.714
+             */
+            quality_score: number;
             parent_id: number;
             amount_in_parent: number;
             product_type: components["schemas"]["ProductTypeRef"];
@@ -4272,6 +4511,11 @@ export interface components {
             updated_at: string;
             /** @description The first image's thumbnail, when the record has images. */
             thumbnail_url: string | null;
+            /**
+             * @description Share of the record's applicable quality checks that pass (0 to 1, 3 decimals; 1 when none applies), current with every write: the checks and what fails are at `/quality` (docs/quality.md). Filter with `quality_score[lt]`, `quality_score[ge]`, `quality_fail[in]`.
+             * @example 0.714
+             */
+            quality_score: number;
             parent_id: number;
             amount_in_parent: number;
         };
@@ -4313,6 +4557,11 @@ export interface components {
             updated_at: string;
             /** @description The first image's thumbnail, when the record has images. */
             thumbnail_url: string | null;
+            /**
+             * @description Share of the record's applicable quality checks that pass (0 to 1, 3 decimals; 1 when none applies), current with every write: the checks and what fails are at `/quality` (docs/quality.md). Filter with `quality_score[lt]`, `quality_score[ge]`, `quality_fail[in]`.
+             * @example 0.714
+             */
+            quality_score: number;
             product_type: components["schemas"]["ProductTypeRef"];
             /** @description Images of the record, oldest first: the clean ones; to its owner and a moderator also pending and rejected ones, with `status`. */
             images: components["schemas"]["Image"][];
@@ -4511,6 +4760,149 @@ export interface components {
         ComponentTreeNode: components["schemas"]["ComponentSummary"] & {
             /** @description Its components, ordered by id; empty at the requested depth (deeper levels are not read). */
             components: components["schemas"]["ComponentTreeNode"][];
+        };
+        /**
+         * @example {
+         *       "record_id": 17,
+         *       "score": 0.714,
+         *       "checks": [
+         *         {
+         *           "code": "has_product_type",
+         *           "status": "pass",
+         *           "detail": "Product type 3."
+         *         },
+         *         {
+         *           "code": "has_weight",
+         *           "status": "pass",
+         *           "detail": "1250 g."
+         *         },
+         *         {
+         *           "code": "has_dimensions",
+         *           "status": "fail",
+         *           "detail": "Not set: depth_cm."
+         *         },
+         *         {
+         *           "code": "has_image",
+         *           "status": "pass",
+         *           "detail": "2 clean images."
+         *         },
+         *         {
+         *           "code": "has_breakdown",
+         *           "status": "pass",
+         *           "detail": "3 components, 1 bill-of-materials entry."
+         *         },
+         *         {
+         *           "code": "components_mass_balance",
+         *           "status": "fail",
+         *           "detail": "The 3 components (weight_g x amount_in_parent) add up to 980 g against a weight of 1250 g: 270 g apart, beyond the tolerance of 125 g (10 %)."
+         *         },
+         *         {
+         *           "code": "materials_mass_balance",
+         *           "status": "pass",
+         *           "detail": "The 1 bill-of-materials entry in kg or g adds up to 1200 g against a weight of 1250 g: 50 g apart, within the tolerance of 125 g (10 %)."
+         *         },
+         *         {
+         *           "code": "density_plausible",
+         *           "status": "not_applicable",
+         *           "detail": "Needs weight_g and all three dimensions."
+         *         },
+         *         {
+         *           "code": "has_circularity_notes",
+         *           "status": "pass",
+         *           "detail": "Circularity notes are set."
+         *         }
+         *       ],
+         *       "tree": {
+         *         "records": 4,
+         *         "score_mean": 0.554,
+         *         "failing": {
+         *           "has_product_type": 0,
+         *           "has_weight": 1,
+         *           "has_dimensions": 4,
+         *           "has_image": 3,
+         *           "has_breakdown": 1,
+         *           "components_mass_balance": 1,
+         *           "materials_mass_balance": 0,
+         *           "density_plausible": 0,
+         *           "has_circularity_notes": 0
+         *         },
+         *         "lowest": [
+         *           {
+         *             "id": 20,
+         *             "name": "Lid",
+         *             "score": 0.25
+         *           },
+         *           {
+         *             "id": 18,
+         *             "name": "Heating element",
+         *             "score": 0.5
+         *           },
+         *           {
+         *             "id": 19,
+         *             "name": "Switch",
+         *             "score": 0.6
+         *           },
+         *           {
+         *             "id": 17,
+         *             "name": "Electric kettle",
+         *             "score": 0.714
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        RecordQuality: {
+            record_id: number;
+            /** @description The record's `quality_score`: passes / (passes + fails), 3 decimals; 1 when no check applies. */
+            score: number;
+            /** @description Every check, in the order of docs/quality.md. */
+            checks: components["schemas"]["QualityCheck"][];
+            tree?: components["schemas"]["TreeQuality"];
+        };
+        /**
+         * @example {
+         *       "code": "components_mass_balance",
+         *       "status": "fail",
+         *       "detail": "The 3 components (weight_g x amount_in_parent) add up to 980 g against a weight of 1250 g: 270 g apart, beyond the tolerance of 125 g (10 %)."
+         *     }
+         */
+        QualityCheck: {
+            code: components["schemas"]["QualityCheckCode"];
+            /** @enum {string} */
+            status: "pass" | "fail" | "not_applicable";
+            /** @description What the check found, with the numbers it compared. */
+            detail: string;
+        };
+        /**
+         * @description A record-quality check (docs/quality.md).
+         * @example components_mass_balance
+         * @enum {string}
+         */
+        QualityCheckCode: "has_product_type" | "has_weight" | "has_dimensions" | "has_image" | "has_breakdown" | "components_mass_balance" | "materials_mass_balance" | "density_plausible" | "has_circularity_notes";
+        /** @description Base products only: the whole tree, the record itself included. */
+        TreeQuality: {
+            /** @description Records in the tree, the base product included. */
+            records: number;
+            /** @description Mean `quality_score` over them, 3 decimals. */
+            score_mean: number;
+            /** @description How many records of the tree fail each check. */
+            failing: {
+                has_product_type: number;
+                has_weight: number;
+                has_dimensions: number;
+                has_image: number;
+                has_breakdown: number;
+                components_mass_balance: number;
+                materials_mass_balance: number;
+                density_plausible: number;
+                has_circularity_notes: number;
+            };
+            /** @description At most 20 records of the tree, lowest score first, then by id: where to start. */
+            lowest: {
+                id: number;
+                name: string;
+                score: number;
+            }[];
         };
         /**
          * @description A record's bill of materials: a plain array (at most 100 entries), ordered by material name.
@@ -8745,6 +9137,12 @@ export interface operations {
                 "weight_g[le]"?: string;
                 /** @description Comma list of product type names (any case), at most 50. */
                 "product_type_name[in]"?: string;
+                /** @description `quality_score` below this (0 to 1): `1` finds every record with a failing check (docs/quality.md). */
+                "quality_score[lt]"?: string;
+                /** @description `quality_score` at least this (0 to 1). */
+                "quality_score[ge]"?: string;
+                /** @description Comma list of quality check codes (has_product_type, has_weight, has_dimensions, has_image, has_breakdown, components_mass_balance, materials_mass_balance, density_plausible, has_circularity_notes): records failing any of them (docs/quality.md). */
+                "quality_fail[in]"?: string;
                 /** @description Comma list of `+field` (ascending; a bare field too) or `-field` (descending) over name, brand, model, created_at, updated_at, product_type_name. `id` always breaks ties. Default `-created_at`. */
                 order_by?: string;
                 /** @description Page number, from 1. */
@@ -12462,6 +12860,56 @@ export interface operations {
             };
         };
     };
+    getStatsQuality: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dataset's quality. */
+            200: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatsQuality"];
+                };
+            };
+            /** @description Unprocessable Content */
+            422: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listReleases: {
         parameters: {
             query?: {
@@ -12888,6 +13336,12 @@ export interface operations {
                 "weight_g[le]"?: string;
                 /** @description Comma list of product type names (any case), at most 50. */
                 "product_type_name[in]"?: string;
+                /** @description `quality_score` below this (0 to 1): `1` finds every record with a failing check (docs/quality.md). */
+                "quality_score[lt]"?: string;
+                /** @description `quality_score` at least this (0 to 1). */
+                "quality_score[ge]"?: string;
+                /** @description Comma list of quality check codes (has_product_type, has_weight, has_dimensions, has_image, has_breakdown, components_mass_balance, materials_mass_balance, density_plausible, has_circularity_notes): records failing any of them (docs/quality.md). */
+                "quality_fail[in]"?: string;
                 /** @description Fields to count values of; repeat the parameter: brand, model, product_type_name. */
                 fields: ("brand" | "model" | "product_type_name")[];
             };
@@ -13099,6 +13553,12 @@ export interface operations {
                 "weight_g[le]"?: string;
                 /** @description Comma list of product type names (any case), at most 50. */
                 "product_type_name[in]"?: string;
+                /** @description `quality_score` below this (0 to 1): `1` finds every record with a failing check (docs/quality.md). */
+                "quality_score[lt]"?: string;
+                /** @description `quality_score` at least this (0 to 1). */
+                "quality_score[ge]"?: string;
+                /** @description Comma list of quality check codes (has_product_type, has_weight, has_dimensions, has_image, has_breakdown, components_mass_balance, materials_mass_balance, density_plausible, has_circularity_notes): records failing any of them (docs/quality.md). */
+                "quality_fail[in]"?: string;
                 /** @description Comma list of `+field` (ascending; a bare field too) or `-field` (descending) over name, brand, model, created_at, updated_at, product_type_name. `id` always breaks ties. Default `-created_at`. */
                 order_by?: string;
                 /** @description `csv` (default) or `json`. */
@@ -13279,6 +13739,12 @@ export interface operations {
                 "weight_g[le]"?: string;
                 /** @description Comma list of product type names (any case), at most 50. */
                 "product_type_name[in]"?: string;
+                /** @description `quality_score` below this (0 to 1): `1` finds every record with a failing check (docs/quality.md). */
+                "quality_score[lt]"?: string;
+                /** @description `quality_score` at least this (0 to 1). */
+                "quality_score[ge]"?: string;
+                /** @description Comma list of quality check codes (has_product_type, has_weight, has_dimensions, has_image, has_breakdown, components_mass_balance, materials_mass_balance, density_plausible, has_circularity_notes): records failing any of them (docs/quality.md). */
+                "quality_fail[in]"?: string;
                 /** @description Comma list of `+field` (ascending; a bare field too) or `-field` (descending) over name, brand, model, created_at, updated_at, product_type_name. `id` always breaks ties. Default `-created_at`. */
                 order_by?: string;
                 /** @description Page number, from 1. */
@@ -14748,6 +15214,166 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content */
+            422: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getProductQuality: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product's quality. */
+            200: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordQuality"];
+                };
+            };
+            /** @description Unchanged since the `If-None-Match` ETag. */
+            304: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unprocessable Content */
+            422: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests: a rate limit of this route or of the caller is spent. Retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the spent limit's window ends. */
+                    "Retry-After"?: number;
+                    /** @description Remaining requests and seconds to reset per policy, e.g. `"read-ip";r=0;t=42`. */
+                    RateLimit?: string;
+                    /** @description Quota and window per policy, e.g. `"read-ip";q=300;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getComponentQuality: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The latest `X-D1-Bookmark` this client received: the read then sees a database state at least that recent (its own writes). Ignored when unreadable. */
+                "X-D1-Bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The component's quality. */
+            200: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordQuality"];
+                };
+            };
+            /** @description Unchanged since the `If-None-Match` ETag. */
+            304: {
+                headers: {
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Not Found */
             404: {

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type AnySQLiteColumn, check, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { CHECK_SQL, checkColumn, QUALITY_SCORE_SQL, type QualityCheckCode } from "../lib/record-quality";
 
 /** Unix seconds: the API's timestamps have seconds precision, and SQLite date functions read them directly. */
 export const timestamps = {
@@ -99,6 +100,11 @@ export const units = sqliteTable(
   (t) => [check("units_dimension_check", sql`${t.dimension} IN ('mass', 'length')`)],
 );
 
+/** The generated column of a quality check: 1 pass, 0 fail, null not applicable. */
+function checkStatus(code: QualityCheckCode) {
+  return integer(checkColumn(code)).generatedAlwaysAs(sql.raw(CHECK_SQL[code]), { mode: "virtual" });
+}
+
 /**
  * Base products and components share this table: a base product has no parent, a component has
  * a parent (a base product or another component) and an amount in it. The API exposes the two
@@ -135,6 +141,36 @@ export const products = sqliteTable(
     version: integer("version").notNull().default(1),
     /** The base product the record belongs to (itself for a base product); set by a trigger on insert (migration 0020). */
     root_id: integer("root_id"),
+    // What the quality checks read of a record's neighbours (docs/quality.md), kept current by
+    // triggers (migration 0023) in the transaction of every write to its direct components, its
+    // bill of materials and its images, so that a check never walks anything at read time.
+    /** Direct components. */
+    component_count: integer("component_count").notNull().default(0),
+    /** Direct components without `weight_g`. */
+    unweighed_component_count: integer("unweighed_component_count").notNull().default(0),
+    /** Sum of `weight_g x amount_in_parent` over the direct components that have a weight; null when none has. */
+    components_mass_g: real("components_mass_g"),
+    /** Bill-of-materials entries. */
+    bom_entry_count: integer("bom_entry_count").notNull().default(0),
+    /** Bill-of-materials entries in a mass unit (`kg`, `g`). */
+    bom_mass_entry_count: integer("bom_mass_entry_count").notNull().default(0),
+    /** Sum of the mass entries in grams; null when there is none. */
+    bom_mass_g: real("bom_mass_g"),
+    /** Images that passed the malware scan (`clean`); pending and rejected ones do not count. */
+    clean_image_count: integer("clean_image_count").notNull().default(0),
+    // The checks (docs/quality.md; their rules: src/lib/record-quality.ts): 1 pass, 0 fail, null
+    // not applicable. Computed from the columns above when read, never stored.
+    check_has_product_type: checkStatus("has_product_type"),
+    check_has_weight: checkStatus("has_weight"),
+    check_has_dimensions: checkStatus("has_dimensions"),
+    check_has_image: checkStatus("has_image"),
+    check_has_breakdown: checkStatus("has_breakdown"),
+    check_components_mass_balance: checkStatus("components_mass_balance"),
+    check_materials_mass_balance: checkStatus("materials_mass_balance"),
+    check_density_plausible: checkStatus("density_plausible"),
+    check_has_circularity_notes: checkStatus("has_circularity_notes"),
+    /** Passes / (passes + fails) of the checks above, 3 decimals; 1 when no check applies. */
+    quality_score: real("quality_score").generatedAlwaysAs(sql.raw(QUALITY_SCORE_SQL), { mode: "virtual" }),
     ...timestamps,
   },
   (t) => [
@@ -143,6 +179,8 @@ export const products = sqliteTable(
     index("products_root_idx").on(t.root_id),
     index("products_base_created_idx").on(t.created_at).where(sql`${t.parent_id} IS NULL`),
     index("products_base_brand_created_idx").on(t.brand, t.parent_id, t.created_at).where(sql`${t.parent_id} IS NULL`),
+    // `quality_score[lt|ge]` over base products (docs/product-list.md).
+    index("products_base_quality_idx").on(t.quality_score, t.created_at).where(sql`${t.parent_id} IS NULL`),
     check("products_name_length", sql`length(${t.name}) BETWEEN 2 AND 100`),
     check(
       "products_component_amount",
@@ -157,6 +195,22 @@ export const products = sqliteTable(
       sql`(${t.weight_g} IS NULL OR ${t.weight_g} > 0) AND (${t.height_cm} IS NULL OR ${t.height_cm} > 0) AND (${t.width_cm} IS NULL OR ${t.width_cm} > 0) AND (${t.depth_cm} IS NULL OR ${t.depth_cm} > 0)`,
     ),
   ],
+);
+
+/**
+ * The dataset's quality (`GET /v1/stats/quality`, docs/quality.md), counted as records change: per
+ * kind (`base` 1 for base products, 0 for components) and quality profile (each check as `p`, `f`
+ * or `-` in the order of the check codes, then `:` and the score's decile 0..10), how many records
+ * have it. Kept by triggers (migration 0023), never by the code.
+ */
+export const qualityCounts = sqliteTable(
+  "quality_counts",
+  {
+    base: integer("base").notNull(),
+    profile: text("profile").notNull(),
+    records: integer("records").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.base, t.profile] })],
 );
 
 /**
@@ -706,6 +760,17 @@ export const releaseRecords = sqliteTable(
     circularity_properties: text("circularity_properties"),
     created_at: integer("created_at").notNull(),
     updated_at: integer("updated_at").notNull(),
+    /** The record's quality at the snapshot (`products.quality_score` and its checks: 1 pass, 0 fail, null not applicable). */
+    quality_score: real("quality_score"),
+    check_has_product_type: integer("check_has_product_type"),
+    check_has_weight: integer("check_has_weight"),
+    check_has_dimensions: integer("check_has_dimensions"),
+    check_has_image: integer("check_has_image"),
+    check_has_breakdown: integer("check_has_breakdown"),
+    check_components_mass_balance: integer("check_components_mass_balance"),
+    check_materials_mass_balance: integer("check_materials_mass_balance"),
+    check_density_plausible: integer("check_density_plausible"),
+    check_has_circularity_notes: integer("check_has_circularity_notes"),
   },
   (t) => [primaryKey({ columns: [t.release_version, t.id] })],
 );

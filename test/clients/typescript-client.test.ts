@@ -1,6 +1,13 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { createRelabClient, ifMatch, type Problem, type RelabClient } from "../../clients/typescript";
+import {
+  createRelabClient,
+  ifMatch,
+  type Problem,
+  type QualityCheckCode,
+  type RelabClient,
+  recordsThatNeedWork,
+} from "../../clients/typescript";
 import { verifiedUser } from "../support/accounts";
 import { parseCsv } from "../support/csv";
 import { ORIGIN } from "../support/http";
@@ -83,6 +90,41 @@ describe("the typed TypeScript client", () => {
     const name = header!.indexOf("name");
     expect(name).toBeGreaterThanOrEqual(0);
     expect(rows.map((row) => row[name])).toEqual(["Coffee grinder", "Coffee maker", "Toaster"]);
+  });
+
+  it("finds your records that need work, lowest score first, with what fails", async () => {
+    const { client, brand } = await signedInClient();
+    const make = async (body: {
+      name: string;
+      weight_g?: number;
+      components?: { name: string; amount_in_parent: number; weight_g: number }[];
+    }) => {
+      const { data, response } = await client.POST("/v1/products", { body: { brand, ...body } });
+      expect(response.status).toBe(201);
+      return data!.id;
+    };
+    const bare = await make({ name: "Bare lamp" });
+    const unbalanced = await make({
+      name: "Heavy parts",
+      weight_g: 100,
+      components: [{ name: "Lump", amount_in_parent: 1, weight_g: 300 }],
+    });
+    const found = await recordsThatNeedWork(client);
+    expect(found.map((record) => record.id)).toEqual([bare, unbalanced]);
+    expect(found[0]!.failing.map((check) => check.code)).toEqual([
+      "has_product_type",
+      "has_weight",
+      "has_dimensions",
+      "has_image",
+      "has_breakdown",
+      "has_circularity_notes",
+    ]);
+    expectTypeOf(found[0]!.failing[0]!.code).toEqualTypeOf<QualityCheckCode>();
+    const massOff = await recordsThatNeedWork(client, { failing: ["components_mass_balance"] });
+    expect(massOff).toMatchObject([{ id: unbalanced, quality_score: 0.286, lowest: [{ name: "Lump" }, { name: "Heavy parts" }] }]);
+    expect(massOff[0]!.failing.find((check) => check.code === "components_mass_balance")!.detail).toContain(
+      "300 g against a weight of 100 g",
+    );
   });
 
   it("refuses a base URL that already ends in /v1, since the paths carry it", () => {

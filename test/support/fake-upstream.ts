@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { type Request, Response } from "miniflare";
+import { type DuckDbQuery, duckdbQuery } from "./duckdb-bridge.ts";
 import { fakeDataCite } from "./fake-datacite.ts";
 import { fakeOAuthProvider, googleAccessTokenInfo } from "./fake-oauth-provider.ts";
 import {
@@ -74,6 +75,11 @@ export async function fakeUpstream(request: Request): Promise<Response> {
     }
   }
   if (url.host === "api.pwnedpasswords.com") return pwnedRange(request, url);
+  // Not an upstream: DuckDB for the tests that read release files with it (test/support/duckdb-bridge.ts).
+  if (url.host === "duckdb.test" && url.pathname === "/query" && request.method === "POST") {
+    const answer = await duckdbQuery((await request.json()) as DuckDbQuery);
+    return new Response(answer.body, { status: answer.status, headers: { "content-type": "application/json" } });
+  }
   // The Google and GitHub sign-in fakes answer plain objects; only this file deals in miniflare's Response.
   const oauth = await fakeOAuthProvider(request, { google: FAKE_GOOGLE, github: FAKE_GITHUB });
   if (oauth) return new Response(oauth.body, { status: oauth.status, headers: oauth.headers });

@@ -154,3 +154,24 @@ export async function stagedRows(version: string): Promise<number> {
     .first<{ n: number }>();
   return row!.n;
 }
+
+/**
+ * Runs `sql` in DuckDB (Node side, test/support/duckdb-bridge.ts) over `files`, each readable at
+ * `{dir}/<name>` in the query; returns DuckDB's rows as JSON (big integers as strings).
+ */
+export async function duckdb(files: Record<string, Uint8Array>, sql: string): Promise<Record<string, unknown>[]> {
+  const encoded: Record<string, string> = {};
+  for (const [name, bytes] of Object.entries(files)) {
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    encoded[name] = btoa(binary);
+  }
+  const response = await fetch("https://duckdb.test/query", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ files: encoded, sql }),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`DuckDB: ${text}`);
+  return JSON.parse(text) as Record<string, unknown>[];
+}

@@ -25,6 +25,11 @@ export interface ReadmeInput {
   readonly licence: Licence;
   /** The files to list (the tables; images can be summed up in `description`). */
   readonly files: readonly { readonly path: string; readonly bytes: number; readonly description?: string }[];
+  /** How many records pass, fail or are not checked by each quality check (releases with a quality table). */
+  readonly quality?: {
+    readonly records: number;
+    readonly checks: readonly { readonly code: string; readonly pass: number; readonly fail: number; readonly notApplicable: number }[];
+  };
 }
 
 /**
@@ -92,7 +97,7 @@ cite the release (Citation File Format).
 ${files}
 
 Check a download: \`sha256sum -c SHA256SUMS --ignore-missing\`.
-
+${input.quality ? qualitySection(input.quality) : ""}
 In CSV, a text cell that starts with \`=\`, \`+\`, \`-\`, \`@\`, a tab or a carriage return has a
 \`'\` in front, so spreadsheets do not run it as a formula; the Parquet files hold the exact text.
 
@@ -108,6 +113,32 @@ table = pd.read_csv("${filesUrl}${csv}")
 -- DuckDB reads the Parquet files over HTTP without downloading them whole
 SELECT count(*) FROM '${filesUrl}${parquet}';
 \`\`\`
+`;
+}
+
+/** Share of `part` in `whole` as a percentage with one decimal; a dash when `whole` is 0. */
+function percent(part: number, whole: number): string {
+  return whole === 0 ? "–" : `${((part * 100) / whole).toFixed(1)} %`;
+}
+
+/** The quality summary: per check, how many of the release's records pass, fail or are not checked. */
+function qualitySection(quality: NonNullable<ReadmeInput["quality"]>): string {
+  const rows = quality.checks
+    .map(
+      (c) =>
+        `| \`${c.code}\` | ${c.pass.toLocaleString("en-US")} | ${c.fail.toLocaleString("en-US")} | ${c.notApplicable.toLocaleString("en-US")} | ${percent(c.pass, quality.records)} | ${percent(c.pass, c.pass + c.fail)} |`,
+    )
+    .join("\n");
+  return `
+## Record quality
+
+\`quality.csv\` and \`quality.parquet\` hold every record's quality checks as they stood at the
+snapshot: its score and, per check, \`pass\`, \`fail\` or \`not_applicable\` (\`datapackage.json\`
+describes each check). Of the ${quality.records.toLocaleString("en-US")} records:
+
+| check | pass | fail | not applicable | passing, of all records | passing, of those checked |
+|---|---:|---:|---:|---:|---:|
+${rows}
 `;
 }
 

@@ -45,6 +45,7 @@ export function toProductSummary(row: RecordRow, viewer: SessionUser | null): Pr
     updated_at: isoSeconds(row.updated_at * 1000),
     // Images arrive with the media routes; until then no record has a thumbnail.
     thumbnail_url: null,
+    quality_score: row.quality_score,
   };
 }
 
@@ -81,7 +82,7 @@ export function componentTreeJson(rootId: number, rows: readonly TreeSummaryRow[
       `"volume_cm3":${json(row.volume_cm3)},"circularity_properties":${circularity === null ? "null" : JSON.stringify(circularity)},` +
       `"product_type_id":${json(row.product_type_id)},"version":${row.version},` +
       `"owner_id":${visible ? row.owner_id : "null"},"owner_username":${visible ? json(row.owner_username) : "null"},` +
-      `"created_at":${time(row.created_at)},"updated_at":${time(row.updated_at)},"thumbnail_url":null,` +
+      `"created_at":${time(row.created_at)},"updated_at":${time(row.updated_at)},"thumbnail_url":null,"quality_score":${row.quality_score},` +
       `"parent_id":${json(row.parent_id)},"amount_in_parent":${json(row.amount_in_parent)}`
     );
   });

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { type PageQuery, PageQuerySchema } from "../../lib/pagination";
+import { QUALITY_CHECK_CODES, type QualityCheckCode } from "../../lib/record-quality";
 import { singleLineText } from "../../lib/text";
 import {
   type OrderTerm,
@@ -64,6 +65,44 @@ const weightBound = (description: string, example: string) =>
     .optional()
     .openapi({ description, example });
 
+/** A score bound: a decimal from 0 to 1 (digits, an optional fraction; no exponent, no sign). */
+const scoreBound = (description: string, example: string) =>
+  z
+    .string()
+    .regex(/^(?:\d+(?:\.\d+)?|\.\d+)$/, "Expected a decimal number from 0 to 1.")
+    .max(20)
+    .transform(Number)
+    .refine((value) => value <= 1, "Expected a decimal number from 0 to 1.")
+    .optional()
+    .openapi({ description, example });
+
+/** `quality_fail[in]`: a comma list of check codes, each once. */
+const checkCodeList = singleLineText()
+  .transform((text, ctx) => {
+    const codes = [
+      ...new Set(
+        text
+          .split(",")
+          .map((item) => item.trim())
+          .filter(Boolean),
+      ),
+    ];
+    if (codes.length === 0) ctx.addIssue({ code: "custom", message: "Give at least one check code." });
+    const unknown = codes.filter((code) => !(QUALITY_CHECK_CODES as readonly string[]).includes(code));
+    if (unknown.length > 0) {
+      ctx.addIssue({
+        code: "custom",
+        message: `Unknown check code(s) ${unknown.map((code) => `"${code}"`).join(", ")}; use ${QUALITY_CHECK_CODES.join(", ")}.`,
+      });
+    }
+    return codes as QualityCheckCode[];
+  })
+  .optional()
+  .openapi({
+    description: `Comma list of quality check codes (${QUALITY_CHECK_CODES.join(", ")}): records failing any of them (docs/quality.md).`,
+    example: "has_weight,components_mass_balance",
+  });
+
 /**
  * `order_by`: `+field` or `-field` (no sign: ascending), comma-separated, each field once. A `+`
  * sent unencoded arrives as a space, hence the trim.
@@ -126,6 +165,12 @@ export const PRODUCT_FILTER_PARAMS = {
       description: `Comma list of product type names (any case), at most ${LIMITS.inValues}.`,
       example: "Smartphone,Laptop",
     }),
+  "quality_score[lt]": scoreBound(
+    "`quality_score` below this (0 to 1): `1` finds every record with a failing check (docs/quality.md).",
+    "1",
+  ),
+  "quality_score[ge]": scoreBound("`quality_score` at least this (0 to 1).", "0.5"),
+  "quality_fail[in]": checkCodeList,
 };
 
 /** Query of `GET /v1/products`: the filters, `order_by`, `page` and `size`. */
@@ -166,6 +211,10 @@ export function productFilterFromQuery(query: ProductFilterQuery): ProductFilter
   if (updatedAt) filter.updatedAt = updatedAt;
   const weightG = range(query["weight_g[ge]"], query["weight_g[le]"]);
   if (weightG) filter.weightG = weightG;
+  const lt = query["quality_score[lt]"];
+  const ge = query["quality_score[ge]"];
+  if (lt !== undefined || ge !== undefined) filter.qualityScore = { ...(lt !== undefined && { lt }), ...(ge !== undefined && { ge }) };
+  if (query["quality_fail[in]"]) filter.qualityFailIn = query["quality_fail[in]"];
   if (query.order_by) filter.orderBy = query.order_by;
   return filter;
 }

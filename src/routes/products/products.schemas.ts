@@ -138,6 +138,16 @@ const summaryFields = {
   created_at: timestamp,
   updated_at: timestamp,
   thumbnail_url: z.string().nullable().openapi({ description: "The first image's thumbnail, when the record has images." }),
+  quality_score: z
+    .number()
+    .min(0)
+    .max(1)
+    .openapi({
+      description:
+        "Share of the record's applicable quality checks that pass (0 to 1, 3 decimals; 1 when none applies), current with every write: " +
+        "the checks and what fails are at `/quality` (docs/quality.md). Filter with `quality_score[lt]`, `quality_score[ge]`, `quality_fail[in]`.",
+      example: 0.714,
+    }),
 };
 
 export const ProductSummarySchema = z.object(summaryFields).openapi("ProductSummary");

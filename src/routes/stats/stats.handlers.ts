@@ -1,5 +1,5 @@
 import type { AppRouteHandler } from "../../env";
-import { resolveSeriesRange, statsCategories, statsSeries, statsTotals } from "../../services/reference/stats";
+import { resolveSeriesRange, statsCategories, statsQuality, statsSeries, statsTotals } from "../../services/reference/stats";
 import type * as routes from "./stats.routes";
 
 // Clients may keep an answer a minute; the server-side copy (KV, `stats`) lives five.
@@ -22,5 +22,12 @@ export const getStatsSeries: AppRouteHandler<typeof routes.getStatsSeries> = asy
 export const getStatsCategories: AppRouteHandler<typeof routes.getStatsCategories> = async (c) => {
   const body = await statsCategories(c.get("services"), c.req.valid("query"), new Date());
   c.header("Cache-Control", CACHE_CONTROL);
+  return c.json(body, 200);
+};
+
+export const getStatsQuality: AppRouteHandler<typeof routes.getStatsQuality> = async (c) => {
+  const body = await statsQuality(c.get("services"), new Date());
+  // Current on the server after every write: a client asks again rather than keep a copy.
+  c.header("Cache-Control", "public, no-cache");
   return c.json(body, 200);
 };

@@ -5,6 +5,8 @@ import { STATS_LIMITS } from "../../services/reference/stats";
 import {
   StatsCategoriesQuerySchema,
   StatsCategoriesSchema,
+  StatsQualityQuerySchema,
+  StatsQualitySchema,
   StatsSeriesQuerySchema,
   StatsSeriesSchema,
   StatsTotalsQuerySchema,
@@ -67,6 +69,26 @@ export const getStatsCategories = createRoute({
   request: { query: StatsCategoriesQuerySchema },
   responses: {
     200: { description: "The categories.", content: { "application/json": { schema: StatsCategoriesSchema } } },
+    ...problemResponses(422),
+  },
+});
+
+export const getStatsQuality = createRoute({
+  method: "get",
+  path: "/stats/quality",
+  operationId: "getStatsQuality",
+  tags: ["Statistics"],
+  summary: "Quality of the dataset",
+  description:
+    "For base products and for components separately: per quality check (docs/quality.md), how many records pass, fail " +
+    "or are not checked, and how their scores spread over tenths (`score_deciles`, 11 counts: [0, 0.1), ..., [0.9, 1), " +
+    "and score 1). Public. Cached server-side like the other statistics (`X-Cache: hit|miss`, cleared with `stats`), but " +
+    "never older than the data: a cached answer is served only while no record, bill of materials or image changed since " +
+    "it was computed (one small D1 read checks that).",
+  middleware: [cacheResponse("stats", { freshAfterWrites: true })] as const,
+  request: { query: StatsQualityQuerySchema },
+  responses: {
+    200: { description: "The dataset's quality.", content: { "application/json": { schema: StatsQualitySchema } } },
     ...problemResponses(422),
   },
 });

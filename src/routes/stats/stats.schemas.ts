@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { QUALITY_CHECK_CODES } from "../../lib/record-quality";
 import { STATS_GRANULARITIES, STATS_LIMITS, STATS_SCOPES } from "../../services/reference/stats";
 
 // Query and answer schemas of /v1/stats/*. Queries are strict: an unknown parameter is a 422
@@ -130,5 +131,69 @@ export const StatsCategoriesSchema = z
         { name: "Kitchen appliances", count: 42 },
         { name: "Electronics", count: 17 },
       ],
+    },
+  });
+
+/** The quality statistics take no parameters. */
+export const StatsQualityQuerySchema = z.strictObject({});
+
+const CheckCountsSchema = z
+  .object({ pass: z.number().int(), fail: z.number().int(), not_applicable: z.number().int() })
+  .openapi("QualityCheckCounts");
+
+const checksOf = (records: string) =>
+  z
+    .object(
+      Object.fromEntries(QUALITY_CHECK_CODES.map((code) => [code, CheckCountsSchema])) as Record<
+        (typeof QUALITY_CHECK_CODES)[number],
+        typeof CheckCountsSchema
+      >,
+    )
+    .openapi({ description: `Per check code, how many ${records} pass, fail or are not checked.` });
+
+const deciles = (records: string) =>
+  z
+    .array(z.number().int())
+    .length(11)
+    .openapi({ description: `${records} per score tenth: index i counts scores in [i/10, (i+1)/10), index 10 counts score 1.` });
+
+const exampleCounts = (pass: number, fail: number, notApplicable: number) => ({ pass, fail, not_applicable: notApplicable });
+
+export const StatsQualitySchema = z
+  .object({
+    generated_at: z.string().openapi({ description: "When the numbers were computed.", example: "2026-05-01T12:00:00Z" }),
+    base_products: checksOf("base products"),
+    components: checksOf("components"),
+    score_deciles: z.object({ base_products: deciles("Base products"), components: deciles("Components") }),
+  })
+  .openapi("StatsQuality", {
+    example: {
+      generated_at: "2026-05-01T12:00:00Z",
+      base_products: {
+        has_product_type: exampleCounts(380, 32, 0),
+        has_weight: exampleCounts(401, 11, 0),
+        has_dimensions: exampleCounts(350, 62, 0),
+        has_image: exampleCounts(298, 114, 0),
+        has_breakdown: exampleCounts(390, 22, 0),
+        components_mass_balance: exampleCounts(240, 51, 121),
+        materials_mass_balance: exampleCounts(180, 40, 192),
+        density_plausible: exampleCounts(330, 4, 78),
+        has_circularity_notes: exampleCounts(205, 207, 0),
+      },
+      components: {
+        has_product_type: exampleCounts(0, 0, 5230),
+        has_weight: exampleCounts(4100, 1130, 0),
+        has_dimensions: exampleCounts(1200, 4030, 0),
+        has_image: exampleCounts(900, 4330, 0),
+        has_breakdown: exampleCounts(4800, 430, 0),
+        components_mass_balance: exampleCounts(610, 120, 4500),
+        materials_mass_balance: exampleCounts(3900, 210, 1120),
+        density_plausible: exampleCounts(1100, 30, 4100),
+        has_circularity_notes: exampleCounts(0, 0, 5230),
+      },
+      score_deciles: {
+        base_products: [0, 0, 3, 10, 25, 60, 90, 120, 70, 24, 10],
+        components: [0, 40, 300, 900, 1400, 1300, 800, 350, 100, 30, 10],
+      },
     },
   });

@@ -130,7 +130,7 @@ export function componentTreeSummaryStatements(id: number, kind: RecordKind, dep
     sql`${treeIds(id, kind, depth)}
         SELECT p.id, p.parent_id, p.owner_id, u.username AS owner_username, u.profile_visibility AS owner_visibility,
           p.name, p.description, p.brand, p.model, p.weight_g, p.height_cm, p.width_cm, p.depth_cm, p.volume_cm3,
-          p.circularity_properties, p.product_type_id, p.amount_in_parent, p.version, p.created_at, p.updated_at
+          p.circularity_properties, p.product_type_id, p.amount_in_parent, p.version, p.created_at, p.updated_at, p.quality_score
         FROM tree CROSS JOIN products p ON p.id = tree.id JOIN users u ON u.id = p.owner_id
         ORDER BY p.id`,
   ];

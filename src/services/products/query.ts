@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { PageQuery } from "../../lib/pagination";
 import { pageWindow } from "../../lib/pagination";
+import { checkColumn, type QualityCheckCode } from "../../lib/record-quality";
 import type { RecordRow } from "./records";
 
 /**
@@ -67,6 +68,10 @@ export interface ProductFilter {
   weightG?: Range;
   /** Product type names, compared case-insensitively (ASCII). */
   productTypeNameIn?: string[];
+  /** `quality_score[lt]` and `quality_score[ge]` (docs/quality.md). */
+  qualityScore?: { lt?: number; ge?: number };
+  /** Records failing any of these checks. */
+  qualityFailIn?: QualityCheckCode[];
   /** Sort terms before the `id` tie-breaker; `DEFAULT_PRODUCT_ORDER` when absent or empty. */
   orderBy?: readonly OrderTerm[];
 }
@@ -121,7 +126,7 @@ const ROW_COLUMNS = sql.raw(
   [
     "p.id, p.parent_id, p.owner_id, p.name, p.description, p.brand, p.model, p.weight_g, p.height_cm,",
     "p.width_cm, p.depth_cm, p.volume_cm3, p.circularity_properties, p.product_type_id,",
-    "p.amount_in_parent, p.depth, p.version, p.created_at, p.updated_at,",
+    "p.amount_in_parent, p.depth, p.version, p.created_at, p.updated_at, p.quality_score,",
     "u.username AS owner_username, u.profile_visibility AS owner_visibility, pt.name AS product_type_name",
   ].join(" "),
 );
@@ -134,7 +139,7 @@ const ROW_JOINS = sql.raw("JOIN users u ON u.id = p.owner_id LEFT JOIN product_t
  * equality `parent_id IS NULL` on `products_parent_idx`: it visits every base product and sorts
  * them for the page. `listIndex` names the index to read instead for the cases it knows.
  */
-type BaseIndex = "products_base_created_idx" | "products_base_brand_created_idx";
+type BaseIndex = "products_base_created_idx" | "products_base_brand_created_idx" | "products_base_quality_idx";
 
 /**
  * The index the list's page (`order`) or count (`order` null) reads `p` through, or null to let
@@ -149,7 +154,10 @@ function listIndex(filter: ProductFilter, order: readonly OrderTerm[] | null): B
   if (filter.search !== undefined || filter.ownerMe || filter.ownerId !== undefined) return null;
   if (filter.brandIn && filter.brandIn.length > 0) return "products_base_brand_created_idx";
   const walksCreated = order === null ? filter.createdAt !== undefined : order[0]?.field === "created_at";
-  return walksCreated ? "products_base_created_idx" : null;
+  if (walksCreated) return "products_base_created_idx";
+  // A quality filter bounds `quality_score` (a failing check implies a score below 1): its index
+  // holds only the matching range, and counts it without reading the rows.
+  return filter.qualityScore || filter.qualityFailIn ? "products_base_quality_idx" : null;
 }
 
 function productsAs(index: BaseIndex | null): SQL {
@@ -226,7 +234,31 @@ function filterConditions(filter: ProductFilter, viewerId: number | null): SQL[]
   where.push(...rangeConditions(sql.raw("p.created_at"), filter.createdAt));
   where.push(...rangeConditions(sql.raw("p.updated_at"), filter.updatedAt));
   where.push(...rangeConditions(sql.raw("p.weight_g"), filter.weightG));
+  where.push(...qualityConditions(filter));
   return where;
+}
+
+/**
+ * `quality_score[lt|ge]` as a range of `quality_score`, and `quality_fail[in]` as "any of these
+ * checks is 0", with the range it implies (`quality_score < 1`) for the index to narrow on.
+ */
+function qualityConditions(filter: ProductFilter): SQL[] {
+  const out: SQL[] = [];
+  const { lt, ge } = filter.qualityScore ?? {};
+  if (ge !== undefined) out.push(sql`p.quality_score >= ${ge}`);
+  const fails = filter.qualityFailIn ?? [];
+  const below = fails.length > 0 ? Math.min(lt ?? 1, 1) : lt;
+  if (below !== undefined) out.push(sql`p.quality_score < ${below}`);
+  if (fails.length > 0) {
+    // Column names from the fixed list of codes, never from the request's text.
+    out.push(
+      sql`(${sql.join(
+        fails.map((code) => sql`${sql.raw(`p.${checkColumn(code)}`)} = 0`),
+        sql` OR `,
+      )})`,
+    );
+  }
+  return out;
 }
 
 function whereSql(conditions: SQL[]): SQL {

@@ -33,6 +33,8 @@ export type RecordRow = RowOf<
   | "created_at"
   | "updated_at"
 > & {
+  /** Generated from the record's checks (docs/quality.md); never null. */
+  quality_score: number;
   owner_username: Row<typeof users>["username"];
   owner_visibility: Row<typeof users>["profile_visibility"];
   product_type_name: Row<typeof productTypes>["name"] | null;
@@ -51,7 +53,7 @@ export const RECORD_COLUMNS = sql.raw(
   `p.id, p.parent_id, p.owner_id, u.username AS owner_username, u.profile_visibility AS owner_visibility,
    p.name, p.description, p.brand, p.model, p.weight_g, p.height_cm, p.width_cm, p.depth_cm, p.volume_cm3,
    p.circularity_properties, p.product_type_id, t.name AS product_type_name, p.amount_in_parent, p.depth,
-   p.version, p.created_at, p.updated_at`,
+   p.version, p.created_at, p.updated_at, p.quality_score`,
 );
 
 export const RECORD_FROM = sql.raw("products p JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id");

@@ -66,16 +66,13 @@ export async function updateRecord(
   const assignments = changed.map((column) => sql`${sql.identifier(column)} = ${values[column]}`);
   const update: SQL = sql`UPDATE products SET ${sql.join(assignments, sql`, `)}, version = version + 1, updated_at = unixepoch()
     WHERE id = ${current.row.id} AND version = ${expected}
-    RETURNING version, updated_at, volume_cm3`;
+    RETURNING version, updated_at, volume_cm3, quality_score`;
   const typeId = changed.includes("product_type_id") ? (values.product_type_id as number | null) : null;
   const typeName = sql`SELECT name FROM product_types WHERE id = ${typeId}`;
-  let updated: { version: number; updated_at: number; volume_cm3: number | null }[];
+  let updated: { version: number; updated_at: number; volume_cm3: number | null; quality_score: number }[];
   let types: { name: string }[];
   try {
-    [updated, types] = await batchRows<[{ version: number; updated_at: number; volume_cm3: number | null }, { name: string }]>(svc.db, [
-      update,
-      typeName,
-    ]);
+    [updated, types] = await batchRows<[(typeof updated)[number], { name: string }]>(svc.db, [update, typeName]);
   } catch (error) {
     if (isConstraintFailure(error, "FOREIGN KEY")) {
       throw new ApiError(422, {
@@ -99,6 +96,7 @@ export async function updateRecord(
     version: row.version,
     updated_at: row.updated_at,
     volume_cm3: row.volume_cm3,
+    quality_score: row.quality_score,
   };
   if (changed.includes("product_type_id")) next.product_type_name = typeId === null ? null : (types[0]?.name ?? null);
   return { ...current, row: next };

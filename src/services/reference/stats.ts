@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
 import { ApiError } from "../../lib/problem";
+import { QUALITY_CHECK_CODES, type QualityCheckCode, type QualityStatus } from "../../lib/record-quality";
 import { isoSeconds } from "../../lib/time";
 import { SHOWN_MEDIA_CONDITION } from "../media/records";
 
@@ -234,4 +235,54 @@ export async function statsCategories(
     ORDER BY count(*) DESC, c.name, c.id
     LIMIT ${query.limit}`);
   return { generated_at: isoSeconds(now), limit: query.limit, scope: query.scope, categories: rows };
+}
+
+/** pass, fail and not_applicable counts of one check. */
+export type CheckCounts = Record<QualityStatus, number>;
+
+export interface StatsQuality {
+  generated_at: string;
+  base_products: Record<QualityCheckCode, CheckCounts>;
+  components: Record<QualityCheckCode, CheckCounts>;
+  /** Index i counts scores in [i/10, (i+1)/10); the last one, score 1. */
+  score_deciles: { base_products: number[]; components: number[] };
+}
+
+/** A check's status as a quality profile writes it (`quality_counts.profile`, migration 0023). */
+const PROFILE_STATUS: Record<string, QualityStatus> = { p: "pass", f: "fail", "-": "not_applicable" };
+
+/**
+ * The dataset's quality (docs/quality.md): per kind of record, per check, how many records pass,
+ * fail or are not checked, and their scores in tenths. Summed from `quality_counts` (how many
+ * records have each quality profile), which triggers keep as records change (migration 0023): a
+ * few hundred rows at most, however large the dataset.
+ */
+export async function statsQuality(svc: Pick<Services, "db">, now: Date): Promise<StatsQuality> {
+  const rows = await svc.db.all<{ base: 0 | 1; profile: string; records: number }>(
+    sql`SELECT base, profile, records FROM quality_counts WHERE records > 0`,
+  );
+  const of = (base: 0 | 1) => {
+    const checks = Object.fromEntries(QUALITY_CHECK_CODES.map((code) => [code, { pass: 0, fail: 0, not_applicable: 0 }])) as Record<
+      QualityCheckCode,
+      CheckCounts
+    >;
+    const deciles: number[] = Array(11).fill(0);
+    for (const row of rows) {
+      if (row.base !== base) continue;
+      const [statuses = "", decile = "0"] = row.profile.split(":");
+      QUALITY_CHECK_CODES.forEach((code, i) => {
+        checks[code][PROFILE_STATUS[statuses[i] ?? "-"] ?? "not_applicable"] += row.records;
+      });
+      deciles[Number(decile)] = (deciles[Number(decile)] ?? 0) + row.records;
+    }
+    return { checks, deciles };
+  };
+  const base = of(1);
+  const components = of(0);
+  return {
+    generated_at: isoSeconds(now),
+    base_products: base.checks,
+    components: components.checks,
+    score_deciles: { base_products: base.deciles, components: components.deciles },
+  };
 }

@@ -206,7 +206,7 @@ class BuildSlice {
         }
         case "table": {
           const expected =
-            step.table.name === "records"
+            step.table.name === "records" || step.table.name === "quality"
               ? counts.records
               : step.table.name === "record_materials"
                 ? counts.recordMaterials

@@ -1,11 +1,12 @@
 import { sql } from "drizzle-orm";
 import { batchRows, type Db } from "../../db/client";
+import { checkColumn, QUALITY_CHECK_CODES } from "../../lib/record-quality";
 import { citationCff } from "../../lib/release/citation-cff";
 import { dataPackageJson, type FileFacts, type ResourceInput, tableResources } from "../../lib/release/datapackage";
 import { licence } from "../../lib/release/licences";
 import { MultipartSink } from "../../lib/release/multipart-sink";
 import { type Credit, RELEASE_KEYWORDS, type ReleaseDescription } from "../../lib/release/publication";
-import { releaseReadme } from "../../lib/release/readme";
+import { type ReadmeInput, releaseReadme } from "../../lib/release/readme";
 import { sha256sums } from "../../lib/release/sha256sums";
 import type { WrittenFile } from "./build-state";
 import { putFile, RELEASE_MEDIA_TYPES, releaseKey, stagingKey } from "./storage";
@@ -121,6 +122,7 @@ export async function writeReadme(db: Db, bucket: R2Bucket, release: ReleaseFact
     bytes: number | null;
   }>(sql`SELECT count(*) AS files, sum(bytes) AS bytes FROM release_files
     WHERE release_version = ${release.version} AND substr(path, 1, 7) = 'images/'`);
+  const quality = await qualitySummary(db, release.version);
   const url = releaseUrl(release.baseUrl, release.version);
   const { credits } = await creditsAndSubjects(db, release.version);
   const listed = RELEASE_TABLES.flatMap((table) =>
@@ -148,8 +150,29 @@ export async function writeReadme(db: Db, bucket: R2Bucket, release: ReleaseFact
     doi: release.dois?.doi ?? null,
     conceptDoi: release.dois?.conceptDoi ?? null,
     credits,
+    quality,
   });
   return putFile(bucket, release.version, README_PATH, text, RELEASE_MEDIA_TYPES.markdown);
+}
+
+/** Per quality check, how many staged records pass, fail or are not checked: the README's summary of the quality table. */
+async function qualitySummary(db: Db, version: string): Promise<NonNullable<ReadmeInput["quality"]>> {
+  const sums = QUALITY_CHECK_CODES.flatMap((code) => [
+    `coalesce(sum(${checkColumn(code)} = 1), 0) AS ${code}_pass`,
+    `coalesce(sum(${checkColumn(code)} = 0), 0) AS ${code}_fail`,
+  ]);
+  const [row] = await db.all<Record<string, number>>(
+    sql`SELECT count(*) AS records, ${sql.raw(sums.join(", "))} FROM release_records WHERE release_version = ${version}`,
+  );
+  const records = row?.records ?? 0;
+  return {
+    records,
+    checks: QUALITY_CHECK_CODES.map((code) => {
+      const pass = row?.[`${code}_pass`] ?? 0;
+      const fail = row?.[`${code}_fail`] ?? 0;
+      return { code, pass, fail, notApplicable: records - pass - fail };
+    }),
+  };
 }
 
 /** datapackage.json: every table in both formats, with their schemas, keys, sizes and hashes; CITATION.cff; who made it. */

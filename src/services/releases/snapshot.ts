@@ -1,8 +1,13 @@
 import { type SQL, sql } from "drizzle-orm";
 import { batchRows, type Db } from "../../db/client";
+import { checkColumn, QUALITY_CHECK_CODES } from "../../lib/record-quality";
 import type { ReleaseSliceServices } from "./build-state";
 import { type BuildFence, fenced } from "./build-state";
 import { referenceCopies } from "./tables";
+
+/** The check columns, copied as they stand at the snapshot (the quality table is written from them). */
+const QUALITY_COLUMNS = sql.raw(QUALITY_CHECK_CODES.map(checkColumn).join(", "));
+const QUALITY_COLUMNS_OF_P = sql.raw(QUALITY_CHECK_CODES.map((code) => `p.${checkColumn(code)}`).join(", "));
 
 /** What the snapshot found: the release's counts at `snapshotAt` (Unix seconds). */
 export interface SnapshotCounts {
@@ -44,9 +49,10 @@ function leftoverDeletes(version: string, condition: SQL): SQL[] {
 /**
  * Takes the release's snapshot in ONE D1 batch, which D1 runs as one transaction: the base
  * products whose owner has accepted the contributor terms (`termsVersion` or later), every
- * component below them, their bills of materials, their clean images, and the reference tables
- * are copied into the staging tables, the owners who opted in to release credit are recorded
- * (`release_credits`), and the counts, the subjects (product types) and `snapshot_at` are stamped. Edits,
+ * component below them (with their quality checks as they stand), their bills of materials, their
+ * clean images, and the reference tables are copied into the staging tables, the owners who opted
+ * in to release credit are recorded (`release_credits`), and the counts, the subjects (product
+ * types) and `snapshot_at` are stamped. Edits,
  * creates and deletions that land before the batch are all in, those after it none: the files
  * are then written from the staging tables only. Leftovers go in the same batch: an earlier
  * attempt's staging and file rows, and the staging rows of ended releases whose cleanup failed. Every statement is fenced on the build's lease and on the
@@ -72,9 +78,11 @@ export async function takeSnapshot(
         UNION ALL
         SELECT c.id, tree.owner_id FROM tree JOIN products c ON c.parent_id = tree.id)
       INSERT INTO release_records (release_version, id, parent_id, amount_in_parent, owner_id, name, description, brand, model,
-        product_type_id, weight_g, height_cm, width_cm, depth_cm, volume_cm3, circularity_properties, created_at, updated_at)
+        product_type_id, weight_g, height_cm, width_cm, depth_cm, volume_cm3, circularity_properties, created_at, updated_at,
+        quality_score, ${QUALITY_COLUMNS})
       SELECT ${version}, p.id, p.parent_id, p.amount_in_parent, tree.owner_id, p.name, p.description, p.brand, p.model,
-        p.product_type_id, p.weight_g, p.height_cm, p.width_cm, p.depth_cm, p.volume_cm3, p.circularity_properties, p.created_at, p.updated_at
+        p.product_type_id, p.weight_g, p.height_cm, p.width_cm, p.depth_cm, p.volume_cm3, p.circularity_properties, p.created_at, p.updated_at,
+        p.quality_score, ${QUALITY_COLUMNS_OF_P}
       FROM tree JOIN products p ON p.id = tree.id`,
     sql`INSERT INTO release_record_materials (release_version, record_id, material_id, quantity, unit)
       SELECT ${version}, b.product_id, b.material_id, b.quantity, b.unit

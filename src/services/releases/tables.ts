@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { checkColumn, QUALITY_CHECK_CODES, QUALITY_CHECK_DESCRIPTIONS } from "../../lib/record-quality";
 import { type Column, TableDataError, type TableValues } from "../../lib/release/columns";
 import type { ForeignKey } from "../../lib/release/datapackage";
 import { circularityOut } from "../products/fields";
@@ -95,6 +96,24 @@ export const IMAGE_COLUMNS: readonly Column[] = [
   { name: "height", type: "int32", nullable: false, description: "Pixels, upright." },
   { name: "bytes", type: "int64", nullable: false, description: "Size of the file." },
   { name: "format", type: "string", nullable: false, description: "jpeg, png, webp, gif or bmp." },
+];
+
+export const QUALITY_COLUMNS: readonly Column[] = [
+  { name: "record_id", type: "int64", nullable: false, description: "The record (records.id)." },
+  {
+    name: "score",
+    type: "double",
+    nullable: false,
+    description: "Passing checks / applicable checks, 3 decimals; 1 when no check applies (the API's quality_score).",
+  },
+  ...QUALITY_CHECK_CODES.map(
+    (code): Column => ({
+      name: code,
+      type: "string",
+      nullable: false,
+      description: `pass, fail or not_applicable. ${QUALITY_CHECK_DESCRIPTIONS[code]}`,
+    }),
+  ),
 ];
 
 interface ReferenceDefinition {
@@ -281,6 +300,29 @@ const imagesTable: ReleaseTable = {
   },
 };
 
+/** A staged check (1, 0 or null) as the quality table writes it. */
+const STATUS_OF = (column: string) => `CASE ${column} WHEN 1 THEN 'pass' WHEN 0 THEN 'fail' ELSE 'not_applicable' END`;
+
+const qualityTable: ReleaseTable = {
+  name: "quality",
+  path: "quality",
+  title: "Record quality",
+  description:
+    "The quality checks of every record as they stood at the snapshot (what the API answers at /quality): one row per record, its score and one column per check.",
+  columns: QUALITY_COLUMNS,
+  primaryKey: ["record_id"],
+  foreignKeys: [{ fields: ["record_id"], reference: { resource: "records", fields: ["id"] } }],
+  pageRows: 10_000,
+  async page(db, version, cursor, limit) {
+    const rows = await db.values<unknown[]>(sql`
+      SELECT id, quality_score, ${sql.raw(QUALITY_CHECK_CODES.map((code) => STATUS_OF(checkColumn(code))).join(", "))}
+      FROM release_records WHERE ${byVersion(version)} AND id > ${(cursor as number | null) ?? 0}
+      ORDER BY id LIMIT ${limit}`);
+    const last = rows[rows.length - 1];
+    return { rows, cursor: last ? (last[0] as number) : cursor };
+  },
+};
+
 function referenceTable(definition: ReferenceDefinition): ReleaseTable {
   return {
     name: definition.name,
@@ -319,6 +361,8 @@ export const RELEASE_TABLES: readonly ReleaseTable[] = [
   recordMaterialsTable,
   imagesTable,
   ...REFERENCE_TABLES.map(referenceTable),
+  // Last: the build's checkpoint counts steps, so the tables before it keep their positions.
+  qualityTable,
 ];
 
 /** The snapshot's copy of each reference table into `release_reference_rows` (statements for the snapshot batch). */

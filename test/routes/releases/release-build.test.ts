@@ -115,6 +115,7 @@ describe("a release built on the queue", () => {
       "record_materials",
       "images",
       ...["taxonomies", "categories", "materials", "product_types", "units"].map((t) => `reference/${t}`),
+      "quality",
     ];
     expect(published.files.map((f) => f.path).sort()).toEqual(
       [...tables.flatMap((t) => [`${t}.csv`, `${t}.parquet`]), "CITATION.cff", "README.md", "SHA256SUMS", "datapackage.json"].sort(),
@@ -249,7 +250,7 @@ describe("a release built on the queue", () => {
     };
     expect(datapackage).toMatchObject({ version: VERSION, created: published.snapshot_at, licenses: [{ name: "CC-BY-4.0" }] });
     // Every table twice (CSV and Parquet), and CITATION.cff.
-    expect(datapackage.resources).toHaveLength(17);
+    expect(datapackage.resources).toHaveLength(19);
     for (const resource of datapackage.resources) {
       expect(`sha256:${byPath.get(resource.path)!.sha256}`).toBe(resource.hash);
       expect(resource.bytes).toBe(byPath.get(resource.path)!.bytes);
