@@ -17,7 +17,8 @@ import {
 import {
   type CountRow,
   type FacetValue,
-  facetStatements,
+  type FacetRow,
+  facetStatement,
   facetsFromRows,
   ftsMatchQuery,
   type ProductExportCursor,
@@ -479,7 +480,7 @@ describe("export chunks", () => {
 describe("facets", () => {
   async function facets(filter: ProductFilter, fields: ("brand" | "model" | "product_type_name")[], viewerId: number | null = null) {
     const { db, roundTrips } = createDb(env.DB);
-    const rows = await batchRows<FacetValue[]>(db, facetStatements(filter, fields, viewerId));
+    const [rows] = await batchRows<[FacetRow]>(db, [facetStatement(filter, fields, viewerId)]);
     expect(roundTrips.count).toBe(1);
     return facetsFromRows(fields, rows);
   }
@@ -635,7 +636,7 @@ describe("bound parameters", () => {
     expect(params(rows)).toBe(14);
     // Keyset over six non-null keys and id: 1 + 2 + ... + 7 cursor values, 12 filter values, the limit.
     expect(params(productExportRoots(everything, users.alice!, { ...cursor, brand: "b" }, 100))).toBe(41);
-    for (const query of [rows, total, chunk, ...facetStatements(everything, ["brand", "model", "product_type_name"], users.alice!)]) {
+    for (const query of [rows, total, chunk, facetStatement(everything, ["brand", "model", "product_type_name"], users.alice!)]) {
       expect(params(query)).toBeLessThan(60);
     }
     // And D1 runs them.
