@@ -269,6 +269,9 @@ function ownerOf(filter: ProductFilter, viewerId: number | null): number | "nobo
  */
 interface Compiled {
   args: Args;
+  /** The filter's conditions, each on its own. */
+  where: SQL[];
+  /** All of `where`, joined. */
   conditions: SQL;
   /** False when nothing can match (no search word, an anonymous `owner=me`). */
   satisfiable: boolean;
@@ -291,6 +294,10 @@ interface Driver {
   count: (cap: SQL) => SQL;
   exact: boolean;
   walks: ProductOrderField | null;
+  /** The condition of the filter (its index in `Compiled.where`) that `source` and `extra` already ensure, left out of this driver's arm. */
+  replaces?: number;
+  /** Whether `count` is exactly the filter's total when the filter is this driver's condition alone (not a superset). */
+  countIsTotal: boolean;
 }
 
 const BASE = sql.raw("p.parent_id IS NULL");
@@ -320,12 +327,14 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
       where.push(sql`p.id IN (SELECT rowid FROM products_fts WHERE products_fts MATCH ${query})`);
       drivers.push({
         name: "search",
-        // The planner reads the full-text index's rowids and looks each one up.
-        source: via(null),
-        extra: null,
+        // The full-text index's matches, each looked up by id.
+        source: sql.raw("products_fts CROSS JOIN products p ON p.id = products_fts.rowid"),
+        extra: sql`products_fts MATCH ${query}`,
         count: (cap) => sql`(SELECT count(*) FROM (SELECT 1 FROM products_fts WHERE products_fts MATCH ${query} LIMIT ${cap}))`,
         exact: false,
         walks: null,
+        replaces: where.length - 1,
+        countIsTotal: true,
       });
     }
   }
@@ -343,23 +352,40 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
       count: () => sql`coalesce((SELECT base_products FROM owner_counts WHERE owner_id = ${id}), 0)`,
       exact: true,
       walks: "created_at",
+      countIsTotal: true,
     });
   }
 
   for (const column of ["name", "model"] as const) {
     const text = column === "name" ? filter.nameIlike : filter.modelIlike;
     if (text === undefined) continue;
-    where.push(containsText(sql.raw(`p.${column}`), args.value(text)));
+    const contains = containsText(sql.raw(`p.${column}`), args.value(text));
+    where.push(contains);
     const trigram = trigramMatchQuery(column, text);
     if (trigram !== null) {
+      // The trigram index's candidates (a superset), each looked up by id and tested exactly.
       const query = args.value(trigram);
       drivers.push({
         name: `${column}[ilike]`,
-        source: via(null),
-        extra: sql`p.id IN (SELECT rowid FROM products_trigram WHERE products_trigram MATCH ${query})`,
+        source: sql.raw("products_trigram CROSS JOIN products p ON p.id = products_trigram.rowid"),
+        extra: sql`products_trigram MATCH ${query}`,
         count: (cap) => sql`(SELECT count(*) FROM (SELECT 1 FROM products_trigram WHERE products_trigram MATCH ${query} LIMIT ${cap}))`,
         exact: false,
         walks: null,
+        countIsTotal: false,
+      });
+    } else {
+      // One or two characters make no trigram: the column's own index holds every value, so the
+      // test reads index entries only (no table row), and stops counting past the cap.
+      const index = column === "name" ? "products_base_name_idx" : "products_base_model_idx";
+      drivers.push({
+        name: `${column}[ilike]`,
+        source: via(index),
+        extra: null,
+        count: (cap) => boundedCount(index, contains, cap),
+        exact: false,
+        walks: null,
+        countIsTotal: true,
       });
     }
   }
@@ -376,6 +402,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
       count: () => sql`coalesce((SELECT sum(base_products) FROM brand_counts WHERE brand IN ${brands}), 0)`,
       exact: true,
       walks: one ? "created_at" : null,
+      countIsTotal: true,
     });
   }
 
@@ -389,6 +416,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
       count: () => sql`coalesce((SELECT sum(base_products) FROM product_type_counts WHERE product_type_id IN ${types}), 0)`,
       exact: true,
       walks: null,
+      countIsTotal: true,
     });
   }
 
@@ -412,10 +440,11 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
       count: (cap) => boundedCount(index, condition, cap),
       exact: false,
       walks,
+      countIsTotal: true,
     });
   }
 
-  return { args, conditions: sql.join(where, sql` AND `), satisfiable, drivers, conditionCount: where.length - 1 - rangeParts };
+  return { args, where, conditions: sql.join(where, sql` AND `), satisfiable, drivers, conditionCount: where.length - 1 - rangeParts };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -495,9 +524,11 @@ const typeNamesDistinct = sql.raw(
  */
 function thresholdSql(window: number): SQL {
   const product = sql`(${int(window)} * coalesce((SELECT count FROM catalogue_totals WHERE name = 'base_products'), 0))`;
+  // Steps of a factor 2 in the product (sqrt(2) in the threshold); 0.87 = sqrt(3/4): a driven row
+  // costs about two rows read (its index entry, its row for the sort), a walked one about one and a half.
   const steps: SQL[] = [];
-  for (let i = 0; i <= 26; i++) steps.push(sql.raw(`WHEN x <= ${4 ** i} THEN ${2 ** i}`));
-  return sql`(SELECT CASE ${sql.join(steps, sql` `)} ELSE ${int(2 ** 27)} END FROM (SELECT ${product} AS x))`;
+  for (let i = 0; i <= 60; i++) steps.push(sql.raw(`WHEN x <= ${2 ** i} THEN ${Math.max(1, Math.floor(0.87 * Math.SQRT2 ** i))}`));
+  return sql`(SELECT CASE ${sql.join(steps, sql` `)} ELSE ${int(2 ** 30)} END FROM (SELECT ${product} AS x))`;
 }
 
 /** The driver whose index returns rows in the order's first field (owner or one brand under `created_at`, a range of its own column). */
@@ -542,7 +573,11 @@ function planCtes(drivers: readonly Driver[], window: number, otherwise: SQL): S
 /** `limit` when the plan chose arm `id`, else 0 (SQLite then skips the arm). */
 const armLimit = (id: number, limit: number) => sql`(CASE WHEN (SELECT arm FROM plan) = ${sql.raw(String(id))} THEN ${int(limit)} ELSE 0 END)`;
 
-const whereOf = (compiled: Compiled, driver: Driver) => (driver.extra ? sql`${compiled.conditions} AND ${driver.extra}` : compiled.conditions);
+/** The conditions of a driver's arm: the filter's, but the one its source ensures, and its own `extra`. */
+function whereOf(compiled: Compiled, driver: Driver): SQL {
+  const kept = compiled.where.filter((_, i) => i !== driver.replaces);
+  return sql.join(driver.extra ? [...kept, driver.extra] : kept, sql` AND `);
+}
 
 /**
  * The rows of a window of the list (`limit` rows after `offset` in `order`), as one statement
@@ -618,7 +653,7 @@ function totalStatement(filter: ProductFilter, compiled: Compiled, order: readon
   if (drivers.length === 1) {
     const [driver] = drivers;
     // The filter is this driver alone: its own count (the full-text or an index range, nothing else read) is the total.
-    if (compiled.conditionCount === 1 && driver!.extra === null) return args.withArgs(sql`SELECT ${driver!.count(int(cap))} AS total`);
+    if (compiled.conditionCount === 1 && driver!.countIsTotal) return args.withArgs(sql`SELECT ${driver!.count(int(cap))} AS total`);
     return args.withArgs(sql`SELECT ${counted(driver!.source, whereOf(compiled, driver!), int(cap))} AS total`);
   }
   const walker = walkerOf(compiled, order);
