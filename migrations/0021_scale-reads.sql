@@ -75,6 +75,30 @@ CREATE INDEX `products_base_weight_idx` ON `products` (`weight_g`) WHERE "produc
 --> statement-breakpoint
 CREATE INDEX `products_base_owner_idx` ON `products` (`owner_id`,`created_at`) WHERE "products"."parent_id" IS NULL;
 --> statement-breakpoint
+CREATE INDEX `products_base_owner_updated_idx` ON `products` (`owner_id`,`updated_at`) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_owner_name_idx` ON `products` (`owner_id`,"name" COLLATE NOCASE) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_owner_model_idx` ON `products` (`owner_id`,"model" COLLATE NOCASE) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_owner_brand_idx` ON `products` (`owner_id`,"brand" COLLATE NOCASE) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_brand_updated_idx` ON `products` (`brand`,`updated_at`) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_brand_name_idx` ON `products` (`brand`,"name" COLLATE NOCASE) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_brand_model_idx` ON `products` (`brand`,"model" COLLATE NOCASE) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_type_updated_idx` ON `products` (`product_type_id`,`updated_at`) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_type_name_idx` ON `products` (`product_type_id`,"name" COLLATE NOCASE) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_type_model_idx` ON `products` (`product_type_id`,"model" COLLATE NOCASE) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_type_brand_idx` ON `products` (`product_type_id`,"brand" COLLATE NOCASE) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
+CREATE INDEX `products_base_type_created_idx` ON `products` (`product_type_id`,`created_at`) WHERE "products"."parent_id" IS NULL;
+--> statement-breakpoint
 -- Hand-written from here (drizzle-kit has no notation for triggers or virtual tables): docs/storage.md "Counters",
 -- docs/product-list.md "Plans".
 -- The full-text index holds base products only: only they are listed, and a search's count then reads the

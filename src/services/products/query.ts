@@ -278,6 +278,8 @@ interface Compiled {
   drivers: Driver[];
   /** How many of the filter's parameters (a range counts once) restrict the list. */
   conditionCount: number;
+  /** The ids of the types a `product_type_name[in]` names, as a sub-select; null without one. */
+  typeIds: SQL | null;
 }
 
 /**
@@ -287,13 +289,16 @@ interface Compiled {
  * to `cap` through the index itself. `walks` names the order the index also returns its rows in
  * (its rows need no sort then).
  */
+/** Per order field, the index (and the extra condition that lets it seek) that reads the driver's rows already in that order. */
+type Walks = Partial<Record<ProductOrderField, { source: SQL; extra?: SQL }>>;
+
 interface Driver {
   name: string;
   source: SQL;
   extra: SQL | null;
   count: (cap: SQL) => SQL;
   exact: boolean;
-  walks: ProductOrderField | null;
+  walks: Walks;
   /** The condition of the filter (its index in `Compiled.where`) that `source` and `extra` already ensure, left out of this driver's arm. */
   replaces?: number;
   /** Whether `count` is exactly the filter's total when the filter is this driver's condition alone (not a superset). */
@@ -301,6 +306,10 @@ interface Driver {
 }
 
 const BASE = sql.raw("p.parent_id IS NULL");
+
+function walksOf(indexes: Partial<Record<ProductOrderField, string>>): Walks {
+  return Object.fromEntries(Object.entries(indexes).map(([field, index]) => [field, { source: via(index) }]));
+}
 
 function via(index: string | null): SQL {
   return sql.raw(index ? `products p INDEXED BY ${index}` : "products p");
@@ -332,7 +341,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
         extra: sql`products_fts MATCH ${query}`,
         count: (cap) => sql`(SELECT count(*) FROM (SELECT 1 FROM products_fts WHERE products_fts MATCH ${query} LIMIT ${cap}))`,
         exact: false,
-        walks: null,
+        walks: {},
         replaces: where.length - 1,
         countIsTotal: true,
       });
@@ -351,7 +360,13 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
       extra: null,
       count: () => sql`coalesce((SELECT base_products FROM owner_counts WHERE owner_id = ${id}), 0)`,
       exact: true,
-      walks: "created_at",
+      walks: walksOf({
+        created_at: "products_base_owner_idx",
+        updated_at: "products_base_owner_updated_idx",
+        name: "products_base_owner_name_idx",
+        brand: "products_base_owner_brand_idx",
+        model: "products_base_owner_model_idx",
+      }),
       countIsTotal: true,
     });
   }
@@ -371,7 +386,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
         extra: sql`products_trigram MATCH ${query}`,
         count: (cap) => sql`(SELECT count(*) FROM (SELECT 1 FROM products_trigram WHERE products_trigram MATCH ${query} LIMIT ${cap}))`,
         exact: false,
-        walks: null,
+        walks: {},
         countIsTotal: false,
       });
     } else {
@@ -384,7 +399,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
         extra: null,
         count: (cap) => boundedCount(index, contains, cap),
         exact: false,
-        walks: null,
+        walks: {},
         countIsTotal: true,
       });
     }
@@ -395,27 +410,43 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
     const one = filter.brandIn.length === 1;
     const brands = args.list(filter.brandIn);
     where.push(one ? sql`p.brand = ${args.value(filter.brandIn[0]!)}` : sql`p.brand IN ${brands}`);
+    const walks = walksOf({
+      created_at: "products_base_brand_created_idx",
+      updated_at: "products_base_brand_updated_idx",
+      name: "products_base_brand_name_idx",
+      model: "products_base_brand_model_idx",
+    });
+    // The brand order's index compares without case; brands are stored lower-cased, so the same values.
+    walks.brand = { source: via("products_base_brand_idx"), extra: sql`p.brand COLLATE NOCASE IN ${brands}` };
     drivers.push({
       name: "brand[in]",
       source: via("products_base_brand_created_idx"),
       extra: null,
       count: () => sql`coalesce((SELECT sum(base_products) FROM brand_counts WHERE brand IN ${brands}), 0)`,
       exact: true,
-      walks: one ? "created_at" : null,
+      walks,
       countIsTotal: true,
     });
   }
 
+  let typeIds: SQL | null = null;
   if (filter.productTypeNameIn && filter.productTypeNameIn.length > 0) {
     const types = sql`(SELECT id FROM product_types WHERE name COLLATE NOCASE IN ${args.list(filter.productTypeNameIn)})`;
     where.push(sql`p.product_type_id IN ${types}`);
+    typeIds = types;
     drivers.push({
       name: "product_type_name[in]",
       source: via("products_base_type_idx"),
       extra: null,
       count: () => sql`coalesce((SELECT sum(base_products) FROM product_type_counts WHERE product_type_id IN ${types}), 0)`,
       exact: true,
-      walks: null,
+      walks: walksOf({
+        created_at: "products_base_type_created_idx",
+        updated_at: "products_base_type_updated_idx",
+        name: "products_base_type_name_idx",
+        brand: "products_base_type_brand_idx",
+        model: "products_base_type_model_idx",
+      }),
       countIsTotal: true,
     });
   }
@@ -439,12 +470,12 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
       extra: null,
       count: (cap) => boundedCount(index, condition, cap),
       exact: false,
-      walks,
+      walks: walks ? { [walks]: { source: via(index) } } : {},
       countIsTotal: true,
     });
   }
 
-  return { args, where, conditions: sql.join(where, sql` AND `), satisfiable, drivers, conditionCount: where.length - 1 - rangeParts };
+  return { args, where, conditions: sql.join(where, sql` AND `), satisfiable, drivers, conditionCount: where.length - 1 - rangeParts, typeIds };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -490,7 +521,7 @@ function plainArm(source: SQL, joins: SQL, where: SQL, order: readonly OrderTerm
  * types whose names are equal but for case one after the other (by type id) rather than mixing
  * their products by id, so the plan takes it only while no such two types exist (`typeNamesDistinct`).
  */
-function typeWalk(where: SQL, order: readonly OrderTerm[]): Arm {
+function typeWalk(where: SQL, order: readonly OrderTerm[], typeIds: SQL | null): Arm {
   const [first, ...rest] = order;
   const descending = first!.descending;
   const tail = [...rest.map((term) => termSql(term)), sql.raw(`p.id ${idDescending(order) ? "DESC" : "ASC"}`)];
@@ -501,10 +532,10 @@ function typeWalk(where: SQL, order: readonly OrderTerm[]): Arm {
       return sql`SELECT * FROM (
           SELECT * FROM (SELECT ${columns} FROM product_types pt INDEXED BY product_types_name_nocase_idx
             CROSS JOIN products p INDEXED BY products_base_type_idx ON p.product_type_id = pt.id
-            WHERE ${where} ORDER BY ${typedOrder} LIMIT ${window})
+            WHERE ${typeIds ? sql`pt.id IN ${typeIds} AND ` : sql``}${where} ORDER BY ${typedOrder} LIMIT ${window})
           UNION ALL
           SELECT * FROM (SELECT ${columns} FROM products p INDEXED BY products_base_type_idx
-            WHERE p.product_type_id IS NULL AND ${where} ORDER BY ${sql.join(tail, sql`, `)} LIMIT ${window})
+            WHERE p.product_type_id IS NULL AND ${typeIds ? sql`0 AND ` : sql``}${where} ORDER BY ${sql.join(tail, sql`, `)} LIMIT ${window})
         ) LIMIT ${limit} OFFSET ${int(offset)}`;
     },
   };
@@ -531,9 +562,17 @@ function thresholdSql(window: number): SQL {
   return sql`(SELECT CASE ${sql.join(steps, sql` `)} ELSE ${int(2 ** 30)} END FROM (SELECT ${product} AS x))`;
 }
 
-/** The driver whose index returns rows in the order's first field (owner or one brand under `created_at`, a range of its own column). */
+/**
+ * The driver whose index reads its rows already in the order's first field: an owner, brand or
+ * type (one index per order, the value or values sought; for a list of values SQLite reads each
+ * value's rows in order and stops each after the window), or a range of the order's own column.
+ */
 function walkerOf(compiled: Compiled, order: readonly OrderTerm[]): Driver | undefined {
-  return compiled.drivers.find((driver) => driver.walks === order[0]!.field);
+  return byPriority(compiled.drivers).find((driver) => driver.walks[order[0]!.field] !== undefined);
+}
+
+function byPriority(drivers: readonly Driver[]): Driver[] {
+  return [...drivers].sort((a, b) => DRIVER_PRIORITY.indexOf(a.name) - DRIVER_PRIORITY.indexOf(b.name));
 }
 
 /** Terms D1 allows in one compound SELECT (SQLITE_LIMIT_COMPOUND_SELECT). */
@@ -596,16 +635,17 @@ function windowRows(
   const { limit, offset } = window;
   const first = order[0]!.field;
   const walker = walkerOf(compiled, order);
+  const walkIndex = walker?.walks[first];
+  const walkWhere = walkIndex?.extra ? sql`${compiled.conditions} AND ${walkIndex.extra}` : compiled.conditions;
+  // An owner, brand or type that reads the order reads at most (values x window) rows: no plan beats it by much.
+  if (walker?.exact) return { ctes: [], body: plainArm(walkIndex!.source, joins, walkWhere, order).select(columns, int(limit), offset) };
   const typeOrder = !walker && first === "product_type_name";
   // D1 allows five terms in a compound SELECT: the walk, the type order's sort, and the drivers first in `DRIVER_PRIORITY`.
-  const drivers = compiled.drivers
-    .filter((driver) => driver !== walker)
-    .sort((a, b) => DRIVER_PRIORITY.indexOf(a.name) - DRIVER_PRIORITY.indexOf(b.name))
-    .slice(0, MAX_COMPOUND_TERMS - (typeOrder ? 2 : 1));
-  const walk = walker
-    ? plainArm(walker.source, joins, compiled.conditions, order)
+  const drivers = byPriority(compiled.drivers.filter((driver) => driver !== walker)).slice(0, MAX_COMPOUND_TERMS - (typeOrder ? 2 : 1));
+  const walk = walkIndex
+    ? plainArm(walkIndex.source, joins, walkWhere, order)
     : typeOrder
-      ? typeWalk(compiled.conditions, order)
+      ? typeWalk(compiled.conditions, order, compiled.typeIds)
       : plainArm(via(ORDER_INDEX[first]), joins, compiled.conditions, order);
   if (drivers.length === 0 && !typeOrder) return { ctes: [], body: walk.select(columns, int(limit), offset) };
 
@@ -732,8 +772,9 @@ function afterCursor(order: readonly OrderTerm[], cursor: ProductExportCursor, a
  */
 function exportSource(compiled: Compiled, order: readonly OrderTerm[]): SQL {
   const first = order[0]!.field;
-  const walker = compiled.drivers.find((d) => d.walks === first);
-  if (walker) return walker.source;
+  const walk = walkerOf(compiled, order)?.walks[first];
+  // (An index whose `extra` condition lets it seek is only worth its seek: without it the planner chooses.)
+  if (walk && !walk.extra) return walk.source;
   if (compiled.drivers.some((d) => d.name === "search" || d.name === "owner")) return via(null);
   return via(ORDER_INDEX[first]);
 }
