@@ -303,6 +303,13 @@ interface Driver {
   replaces?: number;
   /** Whether `count` is exactly the filter's total when the filter is this driver's condition alone (not a superset). */
   countIsTotal: boolean;
+  /**
+   * The ids the driver reaches, at most `cap` of them (`SELECT ... AS id`): a plan keeps them (a
+   * common table expression), counts them, and reads its arm from them when they are few enough,
+   * so an index that is not a plain index of `products` (full text, trigrams) or a scan (a short
+   * `[ilike]`) is read once.
+   */
+  candidates?: (cap: SQL) => SQL;
 }
 
 const BASE = sql.raw("p.parent_id IS NULL");
@@ -344,6 +351,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
         walks: {},
         replaces: where.length - 1,
         countIsTotal: true,
+        candidates: (cap) => sql`SELECT rowid AS id FROM products_fts WHERE products_fts MATCH ${query} LIMIT ${cap}`,
       });
     }
   }
@@ -388,6 +396,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
         exact: false,
         walks: {},
         countIsTotal: false,
+        candidates: (cap) => sql`SELECT rowid AS id FROM products_trigram WHERE products_trigram MATCH ${query} LIMIT ${cap}`,
       });
     } else {
       // One or two characters make no trigram: the column's own index holds every value, so the
@@ -401,6 +410,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
         exact: false,
         walks: {},
         countIsTotal: true,
+        candidates: (cap) => sql`SELECT p.id AS id FROM ${via(index)} WHERE ${BASE} AND ${contains} LIMIT ${cap}`,
       });
     }
   }
@@ -529,14 +539,15 @@ function typeWalk(where: SQL, order: readonly OrderTerm[], typeIds: SQL | null):
   return {
     select: (columns, limit, offset) => {
       const window = sql`(CASE WHEN ${limit} > 0 THEN ${int(offset)} + ${limit} ELSE 0 END)`;
-      return sql`SELECT * FROM (
-          SELECT * FROM (SELECT ${columns} FROM product_types pt INDEXED BY product_types_name_nocase_idx
+      const typed = sql`SELECT * FROM (SELECT ${columns} FROM product_types pt INDEXED BY product_types_name_nocase_idx
             CROSS JOIN products p INDEXED BY products_base_type_idx ON p.product_type_id = pt.id
-            WHERE ${typeIds ? sql`pt.id IN ${typeIds} AND ` : sql``}${where} ORDER BY ${typedOrder} LIMIT ${window})
-          UNION ALL
-          SELECT * FROM (SELECT ${columns} FROM products p INDEXED BY products_base_type_idx
-            WHERE p.product_type_id IS NULL AND ${typeIds ? sql`0 AND ` : sql``}${where} ORDER BY ${sql.join(tail, sql`, `)} LIMIT ${window})
-        ) LIMIT ${limit} OFFSET ${int(offset)}`;
+            WHERE ${typeIds ? sql`+pt.id IN ${typeIds} AND ` : sql``}${where} ORDER BY ${typedOrder} LIMIT ${window})`;
+      // A type filter leaves no untyped product to list.
+      const untyped = typeIds
+        ? sql``
+        : sql` UNION ALL SELECT * FROM (SELECT ${columns} FROM products p INDEXED BY products_base_type_idx
+            WHERE p.product_type_id IS NULL AND ${where} ORDER BY ${sql.join(tail, sql`, `)} LIMIT ${window})`;
+      return sql`SELECT * FROM (${typed}${untyped}) LIMIT ${limit} OFFSET ${int(offset)}`;
     },
   };
 }
@@ -594,28 +605,46 @@ const countName = (i: number) => sql.raw(`c${i + 1}`);
  * at most the threshold of `window` rows, else `otherwise` (SQL over the counts `c1`, ...). Each
  * driver's count stops at the threshold + 1 unless it comes from a counter.
  */
-function planCtes(drivers: readonly Driver[], window: number, otherwise: SQL): SQL[] {
+function planCtes(drivers: readonly Driver[], window: number, otherwise: SQL): { ctes: SQL[]; sources: (SQL | null)[] } {
   const names = sql.join(
     drivers.map((_, i) => countName(i)),
     sql`, `,
   );
   const least = drivers.length > 1 ? sql`min(${names})` : countName(0);
   const choices = drivers.map((_, i) => sql`WHEN ${countName(i)} = ${least} THEN ${int(i + 1)}`);
-  const counts = drivers.map((driver, i) => sql`${driver.count(sql`(SELECT k FROM threshold) + 1`)} AS ${countName(i)}`);
-  return [
-    sql`threshold(k) AS MATERIALIZED (SELECT ${thresholdSql(window)})`,
-    sql`plan(arm) AS MATERIALIZED (SELECT CASE WHEN ${least} > (SELECT k FROM threshold) THEN ${otherwise} ${sql.join(choices, sql` `)} END
+  const cap = sql`(SELECT k FROM threshold) + 1`;
+  const kept: SQL[] = [];
+  const sources = drivers.map((driver, i) => {
+    if (!driver.candidates) return null;
+    const name = sql.raw(`d${i + 1}`);
+    kept.push(sql`${name}(id) AS MATERIALIZED (${driver.candidates(cap)})`);
+    return sql`${name} CROSS JOIN products p ON p.id = ${name}.id`;
+  });
+  const counts = drivers.map(
+    (driver, i) => sql`${driver.candidates ? sql.raw(`(SELECT count(*) FROM d${i + 1})`) : driver.count(cap)} AS ${countName(i)}`,
+  );
+  return {
+    ctes: [
+      sql`threshold(k) AS MATERIALIZED (SELECT ${thresholdSql(window)})`,
+      ...kept,
+      sql`plan(arm) AS MATERIALIZED (SELECT CASE WHEN ${least} > (SELECT k FROM threshold) THEN ${otherwise} ${sql.join(choices, sql` `)} END
       FROM (SELECT ${sql.join(counts, sql`, `)}))`,
-  ];
+    ],
+    sources,
+  };
 }
 
 /** `limit` when the plan chose arm `id`, else 0 (SQLite then skips the arm). */
 const armLimit = (id: number, limit: number) => sql`(CASE WHEN (SELECT arm FROM plan) = ${sql.raw(String(id))} THEN ${int(limit)} ELSE 0 END)`;
 
-/** The conditions of a driver's arm: the filter's, but the one its source ensures, and its own `extra`. */
-function whereOf(compiled: Compiled, driver: Driver): SQL {
+
+/**
+ * The conditions of a driver's arm: the filter's, but the one its source ensures, and its own
+ * `extra` (not when the arm reads the driver's kept candidates, which already meet it).
+ */
+function whereOf(compiled: Compiled, driver: Driver, fromCandidates = false): SQL {
   const kept = compiled.where.filter((_, i) => i !== driver.replaces);
-  return sql.join(driver.extra ? [...kept, driver.extra] : kept, sql` AND `);
+  return sql.join(driver.extra && !fromCandidates ? [...kept, driver.extra] : kept, sql` AND `);
 }
 
 /**
@@ -641,7 +670,10 @@ function windowRows(
   if (walker?.exact) return { ctes: [], body: plainArm(walkIndex!.source, joins, walkWhere, order).select(columns, int(limit), offset) };
   const typeOrder = !walker && first === "product_type_name";
   // D1 allows five terms in a compound SELECT: the walk, the type order's sort, and the drivers first in `DRIVER_PRIORITY`.
-  const drivers = byPriority(compiled.drivers.filter((driver) => driver !== walker)).slice(0, MAX_COMPOUND_TERMS - (typeOrder ? 2 : 1));
+  // (Under a type order the type walk reads a type filter's types only: that driver needs no arm.)
+  const drivers = byPriority(
+    compiled.drivers.filter((driver) => driver !== walker && !(typeOrder && driver.name === "product_type_name[in]")),
+  ).slice(0, MAX_COMPOUND_TERMS - (typeOrder ? 2 : 1));
   const walk = walkIndex
     ? plainArm(walkIndex.source, joins, walkWhere, order)
     : typeOrder
@@ -649,14 +681,17 @@ function windowRows(
       : plainArm(via(ORDER_INDEX[first]), joins, compiled.conditions, order);
   if (drivers.length === 0 && !typeOrder) return { ctes: [], body: walk.select(columns, int(limit), offset) };
 
-  const arms: { id: number; arm: Arm }[] = drivers.map((driver, i) => ({ id: i + 1, arm: plainArm(driver.source, joins, whereOf(compiled, driver), order) }));
-  arms.push({ id: 0, arm: walk });
   const walkOrSort = typeOrder ? sql`CASE WHEN ${typeNamesDistinct} THEN 0 ELSE -1 END` : sql.raw("0");
-  if (typeOrder) arms.push({ id: -1, arm: plainArm(via(null), joins, compiled.conditions, order) });
-  const ctes =
+  const { ctes, sources } =
     drivers.length > 0
       ? planCtes(drivers, limit + offset, walkOrSort)
-      : [sql`plan(arm) AS MATERIALIZED (SELECT ${walkOrSort})`];
+      : { ctes: [sql`plan(arm) AS MATERIALIZED (SELECT ${walkOrSort})`], sources: [] };
+  const arms: { id: number; arm: Arm }[] = drivers.map((driver, i) => {
+    const kept = sources[i];
+    return { id: i + 1, arm: plainArm(kept ?? driver.source, joins, whereOf(compiled, driver, kept !== null && kept !== undefined), order) };
+  });
+  arms.push({ id: 0, arm: walk });
+  if (typeOrder) arms.push({ id: -1, arm: plainArm(via(null), joins, compiled.conditions, order) });
   const parts = arms.map(({ id, arm }) => sql`SELECT * FROM (${arm.select(columns, armLimit(id, limit), offset)})`);
   return { ctes, body: sql.join(parts, sql` UNION ALL `) };
 }
@@ -696,16 +731,26 @@ function totalStatement(filter: ProductFilter, compiled: Compiled, order: readon
     if (compiled.conditionCount === 1 && driver!.countIsTotal) return args.withArgs(sql`SELECT ${driver!.count(int(cap))} AS total`);
     return args.withArgs(sql`SELECT ${counted(driver!.source, whereOf(compiled, driver!), int(cap))} AS total`);
   }
+  // Past the threshold the count goes through a driver's whole index: arm -(i + 1).
   const walker = walkerOf(compiled, order);
   const exact = drivers.map((driver, i) => ({ driver, i })).filter(({ driver }) => driver.exact);
+  const whole = (i: number) => sql.raw(String(-(i + 1)));
   let otherwise: SQL;
-  if (walker) otherwise = int(drivers.indexOf(walker) + 1);
+  if (walker) otherwise = whole(drivers.indexOf(walker));
   else if (exact.length > 1) {
     const least = sql`min(${sql.join(exact.map(({ i }) => countName(i)), sql`, `)})`;
-    otherwise = sql`CASE ${sql.join(exact.map(({ i }) => sql`WHEN ${countName(i)} = ${least} THEN ${int(i + 1)}`), sql` `)} END`;
-  } else otherwise = int((exact[0]?.i ?? 0) + 1);
-  const parts = drivers.map((driver, i) => counted(driver.source, whereOf(compiled, driver), armLimit(i + 1, cap)));
-  return args.withArgs(sql`SELECT ${sql.join(parts, sql` + `)} AS total`, planCtes(drivers, window, otherwise));
+    otherwise = sql`CASE ${sql.join(exact.map(({ i }) => sql`WHEN ${countName(i)} = ${least} THEN ${whole(i)}`), sql` `)} END`;
+  } else otherwise = whole(exact[0]?.i ?? 0);
+  const { ctes, sources } = planCtes(drivers, window, otherwise);
+  const parts = drivers.flatMap((driver, i) => {
+    // Within the threshold a driver with kept candidates holds all of them: count those.
+    const kept = sources[i];
+    return [
+      counted(kept ?? driver.source, whereOf(compiled, driver, Boolean(kept)), armLimit(i + 1, cap)),
+      counted(driver.source, whereOf(compiled, driver), armLimit(-(i + 1), cap)),
+    ];
+  });
+  return args.withArgs(sql`SELECT ${sql.join(parts, sql` + `)} AS total`, ctes);
 }
 
 /**
