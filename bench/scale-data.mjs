@@ -7,6 +7,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import os from "node:os";
 import path from "node:path";
 import { readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { Miniflare } from "miniflare";
+import { readWranglerConfig } from "./targets.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 /** The demo generator seeds at most this many products per call; bigger sizes are seeded in parts with seeds 1, 2, ... */
@@ -78,8 +80,8 @@ export async function ensureSeeded(dataDir, products, log = console.log) {
   mkdirSync(dir, { recursive: true });
   const started = performance.now();
   log(`  seeding ${products.toLocaleString("en")} demo products into ${dir} (once; kept for later runs)`);
-  const wrangler = path.join(ROOT, "node_modules/.bin/wrangler");
-  await run(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir], "wrangler d1 migrations apply");
+  const migrations = await seedMigrations();
+  await applyAtSeed(dir, migrations);
   const parts = [];
   for (let done = 0, seed = 1; done < products; seed++) {
     const n = Math.min(PART, products - done);
@@ -98,13 +100,51 @@ export async function ensureSeeded(dataDir, products, log = console.log) {
     products,
     parts,
     generator: generatorDigest(),
-    migrations: (await readD1Migrations(path.join(ROOT, "migrations"))).map((m) => m.name),
+    migrations: migrations.map((m) => m.name),
     seededAt: new Date().toISOString(),
     seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
     sqliteBytes: file ? statSync(file).size : null,
   };
   writeFileSync(marker, `${JSON.stringify(info, null, 2)}\n`);
   return { dir, info };
+}
+
+/**
+ * The migrations a stored dataset is seeded with: those on the `main` branch (git), so that the
+ * dataset holds the shared schema and a branch's own new migrations are applied to each working
+ * copy instead (they may still change); every migration of the tree when there is no `main`.
+ */
+async function seedMigrations() {
+  const all = await readD1Migrations(path.join(ROOT, "migrations"));
+  const listed = await run("git", ["ls-tree", "--name-only", "main", "migrations/"], "git ls-tree").catch(() => "");
+  const onMain = new Set(listed.split("\n").map((line) => path.basename(line.trim())));
+  const chosen = all.filter((m) => onMain.has(m.name));
+  return chosen.length > 0 ? chosen : all;
+}
+
+/** Applies `migrations` to the D1 database under `dir` (wrangler's layout), recording them in `d1_migrations` as wrangler does. */
+async function applyAtSeed(dir, migrations) {
+  const config = readWranglerConfig(ROOT);
+  const mf = new Miniflare({
+    modules: true,
+    script: "export default { fetch() { return new Response(null) } }",
+    compatibilityDate: config.compatibility_date,
+    d1Databases: { DB: config.d1_databases[0].database_id },
+    d1Persist: path.join(dir, "v3/d1"),
+  });
+  try {
+    const db = await mf.getD1Database("DB");
+    await db.exec(
+      "CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP);",
+    );
+    for (const migration of migrations) {
+      const statements = migration.queries.map((query) => db.prepare(query));
+      statements.push(db.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(migration.name));
+      await db.batch(statements);
+    }
+  } finally {
+    await mf.dispose();
+  }
 }
 
 /** A copy of the stored database to run against (removed by `remove`). */
@@ -119,10 +159,12 @@ export function workingCopy(storedDir, base = os.tmpdir()) {
  * does not list, in order, one batch each, and records them there as wrangler does.
  */
 export async function applyPendingMigrations(db) {
-  const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all()).results.map((row) => row.name));
+  // By name after the number: a migration renumbered when its branch was merged is the same migration.
+  const unnumbered = (name) => name.replace(/^\d+_/, "");
+  const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all()).results.map((row) => unnumbered(row.name)));
   const done = [];
   for (const migration of await readD1Migrations(path.join(ROOT, "migrations"))) {
-    if (applied.has(migration.name)) continue;
+    if (applied.has(unnumbered(migration.name))) continue;
     const started = performance.now();
     const statements = migration.queries.map((query) => db.prepare(query));
     statements.push(db.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(migration.name));

@@ -58,7 +58,12 @@ export function scaleRoutes(f) {
       size: 50,
       url: (i) => `/v1/users/${f.demoUserId}/products?${page(i)}&size=50`,
     },
-    { name: "facets brand,type,model", size: null, stale: CATALOGUE, url: () => "/v1/products/facets?fields=brand&fields=product_type_name&fields=model" },
+    {
+      name: "facets brand,type,model",
+      size: null,
+      stale: CATALOGUE,
+      url: () => "/v1/products/facets?fields=brand&fields=product_type_name&fields=model",
+    },
     {
       name: `facets brand,type search=${f.word}`,
       size: null,
@@ -71,8 +76,16 @@ export function scaleRoutes(f) {
       stale: CATALOGUE,
       url: () => "/v1/products/facets?fields=brand&weight_g%5Bge%5D=1000",
     },
-    { name: "suggestions brands search=<letter>", size: 20, url: (i) => `/v1/products/suggestions/brands?search=${f.brandLetter}&${page(i)}&size=20` },
-    { name: "suggestions models search=<2 letters>", size: 20, url: (i) => `/v1/products/suggestions/models?search=${enc(f.modelPrefix)}&${page(i)}&size=20` },
+    {
+      name: "suggestions brands search=<letter>",
+      size: 20,
+      url: (i) => `/v1/products/suggestions/brands?search=${f.brandLetter}&${page(i)}&size=20`,
+    },
+    {
+      name: "suggestions models search=<2 letters>",
+      size: 20,
+      url: (i) => `/v1/products/suggestions/models?search=${enc(f.modelPrefix)}&${page(i)}&size=20`,
+    },
     { name: "suggestions models (no search)", size: 20, url: (i) => `/v1/products/suggestions/models?${page(i)}&size=20` },
     { name: "product detail", size: null, url: (i) => `/v1/products/${f.productIds[i % f.productIds.length]}` },
     { name: "direct components", size: 50, url: (i) => `/v1/products/${f.productIds[i % f.productIds.length]}/components?size=50` },
@@ -92,7 +105,11 @@ export function scaleRoutes(f) {
 
 /** What the routes need from the database: ids, a frequent and a rare word, values of the demo data. */
 export async function scaleFixture(db, samples) {
-  const one = async (query, ...params) => (await db.prepare(query).bind(...params).first()) ?? null;
+  const one = async (query, ...params) =>
+    (await db
+      .prepare(query)
+      .bind(...params)
+      .first()) ?? null;
   const demo = await one("SELECT id FROM users WHERE username = 'demo_contributor'");
   if (!demo) throw new Error("no demo_contributor account: the database was not seeded with the demo generator");
   const { lo, hi } = await one("SELECT min(id) AS lo, max(id) AS hi FROM products WHERE parent_id IS NULL");
@@ -103,8 +120,9 @@ export async function scaleFixture(db, samples) {
     const row = await one("SELECT id FROM products WHERE id >= ? AND parent_id IS NULL ORDER BY id LIMIT 1", at);
     if (row) productIds.push(row.id);
   }
-  const brands = (await db.prepare("SELECT DISTINCT brand FROM products WHERE parent_id IS NULL AND brand IS NOT NULL ORDER BY brand LIMIT 5").all())
-    .results.map((row) => row.brand);
+  const brands = (
+    await db.prepare("SELECT DISTINCT brand FROM products WHERE parent_id IS NULL AND brand IS NOT NULL ORDER BY brand LIMIT 5").all()
+  ).results.map((row) => row.brand);
   const { t: newest } = await one("SELECT max(created_at) AS t FROM products WHERE parent_id IS NULL");
   const iso = (seconds) => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
   return {

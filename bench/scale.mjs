@@ -8,8 +8,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { addImages, scaleFixture, scaleRoutes } from "./scale-routes.mjs";
 import { applyPendingMigrations, ensureSeeded, sqliteFileOf, workingCopy } from "./scale-data.mjs";
+import { addImages, scaleFixture, scaleRoutes } from "./scale-routes.mjs";
 import { buildWorker, disposeAll, readWranglerConfig, startApp } from "./targets.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -102,7 +102,8 @@ async function measureRoute(app, route, requests, db, kv) {
     const response = await fetch(url, { headers: HEADERS });
     const body = await response.arrayBuffer();
     const ms = performance.now() - started;
-    if (response.status !== 200) throw new Error(`${route.name}: ${url} answered ${response.status}: ${Buffer.from(body).toString().slice(0, 300)}`);
+    if (response.status !== 200)
+      throw new Error(`${route.name}: ${url} answered ${response.status}: ${Buffer.from(body).toString().slice(0, 300)}`);
     const cache = response.headers.get("x-cache");
     if (cache === "hit") throw new Error(`${route.name}: ${url} was a cache hit; the bench measures misses`);
     samples.push({ ms, bytes: body.byteLength, ...costOf(response) });
@@ -217,7 +218,9 @@ function report(runs) {
 async function main() {
   const s = settings();
   const config = readWranglerConfig(ROOT);
-  console.log(`bench:scale: sizes ${s.sizes.join(", ")}; data in ${s.dataDir}; ${s.requests} requests per route, one at a time, each a cache miss`);
+  console.log(
+    `bench:scale: sizes ${s.sizes.join(", ")}; data in ${s.dataDir}; ${s.requests} requests per route, one at a time, each a cache miss`,
+  );
   console.log("building the worker like a deploy (wrangler deploy --dry-run)...");
   const bundle = await buildWorker(ROOT, BUILD_DIR);
   const runs = [];

@@ -23,9 +23,12 @@ export function pagedSchema<T extends z.ZodType>(item: T, name: string) {
   return z
     .object({
       items: z.array(item),
-      total: z.number().int().openapi({
-        description: `Items matching the request, over all pages: exact up to ${TOTAL_LIMIT.toLocaleString("en")}; past that ${TOTAL_LIMIT} with \`total_relation: "gte"\`.`,
-      }),
+      total: z
+        .number()
+        .int()
+        .openapi({
+          description: `Items matching the request, over all pages: exact up to ${TOTAL_LIMIT.toLocaleString("en")}; past that ${TOTAL_LIMIT} with \`total_relation: "gte"\`.`,
+        }),
       total_relation: z.enum(TOTAL_RELATIONS).openapi({
         description: `\`eq\`: \`total\` is the number of matches; \`gte\`: more than ${TOTAL_LIMIT.toLocaleString("en")} match and \`total\` is a lower bound.`,
         example: "eq",

@@ -85,7 +85,7 @@ function compareText(a: string, b: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-function valueOf(row: Base, field: ProductOrderField): string | number | null {
+function keyOf(row: Base, field: ProductOrderField): string | number | null {
   return field === "product_type_name" ? row.type : row[field];
 }
 
@@ -93,8 +93,8 @@ function sorted(list: Base[], order: readonly OrderTerm[]): Base[] {
   const idDescending = order[order.length - 1]!.descending;
   return [...list].sort((a, b) => {
     for (const { field, descending } of order) {
-      const x = valueOf(a, field);
-      const y = valueOf(b, field);
+      const x = keyOf(a, field);
+      const y = keyOf(b, field);
       if (x === null && y === null) continue;
       if (x === null) return 1;
       if (y === null) return -1;
@@ -187,7 +187,11 @@ describe("every plan returns the contract's page and total", () => {
       ["weight band", { weightG: { ge: 100, le: 900 } }, SOME_ORDERS],
       ["created since", { createdAt: { ge: t[Math.floor(t.length * 0.9)]! } }, SOME_ORDERS],
       ["updated until", { updatedAt: { le: t[Math.floor(t.length * 0.2)]! } }, SOME_ORDERS],
-      ["brand, type and weight", { brandIn: brands.slice(0, 3), productTypeNameIn: ["kettle", "toaster"], weightG: { ge: 900 } }, SOME_ORDERS],
+      [
+        "brand, type and weight",
+        { brandIn: brands.slice(0, 3), productTypeNameIn: ["kettle", "toaster"], weightG: { ge: 900 } },
+        SOME_ORDERS,
+      ],
       ["word and brands", { search: "kettle", brandIn: brands }, SOME_ORDERS],
       ["owner, word and weight", { ownerId: demoOwner, search: "steel", weightG: { le: 5000 } }, SOME_ORDERS],
     ];
@@ -233,7 +237,9 @@ describe("every plan returns the contract's page and total", () => {
 
   it("owner=me is the viewer's, and nobody's for an anonymous viewer", async () => {
     const mine = await planned({ ownerMe: true, orderBy: [{ field: "name", descending: false }] }, otherOwner, { page: 1, size: 50 });
-    expect(mine.ids).toEqual((await expected({ ownerMe: true, orderBy: [{ field: "name", descending: false }] }, otherOwner)).map((r) => r.id));
+    expect(mine.ids).toEqual(
+      (await expected({ ownerMe: true, orderBy: [{ field: "name", descending: false }] }, otherOwner)).map((r) => r.id),
+    );
     expect(await planned({ ownerMe: true }, null, { page: 1, size: 50 })).toEqual({ ids: [], total: 0 });
   });
 
@@ -251,7 +257,10 @@ describe("every plan returns the contract's page and total", () => {
     }
     rows = await readAll();
     try {
-      for (const orderBy of [[{ field: "product_type_name" as const, descending: false }], [{ field: "product_type_name" as const, descending: true }]]) {
+      for (const orderBy of [
+        [{ field: "product_type_name" as const, descending: false }],
+        [{ field: "product_type_name" as const, descending: true }],
+      ]) {
         for (const filter of [{}, { productTypeNameIn: ["kettle"] }]) {
           const want = await expected({ ...filter, orderBy }, null);
           const start = want.findIndex((row) => row.type !== null && compareText(row.type, "kettle") === 0);
@@ -296,7 +305,9 @@ describe("rows read per page, through the API (a cache miss each)", () => {
   it("a brand, a type or an owner under any order: the pair's index", async () => {
     const brand = rows.find((row) => row.brand !== null)!.brand!;
     for (const field of FIELDS) {
-      expect(await cost(page(`&brand%5Bin%5D=${encodeURIComponent(brand)}&order_by=-${field}`)), `brand, ${field}`).toBeLessThanOrEqual(PAGE);
+      expect(await cost(page(`&brand%5Bin%5D=${encodeURIComponent(brand)}&order_by=-${field}`)), `brand, ${field}`).toBeLessThanOrEqual(
+        PAGE,
+      );
       expect(await cost(page(`&product_type_name%5Bin%5D=kettle&order_by=${field}`)), `type, ${field}`).toBeLessThanOrEqual(PAGE);
       expect(await cost(`/v1/users/${demoOwner}/products?size=${size}&order_by=${field}`), `owner, ${field}`).toBeLessThanOrEqual(PAGE);
     }
@@ -343,7 +354,8 @@ describe("plans (EXPLAIN QUERY PLAN)", () => {
   // A scan of products with no index: every base product (or record) read for one page.
   const fullScans = (steps: string[]) => steps.filter((step) => /^SCAN (p|products)\b(?! USING)/.test(step));
   // The page's rows are put in order once more after their join (at most a page); any other sort is one the index should have spared.
-  const sorts = (steps: string[]) => steps.filter((step) => step.includes("TEMP B-TREE FOR ORDER BY") || step.includes("RIGHT PART OF ORDER BY"));
+  const sorts = (steps: string[]) =>
+    steps.filter((step) => step.includes("TEMP B-TREE FOR ORDER BY") || step.includes("RIGHT PART OF ORDER BY"));
   const ORDER_INDEX: Record<Exclude<ProductOrderField, "product_type_name">, string> = {
     created_at: "products_base_created_idx",
     updated_at: "products_base_updated_idx",
@@ -381,7 +393,10 @@ describe("plans (EXPLAIN QUERY PLAN)", () => {
     const cases: [ProductFilter, string][] = [
       [{ brandIn: ["norvik"], orderBy: [{ field: "name", descending: false }] }, "products_base_brand_name_idx (brand=?)"],
       [{ brandIn: ["norvik", "orbis"], orderBy: [{ field: "updated_at", descending: true }] }, "products_base_brand_updated_idx (brand=?)"],
-      [{ productTypeNameIn: ["kettle"], orderBy: [{ field: "model", descending: true }] }, "products_base_type_model_idx (product_type_id=?)"],
+      [
+        { productTypeNameIn: ["kettle"], orderBy: [{ field: "model", descending: true }] },
+        "products_base_type_model_idx (product_type_id=?)",
+      ],
       [{ ownerId: 1, orderBy: [{ field: "brand", descending: false }] }, "products_base_owner_brand_idx (owner_id=?)"],
       [{ ownerId: 1 }, "products_base_owner_idx (owner_id=?)"],
     ];

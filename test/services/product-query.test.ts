@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { createRoute } from "@hono/zod-openapi";
-import { type SQL, sql } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { batchRows, createDb } from "../../src/db/client";
@@ -16,8 +16,8 @@ import {
 } from "../../src/routes/products/products.query";
 import {
   type CountRow,
-  type FacetValue,
   type FacetRow,
+  type FacetValue,
   facetStatement,
   facetsFromRows,
   ftsMatchQuery,

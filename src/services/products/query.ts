@@ -485,7 +485,15 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
     });
   }
 
-  return { args, where, conditions: sql.join(where, sql` AND `), satisfiable, drivers, conditionCount: where.length - 1 - rangeParts, typeIds };
+  return {
+    args,
+    where,
+    conditions: sql.join(where, sql` AND `),
+    satisfiable,
+    drivers,
+    conditionCount: where.length - 1 - rangeParts,
+    typeIds,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -535,7 +543,10 @@ function typeWalk(where: SQL, order: readonly OrderTerm[], typeIds: SQL | null):
   const [first, ...rest] = order;
   const descending = first!.descending;
   const tail = [...rest.map((term) => termSql(term)), sql.raw(`p.id ${idDescending(order) ? "DESC" : "ASC"}`)];
-  const typedOrder = sql.join([sql`pt.name COLLATE NOCASE ${direction(descending)}`, sql`pt.id ${direction(descending)}`, ...tail], sql`, `);
+  const typedOrder = sql.join(
+    [sql`pt.name COLLATE NOCASE ${direction(descending)}`, sql`pt.id ${direction(descending)}`, ...tail],
+    sql`, `,
+  );
   return {
     select: (columns, limit, offset) => {
       const window = sql`(CASE WHEN ${limit} > 0 THEN ${int(offset)} + ${limit} ELSE 0 END)`;
@@ -594,7 +605,17 @@ const MAX_COMPOUND_TERMS = 5;
  * others stay tests of every arm): counted ones first (their count costs a row or a few), then
  * the full-text and trigram indexes (a word or a substring is usually narrower than a range).
  */
-const DRIVER_PRIORITY = ["owner", "brand[in]", "product_type_name[in]", "search", "name[ilike]", "model[ilike]", "createdAt", "updatedAt", "weightG"];
+const DRIVER_PRIORITY = [
+  "owner",
+  "brand[in]",
+  "product_type_name[in]",
+  "search",
+  "name[ilike]",
+  "model[ilike]",
+  "createdAt",
+  "updatedAt",
+  "weightG",
+];
 
 /** `c1`, `c2`, ...: the names of the drivers' counts in a plan's `FROM`. */
 const countName = (i: number) => sql.raw(`c${i + 1}`);
@@ -635,8 +656,8 @@ function planCtes(drivers: readonly Driver[], window: number, otherwise: SQL): {
 }
 
 /** `limit` when the plan chose arm `id`, else 0 (SQLite then skips the arm). */
-const armLimit = (id: number, limit: number) => sql`(CASE WHEN (SELECT arm FROM plan) = ${sql.raw(String(id))} THEN ${int(limit)} ELSE 0 END)`;
-
+const armLimit = (id: number, limit: number) =>
+  sql`(CASE WHEN (SELECT arm FROM plan) = ${sql.raw(String(id))} THEN ${int(limit)} ELSE 0 END)`;
 
 /**
  * The conditions of a driver's arm: the filter's, but the one its source ensures, and its own
@@ -688,7 +709,10 @@ function windowRows(
       : { ctes: [sql`plan(arm) AS MATERIALIZED (SELECT ${walkOrSort})`], sources: [] };
   const arms: { id: number; arm: Arm }[] = drivers.map((driver, i) => {
     const kept = sources[i];
-    return { id: i + 1, arm: plainArm(kept ?? driver.source, joins, whereOf(compiled, driver, kept !== null && kept !== undefined), order) };
+    return {
+      id: i + 1,
+      arm: plainArm(kept ?? driver.source, joins, whereOf(compiled, driver, kept !== null && kept !== undefined), order),
+    };
   });
   arms.push({ id: 0, arm: walk });
   if (typeOrder) arms.push({ id: -1, arm: plainArm(via(null), joins, compiled.conditions, order) });
@@ -723,8 +747,10 @@ function totalStatement(filter: ProductFilter, compiled: Compiled, order: readon
   const cap = TOTAL_LIMIT + 1;
   const fromCounters = counterTotal(filter, compiled);
   if (fromCounters) return args.withArgs(sql`SELECT min(${fromCounters}, ${int(cap)}) AS total`);
-  const counted = (source: SQL, where: SQL, limit: SQL) => sql`(SELECT count(*) FROM (SELECT 1 FROM ${source} WHERE ${where} LIMIT ${limit}))`;
-  if (drivers.length === 0) return args.withArgs(sql`SELECT ${counted(via("products_base_created_idx"), compiled.conditions, int(cap))} AS total`);
+  const counted = (source: SQL, where: SQL, limit: SQL) =>
+    sql`(SELECT count(*) FROM (SELECT 1 FROM ${source} WHERE ${where} LIMIT ${limit}))`;
+  if (drivers.length === 0)
+    return args.withArgs(sql`SELECT ${counted(via("products_base_created_idx"), compiled.conditions, int(cap))} AS total`);
   if (drivers.length === 1) {
     const [driver] = drivers;
     // The filter is this driver alone: its own count (the full-text or an index range, nothing else read) is the total.
@@ -738,8 +764,14 @@ function totalStatement(filter: ProductFilter, compiled: Compiled, order: readon
   let otherwise: SQL;
   if (walker) otherwise = whole(drivers.indexOf(walker));
   else if (exact.length > 1) {
-    const least = sql`min(${sql.join(exact.map(({ i }) => countName(i)), sql`, `)})`;
-    otherwise = sql`CASE ${sql.join(exact.map(({ i }) => sql`WHEN ${countName(i)} = ${least} THEN ${whole(i)}`), sql` `)} END`;
+    const least = sql`min(${sql.join(
+      exact.map(({ i }) => countName(i)),
+      sql`, `,
+    )})`;
+    otherwise = sql`CASE ${sql.join(
+      exact.map(({ i }) => sql`WHEN ${countName(i)} = ${least} THEN ${whole(i)}`),
+      sql` `,
+    )} END`;
   } else otherwise = whole(exact[0]?.i ?? 0);
   const { ctes, sources } = planCtes(drivers, window, otherwise);
   const parts = drivers.flatMap((driver, i) => {
@@ -838,7 +870,8 @@ const ROOT_COLUMNS = sql.raw("p.id, p.name, p.brand, p.model, p.created_at, p.up
 export function productExportRoots(filter: ProductFilter, viewerId: number | null, after: ProductExportCursor | null, limit: number): SQL {
   const order = effectiveOrder(filter);
   const compiled = compile(filter, viewerId);
-  if (!compiled.satisfiable) return sql`SELECT ${ROOT_COLUMNS} FROM products p LEFT JOIN product_types pt ON pt.id = p.product_type_id WHERE 0`;
+  if (!compiled.satisfiable)
+    return sql`SELECT ${ROOT_COLUMNS} FROM products p LEFT JOIN product_types pt ON pt.id = p.product_type_id WHERE 0`;
   const where = after ? sql`${compiled.conditions} AND ${afterCursor(order, after, compiled.args)}` : compiled.conditions;
   return compiled.args.withArgs(
     sql`SELECT ${ROOT_COLUMNS} FROM ${exportSource(compiled, order)} LEFT JOIN product_types pt ON pt.id = p.product_type_id
@@ -896,7 +929,11 @@ const SAMPLE_COLUMNS: Record<ProductFacetField, string> = { brand: "brand", mode
 export function facetStatement(filter: ProductFilter, fields: readonly ProductFacetField[], viewerId: number | null = null): SQL {
   const part = (select: SQL) => sql`SELECT * FROM (${select})`;
   const filtered = Object.entries(filter).some(([key, value]) => key !== "orderBy" && value !== undefined && value !== false);
-  if (!filtered) return sql.join(fields.map((field) => part(facetsFromCounters(field))), sql` UNION ALL `);
+  if (!filtered)
+    return sql.join(
+      fields.map((field) => part(facetsFromCounters(field))),
+      sql` UNION ALL `,
+    );
   const compiled = compile(filter, viewerId);
   if (!compiled.satisfiable) return sql`SELECT 'brand' AS field, NULL AS value, 0 AS count WHERE 0`;
   const { ctes, body } = windowRows(
@@ -918,7 +955,10 @@ export function facetStatement(filter: ProductFilter, fields: readonly ProductFa
 }
 
 /** `{brand: [{value, count}], ...}` from the rows of `facetStatement(filter, fields)`. */
-export function facetsFromRows(fields: readonly ProductFacetField[], rows: readonly FacetRow[]): Partial<Record<ProductFacetField, FacetValue[]>> {
+export function facetsFromRows(
+  fields: readonly ProductFacetField[],
+  rows: readonly FacetRow[],
+): Partial<Record<ProductFacetField, FacetValue[]>> {
   return Object.fromEntries(
     fields.map((field) => [field, rows.filter((row) => row.field === field).map(({ value, count }) => ({ value, count }))]),
   );

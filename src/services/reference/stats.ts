@@ -36,8 +36,7 @@ export interface StatsTotals {
 /** Counts over the whole dataset: base products, components, their mass, images, active accounts. */
 export async function statsTotals(svc: Pick<Services, "db">, now: Date): Promise<StatsTotals> {
   // The counters: `active_users` leaves out the system account (holder of deleted accounts' products).
-  const total = (name: string, column = "count") =>
-    sql.raw(`coalesce((SELECT ${column} FROM catalogue_totals WHERE name = '${name}'), 0)`);
+  const total = (name: string, column = "count") => sql.raw(`coalesce((SELECT ${column} FROM catalogue_totals WHERE name = '${name}'), 0)`);
   const [row] = await svc.db.all<StatsTotals["totals"]>(sql`
     SELECT ${total("base_products")} AS teardowns, ${total("components")} AS parts,
       round(${total("base_products", "mass_g")} / 1000.0, 3) AS mass_kg,

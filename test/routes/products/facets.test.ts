@@ -96,7 +96,14 @@ describe("suggestions", () => {
     const response = await api(`/v1/products/suggestions/brands?search=${tag.toUpperCase()}`);
     expect(response.status).toBe(200);
     expect(roundTrips(response)).toBe(1);
-    expect(await response.json()).toEqual({ items: [brand("acme"), brand("bolt"), brand("cog")], total: 3, total_relation: "eq", page: 1, size: 50, pages: 1 });
+    expect(await response.json()).toEqual({
+      items: [brand("acme"), brand("bolt"), brand("cog")],
+      total: 3,
+      total_relation: "eq",
+      page: 1,
+      size: 50,
+      pages: 1,
+    });
 
     const second = (await (await api(`/v1/products/suggestions/brands?search=${tag}&size=1&page=2`)).json()) as Page;
     expect(second).toEqual({ items: [brand("bolt")], total: 3, total_relation: "eq", page: 2, size: 1, pages: 3 });

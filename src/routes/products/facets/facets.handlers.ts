@@ -3,7 +3,14 @@ import { batchRows } from "../../../db/client";
 import type { AppRouteHandler } from "../../../env";
 import { pageEnvelope } from "../../../lib/pagination";
 import { viewerBeforeRead } from "../../../middleware/authenticate";
-import { type CountRow, type FacetRow, type FacetValue, facetStatement, facetsFromRows, suggestionStatements } from "../../../services/products/query";
+import {
+  type CountRow,
+  type FacetRow,
+  type FacetValue,
+  facetStatement,
+  facetsFromRows,
+  suggestionStatements,
+} from "../../../services/products/query";
 import { productFilterFromQuery } from "../products.query";
 import type * as routes from "./facets.routes";
 

@@ -5,14 +5,18 @@ import { cachedRead } from "../../../middleware/read-copies";
 import { PRODUCT_FACET_FIELDS, PRODUCT_QUERY_LIMITS } from "../../../services/products/query";
 
 const SAMPLE = PRODUCT_QUERY_LIMITS.facetSample.toLocaleString("en");
+
 import { ProductFacetsQuerySchema, ProductSuggestionsQuerySchema } from "../products.query";
 
 export const FacetValueSchema = z
   .object({
     value: z.string(),
-    count: z.number().int().openapi({
-      description: `Matching base products with this value; under a filter matching more than ${SAMPLE} base products, those among the ${SAMPLE} newest matches (a lower bound).`,
-    }),
+    count: z
+      .number()
+      .int()
+      .openapi({
+        description: `Matching base products with this value; under a filter matching more than ${SAMPLE} base products, those among the ${SAMPLE} newest matches (a lower bound).`,
+      }),
   })
   .openapi("FacetValue", { example: { value: "fairphone", count: 2 } });
 
