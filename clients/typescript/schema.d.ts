@@ -1531,7 +1531,7 @@ export interface paths {
         };
         /**
          * Count the values of product fields
-         * @description For each repeated `fields` (brand, model, product_type_name), the values among the base products matching the list's filters (every filter applies to every field, its own too), with their counts, empty values left out (docs/product-list.md). `owner=me` needs a signed-in user (401 otherwise); `Cache-Control: no-store`.
+         * @description For each repeated `fields` (brand, model, product_type_name), the values among the base products matching the list's filters (every filter applies to every field, its own too), with their counts, empty values left out (docs/product-list.md, Facets). Without a filter the counts are exact over the whole catalogue (kept by the database on every write). With filters they are counted over the matching base products, at most the 1,000 newest of them (by `created_at`, then id): exact when at most 1,000 match, otherwise the values and counts of those 1,000, each count a lower bound (compare the list's `total` with the same filters). `owner=me` needs a signed-in user (401 otherwise); `Cache-Control: no-store`.
          */
         get: operations["getProductFacets"];
         put?: never;
@@ -1631,7 +1631,7 @@ export interface paths {
         };
         /**
          * List base products
-         * @description One page of base products (components are reached through their products), filtered, searched and ordered as the parameters say (docs/product-list.md); `owner=me` needs a signed-in user (401 otherwise). The owner is shown as far as each owner's profile visibility allows the viewer, hence `Cache-Control: no-store`.
+         * @description One page of base products (components are reached through their products), filtered, searched and ordered as the parameters say (docs/product-list.md); `owner=me` needs a signed-in user (401 otherwise). The owner is shown as far as each owner's profile visibility allows the viewer, hence `Cache-Control: no-store`. `total` is exact up to 10,000 matches; past that it is 10000 with `total_relation: "gte"` (decisions.md, Page totals), so a page costs the same however large the catalogue (docs/product-list.md, Plans).
          */
         get: operations["listProducts"];
         put?: never;
@@ -2996,11 +2996,17 @@ export interface components {
         };
         ProductPage: {
             items: components["schemas"]["ProductSummary"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         ProductSummary: {
@@ -3050,11 +3056,17 @@ export interface components {
         } | null;
         AdminUserPage: {
             items: components["schemas"]["AdminUser"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         /**
@@ -3267,11 +3279,17 @@ export interface components {
         UnitList: string[];
         TaxonomyPage: {
             items: components["schemas"]["Taxonomy"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         /**
@@ -3324,11 +3342,17 @@ export interface components {
         };
         CategoryPage: {
             items: components["schemas"]["Category"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         /**
@@ -3360,11 +3384,17 @@ export interface components {
         /** @description A page of top-level nodes; `total` counts the top level only. */
         CategoryTreePage: {
             items: components["schemas"]["CategoryTreeNode"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         /**
@@ -3573,11 +3603,17 @@ export interface components {
         };
         MaterialPage: {
             items: components["schemas"]["Material"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         /**
@@ -3709,11 +3745,17 @@ export interface components {
         };
         ProductTypePage: {
             items: components["schemas"]["ProductType"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         /**
@@ -4104,11 +4146,17 @@ export interface components {
         };
         ReleasePage: {
             items: components["schemas"]["ReleaseSummary"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         ReleaseSummary: {
@@ -4337,16 +4385,22 @@ export interface components {
          */
         FacetValue: {
             value: string;
-            /** @description Matching base products with this value. */
+            /** @description Matching base products with this value; under a filter matching more than 1,000 base products, those among the 1,000 newest matches (a lower bound). */
             count: number;
         };
         SuggestionPage: {
             items: string[];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         ExportProduct: components["schemas"]["ProductDetail"] & {
@@ -4749,11 +4803,17 @@ export interface components {
         };
         ComponentPage: {
             items: components["schemas"]["ComponentSummary"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         /** @description A component with its components nested down to the requested depth. */
@@ -4970,20 +5030,32 @@ export interface components {
         };
         ImagePage: {
             items: components["schemas"]["Image"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         ResearchFilePage: {
             items: components["schemas"]["ResearchFile"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         /**
@@ -5028,11 +5100,17 @@ export interface components {
         };
         CameraPage: {
             items: components["schemas"]["Camera"][];
-            /** @description Items matching the request, over all pages. */
+            /** @description Items matching the request, over all pages: exact up to 10,000; past that 10000 with `total_relation: "gte"`. */
             total: number;
+            /**
+             * @description `eq`: `total` is the number of matches; `gte`: more than 10,000 match and `total` is a lower bound.
+             * @example eq
+             * @enum {string}
+             */
+            total_relation: "eq" | "gte";
             page: number;
             size: number;
-            /** @description Number of pages; a page past the last answers `items: []`. */
+            /** @description Number of pages of `total`; a page past the last answers `items: []`. */
             pages: number;
         };
         CameraDetail: components["schemas"]["Camera"] & {

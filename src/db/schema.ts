@@ -84,7 +84,11 @@ export const productTypes = sqliteTable(
     description: text("description"),
     ...timestamps,
   },
-  (t) => [uniqueIndex("product_types_name_unique").on(t.name)],
+  (t) => [
+    uniqueIndex("product_types_name_unique").on(t.name),
+    // The list's order by type name walks the types in this order (migration 0024).
+    index("product_types_name_nocase_idx").on(sql`${t.name} COLLATE NOCASE`),
+  ],
 );
 
 /** Units of bill-of-materials quantities; `toBase` converts to kilograms (mass) or metres (length). */
@@ -181,6 +185,28 @@ export const products = sqliteTable(
     index("products_base_brand_created_idx").on(t.brand, t.parent_id, t.created_at).where(sql`${t.parent_id} IS NULL`),
     // `quality_score[lt|ge]` over base products (docs/product-list.md).
     index("products_base_quality_idx").on(t.quality_score, t.created_at).where(sql`${t.parent_id} IS NULL`),
+    // One index over base products per order of the list and per filter that can drive it (migration 0024,
+    // docs/product-list.md "Plans"): D1 keeps no planner statistics, so the query builder names them.
+    index("products_base_updated_idx").on(t.updated_at).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_name_idx").on(sql`${t.name} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_brand_idx").on(sql`${t.brand} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_model_idx").on(sql`${t.model} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_type_idx").on(t.product_type_id).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_weight_idx").on(t.weight_g).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_owner_idx").on(t.owner_id, t.created_at).where(sql`${t.parent_id} IS NULL`),
+    // A brand, type or owner filter with each order: the filter's value(s) sought, the order walked.
+    index("products_base_owner_updated_idx").on(t.owner_id, t.updated_at).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_owner_name_idx").on(t.owner_id, sql`${t.name} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_owner_model_idx").on(t.owner_id, sql`${t.model} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_owner_brand_idx").on(t.owner_id, sql`${t.brand} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_brand_updated_idx").on(t.brand, t.updated_at).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_brand_name_idx").on(t.brand, sql`${t.name} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_brand_model_idx").on(t.brand, sql`${t.model} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_type_updated_idx").on(t.product_type_id, t.updated_at).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_type_name_idx").on(t.product_type_id, sql`${t.name} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_type_model_idx").on(t.product_type_id, sql`${t.model} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_type_brand_idx").on(t.product_type_id, sql`${t.brand} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_type_created_idx").on(t.product_type_id, t.created_at).where(sql`${t.parent_id} IS NULL`),
     check("products_name_length", sql`length(${t.name}) BETWEEN 2 AND 100`),
     check(
       "products_component_amount",
@@ -542,6 +568,85 @@ export const treeGenerations = sqliteTable("tree_generations", {
 export const readGenerations = sqliteTable("read_generations", {
   name: text("name").primaryKey(),
   generation: integer("generation").notNull(),
+});
+
+/*
+ * Counters kept up to date by triggers in the transaction of every write (migration 0024;
+ * docs/storage.md "Counters"), so that totals, facets, suggestions and statistics read a few rows
+ * instead of counting the catalogue per request. A row whose counts all drop to 0 is deleted.
+ */
+
+/** Totals over the catalogue: `base_products` (count, and the sum of their weights in `mass_g`), `components`, `clean_images`, `active_users`. */
+export const catalogueTotals = sqliteTable("catalogue_totals", {
+  name: text("name").primaryKey(),
+  count: integer("count").notNull().default(0),
+  mass_g: real("mass_g").notNull().default(0),
+});
+
+/** Per brand: base products carrying it (facets, `brand[in]` totals) and records of any kind (suggestions). */
+export const brandCounts = sqliteTable(
+  "brand_counts",
+  {
+    brand: text("brand").primaryKey(),
+    base_products: integer("base_products").notNull(),
+    records: integer("records").notNull(),
+  },
+  (t) => [
+    index("brand_counts_base_idx").on(sql`${t.base_products} DESC`, t.brand),
+    index("brand_counts_records_idx").on(sql`${t.records} DESC`, t.brand),
+    index("brand_counts_prefix1_idx").on(sql`lower(substr(${t.brand}, 1, 1))`, sql`${t.records} DESC`, t.brand),
+    index("brand_counts_prefix2_idx").on(sql`lower(substr(${t.brand}, 1, 2))`, sql`${t.records} DESC`, t.brand),
+  ],
+);
+
+/** Per model (case kept, as the facets and suggestions group them): the same two counts as `brand_counts`. */
+export const modelCounts = sqliteTable(
+  "model_counts",
+  {
+    model: text("model").primaryKey(),
+    base_products: integer("base_products").notNull(),
+    records: integer("records").notNull(),
+  },
+  (t) => [
+    index("model_counts_base_idx").on(sql`${t.base_products} DESC`, t.model),
+    index("model_counts_records_idx").on(sql`${t.records} DESC`, t.model),
+    index("model_counts_prefix1_idx").on(sql`lower(substr(${t.model}, 1, 1))`, sql`${t.records} DESC`, t.model),
+    index("model_counts_prefix2_idx").on(sql`lower(substr(${t.model}, 1, 2))`, sql`${t.records} DESC`, t.model),
+  ],
+);
+
+/** Per kind (`brands`, `models`) and first one or two characters (lower-cased as `lower()` does): how many distinct values start so (suggestion totals). */
+export const prefixCounts = sqliteTable(
+  "prefix_counts",
+  {
+    kind: text("kind").notNull(),
+    prefix: text("prefix").notNull(),
+    value_count: integer("value_count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.prefix] })],
+);
+
+/** Per product type: base products and components of that type (type facet, `product_type_name[in]` totals, statistics by category). */
+export const productTypeCounts = sqliteTable("product_type_counts", {
+  product_type_id: integer("product_type_id").primaryKey(),
+  base_products: integer("base_products").notNull(),
+  components: integer("components").notNull(),
+});
+
+/** Per owner: base products (`owner=me` and a user's list totals). */
+export const ownerCounts = sqliteTable("owner_counts", {
+  owner_id: integer("owner_id").primaryKey(),
+  base_products: integer("base_products").notNull(),
+});
+
+/** Per UTC day (`created_at / 86400`): what the statistics series sums per period. */
+export const dailyCounts = sqliteTable("daily_counts", {
+  day: integer("day").primaryKey(),
+  teardowns: integer("teardowns").notNull().default(0),
+  parts: integer("parts").notNull().default(0),
+  mass_g: real("mass_g").notNull().default(0),
+  images: integer("images").notNull().default(0),
+  users_new: integer("users_new").notNull().default(0),
 });
 
 /** The identity providers and the video-platform association an account can link. */

@@ -138,7 +138,9 @@ export const listProducts = createRoute({
   description:
     "One page of base products (components are reached through their products), filtered, searched and ordered as the " +
     "parameters say (docs/product-list.md); `owner=me` needs a signed-in user (401 otherwise). The owner is shown as far as " +
-    "each owner's profile visibility allows the viewer, hence `Cache-Control: no-store`.",
+    "each owner's profile visibility allows the viewer, hence `Cache-Control: no-store`. `total` is exact up to 10,000 " +
+    'matches; past that it is 10000 with `total_relation: "gte"` (decisions.md, Page totals), so a page costs the same ' +
+    "however large the catalogue (docs/product-list.md, Plans).",
   middleware: [cachedRead("catalogue")] as const,
   request: { query: ProductListQuerySchema },
   responses: {

@@ -3,12 +3,14 @@ import type { Services } from "../../container";
 import { ApiError } from "../../lib/problem";
 import { QUALITY_CHECK_CODES, type QualityCheckCode, type QualityStatus } from "../../lib/record-quality";
 import { isoSeconds } from "../../lib/time";
-import { SHOWN_MEDIA_CONDITION } from "../media/records";
 
 /**
  * Public statistics (decisions.md, Reference data and statistics; docs/reference-data.md). Every
- * count is one SQL statement, so each answer costs one D1 round trip; the Worker only renames the
- * few rows. Images count those that passed the malware scan (the ones readers can see).
+ * answer is one SQL statement, so it costs one D1 round trip; the Worker only renames the few
+ * rows. They read the counters that triggers keep in every write's transaction (migration 0024,
+ * docs/storage.md "Counters"): the totals one row each, the series one row per day with data in
+ * the range, the categories one row per product type and link; never the products themselves.
+ * Images count those that passed the malware scan (the ones readers can see).
  */
 
 export const STATS_GRANULARITIES = ["day", "week", "month", "year"] as const;
@@ -34,15 +36,12 @@ export interface StatsTotals {
 
 /** Counts over the whole dataset: base products, components, their mass, images, active accounts. */
 export async function statsTotals(svc: Pick<Services, "db">, now: Date): Promise<StatsTotals> {
-  // One scan of products; the system account (holder of deleted accounts' products) is no user.
+  // The counters: `active_users` leaves out the system account (holder of deleted accounts' products).
+  const total = (name: string, column = "count") => sql.raw(`coalesce((SELECT ${column} FROM catalogue_totals WHERE name = '${name}'), 0)`);
   const [row] = await svc.db.all<StatsTotals["totals"]>(sql`
-    SELECT
-      count(*) FILTER (WHERE parent_id IS NULL) AS teardowns,
-      count(*) FILTER (WHERE parent_id IS NOT NULL) AS parts,
-      round(total(weight_g) FILTER (WHERE parent_id IS NULL) / 1000.0, 3) AS mass_kg,
-      (SELECT count(*) FROM images WHERE ${sql.raw(SHOWN_MEDIA_CONDITION)}) AS images,
-      (SELECT count(*) FROM users WHERE is_active = 1 AND is_system = 0) AS users
-    FROM products`);
+    SELECT ${total("base_products")} AS teardowns, ${total("components")} AS parts,
+      round(${total("base_products", "mass_g")} / 1000.0, 3) AS mass_kg,
+      ${total("clean_images")} AS images, ${total("active_users")} AS users`);
   return { generated_at: isoSeconds(now), totals: row! };
 }
 
@@ -155,7 +154,8 @@ export async function statsSeries(svc: Pick<Services, "db">, range: SeriesRange,
   const { granularity } = range;
   const from = dayMs(range.start) / 1000;
   const until = dayMs(range.end) / 1000 + 86_400;
-  const createdPeriod = periodOf(granularity, sql`created_at`, sql`${"unixepoch"}`);
+  // Days as `daily_counts` keys them (created_at / 86400): the range's ends are whole days.
+  const dayPeriod = periodOf(granularity, sql`day * 86400`, sql`${"unixepoch"}`);
   const rows = await svc.db.all<SeriesPoint>(sql`
     WITH RECURSIVE
       bounds(first_period, last_period) AS (SELECT ${periodOf(granularity, sql`${range.start}`)}, ${periodOf(granularity, sql`${range.end}`)}),
@@ -164,34 +164,20 @@ export async function statsSeries(svc: Pick<Services, "db">, range: SeriesRange,
         UNION ALL
         SELECT date(period, ${PERIODS[granularity].step}) FROM periods, bounds WHERE period < last_period
       ),
-      record_counts AS (
-        SELECT ${createdPeriod} AS period,
-          count(*) FILTER (WHERE parent_id IS NULL) AS teardowns,
-          count(*) FILTER (WHERE parent_id IS NOT NULL) AS parts,
-          total(weight_g) FILTER (WHERE parent_id IS NULL) AS mass_g
-        FROM products WHERE created_at >= ${from} AND created_at < ${until}
-        GROUP BY 1
-      ),
-      image_counts AS (
-        SELECT ${createdPeriod} AS period, count(*) AS images
-        FROM images WHERE ${sql.raw(SHOWN_MEDIA_CONDITION)} AND created_at >= ${from} AND created_at < ${until}
-        GROUP BY 1
-      ),
-      account_counts AS (
-        SELECT ${createdPeriod} AS period, count(*) AS users_new
-        FROM users WHERE is_system = 0 AND created_at >= ${from} AND created_at < ${until}
+      day_counts AS (
+        SELECT ${dayPeriod} AS period, sum(teardowns) AS teardowns, sum(parts) AS parts, total(mass_g) AS mass_g,
+          sum(images) AS images, sum(users_new) AS users_new
+        FROM daily_counts WHERE day >= ${from / 86_400} AND day < ${until / 86_400}
         GROUP BY 1
       )
     SELECT strftime(${PERIODS[granularity].label}, p.period) AS period,
       coalesce(r.teardowns, 0) AS teardowns,
       coalesce(r.parts, 0) AS parts,
       round(coalesce(r.mass_g, 0) / 1000.0, 3) AS mass_kg,
-      coalesce(i.images, 0) AS images,
-      coalesce(a.users_new, 0) AS users_new
+      coalesce(r.images, 0) AS images,
+      coalesce(r.users_new, 0) AS users_new
     FROM periods p
-    LEFT JOIN record_counts r ON r.period = p.period
-    LEFT JOIN image_counts i ON i.period = p.period
-    LEFT JOIN account_counts a ON a.period = p.period
+    LEFT JOIN day_counts r ON r.period = p.period
     ORDER BY p.period`);
   return { ...range, generated_at: isoSeconds(now), series: rows };
 }
@@ -208,10 +194,11 @@ export interface StatsCategories {
   categories: CategoryCount[];
 }
 
-const SCOPE_CONDITIONS: Record<StatsScope, SQL> = {
-  products: sql`p.parent_id IS NULL`,
-  components: sql`p.parent_id IS NOT NULL`,
-  all: sql`1`,
+/** The records of a scope, from a `product_type_counts` row (`tc`). */
+const SCOPE_COUNTS: Record<StatsScope, SQL> = {
+  products: sql.raw("tc.base_products"),
+  components: sql.raw("tc.components"),
+  all: sql.raw("tc.base_products + tc.components"),
 };
 
 /**
@@ -225,14 +212,15 @@ export async function statsCategories(
   query: { limit: number; scope: StatsScope },
   now: Date,
 ): Promise<StatsCategories> {
+  // Per product type from its counter, so the statement reads one row per type and link.
   const rows = await svc.db.all<CategoryCount>(sql`
-    SELECT c.name AS name, count(*) AS count
-    FROM products p
-    JOIN product_type_categories ptc ON ptc.product_type_id = p.product_type_id
+    SELECT c.name AS name, sum(${SCOPE_COUNTS[query.scope]}) AS count
+    FROM product_type_counts tc
+    JOIN product_type_categories ptc ON ptc.product_type_id = tc.product_type_id
     JOIN categories c ON c.id = ptc.category_id
-    WHERE ${SCOPE_CONDITIONS[query.scope]}
     GROUP BY c.id
-    ORDER BY count(*) DESC, c.name, c.id
+    HAVING sum(${SCOPE_COUNTS[query.scope]}) > 0
+    ORDER BY 2 DESC, c.name, c.id
     LIMIT ${query.limit}`);
   return { generated_at: isoSeconds(now), limit: query.limit, scope: query.scope, categories: rows };
 }

@@ -2,7 +2,14 @@ import { authenticationRequired } from "../../../auth/permissions";
 import { batchRows } from "../../../db/client";
 import type { AppRouteHandler, BaseEnv } from "../../../env";
 import { pageEnvelope } from "../../../lib/pagination";
-import { type CountRow, type FacetValue, facetStatements, facetsFromRows, suggestionStatements } from "../../../services/products/query";
+import {
+  type CountRow,
+  type FacetRow,
+  type FacetValue,
+  facetStatement,
+  facetsFromRows,
+  suggestionStatements,
+} from "../../../services/products/query";
 import { productFilterFromQuery } from "../products.query";
 import type * as routes from "./facets.routes";
 
@@ -12,8 +19,8 @@ export const getProductFacets: AppRouteHandler<typeof routes.getProductFacets, B
   // Only `owner=me` needs the viewer before the read; otherwise the token check rides in its batch.
   const viewer = filter.ownerMe ? await c.get("viewer").now() : null;
   if (filter.ownerMe && !viewer) throw authenticationRequired();
-  // One statement per field, all in one round trip.
-  const rows = await batchRows<FacetValue[]>(c.get("services").db, facetStatements(filter, fields, viewer?.id ?? null));
+  // One statement for every field, one round trip.
+  const [rows] = await batchRows<[FacetRow]>(c.get("services").db, [facetStatement(filter, fields, viewer?.id ?? null)]);
   c.header("Cache-Control", "no-store");
   return c.json(facetsFromRows(fields, rows), 200);
 };

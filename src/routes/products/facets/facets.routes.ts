@@ -3,10 +3,21 @@ import { pagedSchema } from "../../../lib/pagination";
 import { problemResponses } from "../../../lib/problem";
 import { cachedRead } from "../../../middleware/read-copies";
 import { PRODUCT_FACET_FIELDS, PRODUCT_QUERY_LIMITS } from "../../../services/products/query";
+
+const SAMPLE = PRODUCT_QUERY_LIMITS.facetSample.toLocaleString("en");
+
 import { ProductFacetsQuerySchema, ProductSuggestionsQuerySchema } from "../products.query";
 
 export const FacetValueSchema = z
-  .object({ value: z.string(), count: z.number().int().openapi({ description: "Matching base products with this value." }) })
+  .object({
+    value: z.string(),
+    count: z
+      .number()
+      .int()
+      .openapi({
+        description: `Matching base products with this value; under a filter matching more than ${SAMPLE} base products, those among the ${SAMPLE} newest matches (a lower bound).`,
+      }),
+  })
   .openapi("FacetValue", { example: { value: "fairphone", count: 2 } });
 
 const facetList = (field: string) =>
@@ -44,7 +55,11 @@ export const getProductFacets = createRoute({
   description:
     `For each repeated \`fields\` (${PRODUCT_FACET_FIELDS.join(", ")}), the values among the base products matching the ` +
     "list's filters (every filter applies to every field, its own too), with their counts, empty values left out " +
-    "(docs/product-list.md). `owner=me` needs a signed-in user (401 otherwise); `Cache-Control: no-store`.",
+    "(docs/product-list.md, Facets). Without a filter the counts are exact over the whole catalogue (kept by the " +
+    `database on every write). With filters they are counted over the matching base products, at most the ${SAMPLE} ` +
+    `newest of them (by \`created_at\`, then id): exact when at most ${SAMPLE} match, otherwise the values and counts of ` +
+    `those ${SAMPLE}, each count a lower bound (compare the list's \`total\` with the same filters). ` +
+    "`owner=me` needs a signed-in user (401 otherwise); `Cache-Control: no-store`.",
   middleware: [cachedRead("catalogue")] as const,
   request: { query: ProductFacetsQuerySchema },
   responses: {

@@ -1,0 +1,175 @@
+// The seeded datasets of `npm run bench:scale` (bench/README.md, "Scale"): one local D1 database per
+// size, seeded once with the demo generator and kept in a data directory, and a working copy of it
+// per run, with the migrations the stored copy lacks applied to the copy only.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { Miniflare } from "miniflare";
+import { readWranglerConfig } from "./targets.mjs";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+/** The demo generator seeds at most this many products per call; bigger sizes are seeded in parts with seeds 1, 2, ... */
+const PART = 30_000;
+const MARKER = "seeded.json";
+
+/** The SQLite file of the D1 database `DB` under a `--persist-to` directory (wrangler's and Miniflare's layout). */
+export function sqliteFileOf(persistTo) {
+  const dir = path.join(persistTo, "v3/d1/miniflare-D1DatabaseObject");
+  if (!existsSync(dir)) return null;
+  const file = readdirSync(dir).find((name) => name.endsWith(".sqlite") && name !== "metadata.sqlite");
+  return file ? path.join(dir, file) : null;
+}
+
+function generatorDigest() {
+  const hash = createHash("sha256");
+  for (const file of ["scripts/seed/demo-data.mjs", "scripts/seed/starter-data.mjs"]) hash.update(readFileSync(path.join(ROOT, file)));
+  return hash.digest("hex").slice(0, 16);
+}
+
+function run(command, args, label) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      env: { ...process.env, CI: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const out = [];
+    child.stdout.on("data", (chunk) => out.push(chunk));
+    child.stderr.on("data", (chunk) => out.push(chunk));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const text = Buffer.concat(out).toString();
+      if (code === 0) resolve(text);
+      else reject(new Error(`${label} exited with ${code}:\n${text.slice(-2000)}`));
+    });
+  });
+}
+
+const README = `# Seeded datasets of \`npm run bench:scale\`
+
+Each directory \`demo-<N>\` is a \`--persist-to\` state directory (wrangler's layout) holding one local D1
+database: the migrations of the time (listed in its \`seeded.json\`), the starter reference data and N
+base products of the demo generator (\`npm run seed:demo -- --products N --persist-to <dir>\`, in parts
+of at most ${PART.toLocaleString("en")} products with seeds 1, 2, ...), about 15 records each. Nothing
+else is written here: every bench run works on a copy, and applies the migrations the copy lacks to
+the copy only. Delete a directory to have the next run seed it again; \`seeded.json\` says what it
+holds, how long the seed took and how big it was. Serve one by hand with
+\`npm start -- --persist-to <dir>\` (after a copy, if it is to stay as it is).
+`;
+
+/**
+ * The stored database of `products` demo products under `dataDir` (seeded now if it is missing),
+ * and what its `seeded.json` says.
+ */
+export async function ensureSeeded(dataDir, products, log = console.log) {
+  const dir = path.join(dataDir, `demo-${products}`);
+  const marker = path.join(dir, MARKER);
+  mkdirSync(dataDir, { recursive: true });
+  if (!existsSync(path.join(dataDir, "README.md"))) writeFileSync(path.join(dataDir, "README.md"), README);
+  if (existsSync(marker)) {
+    const info = JSON.parse(readFileSync(marker, "utf8"));
+    if (info.generator !== generatorDigest()) {
+      log(`  note: ${dir} was seeded by another version of the demo generator (${info.generator}); delete it to seed again`);
+    }
+    return { dir, info };
+  }
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const started = performance.now();
+  log(`  seeding ${products.toLocaleString("en")} demo products into ${dir} (once; kept for later runs)`);
+  const migrations = await seedMigrations();
+  await applyAtSeed(dir, migrations);
+  const parts = [];
+  for (let done = 0, seed = 1; done < products; seed++) {
+    const n = Math.min(PART, products - done);
+    const partStarted = performance.now();
+    const out = await run(
+      process.execPath,
+      ["scripts/seed-demo.mjs", "--products", String(n), "--seed", String(seed), "--persist-to", dir],
+      "seed-demo",
+    );
+    parts.push({ products: n, seed, seconds: Number(((performance.now() - partStarted) / 1000).toFixed(1)) });
+    done += n;
+    log(`    ${done.toLocaleString("en")} / ${products.toLocaleString("en")}: ${out.trim().split("\n").at(-1)}`);
+  }
+  const file = sqliteFileOf(dir);
+  const info = {
+    products,
+    parts,
+    generator: generatorDigest(),
+    migrations: migrations.map((m) => m.name),
+    seededAt: new Date().toISOString(),
+    seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+    sqliteBytes: file ? statSync(file).size : null,
+  };
+  writeFileSync(marker, `${JSON.stringify(info, null, 2)}\n`);
+  return { dir, info };
+}
+
+/**
+ * The migrations a stored dataset is seeded with: those on the `main` branch (git), so that the
+ * dataset holds the shared schema and a branch's own new migrations are applied to each working
+ * copy instead (they may still change); every migration of the tree when there is no `main`.
+ */
+async function seedMigrations() {
+  const all = await readD1Migrations(path.join(ROOT, "migrations"));
+  const listed = await run("git", ["ls-tree", "--name-only", "main", "migrations/"], "git ls-tree").catch(() => "");
+  const onMain = new Set(listed.split("\n").map((line) => path.basename(line.trim())));
+  const chosen = all.filter((m) => onMain.has(m.name));
+  return chosen.length > 0 ? chosen : all;
+}
+
+/** Applies `migrations` to the D1 database under `dir` (wrangler's layout), recording them in `d1_migrations` as wrangler does. */
+async function applyAtSeed(dir, migrations) {
+  const config = readWranglerConfig(ROOT);
+  const mf = new Miniflare({
+    modules: true,
+    script: "export default { fetch() { return new Response(null) } }",
+    compatibilityDate: config.compatibility_date,
+    d1Databases: { DB: config.d1_databases[0].database_id },
+    d1Persist: path.join(dir, "v3/d1"),
+  });
+  try {
+    const db = await mf.getD1Database("DB");
+    await db.exec(
+      "CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP);",
+    );
+    for (const migration of migrations) {
+      const statements = migration.queries.map((query) => db.prepare(query));
+      statements.push(db.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(migration.name));
+      await db.batch(statements);
+    }
+  } finally {
+    await mf.dispose();
+  }
+}
+
+/** A copy of the stored database to run against (removed by `remove`). */
+export function workingCopy(storedDir, base = os.tmpdir()) {
+  const dir = mkdtempSync(path.join(base, "relab-scale-"));
+  cpSync(path.join(storedDir, "v3"), path.join(dir, "v3"), { recursive: true });
+  return { dir, d1Persist: path.join(dir, "v3/d1"), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Applies to `db` (the working copy, through Miniflare) the migrations its `d1_migrations` table
+ * does not list, in order, one batch each, and records them there as wrangler does.
+ */
+export async function applyPendingMigrations(db) {
+  // By name after the number: a migration renumbered when its branch was merged is the same migration.
+  const unnumbered = (name) => name.replace(/^\d+_/, "");
+  const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all()).results.map((row) => unnumbered(row.name)));
+  const done = [];
+  for (const migration of await readD1Migrations(path.join(ROOT, "migrations"))) {
+    if (applied.has(unnumbered(migration.name))) continue;
+    const started = performance.now();
+    const statements = migration.queries.map((query) => db.prepare(query));
+    statements.push(db.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(migration.name));
+    await db.batch(statements);
+    done.push({ name: migration.name, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) });
+  }
+  return done;
+}
