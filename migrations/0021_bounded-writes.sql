@@ -1,0 +1,164 @@
+CREATE TABLE `deletion_jobs` (
+	`id` text PRIMARY KEY NOT NULL,
+	`kind` text NOT NULL,
+	`record_id` integer,
+	`user_id` integer NOT NULL,
+	`content` text,
+	`actor_id` integer,
+	`records_done` integer DEFAULT 0 NOT NULL,
+	`slices` integer DEFAULT 0 NOT NULL,
+	`created_at` integer DEFAULT (unixepoch()) NOT NULL,
+	`updated_at` integer DEFAULT (unixepoch()) NOT NULL,
+	CONSTRAINT "deletion_jobs_kind" CHECK("deletion_jobs"."kind" IN ('record', 'account')),
+	CONSTRAINT "deletion_jobs_shape" CHECK(("deletion_jobs"."kind" = 'record' AND "deletion_jobs"."record_id" IS NOT NULL AND "deletion_jobs"."content" IS NULL) OR ("deletion_jobs"."kind" = 'account' AND "deletion_jobs"."record_id" IS NULL AND "deletion_jobs"."content" IN ('anonymize', 'delete')))
+);
+--> statement-breakpoint
+CREATE TABLE `hidden_records` (
+	`record_id` integer PRIMARY KEY NOT NULL,
+	`root_id` integer NOT NULL,
+	`job_id` text NOT NULL,
+	FOREIGN KEY (`job_id`) REFERENCES `deletion_jobs`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `hidden_records_root_idx` ON `hidden_records` (`root_id`);--> statement-breakpoint
+CREATE INDEX `hidden_records_job_idx` ON `hidden_records` (`job_id`);--> statement-breakpoint
+CREATE TABLE `release_bom_preimages` (
+	`release_version` text NOT NULL,
+	`product_id` integer NOT NULL,
+	`material_id` integer NOT NULL,
+	`root_id` integer NOT NULL,
+	`quantity` real,
+	`unit` text,
+	`existed` integer NOT NULL,
+	PRIMARY KEY(`release_version`, `product_id`, `material_id`),
+	FOREIGN KEY (`release_version`) REFERENCES `releases`(`version`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `release_bom_preimages_root_idx` ON `release_bom_preimages` (`release_version`,`root_id`);--> statement-breakpoint
+CREATE TABLE `release_image_preimages` (
+	`release_version` text NOT NULL,
+	`id` text NOT NULL,
+	`product_id` integer NOT NULL,
+	`root_id` integer NOT NULL,
+	`storage_key` text,
+	`width` integer,
+	`height` integer,
+	`size_bytes` integer,
+	`content_type` text,
+	`status` text,
+	`existed` integer NOT NULL,
+	PRIMARY KEY(`release_version`, `id`),
+	FOREIGN KEY (`release_version`) REFERENCES `releases`(`version`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `release_image_preimages_root_idx` ON `release_image_preimages` (`release_version`,`root_id`);--> statement-breakpoint
+CREATE TABLE `release_owners` (
+	`release_version` text NOT NULL,
+	`user_id` integer NOT NULL,
+	PRIMARY KEY(`release_version`, `user_id`),
+	FOREIGN KEY (`release_version`) REFERENCES `releases`(`version`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE TABLE `release_product_preimages` (
+	`release_version` text NOT NULL,
+	`id` integer NOT NULL,
+	`parent_id` integer,
+	`root_id` integer NOT NULL,
+	`owner_id` integer NOT NULL,
+	`amount_in_parent` integer,
+	`name` text NOT NULL,
+	`description` text,
+	`brand` text,
+	`model` text,
+	`product_type_id` integer,
+	`weight_g` real,
+	`height_cm` real,
+	`width_cm` real,
+	`depth_cm` real,
+	`circularity_properties` text,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	PRIMARY KEY(`release_version`, `id`),
+	FOREIGN KEY (`release_version`) REFERENCES `releases`(`version`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `release_product_preimages_root_idx` ON `release_product_preimages` (`release_version`,`root_id`);--> statement-breakpoint
+CREATE TABLE `release_snapshot_progress` (
+	`release_version` text PRIMARY KEY NOT NULL,
+	`build_id` text NOT NULL,
+	`taken_at` integer NOT NULL,
+	`max_id` integer NOT NULL,
+	`cursor` integer DEFAULT 0 NOT NULL,
+	FOREIGN KEY (`release_version`) REFERENCES `releases`(`version`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+-- Hand-written (drizzle-kit has no notation for triggers): while a release's snapshot is being
+-- copied (a `release_snapshot_progress` row), the first write after the snapshot's instant to a
+-- record the copy has not reached yet (its base product's id above `cursor`, its own id at most
+-- `max_id`) keeps the record's earlier version, and the same for its bill-of-materials and image
+-- rows; a row added since is kept as `existed = 0`. The copy takes those versions instead of the
+-- live rows, so the release holds the dataset as it was at one instant however long the copy
+-- takes (docs/releases.md, "The snapshot"). BEFORE, so that a record's version is kept before
+-- ON DELETE CASCADE removes its rows below it. With no snapshot running, each trigger costs one
+-- look into an empty table.
+CREATE TRIGGER `products_release_kept_on_update` BEFORE UPDATE ON `products`
+WHEN EXISTS (SELECT 1 FROM release_snapshot_progress s WHERE old.id <= s.max_id AND old.root_id > s.cursor) BEGIN
+  INSERT OR IGNORE INTO release_product_preimages (release_version, id, parent_id, root_id, owner_id, amount_in_parent, name, description,
+    brand, model, product_type_id, weight_g, height_cm, width_cm, depth_cm, circularity_properties, created_at, updated_at)
+  SELECT s.release_version, old.id, old.parent_id, old.root_id, old.owner_id, old.amount_in_parent, old.name, old.description,
+    old.brand, old.model, old.product_type_id, old.weight_g, old.height_cm, old.width_cm, old.depth_cm, old.circularity_properties,
+    old.created_at, old.updated_at
+  FROM release_snapshot_progress s WHERE old.id <= s.max_id AND old.root_id > s.cursor;
+END;--> statement-breakpoint
+CREATE TRIGGER `products_release_kept_on_delete` BEFORE DELETE ON `products`
+WHEN EXISTS (SELECT 1 FROM release_snapshot_progress s WHERE old.id <= s.max_id AND old.root_id > s.cursor) BEGIN
+  INSERT OR IGNORE INTO release_product_preimages (release_version, id, parent_id, root_id, owner_id, amount_in_parent, name, description,
+    brand, model, product_type_id, weight_g, height_cm, width_cm, depth_cm, circularity_properties, created_at, updated_at)
+  SELECT s.release_version, old.id, old.parent_id, old.root_id, old.owner_id, old.amount_in_parent, old.name, old.description,
+    old.brand, old.model, old.product_type_id, old.weight_g, old.height_cm, old.width_cm, old.depth_cm, old.circularity_properties,
+    old.created_at, old.updated_at
+  FROM release_snapshot_progress s WHERE old.id <= s.max_id AND old.root_id > s.cursor;
+END;--> statement-breakpoint
+-- A row's tree: its record's, or (the record deleted in the same statement, by cascade) the kept version's.
+CREATE TRIGGER `bill_of_materials_release_kept_on_insert` BEFORE INSERT ON `bill_of_materials`
+WHEN EXISTS (SELECT 1 FROM release_snapshot_progress s) BEGIN
+  INSERT OR IGNORE INTO release_bom_preimages (release_version, product_id, material_id, root_id, quantity, unit, existed)
+  SELECT s.release_version, new.product_id, new.material_id, p.root_id, NULL, NULL, 0
+  FROM release_snapshot_progress s JOIN products p ON p.id = new.product_id WHERE p.id <= s.max_id AND p.root_id > s.cursor;
+END;--> statement-breakpoint
+CREATE TRIGGER `bill_of_materials_release_kept_on_update` BEFORE UPDATE ON `bill_of_materials`
+WHEN EXISTS (SELECT 1 FROM release_snapshot_progress s) BEGIN
+  INSERT OR IGNORE INTO release_bom_preimages (release_version, product_id, material_id, root_id, quantity, unit, existed)
+  SELECT s.release_version, old.product_id, old.material_id, p.root_id, old.quantity, old.unit, 1
+  FROM release_snapshot_progress s JOIN products p ON p.id = old.product_id WHERE p.id <= s.max_id AND p.root_id > s.cursor;
+END;--> statement-breakpoint
+CREATE TRIGGER `bill_of_materials_release_kept_on_delete` BEFORE DELETE ON `bill_of_materials`
+WHEN EXISTS (SELECT 1 FROM release_snapshot_progress s) BEGIN
+  INSERT OR IGNORE INTO release_bom_preimages (release_version, product_id, material_id, root_id, quantity, unit, existed)
+  SELECT s.release_version, old.product_id, old.material_id, k.root_id, old.quantity, old.unit, 1
+  FROM release_snapshot_progress s
+  JOIN (SELECT root_id FROM products WHERE id = old.product_id
+        UNION ALL SELECT root_id FROM release_product_preimages WHERE id = old.product_id AND NOT EXISTS (SELECT 1 FROM products WHERE id = old.product_id)) k
+  WHERE old.product_id <= s.max_id AND k.root_id > s.cursor;
+END;--> statement-breakpoint
+CREATE TRIGGER `images_release_kept_on_insert` BEFORE INSERT ON `images`
+WHEN EXISTS (SELECT 1 FROM release_snapshot_progress s) BEGIN
+  INSERT OR IGNORE INTO release_image_preimages (release_version, id, product_id, root_id, existed)
+  SELECT s.release_version, new.id, new.product_id, p.root_id, 0
+  FROM release_snapshot_progress s JOIN products p ON p.id = new.product_id WHERE p.id <= s.max_id AND p.root_id > s.cursor;
+END;--> statement-breakpoint
+CREATE TRIGGER `images_release_kept_on_update` BEFORE UPDATE ON `images`
+WHEN EXISTS (SELECT 1 FROM release_snapshot_progress s) BEGIN
+  INSERT OR IGNORE INTO release_image_preimages (release_version, id, product_id, root_id, storage_key, width, height, size_bytes, content_type, status, existed)
+  SELECT s.release_version, old.id, old.product_id, p.root_id, old.storage_key, old.width, old.height, old.size_bytes, old.content_type, old.status, 1
+  FROM release_snapshot_progress s JOIN products p ON p.id = old.product_id WHERE p.id <= s.max_id AND p.root_id > s.cursor;
+END;--> statement-breakpoint
+CREATE TRIGGER `images_release_kept_on_delete` BEFORE DELETE ON `images`
+WHEN EXISTS (SELECT 1 FROM release_snapshot_progress s) BEGIN
+  INSERT OR IGNORE INTO release_image_preimages (release_version, id, product_id, root_id, storage_key, width, height, size_bytes, content_type, status, existed)
+  SELECT s.release_version, old.id, old.product_id, k.root_id, old.storage_key, old.width, old.height, old.size_bytes, old.content_type, old.status, 1
+  FROM release_snapshot_progress s
+  JOIN (SELECT root_id FROM products WHERE id = old.product_id
+        UNION ALL SELECT root_id FROM release_product_preimages WHERE id = old.product_id AND NOT EXISTS (SELECT 1 FROM products WHERE id = old.product_id)) k
+  WHERE old.product_id <= s.max_id AND k.root_id > s.cursor;
+END;

@@ -1,0 +1,159 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { bearer, patchMe, verifiedUser } from "../../support/accounts";
+import { countOf, deletionJobs, finishDeletionJobs, productWithComponents, runOneSlice } from "../../support/deletions";
+import { api, d1Cost, roundTrips } from "../../support/http";
+import { pendingWithoutJob } from "../../support/media";
+
+// Deleting a record with more records under it than one slice removes (DELETION_SLICE_RECORDS:
+// 50 in the tests): the request hides it at once in one small batch, and a deletion job removes
+// the rows in slices of 50 on the queue (docs/storage.md, "Deletion jobs").
+
+type Body = Record<string, any>;
+
+let owner: Awaited<ReturnType<typeof verifiedUser>>;
+let headers: Record<string, string>;
+
+beforeAll(async () => {
+  owner = await verifiedUser("bigtree");
+  headers = bearer(owner.tokens.access_token);
+  expect((await patchMe(owner.tokens.access_token, { preferences: { profile_visibility: "public" } })).status).toBe(200);
+});
+
+const note = (text: string) => ({ bytes: new TextEncoder().encode(text), name: "notes.txt", type: "text/plain" });
+const usage = async () =>
+  (await env.DB.prepare("SELECT upload_file_count AS files, upload_total_bytes AS bytes FROM users WHERE id = ?")
+    .bind(owner.id)
+    .first<{ files: number; bytes: number }>())!;
+const remove = (path: string) => api(path, { method: "DELETE", headers });
+const treeOf = (id: number) => api(`/v1/products/${id}/components/tree?recursion_depth=10`);
+const namesIn = (nodes: Body[]): string[] => nodes.flatMap((node) => [node.name, ...namesIn(node.components)]);
+
+describe("deleting a base product with more components than a slice", () => {
+  it("hides the whole tree at once, for every read, and removes it in slices of 50 on the queue", async () => {
+    const product = await productWithComponents(headers, "Tower fan", 40, 2); // 1 + 40 + 80 records
+    const deep = (await (await treeOf(product.id)).json()) as Body[];
+    const grandchild = deep[0]!.components[0].id as number;
+    await pendingWithoutJob("files", grandchild, owner.id, note("a measurement"));
+    const charged = await usage();
+    expect(charged.files).toBeGreaterThanOrEqual(1);
+    // Read (and so cached) before the deletion.
+    for (const path of [`/v1/products/${product.id}`, `/v1/components/${grandchild}`, `/v1/products?search=tower`]) {
+      expect((await api(path)).status).toBe(200);
+    }
+
+    const deleted = await remove(`/v1/products/${product.id}`);
+    expect(deleted.status).toBe(204);
+    // The job, unless the queue beside the tests has already finished it.
+    for (const job of await deletionJobs()) expect(job).toMatchObject({ kind: "record", record_id: product.id, user_id: owner.id });
+    // As a small deletion: the token check, the bounded count of what goes, and the small batch that hides it.
+    expect(roundTrips(deleted)).toBe(3);
+    expect(d1Cost(deleted).rowsWritten).toBeLessThan(40);
+
+    // Gone for every read at once (the rows go in the background meanwhile).
+    expect((await api(`/v1/products/${product.id}`)).status).toBe(404);
+    expect((await api(`/v1/components/${product.components[0]}`)).status).toBe(404);
+    expect((await api(`/v1/components/${grandchild}`)).status).toBe(404);
+    expect((await api(`/v1/components/${grandchild}/files`)).status).toBe(404);
+    expect((await treeOf(product.id)).status).toBe(404);
+    expect((await api(`/v1/products/${product.id}/export?format=json`)).status).toBe(404);
+    const search = (await (await api("/v1/products?search=tower")).json()) as Body;
+    expect(search.items).toEqual([]);
+    const profile = (await (await api(`/v1/profiles/${owner.username}`)).json()) as Body;
+    expect(profile.product_count).toBe(0);
+    // Nothing can be added under it any more.
+    const added = await api(`/v1/components/${product.components[1]}/components`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Late part", amount_in_parent: 1 }),
+    });
+    expect(added.status).toBe(404);
+
+    await finishDeletionJobs();
+    expect(await countOf("SELECT 1 FROM products WHERE root_id = ?", product.id)).toBe(0);
+    expect(await countOf("SELECT 1 FROM files WHERE product_id = ?", grandchild)).toBe(0);
+    expect(await countOf("SELECT 1 FROM hidden_records")).toBe(0);
+    expect(await deletionJobs()).toEqual([]);
+    // The file's share of the quota went with it.
+    const released = await usage();
+    expect(released.files).toBe(charged.files - 1);
+  });
+
+  it("leaves nothing half-done when a slice dies: the retry goes on from the last slice that committed", async () => {
+    const product = await productWithComponents(headers, "Dehumidifier", 60, 1); // 121 records
+    // Every slice after the first fails inside its batch, as a database error would make it.
+    await env.DB.prepare(
+      "CREATE TRIGGER test_second_slice_dies BEFORE UPDATE OF records_done ON deletion_jobs WHEN old.records_done >= 50 BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+    ).run();
+    try {
+      expect((await remove(`/v1/products/${product.id}`)).status).toBe(204);
+      const [job] = await deletionJobs();
+      await runOneSlice(job!.id).catch(() => undefined);
+      await expect(runOneSlice(job!.id)).rejects.toThrow(/injected failure/);
+      // Exactly one slice committed: 50 records gone with their progress, the other 71 still hidden.
+      expect((await deletionJobs())[0]).toMatchObject({ records_done: 50, slices: 1 });
+      expect(await countOf("SELECT 1 FROM products WHERE root_id = ?", product.id)).toBe(71);
+      expect((await api(`/v1/products/${product.id}`)).status).toBe(404);
+      expect((await api(`/v1/components/${product.components[59]}`)).status).toBe(404);
+    } finally {
+      await env.DB.prepare("DROP TRIGGER test_second_slice_dies").run();
+    }
+    await finishDeletionJobs();
+    expect(await countOf("SELECT 1 FROM products WHERE root_id = ?", product.id)).toBe(0);
+    expect(await deletionJobs()).toEqual([]);
+  });
+
+  it("is done in the request when the tree fits in one slice", async () => {
+    const product = await productWithComponents(headers, "Desk lamp", 30);
+    expect((await remove(`/v1/products/${product.id}`)).status).toBe(204);
+    expect(await deletionJobs()).toEqual([]);
+    expect(await countOf("SELECT 1 FROM products WHERE root_id = ?", product.id)).toBe(0);
+  });
+
+  it("starts one job when two deletions race", async () => {
+    const product = await productWithComponents(headers, "Air purifier", 55);
+    const answers = await Promise.all([remove(`/v1/products/${product.id}`), remove(`/v1/products/${product.id}`)]);
+    for (const answer of answers) expect([204, 404]).toContain(answer.status);
+    expect(answers.some((answer) => answer.status === 204)).toBe(true);
+    expect(await deletionJobs()).toHaveLength(1);
+    await finishDeletionJobs();
+    expect(await countOf("SELECT 1 FROM products WHERE root_id = ?", product.id)).toBe(0);
+  });
+});
+
+describe("deleting a component with more records under it than a slice", () => {
+  it("hides that subtree at once and leaves the rest of the product as it was", async () => {
+    const product = await productWithComponents(headers, "Robot vacuum", 3);
+    const [kept, doomed, other] = product.components as [number, number, number];
+    const many = Array.from({ length: 60 }, (_, i) => ({ name: `Brush bristle ${i}`, amount_in_parent: 1 }));
+    const added = await api(`/v1/components/${doomed}/components`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Brush roll", amount_in_parent: 1, components: many }),
+    });
+    expect(added.status, await added.clone().text()).toBe(201);
+    const roll = ((await added.json()) as Body).id as number;
+    const bristle = ((await (await api(`/v1/components/${roll}`)).json()) as Body).components[0].id as number;
+
+    expect((await remove(`/v1/components/${doomed}`)).status).toBe(204);
+    expect(await deletionJobs()).toHaveLength(1);
+    for (const id of [doomed, roll, bristle]) expect((await api(`/v1/components/${id}`)).status).toBe(404);
+    for (const id of [kept, other]) expect((await api(`/v1/components/${id}`)).status).toBe(200);
+    const detail = (await (await api(`/v1/products/${product.id}`)).json()) as Body;
+    expect(detail.components.map((c: Body) => c.id)).toEqual([kept, other]);
+    const tree = (await (await treeOf(product.id)).json()) as Body[];
+    expect(namesIn(tree).some((name) => name.startsWith("Brush"))).toBe(false);
+    // A component beside it still takes new components.
+    const beside = await api(`/v1/components/${kept}/components`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Wheel", amount_in_parent: 2 }),
+    });
+    expect(beside.status).toBe(201);
+
+    await finishDeletionJobs();
+    expect(await countOf("SELECT 1 FROM products WHERE id IN (?, ?, ?)", doomed, roll, bristle)).toBe(0);
+    expect(await countOf("SELECT 1 FROM products WHERE root_id = ?", product.id)).toBe(1 + 2 + 1);
+    expect((await api(`/v1/products/${product.id}`)).status).toBe(200);
+  });
+});
