@@ -89,9 +89,14 @@ CREATE TABLE `release_snapshot_progress` (
 	`taken_at` integer NOT NULL,
 	`max_id` integer NOT NULL,
 	`cursor` integer DEFAULT 0 NOT NULL,
+	`records` integer DEFAULT 0 NOT NULL,
+	`base_products` integer DEFAULT 0 NOT NULL,
+	`images` integer DEFAULT 0 NOT NULL,
+	`record_materials` integer DEFAULT 0 NOT NULL,
 	FOREIGN KEY (`release_version`) REFERENCES `releases`(`version`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
+CREATE INDEX `release_images_record_idx` ON `release_images` (`release_version`,`record_id`);--> statement-breakpoint
 -- Hand-written (drizzle-kit has no notation for triggers): while a release's snapshot is being
 -- copied (a `release_snapshot_progress` row), the first write after the snapshot's instant to a
 -- record the copy has not reached yet (its base product's id above `cursor`, its own id at most

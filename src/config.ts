@@ -57,6 +57,11 @@ export interface AppConfig {
    */
   releaseBuildSliceMs: number;
   /**
+   * `RELEASE_SNAPSHOT_RECORDS`: records one batch of a release's snapshot copies, with their bills
+   * of materials and images (default 10,000, whole base products at a time; docs/releases.md).
+   */
+  releaseSnapshotRecords: number;
+  /**
    * `DELETION_SLICE_RECORDS`: records one slice of a deletion job removes, with their bills of
    * materials and media rows (default 2,000: about 0.2 s of D1 time); a deletion of at most this
    * many records is done at once in the request (docs/storage.md, "Deletion jobs").
@@ -173,6 +178,7 @@ function parseConfig(env: Env): AppConfig {
     ),
     contributorTermsVersion: positiveInt(env.CONTRIBUTOR_TERMS_VERSION, "CONTRIBUTOR_TERMS_VERSION", 1, 1_000_000),
     releaseBuildSliceMs: positiveInt(env.RELEASE_BUILD_SLICE_MS, "RELEASE_BUILD_SLICE_MS", 60_000, 600_000),
+    releaseSnapshotRecords: positiveInt(env.RELEASE_SNAPSHOT_RECORDS, "RELEASE_SNAPSHOT_RECORDS", 10_000, 200_000),
     deletionSliceRecords: positiveInt(env.DELETION_SLICE_RECORDS, "DELETION_SLICE_RECORDS", 2_000, 50_000),
     deletionRunMs: positiveInt(env.DELETION_RUN_MS, "DELETION_RUN_MS", 20_000, 600_000),
   };

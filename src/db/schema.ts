@@ -682,7 +682,11 @@ export const releaseImages = sqliteTable(
     bytes: integer("bytes").notNull(),
     content_type: text("content_type").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.release_version, t.file, t.record_id] })],
+  (t) => [
+    primaryKey({ columns: [t.release_version, t.file, t.record_id] }),
+    // The snapshot counts a slice's images by their records.
+    index("release_images_record_idx").on(t.release_version, t.record_id),
+  ],
 );
 
 /** The reference tables at the snapshot, one JSON object per row, in `position` order per table. */
@@ -766,6 +770,11 @@ export const releaseSnapshotProgress = sqliteTable("release_snapshot_progress", 
   taken_at: integer("taken_at").notNull(),
   max_id: integer("max_id").notNull(),
   cursor: integer("cursor").notNull().default(0),
+  /** What the copy has staged so far: the release's counts once it is done. */
+  records: integer("records").notNull().default(0),
+  base_products: integer("base_products").notNull().default(0),
+  images: integer("images").notNull().default(0),
+  record_materials: integer("record_materials").notNull().default(0),
 });
 
 /** The accounts whose base products a release holds: those that had accepted the contributor terms at its snapshot. */

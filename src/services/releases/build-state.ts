@@ -179,9 +179,14 @@ export async function heartbeat(db: Db, fence: BuildFence, recordsWritten: numbe
  * owned the build (nothing changed). The caller empties the staging tables afterwards.
  */
 export async function markFailed(db: Db, fence: BuildFence, reason: string): Promise<boolean> {
-  const rows = await db.all(sql`UPDATE releases SET status = 'failed', failure_reason = ${reason.slice(0, 1000)}, build_state = NULL,
+  const [rows] = await batchRows<[unknown, unknown]>(db, [
+    sql`UPDATE releases SET status = 'failed', failure_reason = ${reason.slice(0, 1000)}, build_state = NULL,
       lease_id = NULL, lease_until = NULL, updated_at = unixepoch()
-    WHERE ${fenced(fence)} RETURNING 1 AS held`);
+    WHERE ${fenced(fence)} RETURNING 1 AS held`,
+    // A snapshot being copied stops there: no more earlier versions to keep.
+    sql`DELETE FROM release_snapshot_progress WHERE release_version = ${fence.version}
+      AND EXISTS (SELECT 1 FROM releases WHERE version = ${fence.version} AND build_id = ${fence.buildId} AND status = 'failed')`,
+  ]);
   return rows.length > 0;
 }
 

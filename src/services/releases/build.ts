@@ -21,7 +21,7 @@ import {
   type WrittenFile,
 } from "./build-state";
 import { type ReleaseFacts, writeChecksums, writeDataPackage, writeReadme } from "./metadata";
-import { clearStaging, takeSnapshot } from "./snapshot";
+import { clearStaging, snapshotUnit } from "./snapshot";
 import { deletePrefix, RELEASE_MEDIA_TYPES, releaseKey, servedContentType, stagingKey } from "./storage";
 import { type PageCursor, RELEASE_TABLES, type ReleaseTable, type RowContext } from "./tables";
 
@@ -166,18 +166,32 @@ class BuildSlice {
     // before it looks at the clock, so that even a slice that starts late makes progress.
     let worked = false;
     if (snapshotAt === null || counts === null) {
-      // A fresh attempt: whatever an earlier one left under the release's keys goes first.
-      await deletePrefix(this.bucket, releaseKey(this.fence.version, ""));
-      await deletePrefix(this.bucket, stagingKey(this.fence.version, ""));
+      // The snapshot, a bounded unit at a time (src/services/releases/snapshot.ts), each unit one
+      // round trip that saves its own progress.
       const snapshotStarted = Date.now();
-      const taken = await takeSnapshot(this.svc, this.fence, this.svc.config.contributorTermsVersion, JSON.stringify(INITIAL_STATE));
-      this.timings.snapshot = Date.now() - snapshotStarted;
-      if (!taken) throw new LeaseLost(`the lease of release ${this.fence.version} was lost before its snapshot`);
-      this.svc.log.info("release snapshot taken", { release: this.fence.version, ...taken });
-      snapshotAt = taken.snapshotAt;
-      counts = taken;
-      this.state = INITIAL_STATE;
-      worked = true;
+      for (;;) {
+        const step = await snapshotUnit(this.svc, this.fence, {
+          termsVersion: this.svc.config.contributorTermsVersion,
+          initialState: JSON.stringify(INITIAL_STATE),
+          // A fresh attempt: whatever an earlier one left under the release's keys goes first.
+          beforeBegin: async () => {
+            await deletePrefix(this.bucket, releaseKey(this.fence.version, ""));
+            await deletePrefix(this.bucket, stagingKey(this.fence.version, ""));
+          },
+          until: this.deadline,
+        });
+        worked = true;
+        this.timings.snapshot = (this.timings.snapshot ?? 0) + Date.now() - snapshotStarted;
+        if (!step) throw new LeaseLost(`the lease of release ${this.fence.version} was lost during its snapshot`);
+        if (step.kind === "taken") {
+          this.svc.log.info("release snapshot taken", { release: this.fence.version, ...step.counts });
+          snapshotAt = step.counts.snapshotAt;
+          counts = step.counts;
+          this.state = INITIAL_STATE;
+          break;
+        }
+        if (this.timeUp()) return this.pause();
+      }
     }
     const facts: ReleaseFacts = { ...this.build, version: this.fence.version, snapshotAt };
     this.recordsWritten = this.state.step > 1 ? counts.records : (this.state.table?.rows ?? 0);

@@ -26,6 +26,18 @@ const usage = async () =>
     .bind(owner.id)
     .first<{ files: number; bytes: number }>())!;
 const remove = (path: string) => api(path, { method: "DELETE", headers });
+
+/** Reads `path` anonymously until a stored copy answers (copies are stored after the answer, in waitUntil). */
+async function readUntilHit(path: string): Promise<void> {
+  for (let tries = 0; tries < 10; tries++) {
+    const response = await api(path);
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    if (response.headers.get("x-cache") === "hit") return;
+    await scheduler.wait(20);
+  }
+  throw new Error(`${path} was never served from a copy`);
+}
 const treeOf = (id: number) => api(`/v1/products/${id}/components/tree?recursion_depth=10`);
 const namesIn = (nodes: Body[]): string[] => nodes.flatMap((node) => [node.name, ...namesIn(node.components)]);
 
@@ -37,9 +49,14 @@ describe("deleting a base product with more components than a slice", () => {
     await pendingWithoutJob("files", grandchild, owner.id, note("a measurement"));
     const charged = await usage();
     expect(charged.files).toBeGreaterThanOrEqual(1);
-    // Read (and so cached) before the deletion.
-    for (const path of [`/v1/products/${product.id}`, `/v1/components/${grandchild}`, `/v1/products?search=tower`]) {
-      expect((await api(path)).status).toBe(200);
+    // Cached before the deletion: a sliced deletion must leave no copy to serve.
+    for (const path of [
+      `/v1/products/${product.id}`,
+      `/v1/components/${grandchild}`,
+      `/v1/products/${product.id}/components/tree?recursion_depth=10`,
+      "/v1/products?search=tower",
+    ]) {
+      await readUntilHit(path);
     }
 
     const deleted = await remove(`/v1/products/${product.id}`);
