@@ -154,3 +154,15 @@ export async function stagedRows(version: string): Promise<number> {
     .first<{ n: number }>();
   return row!.n;
 }
+
+/**
+ * Runs build slices of a release until its snapshot is taken (a snapshot is several units of work:
+ * its instant, a batch per slice of base products, the counts); returns the slices it took.
+ */
+export async function untilSnapshotTaken(version: string, slice: () => Promise<{ kind: string }>, maxSlices = 100): Promise<number> {
+  for (let slices = 1; slices <= maxSlices; slices++) {
+    expect((await slice()).kind).toBe("continue");
+    if ((await buildRow(version))?.snapshot_at !== null) return slices;
+  }
+  throw new Error(`the snapshot of release ${version} was not taken in ${maxSlices} slices`);
+}
