@@ -16,14 +16,28 @@ export interface RoundTripCounter {
   readonly rowsRead: number;
   readonly rowsWritten: number;
   readonly durationMs: number;
+  /** The longest single statement's database time: what held the database longest at once (D1 runs one query at a time). */
+  readonly longestMs: number;
   readonly unmetered: number;
 }
 
 type MutableCounter = { -readonly [K in keyof RoundTripCounter]: RoundTripCounter[K] };
 
+/** A counter's figures as a log line carries them (the access log line's names), for queue work that has no request line. */
+export function costFields(counter: RoundTripCounter): Record<string, number> {
+  const ms = (value: number) => Math.round(value * 100) / 100;
+  return {
+    d1_round_trips: counter.count,
+    d1_rows_read: counter.rowsRead,
+    d1_rows_written: counter.rowsWritten,
+    d1_duration_ms: ms(counter.durationMs),
+    d1_longest_ms: ms(counter.longestMs),
+  };
+}
+
 /** A fresh counter: nothing spent yet. */
 export function newRoundTripCounter(): RoundTripCounter {
-  return { count: 0, rowsRead: 0, rowsWritten: 0, durationMs: 0, unmetered: 0 };
+  return { count: 0, rowsRead: 0, rowsWritten: 0, durationMs: 0, longestMs: 0, unmetered: 0 };
 }
 
 function addMeta(counter: MutableCounter, meta: Partial<D1Meta> | undefined): void {
@@ -34,6 +48,7 @@ function addMeta(counter: MutableCounter, meta: Partial<D1Meta> | undefined): vo
   counter.rowsRead += meta.rows_read ?? 0;
   counter.rowsWritten += meta.rows_written ?? 0;
   counter.durationMs += meta.duration ?? 0;
+  counter.longestMs = Math.max(counter.longestMs, meta.duration ?? 0);
 }
 
 /**

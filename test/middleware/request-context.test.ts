@@ -61,6 +61,7 @@ describe("request logging", () => {
       d1_rows_read: 0,
       d1_rows_written: 0,
       d1_duration_ms: 0,
+      d1_longest_ms: 0,
       limiter_calls: 0,
       lane: "app",
       client_ip: "203.0.113.9",

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
-import { batchRows, type Db } from "../../db/client";
+import { batchRows, costFields, type Db } from "../../db/client";
 import type { RowOf } from "../../db/rows";
 import type { deletionJobs } from "../../db/schema";
 import { queuePurge } from "../media/messages";
@@ -29,7 +29,7 @@ export function isDeletionMessage(body: unknown): body is DeletionMessage {
   return message?.type === "deletion.run" && typeof message.job_id === "string";
 }
 
-export type DeletionServices = Pick<Services, "db" | "config" | "log" | "bindings" | "events">;
+export type DeletionServices = Pick<Services, "db" | "roundTrips" | "config" | "log" | "bindings" | "events">;
 
 /**
  * Rows per slice, from `deletionSliceRecords` (n): a slice that deletes removes n records with
@@ -134,7 +134,14 @@ export async function runDeletionJob(svc: DeletionServices, jobId: string, optio
   let records = 0;
   for (;;) {
     if (slices > 0 && Date.now() >= options.deadline) {
-      svc.log.info("deletion job continues", { job_id: job.id, kind: job.kind, slices, records, ms: Date.now() - started });
+      svc.log.info("deletion job continues", {
+        job_id: job.id,
+        kind: job.kind,
+        slices,
+        records,
+        ms: Date.now() - started,
+        ...costFields(svc.roundTrips),
+      });
       return { kind: "continue" };
     }
     if (hiding) {
@@ -166,6 +173,9 @@ export async function runDeletionJob(svc: DeletionServices, jobId: string, optio
         records_done: job.records_done + records,
         slices: job.slices + slices,
         ms: Date.now() - started,
+        // This message's share of the work (a job that ran in several messages logged each one's).
+        message_slices: slices,
+        ...costFields(svc.roundTrips),
       });
       if (job.kind === "record") await svc.events.publish({ type: "records.deleted", ids: [job.record_id!] });
       else await svc.events.publish({ type: "account.deleted", userId: job.user_id });

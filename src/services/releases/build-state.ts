@@ -15,7 +15,7 @@ import type { PageCursor } from "./tables";
  */
 
 /** What a build slice needs of the service container. */
-export type ReleaseSliceServices = Pick<Services, "db" | "config" | "log" | "bindings">;
+export type ReleaseSliceServices = Pick<Services, "db" | "config" | "log" | "bindings"> & Partial<Pick<Services, "roundTrips">>;
 
 /** The attempt and lease every write of a slice is fenced on. */
 export interface BuildFence {

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { costFields } from "../../db/client";
 import { toHex } from "../../lib/encoding";
 import { checkValues, TableDataError } from "../../lib/release/columns";
 import { CsvTableWriter } from "../../lib/release/csv-table-writer";
@@ -155,6 +156,11 @@ class BuildSlice {
     return this.svc.bindings.UPLOADS;
   }
 
+  /** What this slice's invocation has cost D1 so far (its counter is the queue batch's), for its log line. */
+  private cost(): Record<string, number> {
+    return this.svc.roundTrips ? costFields(this.svc.roundTrips) : {};
+  }
+
   private timeUp(): boolean {
     return Date.now() >= this.deadline;
   }
@@ -235,7 +241,12 @@ class BuildSlice {
         case "publish":
           await this.publish();
           this.timings.publish = Date.now() - stepStarted;
-          this.svc.log.info("release published", { release: this.fence.version, records: this.recordsWritten, step_ms: this.timings });
+          this.svc.log.info("release published", {
+            release: this.fence.version,
+            records: this.recordsWritten,
+            step_ms: this.timings,
+            ...this.cost(),
+          });
           return { kind: "published" };
       }
       this.timings[name] = (this.timings[name] ?? 0) + Date.now() - stepStarted;
@@ -251,6 +262,7 @@ class BuildSlice {
       step: this.state.step,
       records_written: this.recordsWritten,
       step_ms: this.timings,
+      ...this.cost(),
     });
     return { kind: "continue" };
   }
