@@ -104,6 +104,7 @@ export function logRequest(begun: BegunRequest, answer: Answered): void {
     status: answer.status,
     duration_ms: Date.now() - begun.started,
     d1_round_trips: answer.d1.count,
+    d1_statements: answer.d1.statements,
     d1_rows_read: answer.d1.rowsRead,
     d1_rows_written: answer.d1.rowsWritten,
     d1_duration_ms: ms(answer.d1.durationMs),

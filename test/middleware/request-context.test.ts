@@ -58,6 +58,7 @@ describe("request logging", () => {
       path: "/__dev/outbox",
       status: 204,
       d1_round_trips: 0,
+      d1_statements: 0,
       d1_rows_read: 0,
       d1_rows_written: 0,
       d1_duration_ms: 0,

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
-import { batchRows, costFields, type Db } from "../../db/client";
+import { batchRows, costFields, type Db, QUERY_BUDGET } from "../../db/client";
 import type { RowOf } from "../../db/rows";
 import type { deletionJobs } from "../../db/schema";
 import { queuePurge } from "../media/messages";
@@ -133,7 +133,8 @@ export async function runDeletionJob(svc: DeletionServices, jobId: string, optio
   let slices = 0;
   let records = 0;
   for (;;) {
-    if (slices > 0 && Date.now() >= options.deadline) {
+    // Past the deadline, or near D1's limit of queries per invocation: the rest in a new message.
+    if (slices > 0 && (Date.now() >= options.deadline || svc.roundTrips.statements >= QUERY_BUDGET)) {
       svc.log.info("deletion job continues", {
         job_id: job.id,
         kind: job.kind,

@@ -108,6 +108,11 @@ export function existingIdStatements(table: "materials" | "product_types", ids: 
   return statements;
 }
 
+/** The ids among `ids` that exist in `table`, with their names: one statement, the ids as one JSON parameter. */
+export function existingIdsStatement(table: "materials" | "product_types", ids: readonly number[]): SQL {
+  return sql`SELECT id, name FROM ${sql.raw(table)} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+}
+
 /** A record with what its detail read embeds. */
 export interface RecordDetail {
   row: RecordRow;

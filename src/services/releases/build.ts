@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { costFields } from "../../db/client";
+import { costFields, QUERY_BUDGET } from "../../db/client";
 import { toHex } from "../../lib/encoding";
 import { checkValues, TableDataError } from "../../lib/release/columns";
 import { CsvTableWriter } from "../../lib/release/csv-table-writer";
@@ -86,18 +86,28 @@ const STEPS: readonly Step[] = [
 
 /**
  * Empties the staging tables of a published attempt (the `release.cleanup` message its last slice
- * queues), 25,000 rows per table and statement; only while that attempt is the release's and
- * published, so a late or duplicate message deletes nothing a build needs. Should it fail for
- * good, the next build's snapshot removes what is left.
+ * queues), 10,000 rows per table and round trip; only while that attempt is the release's and
+ * published, so a late or duplicate message deletes nothing a build needs. Stops near the
+ * invocation's query budget (false: the consumer queues the message again for the rest). Should
+ * it fail for good, the next build's snapshot removes what is left.
  */
-export async function clearPublishedStaging(svc: Pick<ReleaseSliceServices, "db" | "log">, job: ReleaseJob): Promise<void> {
+export async function clearPublishedStaging(
+  svc: Pick<ReleaseSliceServices, "db" | "log" | "roundTrips">,
+  job: ReleaseJob,
+): Promise<boolean> {
   const started = Date.now();
-  await clearStaging(
+  const done = await clearStaging(
     svc.db,
     job.version,
     sql`EXISTS (SELECT 1 FROM releases WHERE version = ${job.version} AND build_id = ${job.buildId} AND status = 'published')`,
+    () => (svc.roundTrips?.statements ?? 0) >= QUERY_BUDGET,
   );
-  svc.log.info("release staging rows removed", { release: job.version, ms: Date.now() - started });
+  svc.log.info(done ? "release staging rows removed" : "release staging rows partly removed", {
+    release: job.version,
+    ms: Date.now() - started,
+    ...(svc.roundTrips ? costFields(svc.roundTrips) : {}),
+  });
+  return done;
 }
 
 /** Runs one slice of a build until `deadline` (epoch ms). Never throws: every outcome is a value. */
@@ -161,8 +171,9 @@ class BuildSlice {
     return this.svc.roundTrips ? costFields(this.svc.roundTrips) : {};
   }
 
+  /** The slice's deadline has passed, or it is near D1's limit of queries per invocation: it saves a checkpoint and ends. */
   private timeUp(): boolean {
-    return Date.now() >= this.deadline;
+    return Date.now() >= this.deadline || (this.svc.roundTrips?.statements ?? 0) >= QUERY_BUDGET;
   }
 
   async run(): Promise<SliceOutcome> {
@@ -184,7 +195,7 @@ class BuildSlice {
             await deletePrefix(this.bucket, releaseKey(this.fence.version, ""));
             await deletePrefix(this.bucket, stagingKey(this.fence.version, ""));
           },
-          until: this.deadline,
+          stop: () => this.timeUp(),
         });
         worked = true;
         this.timings.snapshot = (this.timings.snapshot ?? 0) + Date.now() - snapshotStarted;
@@ -460,6 +471,8 @@ class BuildSlice {
             this.svc.db,
             version,
             sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'failed')`,
+            // What is left past the invocation's query budget, the next snapshot removes.
+            () => (this.svc.roundTrips?.statements ?? 0) >= QUERY_BUDGET,
           ).catch((cleanup: unknown) =>
             log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error: cleanup }),
           );

@@ -36,10 +36,10 @@ const STAGING_DELETE_CHUNK = 10_000;
  * Empties a release's staging tables while `condition` holds (its build has ended, or a new
  * attempt starts), one table and at most `STAGING_DELETE_CHUNK` rows per round trip: one DELETE
  * of 100,000s of rows would hold the database (D1 runs one query at a time) for as long as it
- * takes; chunks let other queries in between. `until` (epoch ms) stops early; returns whether
- * everything is gone.
+ * takes; chunks let other queries in between. `stop` (asked after each chunk: a deadline, the
+ * invocation's query budget) ends it early; returns whether everything is gone.
  */
-export async function clearStaging(db: Db, version: string, condition: SQL, until = Number.POSITIVE_INFINITY): Promise<boolean> {
+export async function clearStaging(db: Db, version: string, condition: SQL, stop: () => boolean = () => false): Promise<boolean> {
   for (const table of STAGING_TABLES) {
     for (;;) {
       const [, left] = await batchRows<[unknown, { left: number }]>(db, [
@@ -48,7 +48,7 @@ export async function clearStaging(db: Db, version: string, condition: SQL, unti
         sql`SELECT EXISTS (SELECT 1 FROM ${sql.raw(table)} WHERE release_version = ${version}) AND ${condition} AS left`,
       ]);
       if (left[0]?.left !== 1) break;
-      if (Date.now() >= until) return false;
+      if (stop()) return false;
     }
   }
   return true;
@@ -84,7 +84,7 @@ interface Progress {
 export async function snapshotUnit(
   svc: Pick<ReleaseSliceServices, "db" | "config">,
   fence: BuildFence,
-  options: { termsVersion: number; initialState: string; beforeBegin: () => Promise<void>; until: number },
+  options: { termsVersion: number; initialState: string; beforeBegin: () => Promise<void>; stop: () => boolean },
 ): Promise<SnapshotStep | null> {
   const { version, buildId } = fence;
   const open = sql`EXISTS (SELECT 1 FROM releases WHERE ${fenced(fence)} AND snapshot_at IS NULL)`;
@@ -93,13 +93,13 @@ export async function snapshotUnit(
   );
   if (!row || row.build_id !== buildId) {
     // A fresh attempt: leftovers first (this release's, then those of ended releases), a chunk at a time.
-    if (!(await clearStaging(svc.db, version, open, options.until))) return { kind: "progress" };
+    if (!(await clearStaging(svc.db, version, open, options.stop))) return { kind: "progress" };
     const ended = await svc.db.all<{ version: string }>(
       sql`SELECT version FROM releases r WHERE status <> 'building' AND EXISTS (SELECT 1 FROM release_records WHERE release_version = r.version)`,
     );
     for (const leftover of ended) {
       const gone = sql`EXISTS (SELECT 1 FROM releases WHERE version = ${leftover.version} AND status <> 'building') AND ${open}`;
-      if (!(await clearStaging(svc.db, leftover.version, gone, options.until))) return { kind: "progress" };
+      if (!(await clearStaging(svc.db, leftover.version, gone, options.stop))) return { kind: "progress" };
     }
     await options.beforeBegin();
     const results = await batchRows<unknown[]>(svc.db, [
