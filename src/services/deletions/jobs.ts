@@ -34,12 +34,13 @@ export type DeletionServices = Pick<Services, "db" | "roundTrips" | "config" | "
 /**
  * Rows per slice, from `deletionSliceRecords` (n): a slice that deletes removes n records with
  * their bills of materials, media rows and search entries (at 30,000 products, 2,000 records took
- * about 0.2 s of D1 time); one that moves records to the system account changes only their owner,
- * about a seventh of the work per row, so 5n; one that hides base products detaches 2.5n of them
- * (5,000 took 0.35 s).
+ * 0.2 to 0.4 s of D1 time on this machine); one that moves records to the system account changes
+ * only their owner (and the triggers' generations), 2.5n of them in about the same time; one that
+ * hides base products detaches 2.5n of them (5,000 took 0.35 s). The account deletions of
+ * bench/scale-writes.mjs measure them (bench/README.md, "Scale: writes").
  */
 export function sliceSizes(n: number) {
-  return { purge: n, reown: 5 * n, hide: Math.ceil(2.5 * n) };
+  return { purge: n, reown: Math.ceil(2.5 * n), hide: Math.ceil(2.5 * n) };
 }
 
 type JobRow = RowOf<typeof deletionJobs, "id" | "kind" | "record_id" | "user_id" | "content" | "records_done" | "slices"> & {
@@ -138,6 +139,8 @@ export async function runDeletionJob(svc: DeletionServices, jobId: string, optio
       svc.log.info("deletion job continues", {
         job_id: job.id,
         kind: job.kind,
+        record_id: job.record_id,
+        user_id: job.user_id,
         slices,
         records,
         ms: Date.now() - started,
@@ -170,6 +173,8 @@ export async function runDeletionJob(svc: DeletionServices, jobId: string, optio
       svc.log.info("deletion job finished", {
         job_id: job.id,
         kind: job.kind,
+        record_id: job.record_id,
+        user_id: job.user_id,
         content: job.content,
         records_done: job.records_done + records,
         slices: job.slices + slices,

@@ -6,7 +6,7 @@ import { api, apiWithVars, expectProblem } from "../../support/http";
 import { bootstrapAdmin } from "../../support/mfa";
 
 // Deleting an account with more records than one batch moves or deletes (50 records in the tests
-// for `delete`, 250 for `anonymize`): one batch closes the account for good at once, and a
+// for `delete`, 125 for `anonymize`): one batch closes the account for good at once, and a
 // deletion job moves or deletes its records in slices (docs/storage.md, "Deletion jobs").
 
 type Body = Record<string, any>;
@@ -87,7 +87,7 @@ describe("deleting an account with more records than a slice", () => {
   it("with content=anonymize: closed at once, its products showing no owner, moved to the system account in slices", async () => {
     const user = await owner("biganon");
     const products = [];
-    for (let i = 0; i < 3; i++) products.push(await productWithComponents(user.headers, `Fridge ${i}`, 99)); // 300 records
+    for (let i = 0; i < 3; i++) products.push(await productWithComponents(user.headers, `Fridge ${i}`, 99)); // 300 records: three slices
     expect((await adminDelete(user.id, "anonymize")).status).toBe(204);
     await expectClosed(user);
     for (const product of products) {
