@@ -23,7 +23,7 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const HEADERS = { "cf-connecting-ip": "10.9.0.7" };
 /** The account deletions' size: 5,000 base products each (fewer where the dataset is smaller: at most 40 % of it each). */
 const ACCOUNT_PRODUCTS = 5_000;
-const JOB_TIMEOUT_MS = 3_600_000;
+const JOB_TIMEOUT_MS = 1_800_000;
 
 export const WRITES = [
   "create 1,000 components",
@@ -41,6 +41,8 @@ export const WRITES = [
 
 function workerOutput() {
   const entries = [];
+  /** The last lines that were no log line of the app (workerd's own), for an error message. */
+  const other = [];
   const keep = (stream) => {
     let partial = "";
     stream.setEncoding("utf8");
@@ -48,16 +50,20 @@ function workerOutput() {
       const parts = (partial + chunk).split("\n");
       partial = parts.pop() ?? "";
       for (const line of parts) {
-        if (!line.startsWith("{")) continue;
         try {
-          entries.push({ at: performance.now(), ...JSON.parse(line) });
+          if (line.startsWith("{")) {
+            entries.push({ at: performance.now(), ...JSON.parse(line) });
+            continue;
+          }
         } catch {
           // not a log line of the app
         }
+        other.push(line);
+        if (other.length > 40) other.shift();
       }
     });
   };
-  return { entries, handleRuntimeStdio: (stdout, stderr) => (keep(stdout), keep(stderr)) };
+  return { entries, other, handleRuntimeStdio: (stdout, stderr) => (keep(stdout), keep(stderr)) };
 }
 
 /** Waits until `find` returns an entry (polling the captured lines every 50 ms). */
@@ -66,7 +72,8 @@ async function waitFor(output, find, what, timeoutMs = JOB_TIMEOUT_MS) {
   for (;;) {
     const found = find(output.entries);
     if (found) return found;
-    if (Date.now() > deadline) throw new Error(`scale-writes: no ${what} within ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(`scale-writes: no ${what} within ${timeoutMs / 1000} s; workerd said:\n${output.other.join("\n")}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -103,10 +110,12 @@ async function request(app, output, method, p, { token, json, expect } = {}) {
     `log line of ${method} ${p}`,
     10_000,
   );
-  return { status: response.status, ms, started, body: text ? JSON.parse(text) : null, cost: addLine(zero(), line) };
+  return { status: response.status, ms, started, requestId: id, body: text ? JSON.parse(text) : null, cost: addLine(zero(), line) };
 }
 
 const round = (value) => Math.round(value * 100) / 100;
+
+}
 
 function row(write, products, detail, wallMs, cost) {
   return {
@@ -161,28 +170,27 @@ async function accountWith(db, name, count) {
   return { id: user.id, products: count, records: records.n };
 }
 
-/** A deletion through the API and its job to the end: the request's cost plus every queue invocation's. */
-async function deletionWithJob(app, output, method, p, options, matches) {
+/**
+ * A deletion through the API and, when it started one, its job to the end (the request logs
+ * "deletion job started"): the request's cost plus every queue invocation's.
+ */
+async function deletionWithJob(app, output, method, p, options) {
   const from = output.entries.length;
   const answer = await request(app, output, method, p, options);
   const cost = answer.cost;
-  // Done in the request when small enough; otherwise a job whose messages log their cost.
-  const jobLines = () =>
-    output.entries.slice(from).filter((e) => (e.msg === "deletion job continues" || e.msg === "deletion job finished") && matches(e));
-  const started = performance.now();
-  let finished = null;
-  // A job shows up within a second or two (the queue's batch time-out); none means the request did it all.
-  while (!finished && (jobLines().length > 0 || performance.now() - started < 3_000)) {
-    finished = jobLines().find((e) => e.msg === "deletion job finished") ?? null;
-    if (!finished) await new Promise((resolve) => setTimeout(resolve, 50));
-    if (performance.now() - started > JOB_TIMEOUT_MS) throw new Error(`scale-writes: ${method} ${p}: job not finished`);
+  const started = output.entries.slice(from).find((e) => e.msg === "deletion job started" && e.request_id === answer.requestId);
+  const ours = (e) => (e.msg === "deletion job continues" || e.msg === "deletion job finished") && e.job_id === started?.job_id;
+  let end = answer.started + answer.ms;
+  if (started) {
+    // Every message logs its cost when it ends; the last one says the job finished.
+    const finished = await waitFor(output, (entries) => entries.slice(from).find((e) => ours(e) && e.msg === "deletion job finished"), `the end of job ${started.job_id}`);
+    end = finished.at;
+    for (const line of output.entries.slice(from).filter(ours)) {
+      addLine(cost, line);
+      cost.slices += line.message_slices ?? 0;
+    }
   }
-  for (const line of jobLines()) {
-    addLine(cost, line);
-    cost.slices += line.message_slices ?? line.slices ?? 0;
-  }
-  const end = finished ? finished.at : answer.started + answer.ms;
-  return { wallMs: end - answer.started, cost, job: finished !== null };
+  return { wallMs: end - answer.started, cost, job: Boolean(started) };
 }
 
 /**
@@ -292,14 +300,11 @@ export async function runScaleWrites({ config, bundle, d1Persist, products, port
     ]) {
       const name = `delete account (${content})`;
       if (!selected(name)) continue;
-      const done = await deletionWithJob(
-        app,
-        output,
-        "DELETE",
-        `/v1/admin/users/${account.id}?content=${content}`,
-        { token, json: stepUp(), expect: 204 },
-        (e) => e.user_id === account.id && e.kind === "account",
-      );
+      const done = await deletionWithJob(app, output, "DELETE", `/v1/admin/users/${account.id}?content=${content}`, {
+        token,
+        json: stepUp(),
+        expect: 204,
+      });
       rows.push(
         row(
           name,
@@ -369,6 +374,14 @@ export async function runScaleWrites({ config, bundle, d1Persist, products, port
       );
     }
     return rows;
+  } catch (error) {
+    log(
+      `  writes at ${products}: failed; the worker's last lines:\n${output.other.join("\n")}\n${output.entries
+        .slice(-10)
+        .map((e) => JSON.stringify(e))
+        .join("\n")}`,
+    );
+    throw error;
   } finally {
     await disposeAll(targets);
     rmSync(r2, { recursive: true, force: true });

@@ -167,3 +167,15 @@ WHEN EXISTS (SELECT 1 FROM release_snapshot_progress s) BEGIN
         UNION ALL SELECT root_id FROM release_product_preimages WHERE id = old.product_id AND NOT EXISTS (SELECT 1 FROM products WHERE id = old.product_id)) k
   WHERE old.product_id <= s.max_id AND k.root_id > s.cursor;
 END;
+--> statement-breakpoint
+-- Migration 0020's trigger renewed a tree's generation once per record of the owner, not once per
+-- tree: `SELECT DISTINCT root_id, random()` is distinct on the pair, and random() makes every row
+-- so (a rename of an account with 5,000 products wrote 74,000 rows instead of 5,000). The same
+-- trigger, distinct on the tree first.
+DROP TRIGGER `users_read_updated`;--> statement-breakpoint
+CREATE TRIGGER `users_read_updated` AFTER UPDATE OF username, profile_visibility ON `users` BEGIN
+  INSERT INTO tree_generations (root_id, generation)
+    SELECT root_id, random() FROM (SELECT DISTINCT root_id FROM products WHERE owner_id = new.id AND root_id IS NOT NULL) WHERE true
+    ON CONFLICT (root_id) DO UPDATE SET generation = random();
+  UPDATE read_generations SET generation = random() WHERE name = 'catalogue';
+END;

@@ -5,7 +5,7 @@ import type { RowOf } from "../../db/rows";
 import type { oauthAccounts } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { ApiError, notFound } from "../../lib/problem";
-import { hideAccountStatements, newJobId, queueDeletionJob, sliceSizes } from "../deletions/jobs";
+import { hideAccountStatements, newJobId, sliceSizes, startDeletionJob } from "../deletions/jobs";
 import { queuePurge } from "../media/messages";
 import { revokeLink } from "../oauth/revocation";
 import { sendQuietly } from "../platform/email";
@@ -171,7 +171,7 @@ async function closeAccount(svc: Services, deletion: AccountDeletion): Promise<v
   if (!former) throw userNotFound();
   if ((rest[rest.length - 1] as unknown[]).length === 0) throw lastSuperuser();
   await afterClosing(svc, deletion, former.email, links);
-  await queueDeletionJob(svc, jobId);
+  await startDeletionJob(svc, jobId, { kind: "account", user_id: userId, content });
 }
 
 /** What follows a deletion's commit either way: the audit lines, the notice to the former address, the linked grants revoked. */

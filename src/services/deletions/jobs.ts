@@ -57,12 +57,13 @@ export function newJobId(): string {
  * Statements that start the deletion of record `recordId` as job `jobId` (owner `ownerId`), while
  * `stillThere` (SQL over `p`, the record) holds: the job row, the record named hidden, and the
  * record detached. Nothing happens when the record is already gone or hidden (a deletion racing
- * this one). The caller queues the job.
+ * this one): the first statement returns no row. The caller starts the job (`startDeletionJob`).
  */
 export function recordJobStatements(jobId: string, recordId: number, ownerId: number, stillThere: SQL): SQL[] {
   return [
     sql`INSERT INTO deletion_jobs (id, kind, record_id, user_id)
-      SELECT ${jobId}, 'record', ${recordId}, ${ownerId} WHERE EXISTS (SELECT 1 FROM products p WHERE p.id = ${recordId} AND ${stillThere})`,
+      SELECT ${jobId}, 'record', ${recordId}, ${ownerId} WHERE EXISTS (SELECT 1 FROM products p WHERE p.id = ${recordId} AND ${stillThere})
+      RETURNING id`,
     sql`INSERT INTO hidden_records (record_id, root_id, job_id)
       SELECT id, root_id, ${jobId} FROM products WHERE id = ${recordId} AND EXISTS (SELECT 1 FROM deletion_jobs WHERE id = ${jobId})`,
     detachStatement(sql`SELECT record_id FROM hidden_records WHERE job_id = ${jobId}`),
@@ -85,6 +86,16 @@ export function hideAccountStatements(jobId: string, userId: number, limit: numb
     sql`INSERT INTO hidden_records (record_id, root_id, job_id) SELECT id, id, ${jobId} FROM (${bases}) WHERE ${guard} RETURNING record_id`,
     detachStatement(sql`SELECT record_id FROM hidden_records WHERE job_id = ${jobId} AND record_id IN (${bases})`),
   ];
+}
+
+/** Logs a job that a request started (`what`: its kind, record and user) and sends its first message. */
+export async function startDeletionJob(
+  svc: Pick<Services, "bindings" | "log">,
+  jobId: string,
+  what: { kind: "record" | "account"; record_id?: number; user_id: number; content?: string },
+): Promise<void> {
+  svc.log.info("deletion job started", { job_id: jobId, ...what });
+  await queueDeletionJob(svc, jobId);
 }
 
 /** Sends the job's next message. A send that fails is logged: the scheduled sweep queues jobs that stopped moving. */

@@ -3,7 +3,7 @@ import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import type { Row, RowOf } from "../../db/rows";
 import type { billOfMaterials, materials, products, productTypes, users, videos } from "../../db/schema";
-import { newJobId, queueDeletionJob, recordJobStatements } from "../deletions/jobs";
+import { newJobId, recordJobStatements, startDeletionJob } from "../deletions/jobs";
 import { queuePurge } from "../media/messages";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "../media/records";
 import type { UnitCode } from "./fields";
@@ -194,8 +194,12 @@ export async function deleteRecord(
 ): Promise<void> {
   if (target.records > svc.config.deletionSliceRecords) {
     const jobId = newJobId();
-    await batchRows(svc.db, recordJobStatements(jobId, id, target.ownerId, kindCondition(kind)));
-    await queueDeletionJob(svc, jobId);
+    const [started] = await batchRows<[{ id: string }, unknown, unknown]>(
+      svc.db,
+      recordJobStatements(jobId, id, target.ownerId, kindCondition(kind)) as [SQL, SQL, SQL],
+    );
+    // Nothing started when a deletion racing this one hid the record first.
+    if (started.length > 0) await startDeletionJob(svc, jobId, { kind: "record", record_id: id, user_id: target.ownerId });
     return;
   }
   const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
