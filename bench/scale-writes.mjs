@@ -115,8 +115,6 @@ async function request(app, output, method, p, { token, json, expect } = {}) {
 
 const round = (value) => Math.round(value * 100) / 100;
 
-}
-
 function row(write, products, detail, wallMs, cost) {
   return {
     write,
