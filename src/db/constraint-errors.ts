@@ -61,6 +61,24 @@ export function constraintFailure(error: unknown): ConstraintFailure | null {
   return null;
 }
 
+/**
+ * Whether `error` is a constraint failure of one of `kinds` and, when `target` is given, one that
+ * names it: a CHECK constraint's name; for UNIQUE and NOT NULL a `table.column` of the failure or
+ * a whole `table` (any of its columns), or the exact column list (`table.a, table.b`). The one
+ * place that reads SQLite's error text: services ask this instead of matching messages.
+ */
+export function isConstraintFailure(
+  error: unknown,
+  kinds: ConstraintFailure["kind"] | readonly ConstraintFailure["kind"][],
+  target?: string,
+): boolean {
+  const failure = constraintFailure(error);
+  if (failure === null || !(typeof kinds === "string" ? [kinds] : kinds).includes(failure.kind)) return false;
+  if (target === undefined || failure.target === target) return true;
+  if (failure.kind === "CHECK") return false;
+  return failure.target.split(", ").some((column) => column === target || column.startsWith(`${target}.`));
+}
+
 /** The members a failure names: the guarded member of a CHECK, the member columns of UNIQUE and NOT NULL. */
 function pointersOf(failure: ConstraintFailure): string[] {
   if (failure.kind === "CHECK") {

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { constraintError, constraintFailure } from "../../src/db/constraint-errors";
+import { constraintError, constraintFailure, isConstraintFailure } from "../../src/db/constraint-errors";
 
 // The errors are D1's own, raised by real statements against the local database, both straight
 // from the binding and through drizzle (which wraps them as `cause`).
@@ -22,6 +22,27 @@ async function ownerId(): Promise<number> {
   ).run();
   return (await env.DB.prepare("SELECT id FROM users WHERE username = 'constraint_owner'").first<{ id: number }>())!.id;
 }
+
+describe("isConstraintFailure", () => {
+  it("matches the kind, and the constraint, column, column list or table the failure names", async () => {
+    const owner = await ownerId();
+    const check = await failure(`INSERT INTO products (owner_id, name, created_at, updated_at) VALUES (${owner}, 'a', 0, 0)`);
+    expect(isConstraintFailure(check, "CHECK")).toBe(true);
+    expect(isConstraintFailure(check, "CHECK", "products_name_length")).toBe(true);
+    expect(isConstraintFailure(check, "CHECK", "products")).toBe(false);
+    expect(isConstraintFailure(check, ["UNIQUE", "NOT NULL"])).toBe(false);
+    await env.DB.prepare("INSERT OR IGNORE INTO materials (name) VALUES ('Matched steel')").run();
+    const unique = await failure("INSERT INTO materials (name) VALUES ('Matched steel')");
+    expect(isConstraintFailure(unique, "UNIQUE", "materials.name")).toBe(true);
+    expect(isConstraintFailure(unique, "UNIQUE", "materials")).toBe(true);
+    expect(isConstraintFailure(unique, "UNIQUE", "materials.id")).toBe(false);
+    expect(isConstraintFailure(unique, "UNIQUE", "material")).toBe(false);
+    expect(isConstraintFailure(new Error("not a constraint"), "UNIQUE")).toBe(false);
+    // Through drizzle, which wraps D1's error as `cause`.
+    const wrapped = new Error("Failed query", { cause: unique });
+    expect(isConstraintFailure(wrapped, ["FOREIGN KEY", "UNIQUE"], "materials.name")).toBe(true);
+  });
+});
 
 describe("constraintFailure", () => {
   it("reads each kind of constraint failure D1 reports, with what it names", async () => {

@@ -5,6 +5,7 @@ import { assertAcceptablePassword } from "../../auth/password-policy";
 import type { SessionUser } from "../../auth/session-user";
 import { checkLinkToken, parseLinkToken, signLinkToken, VERIFY_TOKEN_TTL_SECONDS } from "../../auth/tokens";
 import type { Services } from "../../container";
+import { isConstraintFailure } from "../../db/constraint-errors";
 import { audit } from "../../lib/audit";
 import { canonicalEmail, normalizeEmail } from "../../lib/email-address";
 import { ApiError } from "../../lib/problem";
@@ -51,10 +52,8 @@ export function assertUsableUsername(username: string, pointer = "/username"): v
 
 /** Which of the unique account fields `error` (a failed insert or update) collided on, if any. */
 export function uniqueViolation(error: unknown): ApiError | null {
-  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    if (/UNIQUE constraint failed: users\.email/.test(e.message)) return emailTaken();
-    if (/UNIQUE constraint failed: users\.username/.test(e.message)) return usernameTaken();
-  }
+  if (isConstraintFailure(error, "UNIQUE", "users.email")) return emailTaken();
+  if (isConstraintFailure(error, "UNIQUE", "users.username")) return usernameTaken();
   return null;
 }
 

@@ -4,7 +4,7 @@ import type { OAuthProvider } from "../../auth/oauth-config";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
-import { constraintFailure } from "../../db/constraint-errors";
+import { constraintFailure, isConstraintFailure } from "../../db/constraint-errors";
 import { audit } from "../../lib/audit";
 import { sealField } from "../../lib/data-encryption";
 import { canonicalEmail, normalizeEmail } from "../../lib/email-address";
@@ -59,9 +59,7 @@ async function upsertLink(
   if (rows.length === 0) throw new OAuthFailure("link_exists", "the account already has another account of this provider linked");
 }
 
-const linkedElsewhere = (error: unknown) =>
-  error instanceof Error &&
-  /UNIQUE constraint failed: oauth_accounts\.provider/.test(`${error.message} ${(error.cause as Error | undefined)?.message ?? ""}`);
+const linkedElsewhere = (error: unknown) => isConstraintFailure(error, "UNIQUE", "oauth_accounts.provider");
 
 /** A free username from the provider's login or the address: lower-case, `[a-z0-9_]`, with a random suffix when taken. */
 async function freeUsername(svc: Pick<Services, "db">, hint: string): Promise<string> {

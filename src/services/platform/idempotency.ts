@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { isConstraintFailure } from "../../db/constraint-errors";
 import type { RowOf } from "../../db/rows";
 import type { idempotencyKeys } from "../../db/schema";
 import { toHex } from "../../lib/encoding";
@@ -153,7 +154,7 @@ export function commitStatements(held: HeldKey, resourceId: SQL, now: number, ma
 
 /** Whether a batch failed because the first of its `commitStatements` found the key no longer held. */
 export function isKeyLost(error: unknown): boolean {
-  return /NOT NULL constraint failed: idempotency_keys\.claim/.test(String((error as Error | undefined)?.message ?? error));
+  return isConstraintFailure(error, "NOT NULL", "idempotency_keys.claim");
 }
 
 /**

@@ -3,6 +3,7 @@ import { assertMayModify, isModeration, type OwnedRecord } from "../../auth/perm
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { isConstraintFailure } from "../../db/constraint-errors";
 import { ApiError, type FieldError, notFound } from "../../lib/problem";
 import type { UnitCode } from "./fields";
 import { type BomRow, existingIdStatements, kindCondition, type RecordKind, readOwnership } from "./records";
@@ -65,16 +66,15 @@ export async function readBomEntry(svc: Pick<Services, "db">, record: BomRecord,
 
 /** Maps a constraint failure of a write batch (a concurrent writer won the race) to the answer the checks would have given. */
 function raceProblem(error: unknown, record: BomRecord): ApiError | null {
-  const message = String((error as Error)?.message ?? error) + String((error as Error)?.cause ?? "");
-  if (/UNIQUE constraint failed: bill_of_materials|PRIMARY KEY/i.test(message)) {
+  if (isConstraintFailure(error, "UNIQUE", "bill_of_materials")) {
     return new ApiError(409, {
       code: "BOM_ENTRY_EXISTS",
       detail: "A material of the request was added to this bill of materials meanwhile; read it again.",
     });
   }
-  if (/NOT NULL constraint failed: bill_of_materials\.quantity/i.test(message)) return bomFull(MAX_BOM_ENTRIES);
+  if (isConstraintFailure(error, "NOT NULL", "bill_of_materials.quantity")) return bomFull(MAX_BOM_ENTRIES);
   // The record (or a material) was deleted between the checks and the write.
-  if (/FOREIGN KEY constraint failed/i.test(message)) return record.missing();
+  if (isConstraintFailure(error, "FOREIGN KEY")) return record.missing();
   return null;
 }
 

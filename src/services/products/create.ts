@@ -3,6 +3,7 @@ import { assertMayModify, mayModifySql } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { isConstraintFailure } from "../../db/constraint-errors";
 import type { HeldKey } from "../../lib/idempotency-key";
 import { ApiError, type FieldError } from "../../lib/problem";
 import { commitStatements, isKeyLost, requestInProgress } from "../platform/idempotency";
@@ -195,10 +196,7 @@ export async function createRecords(
     results = (await batchRows<unknown[]>(svc.db, statements)).slice(0, statements.length - commit.length);
   } catch (error) {
     if (isKeyLost(error)) throw requestInProgress();
-    if (
-      !/FOREIGN KEY constraint failed|CHECK constraint failed|NOT NULL constraint failed/i.test(String((error as Error)?.message ?? error))
-    )
-      throw error;
+    if (!isConstraintFailure(error, ["FOREIGN KEY", "CHECK", "NOT NULL"])) throw error;
     throw await diagnose(svc, owner, planned, parent, notFound, typeIds, materialIds, error);
   }
   const reserved = results[0] as { first_id: number }[];

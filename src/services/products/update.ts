@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { isConstraintFailure } from "../../db/constraint-errors";
 import { ApiError } from "../../lib/problem";
 import { normalizeBrand, normalizeCircularity, type RecordFields } from "./fields";
 import type { RecordDetail, RecordRow } from "./records";
@@ -76,7 +77,7 @@ export async function updateRecord(
       typeName,
     ]);
   } catch (error) {
-    if (/FOREIGN KEY constraint failed/i.test(String((error as Error)?.message ?? error))) {
+    if (isConstraintFailure(error, "FOREIGN KEY")) {
       throw new ApiError(422, {
         code: "VALIDATION_FAILED",
         detail: "The request names records that do not exist.",

@@ -2,6 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { isConstraintFailure } from "../../db/constraint-errors";
 import type { Row } from "../../db/rows";
 import type { materials } from "../../db/schema";
 import type { PageQuery } from "../../lib/pagination";
@@ -126,7 +127,7 @@ export async function deleteMaterial(svc: ReferenceServices, actor: SessionUser,
       sql`DELETE FROM materials WHERE id = ${id} AND NOT EXISTS (SELECT 1 FROM bill_of_materials b WHERE b.material_id = ${id}) RETURNING id`,
     ]);
   } catch (error) {
-    if (/FOREIGN KEY constraint failed/i.test(String((error as Error)?.message) + String((error as Error)?.cause ?? ""))) throw inUse();
+    if (isConstraintFailure(error, "FOREIGN KEY")) throw inUse();
     throw error;
   }
   if (!found[0]) throw MATERIAL.missing();

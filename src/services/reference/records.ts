@@ -2,6 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { isConstraintFailure } from "../../db/constraint-errors";
 import { type AuditEvent, audit } from "../../lib/audit";
 import { type PageQuery, pageWindow } from "../../lib/pagination";
 import type { ApiError } from "../../lib/problem";
@@ -82,10 +83,7 @@ export async function referenceWritten(
 
 /** True when `error` (or one of its causes) is a UNIQUE violation over `columns` as SQLite names them (`table.a, table.b`). */
 export function isUniqueViolation(error: unknown, columns: string): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    if (e.message.includes(`UNIQUE constraint failed: ${columns}`)) return true;
-  }
-  return false;
+  return isConstraintFailure(error, "UNIQUE", columns);
 }
 
 /** Runs `write`, answering `taken()` (a 409) when a UNIQUE index over `columns` refuses it. */
