@@ -179,3 +179,47 @@ CREATE TRIGGER `users_read_updated` AFTER UPDATE OF username, profile_visibility
     ON CONFLICT (root_id) DO UPDATE SET generation = random();
   UPDATE read_generations SET generation = random() WHERE name = 'catalogue';
 END;
+--> statement-breakpoint
+-- What a deletion renews (migration 0020's triggers, refined): a record's generations once per
+-- deletion, not once per row it takes along. A row deleted by ON DELETE CASCADE (its parent, or
+-- its record, already gone in the same statement) renews nothing: the row that started the
+-- cascade renewed its tree and the catalogue. Nor does a row of a base product being deleted in
+-- slices (docs/storage.md, "Deletion jobs"): hiding it renewed them, and nothing a read can see
+-- changes as its rows go. Deleting 1,000 records with 2,000 bill-of-materials entries wrote some
+-- 12,000 generation rows before; now one or two.
+DROP TRIGGER `products_read_deleted`;--> statement-breakpoint
+CREATE TRIGGER `products_read_deleted` AFTER DELETE ON `products`
+WHEN (old.parent_id IS NULL OR EXISTS (SELECT 1 FROM products WHERE id = old.parent_id))
+  AND NOT EXISTS (SELECT 1 FROM hidden_records WHERE record_id = old.root_id) BEGIN
+  INSERT INTO tree_generations (root_id, generation) SELECT old.root_id, random() WHERE old.root_id IS NOT NULL
+    ON CONFLICT (root_id) DO UPDATE SET generation = random();
+  UPDATE read_generations SET generation = random() WHERE name = 'catalogue';
+END;--> statement-breakpoint
+DROP TRIGGER `bill_of_materials_read_deleted`;--> statement-breakpoint
+CREATE TRIGGER `bill_of_materials_read_deleted` AFTER DELETE ON `bill_of_materials`
+WHEN EXISTS (SELECT 1 FROM products WHERE id = old.product_id) BEGIN
+  INSERT INTO tree_generations (root_id, generation) SELECT (SELECT root_id FROM products WHERE id = old.product_id), random() WHERE (SELECT root_id FROM products WHERE id = old.product_id) IS NOT NULL
+    ON CONFLICT (root_id) DO UPDATE SET generation = random();
+  UPDATE read_generations SET generation = random() WHERE name = 'catalogue';
+END;--> statement-breakpoint
+DROP TRIGGER `images_read_deleted`;--> statement-breakpoint
+CREATE TRIGGER `images_read_deleted` AFTER DELETE ON `images`
+WHEN EXISTS (SELECT 1 FROM products WHERE id = old.product_id) BEGIN
+  INSERT INTO tree_generations (root_id, generation) SELECT (SELECT root_id FROM products WHERE id = old.product_id), random() WHERE (SELECT root_id FROM products WHERE id = old.product_id) IS NOT NULL
+    ON CONFLICT (root_id) DO UPDATE SET generation = random();
+  UPDATE read_generations SET generation = random() WHERE name = 'catalogue';
+END;--> statement-breakpoint
+DROP TRIGGER `files_read_deleted`;--> statement-breakpoint
+CREATE TRIGGER `files_read_deleted` AFTER DELETE ON `files`
+WHEN EXISTS (SELECT 1 FROM products WHERE id = old.product_id) BEGIN
+  INSERT INTO tree_generations (root_id, generation) SELECT (SELECT root_id FROM products WHERE id = old.product_id), random() WHERE (SELECT root_id FROM products WHERE id = old.product_id) IS NOT NULL
+    ON CONFLICT (root_id) DO UPDATE SET generation = random();
+  UPDATE read_generations SET generation = random() WHERE name = 'catalogue';
+END;--> statement-breakpoint
+DROP TRIGGER `videos_read_deleted`;--> statement-breakpoint
+CREATE TRIGGER `videos_read_deleted` AFTER DELETE ON `videos`
+WHEN EXISTS (SELECT 1 FROM products WHERE id = old.product_id) BEGIN
+  INSERT INTO tree_generations (root_id, generation) SELECT (SELECT root_id FROM products WHERE id = old.product_id), random() WHERE (SELECT root_id FROM products WHERE id = old.product_id) IS NOT NULL
+    ON CONFLICT (root_id) DO UPDATE SET generation = random();
+  UPDATE read_generations SET generation = random() WHERE name = 'catalogue';
+END;

@@ -1,5 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../../src/lib/logger";
+import { requeueStalledDeletions } from "../../../src/services/deletions/jobs";
+import { buildServices } from "../../../src/services/platform/build-services";
 import { bearer, patchMe, verifiedUser } from "../../support/accounts";
 import { countOf, deletionJobs, finishDeletionJobs, productWithComponents, runOneSlice } from "../../support/deletions";
 import { api, d1Cost, roundTrips } from "../../support/http";
@@ -233,5 +236,27 @@ describe("an owner's change of what reads show of them", () => {
     expect(changed.status).toBe(200);
     // The user row, two tree generations, the catalogue's (122 records: a row each before migration 0021).
     expect(d1Cost(changed).rowsWritten).toBeLessThan(20);
+  });
+});
+
+describe("a deletion job whose messages were lost", () => {
+  it("is queued again by the scheduled sweep once it has not moved for ten minutes, at most once a period", async () => {
+    const product = await productWithComponents(headers, "Lost-message heater", 55);
+    // A job as the request makes it, with no message sent: what a crash after the batch leaves.
+    await env.DB.batch([
+      env.DB.prepare(
+        "INSERT INTO deletion_jobs (id, kind, record_id, user_id, updated_at) VALUES ('lost-job', 'record', ?, ?, unixepoch() - 3600)",
+      ).bind(product.id, owner.id),
+      env.DB.prepare("INSERT INTO hidden_records (record_id, root_id, job_id) VALUES (?, ?, 'lost-job')").bind(product.id, product.id),
+      env.DB.prepare("UPDATE products SET parent_id = id, amount_in_parent = 1, depth = 1 WHERE id = ?").bind(product.id),
+    ]);
+    expect((await api(`/v1/products/${product.id}`)).status).toBe(404);
+    const svc = buildServices(env, { log: createLogger({ test: "deletion-sweep" }) });
+    const now = Math.floor(Date.now() / 1000);
+    expect(await requeueStalledDeletions(svc, now)).toBe(1);
+    // Claimed: the next sweep within the period leaves it to the message just sent.
+    expect(await requeueStalledDeletions(svc, now + 60)).toBe(0);
+    await finishDeletionJobs();
+    expect(await countOf("SELECT 1 FROM products WHERE root_id = ?", product.id)).toBe(0);
   });
 });
