@@ -37,6 +37,9 @@ export const TEST_VARS = {
   // limiter tests switch them on per request (test/support/limits.ts); the per-account guards
   // stay on everywhere, as in production.
   RATE_LIMITS_ENABLED: "false",
+  // Deletions of more than 50 records run as deletion jobs in slices of 50 (production: 2,000),
+  // so that the tests of slicing and resumption need only small trees.
+  DELETION_SLICE_RECORDS: "50",
   // Google and GitHub sign-in against the fake providers of test/support/fake-oauth-provider.ts.
   ...OAUTH_TEST_VARS,
   // Live streams go to the fake video platform of test/support/fake-video-platform.ts.

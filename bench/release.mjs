@@ -91,8 +91,11 @@ async function expectStatus(promise, what, status) {
   return response;
 }
 
-/** Signs the bootstrap superuser in and enrols TOTP; returns the new session's access token. */
-async function adminToken(url) {
+/**
+ * Signs the bootstrap superuser in and enrols TOTP; returns the new session's access token and the
+ * recovery codes (each one a step-up's second factor, once).
+ */
+export async function adminSession(url) {
   const login = (
     await expectStatus(
       call(url, "POST", "/v1/auth/bearer/login", { form: { username: BOOTSTRAP.email, password: BOOTSTRAP.password } }),
@@ -109,7 +112,13 @@ async function adminToken(url) {
     "TOTP confirm",
     200,
   );
-  return confirmed.json().tokens.access_token;
+  const body = confirmed.json();
+  return { token: body.tokens.access_token, recoveryCodes: [...body.recovery_codes] };
+}
+
+/** Signs the bootstrap superuser in and enrols TOTP; returns the new session's access token. */
+async function adminToken(url) {
+  return (await adminSession(url)).token;
 }
 
 /**

@@ -324,7 +324,7 @@ END;
 CREATE TRIGGER `brand_counts_removed` AFTER DELETE ON `brand_counts` BEGIN
   UPDATE catalogue_totals SET count = count - 1 WHERE name = 'brands';
   UPDATE prefix_counts SET value_count = value_count - 1
-    WHERE kind = 'brands' AND prefix IN (lower(substr(old.brand, 1, 1)), CASE WHEN length(old.brand) >= 2 THEN lower(substr(old.brand, 1, 2)) END);
+    WHERE kind = 'brands' AND prefix IN (lower(substr(old.brand, 1, 1)), iif(length(old.brand) >= 2, lower(substr(old.brand, 1, 2)), NULL));
   DELETE FROM prefix_counts WHERE kind = 'brands' AND value_count <= 0;
 END;
 --> statement-breakpoint
@@ -338,6 +338,6 @@ END;
 CREATE TRIGGER `model_counts_removed` AFTER DELETE ON `model_counts` BEGIN
   UPDATE catalogue_totals SET count = count - 1 WHERE name = 'models';
   UPDATE prefix_counts SET value_count = value_count - 1
-    WHERE kind = 'models' AND prefix IN (lower(substr(old.model, 1, 1)), CASE WHEN length(old.model) >= 2 THEN lower(substr(old.model, 1, 2)) END);
+    WHERE kind = 'models' AND prefix IN (lower(substr(old.model, 1, 1)), iif(length(old.model) >= 2, lower(substr(old.model, 1, 2)), NULL));
   DELETE FROM prefix_counts WHERE kind = 'models' AND value_count <= 0;
 END;

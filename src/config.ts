@@ -91,6 +91,19 @@ export interface AppConfig {
   oaiAdminEmail: string;
   /** The logical backups of D1 to R2 (src/services/operations/backup.ts, docs/operations.md). */
   backup: BackupConfig;
+  /**
+   * `RELEASE_SNAPSHOT_RECORDS`: records one batch of a release's snapshot copies, with their bills
+   * of materials and images (default 10,000, whole base products at a time; docs/releases.md).
+   */
+  releaseSnapshotRecords: number;
+  /**
+   * `DELETION_SLICE_RECORDS`: records one slice of a deletion job removes, with their bills of
+   * materials and media rows (default 2,000: about 0.2 s of D1 time); a deletion of at most this
+   * many records is done at once in the request (docs/storage.md, "Deletion jobs").
+   */
+  deletionSliceRecords: number;
+  /** `DELETION_RUN_MS`: how long one queue message of a deletion job works before it hands the rest to a new message (default 20 s). */
+  deletionRunMs: number;
 }
 
 export interface ReleaseAuthorship {
@@ -241,6 +254,9 @@ function parseConfig(env: Env): AppConfig {
       retentionDays: positiveInt(env.BACKUP_RETENTION_DAYS, "BACKUP_RETENTION_DAYS", 30, 3650),
       sliceMs: positiveInt(env.BACKUP_SLICE_MS, "BACKUP_SLICE_MS", 60_000, 600_000),
     },
+    releaseSnapshotRecords: positiveInt(env.RELEASE_SNAPSHOT_RECORDS, "RELEASE_SNAPSHOT_RECORDS", 10_000, 200_000),
+    deletionSliceRecords: positiveInt(env.DELETION_SLICE_RECORDS, "DELETION_SLICE_RECORDS", 2_000, 50_000),
+    deletionRunMs: positiveInt(env.DELETION_RUN_MS, "DELETION_RUN_MS", 20_000, 600_000),
   };
 }
 

@@ -2,11 +2,13 @@ import { appFor } from "./app";
 import { createLogger } from "./lib/logger";
 import { enabledPlugins } from "./plugin";
 import { INSTALLED_PLUGINS } from "./plugins/installed";
+import { handleDeletionBatch } from "./queues/deletions";
 import { EVENTS_QUEUE, handleEventBatch } from "./queues/events";
 import { handleMaintenanceBatch } from "./queues/maintenance";
 import { handleMediaBatch } from "./queues/media";
 import { requeueStrandedMedia } from "./queues/media-requeue";
 import { handleReleaseBatch } from "./queues/releases";
+import { DELETION_QUEUE, requeueStalledDeletions } from "./services/deletions/jobs";
 import { startBackup } from "./services/operations/backup";
 import { MAINTENANCE_QUEUE } from "./services/operations/maintenance-messages";
 import { CORE_SEALED_COLUMNS, reencryptSealedValues } from "./services/operations/sealed-values";
@@ -29,23 +31,25 @@ export default {
 
   /**
    * One container per batch: domain events go to the enabled plugins; release-build slices to the
-   * release consumer; backup slices to the maintenance consumer; media jobs and their dead letters
-   * to the media consumer.
+   * release consumer; backup slices to the maintenance consumer; deletion jobs to the deletion
+   * consumer; media jobs and their dead letters to the media consumer.
    */
   async queue(batch: MessageBatch, env: Env, ctx?: ExecutionContext) {
     const svc = buildServices(env, { log: createLogger({ queue: batch.queue }), defer: deferTo(ctx), plugins: INSTALLED_PLUGINS });
     if (batch.queue === EVENTS_QUEUE) await handleEventBatch(batch, svc, enabledPlugins(INSTALLED_PLUGINS, env));
     else if (batch.queue === RELEASE_QUEUE) await handleReleaseBatch(batch, svc);
     else if (batch.queue === MAINTENANCE_QUEUE) await handleMaintenanceBatch(batch, svc);
+    else if (batch.queue === DELETION_QUEUE) await handleDeletionBatch(batch, svc);
     else await handleMediaBatch(batch, svc);
   },
 
   /**
    * The Cron Trigger (wrangler.jsonc, every five minutes), as of the scheduled time: stranded uploads
-   * are queued again, each enabled plugin reconciles (clean-up an event missed), and values sealed
-   * with a data key that is no longer the current one move to it (a rotation; docs/operations.md).
-   * Each part runs whatever the others do; the run fails with the first error. The trigger named
-   * `BACKUP_CRON` (daily) starts a database backup instead (src/services/operations/backup.ts).
+   * and deletion jobs that stopped moving are queued again, each enabled plugin reconciles
+   * (clean-up an event missed), and values sealed with a data key that is no longer the current
+   * one move to it (a rotation; docs/operations.md). Each part runs whatever the others do; the
+   * run fails with the first error. The trigger named `BACKUP_CRON` (daily) starts a database
+   * backup instead (src/services/operations/backup.ts).
    */
   async scheduled(controller: ScheduledController, env: Env, ctx?: ExecutionContext) {
     const log = createLogger({ cron: controller.cron, scheduled_time: new Date(controller.scheduledTime).toISOString() });
@@ -61,6 +65,7 @@ export default {
         [...CORE_SEALED_COLUMNS, ...INSTALLED_PLUGINS.flatMap((plugin) => plugin.sealedColumns ?? [])],
         Date.now() + REENCRYPTION_BUDGET_MS,
       ),
+      requeueStalledDeletions(svc, Math.floor(controller.scheduledTime / 1000)),
       ...enabledPlugins(INSTALLED_PLUGINS, env).map(async (plugin) => {
         try {
           await plugin.scheduled?.(svc, controller.scheduledTime);

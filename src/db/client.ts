@@ -13,20 +13,55 @@ export type Db = DrizzleD1Database & { $client: D1Database };
  */
 export interface RoundTripCounter {
   readonly count: number;
+  /**
+   * Statements run, each statement of a batch counted: D1 allows an invocation (a request, a queue
+   * message) at most 1,000 queries on the paid plan, every statement of a batch counting as one
+   * (`D1_QUERIES_PER_INVOCATION`).
+   */
+  readonly statements: number;
   readonly rowsRead: number;
   readonly rowsWritten: number;
   readonly durationMs: number;
+  /** The longest single statement's database time: what held the database longest at once (D1 runs one query at a time). */
+  readonly longestMs: number;
   readonly unmetered: number;
 }
 
 type MutableCounter = { -readonly [K in keyof RoundTripCounter]: RoundTripCounter[K] };
 
+/**
+ * D1's limit on the queries one invocation may run (Workers Paid; Free: 50), each statement of a
+ * batch counting as one (developers.cloudflare.com/d1/platform/limits/). Local D1 does not enforce it.
+ */
+export const D1_QUERIES_PER_INVOCATION = 1_000;
+
+/**
+ * What work that runs in rounds (a deletion job's slices, a release build's units) lets one
+ * invocation spend before it hands the rest to a new queue message: the limit less a margin for
+ * the bookkeeping that follows the last round.
+ */
+export const QUERY_BUDGET = 800;
+
+/** A counter's figures as a log line carries them (the access log line's names), for queue work that has no request line. */
+export function costFields(counter: RoundTripCounter): Record<string, number> {
+  const ms = (value: number) => Math.round(value * 100) / 100;
+  return {
+    d1_round_trips: counter.count,
+    d1_statements: counter.statements,
+    d1_rows_read: counter.rowsRead,
+    d1_rows_written: counter.rowsWritten,
+    d1_duration_ms: ms(counter.durationMs),
+    d1_longest_ms: ms(counter.longestMs),
+  };
+}
+
 /** A fresh counter: nothing spent yet. */
 export function newRoundTripCounter(): RoundTripCounter {
-  return { count: 0, rowsRead: 0, rowsWritten: 0, durationMs: 0, unmetered: 0 };
+  return { count: 0, statements: 0, rowsRead: 0, rowsWritten: 0, durationMs: 0, longestMs: 0, unmetered: 0 };
 }
 
 function addMeta(counter: MutableCounter, meta: Partial<D1Meta> | undefined): void {
+  counter.statements++;
   if (!meta) {
     counter.unmetered++;
     return;
@@ -34,6 +69,7 @@ function addMeta(counter: MutableCounter, meta: Partial<D1Meta> | undefined): vo
   counter.rowsRead += meta.rows_read ?? 0;
   counter.rowsWritten += meta.rows_written ?? 0;
   counter.durationMs += meta.duration ?? 0;
+  counter.longestMs = Math.max(counter.longestMs, meta.duration ?? 0);
 }
 
 /**
@@ -150,6 +186,7 @@ class CountingStatement {
     this.database.counter.count++;
     // D1 answers raw() without meta (RoundTripCounter).
     this.database.counter.unmetered++;
+    this.database.counter.statements++;
     // The overloads of raw() differ only in whether a header row comes first.
     return this.inner.raw<T>(options as { columnNames?: false });
   }
@@ -204,6 +241,7 @@ class CountingDatabase {
     if (!("exec" in this.inner)) throw new Error("D1 exec is not available in a session");
     this.counter.count++;
     this.counter.unmetered++;
+    this.counter.statements++;
     return this.inner.exec(query);
   }
 

@@ -910,7 +910,11 @@ export const releaseImages = sqliteTable(
     bytes: integer("bytes").notNull(),
     content_type: text("content_type").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.release_version, t.file, t.record_id] })],
+  (t) => [
+    primaryKey({ columns: [t.release_version, t.file, t.record_id] }),
+    // The snapshot counts a slice's images by their records.
+    index("release_images_record_idx").on(t.release_version, t.record_id),
+  ],
 );
 
 /** The reference tables at the snapshot, one JSON object per row, in `position` order per table. */
@@ -960,4 +964,169 @@ export const backupRuns = sqliteTable(
     index("backup_runs_started_idx").on(t.started_at),
     check("backup_runs_status", sql`${t.status} IN ('running', 'complete', 'failed')`),
   ],
+);
+/** What a deletion job removes: a record with everything under it, or an account (docs/storage.md, "Deletion jobs"). */
+export const DELETION_KINDS = ["record", "account"] as const;
+
+/**
+ * Deletions too large for one batch, done by the deletion queue in bounded slices
+ * (src/services/products/deletion-jobs.ts). The row exists from the request that asked for the
+ * deletion until the slice that finishes it; `records_done` and `slices` are its progress.
+ */
+export const deletionJobs = sqliteTable(
+  "deletion_jobs",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind", { enum: DELETION_KINDS }).notNull(),
+    /** `record`: the record deleted with its subtree (hidden since the request, see `hidden_records`). */
+    record_id: integer("record_id"),
+    /** `record`: the record's owner at the request; `account`: the account (kept, anonymous and unusable, until the last slice). */
+    user_id: integer("user_id").notNull(),
+    /** `account`: what happens to its products. */
+    content: text("content", { enum: ["anonymize", "delete"] }),
+    /** `account`: the superuser who deleted it (null: self-deletion). */
+    actor_id: integer("actor_id"),
+    records_done: integer("records_done").notNull().default(0),
+    slices: integer("slices").notNull().default(0),
+    ...timestamps,
+  },
+  (t) => [
+    check("deletion_jobs_kind", sql`${t.kind} IN ('record', 'account')`),
+    check(
+      "deletion_jobs_shape",
+      sql`(${t.kind} = 'record' AND ${t.record_id} IS NOT NULL AND ${t.content} IS NULL) OR (${t.kind} = 'account' AND ${t.record_id} IS NULL AND ${t.content} IN ('anonymize', 'delete'))`,
+    ),
+  ],
+);
+
+/**
+ * Records whose deletion has been asked for and not finished: each one detached from its parent
+ * (its `parent_id` points at itself), and with everything under it invisible to every read
+ * (`visibleRecord`, src/services/products/records.ts). Gone with its job.
+ */
+export const hiddenRecords = sqliteTable(
+  "hidden_records",
+  {
+    record_id: integer("record_id").primaryKey(),
+    /** The tree the record was in (its base product's id; its own for a base product). */
+    root_id: integer("root_id").notNull(),
+    job_id: text("job_id")
+      .notNull()
+      .references(() => deletionJobs.id, { onDelete: "cascade" }),
+  },
+  (t) => [index("hidden_records_root_idx").on(t.root_id), index("hidden_records_job_idx").on(t.job_id)],
+);
+
+/**
+ * A release's snapshot while it is being copied in slices (docs/releases.md, "The snapshot"): the
+ * instant it stands for (`taken_at`), the newest record then (`max_id`; later records are not in
+ * it), and how far the copy has come (`cursor`: every base product with a smaller or equal id is
+ * staged). While a row exists, triggers keep the first earlier version of every row a write
+ * changes that the copy has not reached yet, in the pre-image tables below.
+ */
+export const releaseSnapshotProgress = sqliteTable("release_snapshot_progress", {
+  release_version: text("release_version")
+    .primaryKey()
+    .references(() => releases.version, { onDelete: "cascade" }),
+  build_id: text("build_id").notNull(),
+  taken_at: integer("taken_at").notNull(),
+  max_id: integer("max_id").notNull(),
+  cursor: integer("cursor").notNull().default(0),
+  /** What the copy has staged so far: the release's counts once it is done. */
+  records: integer("records").notNull().default(0),
+  base_products: integer("base_products").notNull().default(0),
+  images: integer("images").notNull().default(0),
+  record_materials: integer("record_materials").notNull().default(0),
+});
+
+/** The accounts whose base products a release holds: those that had accepted the contributor terms at its snapshot. */
+export const releaseOwners = sqliteTable(
+  "release_owners",
+  {
+    release_version: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    user_id: integer("user_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.release_version, t.user_id] })],
+);
+
+/** Records as they were at a snapshot, kept by a trigger before a write changed or deleted them. */
+export const releaseProductPreimages = sqliteTable(
+  "release_product_preimages",
+  {
+    release_version: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    id: integer("id").notNull(),
+    parent_id: integer("parent_id"),
+    root_id: integer("root_id").notNull(),
+    owner_id: integer("owner_id").notNull(),
+    amount_in_parent: integer("amount_in_parent"),
+    name: text("name").notNull(),
+    description: text("description"),
+    brand: text("brand"),
+    model: text("model"),
+    product_type_id: integer("product_type_id"),
+    weight_g: real("weight_g"),
+    height_cm: real("height_cm"),
+    width_cm: real("width_cm"),
+    depth_cm: real("depth_cm"),
+    circularity_properties: text("circularity_properties"),
+    created_at: integer("created_at").notNull(),
+    updated_at: integer("updated_at").notNull(),
+    /** Its quality as it stood (virtual columns of `products`, kept as values here). */
+    quality_score: real("quality_score"),
+    check_has_product_type: integer("check_has_product_type"),
+    check_has_weight: integer("check_has_weight"),
+    check_has_dimensions: integer("check_has_dimensions"),
+    check_has_image: integer("check_has_image"),
+    check_has_breakdown: integer("check_has_breakdown"),
+    check_components_mass_balance: integer("check_components_mass_balance"),
+    check_materials_mass_balance: integer("check_materials_mass_balance"),
+    check_density_plausible: integer("check_density_plausible"),
+    check_has_circularity_notes: integer("check_has_circularity_notes"),
+  },
+  (t) => [primaryKey({ columns: [t.release_version, t.id] }), index("release_product_preimages_root_idx").on(t.release_version, t.root_id)],
+);
+
+/** Bill-of-materials rows as they were at a snapshot; `existed` 0: the row was added after it. */
+export const releaseBomPreimages = sqliteTable(
+  "release_bom_preimages",
+  {
+    release_version: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    product_id: integer("product_id").notNull(),
+    material_id: integer("material_id").notNull(),
+    root_id: integer("root_id").notNull(),
+    quantity: real("quantity"),
+    unit: text("unit"),
+    existed: integer("existed").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.release_version, t.product_id, t.material_id] }),
+    index("release_bom_preimages_root_idx").on(t.release_version, t.root_id),
+  ],
+);
+
+/** Image rows as they were at a snapshot; `existed` 0: the row was added after it. */
+export const releaseImagePreimages = sqliteTable(
+  "release_image_preimages",
+  {
+    release_version: text("release_version")
+      .notNull()
+      .references(() => releases.version, { onDelete: "cascade" }),
+    id: text("id").notNull(),
+    product_id: integer("product_id").notNull(),
+    root_id: integer("root_id").notNull(),
+    storage_key: text("storage_key"),
+    width: integer("width"),
+    height: integer("height"),
+    size_bytes: integer("size_bytes"),
+    content_type: text("content_type"),
+    status: text("status"),
+    existed: integer("existed").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.release_version, t.id] }), index("release_image_preimages_root_idx").on(t.release_version, t.root_id)],
 );

@@ -81,7 +81,8 @@ const ms = (value: number) => Math.round(value * 100) / 100;
 
 /**
  * `Server-Timing` in development (decisions.md "Request cost"): the D1 round trips, rows read and
- * written and database time, and counter-store calls of the request; null otherwise.
+ * written and database time (and the longest single statement's), and counter-store calls of
+ * the request; null otherwise.
  * Production sends none (what a request read can tell about data it may not see); the access log
  * line carries the same numbers there.
  */
@@ -91,7 +92,7 @@ function serverTiming(answer: Answered): string | null {
   const unmetered = d1.unmetered > 0 ? `, ${d1.unmetered} unmetered` : "";
   return (
     `d1;desc="${d1.count} round trips", d1-rows;desc="read ${d1.rowsRead}, written ${d1.rowsWritten}${unmetered}", ` +
-    `d1-time;dur=${ms(d1.durationMs)}, limiter;desc="${answer.limiterCalls} calls"`
+    `d1-time;dur=${ms(d1.durationMs)}, d1-longest;dur=${ms(d1.longestMs)}, limiter;desc="${answer.limiterCalls} calls"`
   );
 }
 
@@ -103,9 +104,11 @@ function logRequest(begun: BegunRequest, answer: Answered): void {
     status: answer.status,
     duration_ms: Date.now() - begun.started,
     d1_round_trips: answer.d1.count,
+    d1_statements: answer.d1.statements,
     d1_rows_read: answer.d1.rowsRead,
     d1_rows_written: answer.d1.rowsWritten,
     d1_duration_ms: ms(answer.d1.durationMs),
+    d1_longest_ms: ms(answer.d1.longestMs),
     ...(answer.d1.unmetered > 0 ? { d1_unmetered: answer.d1.unmetered } : {}),
     limiter_calls: answer.limiterCalls,
     client_ip: begun.clientIp,

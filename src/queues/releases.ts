@@ -47,7 +47,9 @@ export async function handleReleaseBatch(batch: MessageBatch<unknown>, batchServ
     const { version, build_id: buildId } = message.body;
     if (message.body.type === "release.cleanup") {
       try {
-        await clearPublishedStaging(svc, { version, buildId });
+        // What is left past the invocation's query budget goes to the same message again.
+        if (!(await clearPublishedStaging(svc, { version, buildId })))
+          await svc.bindings.RELEASE_QUEUE.send(message.body satisfies ReleaseMessage, { contentType: "json" });
         message.ack();
       } catch (error) {
         // Retried by the queue; should every retry fail, the next snapshot removes the rows.

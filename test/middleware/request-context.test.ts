@@ -58,9 +58,11 @@ describe("request logging", () => {
       path: "/__dev/outbox",
       status: 204,
       d1_round_trips: 0,
+      d1_statements: 0,
       d1_rows_read: 0,
       d1_rows_written: 0,
       d1_duration_ms: 0,
+      d1_longest_ms: 0,
       limiter_calls: 0,
       client_ip: "203.0.113.9",
     });

@@ -175,3 +175,15 @@ export async function duckdb(files: Record<string, Uint8Array>, sql: string): Pr
   if (response.status !== 200) throw new Error(`DuckDB: ${text}`);
   return JSON.parse(text) as Record<string, unknown>[];
 }
+
+/**
+ * Runs build slices of a release until its snapshot is taken (a snapshot is several units of work:
+ * its instant, a batch per slice of base products, the counts); returns the slices it took.
+ */
+export async function untilSnapshotTaken(version: string, slice: () => Promise<{ kind: string }>, maxSlices = 100): Promise<number> {
+  for (let slices = 1; slices <= maxSlices; slices++) {
+    expect((await slice()).kind).toBe("continue");
+    if ((await buildRow(version))?.snapshot_at !== null) return slices;
+  }
+  throw new Error(`the snapshot of release ${version} was not taken in ${maxSlices} slices`);
+}

@@ -10,7 +10,14 @@ import { requireVerified } from "../../middleware/guards";
 import { type CreatedRecords, createRecords } from "../../services/products/create";
 import { auditModeration } from "../../services/products/moderation";
 import { type CountRow, type ProductListRow, productListStatements } from "../../services/products/query";
-import { deleteRecord, type RecordDetail, type RecordKind, readDetail, readOwnership } from "../../services/products/records";
+import {
+  deleteRecord,
+  type RecordDetail,
+  type RecordKind,
+  readDeletionTarget,
+  readDetail,
+  readOwnership,
+} from "../../services/products/records";
 import { updateRecord, versionFromIfMatch } from "../../services/products/update";
 import { toComponentDetail, toProductDetail, toProductSummary } from "./products.mappers";
 import { parseProductListQuery } from "./products.query";
@@ -77,9 +84,9 @@ const deleteOf =
     const user = requireVerified(c);
     const { id } = c.req.valid("param");
     const svc = c.get("services");
-    const owned = await readOwnership(svc, id, kind);
+    const owned = await readDeletionTarget(svc, id, kind, svc.config.deletionSliceRecords);
     assertMayModify(user, owned, missing(kind));
-    await deleteRecord(svc, id);
+    await deleteRecord(svc, id, kind, owned);
     auditModeration(svc.log, user, owned, "moderation.record.deleted", { kind, id });
     return c.body(null, 204);
   };

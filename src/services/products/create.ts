@@ -9,11 +9,14 @@ import { ApiError, type FieldError } from "../../lib/problem";
 import { commitStatements, isKeyLost, requestInProgress } from "../platform/idempotency";
 import type { BomEntryValues } from "./bill-of-materials";
 import { normalizeBrand, normalizeCircularity, type RecordFields } from "./fields";
-import { existingIdStatements, kindCondition, type RecordKind, type RecordRow, reserveIdsStatement } from "./records";
+import { existingIdStatements, existingIdsStatement, kindCondition, type RecordKind, type RecordRow, reserveIdsStatement } from "./records";
 import type { VideoValues } from "./videos";
 
 /** At most this many components in one create body (the same bound as a tree read). */
 export const MAX_COMPONENTS_PER_CREATE = 1000;
+
+/** Bill-of-materials entries per insert statement: a JSON array of at most some 300 KB, well under D1's 2 MB for a value. */
+const BOM_ENTRIES_PER_STATEMENT = 5_000;
 
 /** Most direct components one create body may carry at each level, and the deepest nesting below a base product. */
 export const MAX_COMPONENTS_PER_LEVEL = 100;
@@ -115,52 +118,79 @@ export async function createRecords(
 
   const n = planned.length;
   const now = Math.floor(svc.clock.now() / 1000);
-  const idOf = (index: number) => sql`(SELECT next_id - ${n - index} FROM id_blocks WHERE name = 'products')`;
-  // Depths below a parent: the parent's depth plus one plus the level in the body. The top
-  // record of a component create reads the parent through the ownership condition below.
-  const depthOf = (p: Planned) => (parent ? sql`(SELECT depth FROM products WHERE id = ${idOf(0)}) + ${p.depth}` : sql`${p.depth}`);
-
-  const statements: SQL[] = [reserveIdsStatement(n)];
-  planned.forEach((p, index) => {
-    const { input: record } = p;
-    const amount = "amount_in_parent" in record ? record.amount_in_parent : null;
-    const values = sql`${owner.id}, ${record.name}, ${record.description ?? null}, ${normalizeBrand(record.brand)},
-      ${record.model ?? null}, ${record.weight_g ?? null}, ${record.height_cm ?? null}, ${record.width_cm ?? null},
-      ${record.depth_cm ?? null}, ${normalizeCircularity(record.circularity_properties)}, ${record.product_type_id ?? null}, ${now}, ${now}`;
-    const columns = sql.raw(`id, parent_id, amount_in_parent, depth, owner_id, name, description, brand, model, weight_g, height_cm,
+  const first = sql`(SELECT next_id - ${n} FROM id_blocks WHERE name = 'products')`;
+  const columns = sql.raw(`id, parent_id, amount_in_parent, depth, owner_id, name, description, brand, model, weight_g, height_cm,
       width_cm, depth_cm, circularity_properties, product_type_id, created_at, updated_at`);
-    if (index === 0 && parent) {
-      // A parent of the right kind that the write rule lets the caller add to. Anything else
-      // inserts nothing, and the rows that name this one then fail their foreign key.
-      statements.push(sql`INSERT INTO products (${columns})
-        SELECT ${idOf(0)}, q.id, ${amount}, q.depth + 1, ${values} FROM products q
-        WHERE q.id = ${parent.id} AND ${mayModifySql(owner, sql.raw("q.owner_id"), "add")} AND ${kindCondition(parent.kind, "q")} RETURNING id, depth`);
-    } else {
-      const parentId = p.parent === null ? null : idOf(p.parent);
-      statements.push(sql`INSERT INTO products (${columns})
-        VALUES (${idOf(index)}, ${parentId}, ${p.parent === null ? null : amount}, ${index === 0 ? sql`0` : depthOf(p)}, ${values}) RETURNING id, depth`);
-    }
-    for (const entry of p.input.bill_of_materials ?? []) {
-      statements.push(sql`INSERT INTO bill_of_materials (product_id, material_id, quantity, unit, created_at, updated_at)
-        VALUES (${idOf(index)}, ${entry.material_id}, ${entry.quantity}, ${entry.unit}, ${now}, ${now})`);
-    }
+
+  // The records and their bills of materials go in as a few set-based statements over JSON
+  // arrays (one bound parameter each), not a statement per row: D1 counts every statement of a
+  // batch against its 1,000 queries per invocation, and a body may hold 1,000 components with up
+  // to 100 entries each. Rows are inserted in body order (parents before their children: the
+  // insert trigger reads a parent's root_id), their ids offsets from the block reserved first.
+  const recordValues = planned.map((p, index) => {
+    const record = p.input;
+    return [
+      index,
+      p.parent,
+      p.depth,
+      "amount_in_parent" in record ? record.amount_in_parent : null,
+      record.name,
+      record.description ?? null,
+      normalizeBrand(record.brand),
+      record.model ?? null,
+      record.weight_g ?? null,
+      record.height_cm ?? null,
+      record.width_cm ?? null,
+      record.depth_cm ?? null,
+      normalizeCircularity(record.circularity_properties),
+      record.product_type_id ?? null,
+    ];
   });
+  const field = (k: number) => sql.raw(`json_extract(j.value, '$[${k}]')`);
+  const statements: SQL[] = [reserveIdsStatement(n)];
+  if (parent) {
+    // A parent of the right kind that the write rule lets the caller add to. Anything else
+    // inserts nothing, and the rows that name this one then fail their foreign key.
+    const top = recordValues[0]!;
+    statements.push(sql`INSERT INTO products (${columns})
+      SELECT ${first}, q.id, ${top[3]}, q.depth + 1, ${owner.id}, ${top[4]}, ${top[5]}, ${top[6]}, ${top[7]}, ${top[8]}, ${top[9]},
+        ${top[10]}, ${top[11]}, ${top[12]}, ${top[13]}, ${now}, ${now} FROM products q
+      WHERE q.id = ${parent.id} AND ${mayModifySql(owner, sql.raw("q.owner_id"), "add")} AND ${kindCondition(parent.kind, "q")} RETURNING id, depth`);
+  }
+  // Depths below a parent: the top record's depth plus the level in the body (the top record of a
+  // component create was inserted just before; were it not, the depth is NULL and the insert fails).
+  const depth = parent ? sql`(SELECT depth FROM products WHERE id = b.first) + ${field(2)}` : field(2);
+  if (n > (parent ? 1 : 0)) {
+    statements.push(sql`INSERT INTO products (${columns})
+      SELECT b.first + j.key, b.first + ${field(1)}, CASE WHEN ${field(1)} IS NULL THEN NULL ELSE ${field(3)} END, ${depth}, ${owner.id},
+        ${field(4)}, ${field(5)}, ${field(6)}, ${field(7)}, ${field(8)}, ${field(9)}, ${field(10)}, ${field(11)}, ${field(12)}, ${field(13)},
+        ${now}, ${now}
+      FROM json_each(${JSON.stringify(recordValues)}) j CROSS JOIN (SELECT ${first} AS first) b
+      WHERE j.key >= ${parent ? 1 : 0} ORDER BY j.key`);
+  }
+  const entries = planned.flatMap((p, index) =>
+    (p.input.bill_of_materials ?? []).map((entry) => [index, entry.material_id, entry.quantity, entry.unit]),
+  );
+  for (let i = 0; i < entries.length; i += BOM_ENTRIES_PER_STATEMENT) {
+    statements.push(sql`INSERT INTO bill_of_materials (product_id, material_id, quantity, unit, created_at, updated_at)
+      SELECT b.first + ${field(0)}, ${field(1)}, ${field(2)}, ${field(3)}, ${now}, ${now}
+      FROM json_each(${JSON.stringify(entries.slice(i, i + BOM_ENTRIES_PER_STATEMENT))}) j CROSS JOIN (SELECT ${first} AS first) b`);
+  }
   const videoInputs = "videos" in input ? (input.videos ?? []) : [];
   for (const video of videoInputs) {
     statements.push(sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
-      VALUES (${idOf(0)}, ${video.url}, ${video.title ?? null}, ${video.description ?? null},
+      VALUES (${first}, ${video.url}, ${video.title ?? null}, ${video.description ?? null},
         ${video.video_metadata ? JSON.stringify(video.video_metadata) : null}, ${now}, ${now}) RETURNING id`);
   }
-  const typeStatements = existingIdStatements("product_types", typeIds);
-  const materialStatements = existingIdStatements("materials", materialIds);
-  statements.push(...typeStatements, ...materialStatements);
+  const lookups = [existingIdsStatement("product_types", typeIds), existingIdsStatement("materials", materialIds)];
+  statements.push(...lookups);
   // The scores the triggers left on the new records once all of them are in: read back (a range
   // of the primary key), never worked out here, so they are the stored ones.
-  statements.push(sql`SELECT id, quality_score FROM products WHERE id BETWEEN ${idOf(0)} AND ${idOf(n - 1)}`);
+  statements.push(sql`SELECT id, quality_score FROM products WHERE id BETWEEN ${first} AND ${first} + ${n - 1}`);
   // Last, so that the key is marked committed only if the top record was made (a component create
   // under someone else's parent makes nothing and is refused below, releasing the key).
   const commit = idempotencyKey
-    ? commitStatements(idempotencyKey, idOf(0), now, sql`EXISTS (SELECT 1 FROM products WHERE id = ${idOf(0)})`)
+    ? commitStatements(idempotencyKey, first, now, sql`EXISTS (SELECT 1 FROM products WHERE id = ${first})`)
     : [];
   statements.push(...commit);
 
@@ -179,23 +209,13 @@ export async function createRecords(
   const firstId = reserved[0]!.first_id;
   // The top record of a component create inserts nothing when the parent is not the caller's;
   // with no rows naming it, nothing failed, so this is found here.
-  const topRows = results[1] as { id: number; depth: number }[];
+  const topRows = parent ? (results[1] as { id: number; depth: number }[]) : [{ id: firstId, depth: 0 }];
   if (topRows.length === 0) throw await diagnose(svc, owner, planned, parent, notFound, typeIds, materialIds, null);
 
-  const lookups = results.slice(results.length - typeStatements.length - materialStatements.length) as { id: number; name: string }[][];
-  const typeNames = new Map(
-    lookups
-      .slice(0, typeStatements.length)
-      .flat()
-      .map((row) => [row.id, row.name]),
-  );
-  const materialNames = new Map(
-    lookups
-      .slice(typeStatements.length)
-      .flat()
-      .map((row) => [row.id, row.name]),
-  );
-  const videoResults = results.slice(results.length - lookups.length - videoInputs.length, results.length - lookups.length) as {
+  const [types, materials] = results.slice(results.length - 2) as { id: number; name: string }[][];
+  const typeNames = new Map(types!.map((row) => [row.id, row.name]));
+  const materialNames = new Map(materials!.map((row) => [row.id, row.name]));
+  const videoResults = results.slice(results.length - 2 - videoInputs.length, results.length - 2) as {
     id: number;
   }[][];
   const topDepth = topRows[0]!.depth;

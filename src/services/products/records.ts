@@ -3,9 +3,11 @@ import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import type { Row, RowOf } from "../../db/rows";
 import type { billOfMaterials, materials, products, productTypes, users, videos } from "../../db/schema";
+import { newJobId, recordJobStatements, startDeletionJob } from "../deletions/jobs";
 import { queuePurge } from "../media/messages";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "../media/records";
 import type { UnitCode } from "./fields";
+import { visibleComponent } from "./hidden";
 
 /** Which of the two resources a record is: a base product (no parent) or a component. */
 export type RecordKind = "product" | "component";
@@ -58,9 +60,15 @@ export const RECORD_COLUMNS = sql.raw(
 
 export const RECORD_FROM = sql.raw("products p JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id");
 
-/** `p.parent_id IS NULL` for base products, `IS NOT NULL` for components: each resource's routes see only their kind. */
+/**
+ * `p.parent_id IS NULL` for base products, `IS NOT NULL` for components: each resource's routes
+ * see only their kind. A component under a record whose deletion is under way is seen by none
+ * (`visibleComponent`); a base product being deleted is detached, so it is no base product any more.
+ */
 export function kindCondition(kind: RecordKind, alias = "p"): SQL {
-  return sql.raw(`${alias}.parent_id IS ${kind === "product" ? "" : "NOT "}NULL`);
+  return kind === "product"
+    ? sql.raw(`${alias}.parent_id IS NULL`)
+    : sql`${sql.raw(alias)}.parent_id IS NOT NULL AND ${visibleComponent(alias)}`;
 }
 
 /** The statements of a detail read: the record, its bill of materials, its direct components, (base products) its videos, its images and files. */
@@ -102,6 +110,11 @@ export function existingIdStatements(table: "materials" | "product_types", ids: 
   return statements;
 }
 
+/** The ids among `ids` that exist in `table`, with their names: one statement, the ids as one JSON parameter. */
+export function existingIdsStatement(table: "materials" | "product_types", ids: readonly number[]): SQL {
+  return sql`SELECT id, name FROM ${sql.raw(table)} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+}
+
 /** A record with what its detail read embeds. */
 export interface RecordDetail {
   row: RecordRow;
@@ -134,6 +147,31 @@ export async function readOwnership(
   return rows[0] ? { ownerId: rows[0].owner_id, depth: rows[0].depth } : null;
 }
 
+/** A record about to be deleted: its owner, and how many records its deletion removes (itself and everything under it). */
+export interface DeletionTarget {
+  ownerId: number;
+  /** Counted up to `limit` + 1: a bounded read. */
+  records: number;
+}
+
+/**
+ * Who owns a record of this kind and how many records go with it, counted up to `limit` + 1 by a
+ * walk down its tree that stops there; null when there is no such record.
+ */
+export async function readDeletionTarget(
+  svc: Pick<Services, "db">,
+  id: number,
+  kind: RecordKind,
+  limit: number,
+): Promise<DeletionTarget | null> {
+  const rows = await svc.db.all<{ owner_id: number; records: number }>(
+    sql`SELECT p.owner_id, (WITH RECURSIVE sub(id) AS (SELECT p.id UNION ALL SELECT c.id FROM products c JOIN sub ON c.parent_id = sub.id LIMIT ${limit + 1})
+        SELECT count(*) FROM sub) AS records
+      FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
+  );
+  return rows[0] ? { ownerId: rows[0].owner_id, records: rows[0].records } : null;
+}
+
 /** Storage keys of the media a deletion removed, by kind, for the objects to be purged. */
 export type RemovedMediaKeys = Record<"images" | "files", string[]>;
 
@@ -144,8 +182,28 @@ export type RemovedMediaKeys = Record<"images" | "files", string[]>;
  * media removed are queued for purging (unless other rows share them) and `records.deleted` is
  * published, for the plugins to clean up what they keep about the record (a camera streaming into
  * it, say).
+ *
+ * A record with more records under it than one slice removes (`target.records`, from
+ * `readDeletionTarget`) is hidden instead, in one small batch, and removed by a deletion job on
+ * the queue (src/services/deletions/jobs.ts), which does the same in slices and publishes the
+ * event at the end: from this call on, no read finds it or anything under it.
  */
-export async function deleteRecord(svc: Pick<Services, "db" | "bindings" | "log" | "events">, id: number): Promise<void> {
+export async function deleteRecord(
+  svc: Pick<Services, "db" | "bindings" | "log" | "events" | "config">,
+  id: number,
+  kind: RecordKind,
+  target: DeletionTarget,
+): Promise<void> {
+  if (target.records > svc.config.deletionSliceRecords) {
+    const jobId = newJobId();
+    const [started] = await batchRows<[{ id: string }, unknown, unknown]>(
+      svc.db,
+      recordJobStatements(jobId, id, target.ownerId, kindCondition(kind)) as [SQL, SQL, SQL],
+    );
+    // Nothing started when a deletion racing this one hid the record first.
+    if (started.length > 0) await startDeletionJob(svc, jobId, { kind: "record", record_id: id, user_id: target.ownerId });
+    return;
+  }
   const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
     tree_media(kind, storage_key, size_bytes, charged) AS (
       SELECT 'images', storage_key, size_bytes, status <> 'rejected' FROM images WHERE product_id IN (SELECT id FROM tree)

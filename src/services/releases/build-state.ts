@@ -15,7 +15,7 @@ import type { PageCursor } from "./tables";
  */
 
 /** What a build slice needs of the service container. */
-export type ReleaseSliceServices = Pick<Services, "db" | "config" | "log" | "bindings">;
+export type ReleaseSliceServices = Pick<Services, "db" | "config" | "log" | "bindings"> & Partial<Pick<Services, "roundTrips">>;
 
 /** The attempt and lease every write of a slice is fenced on. */
 export interface BuildFence {
@@ -188,9 +188,14 @@ export async function heartbeat(db: Db, fence: BuildFence, recordsWritten: numbe
  * owned the build (nothing changed). The caller empties the staging tables afterwards.
  */
 export async function markFailed(db: Db, fence: BuildFence, reason: string): Promise<boolean> {
-  const rows = await db.all(sql`UPDATE releases SET status = 'failed', failure_reason = ${reason.slice(0, 1000)}, build_state = NULL,
+  const [rows] = await batchRows<[unknown, unknown]>(db, [
+    sql`UPDATE releases SET status = 'failed', failure_reason = ${reason.slice(0, 1000)}, build_state = NULL,
       lease_id = NULL, lease_until = NULL, updated_at = unixepoch()
-    WHERE ${fenced(fence)} RETURNING 1 AS held`);
+    WHERE ${fenced(fence)} RETURNING 1 AS held`,
+    // A snapshot being copied stops there: no more earlier versions to keep.
+    sql`DELETE FROM release_snapshot_progress WHERE release_version = ${fence.version}
+      AND EXISTS (SELECT 1 FROM releases WHERE version = ${fence.version} AND build_id = ${fence.buildId} AND status = 'failed')`,
+  ]);
   return rows.length > 0;
 }
 

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { costFields, QUERY_BUDGET } from "../../db/client";
 import { toHex } from "../../lib/encoding";
 import { checkValues, TableDataError } from "../../lib/release/columns";
 import { CsvTableWriter } from "../../lib/release/csv-table-writer";
@@ -22,7 +23,7 @@ import {
   type WrittenFile,
 } from "./build-state";
 import { type ReleaseFacts, writeChecksums, writeCitationFile, writeDataPackage, writeReadme } from "./metadata";
-import { clearStaging, takeSnapshot } from "./snapshot";
+import { clearStaging, snapshotUnit } from "./snapshot";
 import { deletePrefix, RELEASE_MEDIA_TYPES, releaseKey, servedContentType, stagingKey } from "./storage";
 import { type PageCursor, RELEASE_TABLES, type ReleaseTable, type RowContext } from "./tables";
 
@@ -89,18 +90,28 @@ const STEPS: readonly Step[] = [
 
 /**
  * Empties the staging tables of a published attempt (the `release.cleanup` message its last slice
- * queues), 25,000 rows per table and statement; only while that attempt is the release's and
- * published, so a late or duplicate message deletes nothing a build needs. Should it fail for
- * good, the next build's snapshot removes what is left.
+ * queues), 10,000 rows per table and round trip; only while that attempt is the release's and
+ * published, so a late or duplicate message deletes nothing a build needs. Stops near the
+ * invocation's query budget (false: the consumer queues the message again for the rest). Should
+ * it fail for good, the next build's snapshot removes what is left.
  */
-export async function clearPublishedStaging(svc: Pick<ReleaseSliceServices, "db" | "log">, job: ReleaseJob): Promise<void> {
+export async function clearPublishedStaging(
+  svc: Pick<ReleaseSliceServices, "db" | "log" | "roundTrips">,
+  job: ReleaseJob,
+): Promise<boolean> {
   const started = Date.now();
-  await clearStaging(
+  const done = await clearStaging(
     svc.db,
     job.version,
     sql`EXISTS (SELECT 1 FROM releases WHERE version = ${job.version} AND build_id = ${job.buildId} AND status = 'published')`,
+    () => (svc.roundTrips?.statements ?? 0) >= QUERY_BUDGET,
   );
-  svc.log.info("release staging rows removed", { release: job.version, ms: Date.now() - started });
+  svc.log.info(done ? "release staging rows removed" : "release staging rows partly removed", {
+    release: job.version,
+    ms: Date.now() - started,
+    ...(svc.roundTrips ? costFields(svc.roundTrips) : {}),
+  });
+  return done;
 }
 
 /** Runs one slice of a build until `deadline` (epoch ms). Never throws: every outcome is a value. */
@@ -159,8 +170,14 @@ class BuildSlice {
     return this.svc.bindings.UPLOADS;
   }
 
+  /** What this slice's invocation has cost D1 so far (its counter is the queue batch's), for its log line. */
+  private cost(): Record<string, number> {
+    return this.svc.roundTrips ? costFields(this.svc.roundTrips) : {};
+  }
+
+  /** The slice's deadline has passed, or it is near D1's limit of queries per invocation: it saves a checkpoint and ends. */
   private timeUp(): boolean {
-    return Date.now() >= this.deadline;
+    return Date.now() >= this.deadline || (this.svc.roundTrips?.statements ?? 0) >= QUERY_BUDGET;
   }
 
   async run(): Promise<SliceOutcome> {
@@ -170,18 +187,32 @@ class BuildSlice {
     // before it looks at the clock, so that even a slice that starts late makes progress.
     let worked = false;
     if (snapshotAt === null || counts === null) {
-      // A fresh attempt: whatever an earlier one left under the release's keys goes first.
-      await deletePrefix(this.bucket, releaseKey(this.fence.version, ""));
-      await deletePrefix(this.bucket, stagingKey(this.fence.version, ""));
+      // The snapshot, a bounded unit at a time (src/services/releases/snapshot.ts), each unit one
+      // round trip that saves its own progress.
       const snapshotStarted = Date.now();
-      const taken = await takeSnapshot(this.svc, this.fence, this.svc.config.contributorTermsVersion, JSON.stringify(INITIAL_STATE));
-      this.timings.snapshot = Date.now() - snapshotStarted;
-      if (!taken) throw new LeaseLost(`the lease of release ${this.fence.version} was lost before its snapshot`);
-      this.svc.log.info("release snapshot taken", { release: this.fence.version, ...taken });
-      snapshotAt = taken.snapshotAt;
-      counts = taken;
-      this.state = INITIAL_STATE;
-      worked = true;
+      for (;;) {
+        const step = await snapshotUnit(this.svc, this.fence, {
+          termsVersion: this.svc.config.contributorTermsVersion,
+          initialState: JSON.stringify(INITIAL_STATE),
+          // A fresh attempt: whatever an earlier one left under the release's keys goes first.
+          beforeBegin: async () => {
+            await deletePrefix(this.bucket, releaseKey(this.fence.version, ""));
+            await deletePrefix(this.bucket, stagingKey(this.fence.version, ""));
+          },
+          stop: () => this.timeUp(),
+        });
+        worked = true;
+        this.timings.snapshot = (this.timings.snapshot ?? 0) + Date.now() - snapshotStarted;
+        if (!step) throw new LeaseLost(`the lease of release ${this.fence.version} was lost during its snapshot`);
+        if (step.kind === "taken") {
+          this.svc.log.info("release snapshot taken", { release: this.fence.version, ...step.counts });
+          snapshotAt = step.counts.snapshotAt;
+          counts = step.counts;
+          this.state = INITIAL_STATE;
+          break;
+        }
+        if (this.timeUp()) return this.pause();
+      }
     }
     // The DOIs its files name: those the registration after publication will register, when DataCite is configured.
     const datacite = this.svc.config.datacite;
@@ -231,7 +262,12 @@ class BuildSlice {
         case "publish":
           await this.publish();
           this.timings.publish = Date.now() - stepStarted;
-          this.svc.log.info("release published", { release: this.fence.version, records: this.recordsWritten, step_ms: this.timings });
+          this.svc.log.info("release published", {
+            release: this.fence.version,
+            records: this.recordsWritten,
+            step_ms: this.timings,
+            ...this.cost(),
+          });
           return { kind: "published", registerDoi: this.svc.config.datacite !== null };
       }
       this.timings[name] = (this.timings[name] ?? 0) + Date.now() - stepStarted;
@@ -247,6 +283,7 @@ class BuildSlice {
       step: this.state.step,
       records_written: this.recordsWritten,
       step_ms: this.timings,
+      ...this.cost(),
     });
     return { kind: "continue" };
   }
@@ -450,6 +487,8 @@ class BuildSlice {
             this.svc.db,
             version,
             sql`EXISTS (SELECT 1 FROM releases WHERE version = ${version} AND build_id = ${buildId} AND status = 'failed')`,
+            // What is left past the invocation's query budget, the next snapshot removes.
+            () => (this.svc.roundTrips?.statements ?? 0) >= QUERY_BUDGET,
           ).catch((cleanup: unknown) =>
             log.warn("release staging rows could not be removed; the next snapshot removes them", { release: version, error: cleanup }),
           );
