@@ -14,6 +14,54 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 /** The demo generator seeds at most this many products per call; bigger sizes are seeded in parts with seeds 1, 2, ... */
 const PART = 30_000;
 const MARKER = "seeded.json";
+/**
+ * The database id wrangler.jsonc named until 2026-11-28 (a placeholder, since removed): datasets
+ * seeded before then hold their database under it, not under the binding's name.
+ */
+const LEGACY_D1_ID = "00000000-0000-4000-8000-000000000000";
+
+/** The id wrangler gives the local D1 database of binding DB: its `database_id`, or without one the binding's name. */
+export function localD1Id(config) {
+  const db = config.d1_databases[0];
+  return db.database_id ?? db.binding;
+}
+
+const fileNames = new Map();
+/** The name of the SQLite file Miniflare keeps the D1 database `id` in (found by opening it once in an empty directory). */
+async function sqliteNameFor(id) {
+  if (!fileNames.has(id)) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "relab-d1-name-"));
+    const mf = new Miniflare({
+      modules: true,
+      script: "export default { fetch() { return new Response(null) } }",
+      d1Databases: { DB: id },
+      d1Persist: dir,
+    });
+    try {
+      await (await mf.getD1Database("DB")).prepare("SELECT 1").first();
+      const names = readdirSync(path.join(dir, "miniflare-D1DatabaseObject"));
+      fileNames.set(
+        id,
+        names.find((name) => name.endsWith(".sqlite") && name !== "metadata.sqlite"),
+      );
+    } finally {
+      await mf.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return fileNames.get(id);
+}
+
+/**
+ * The D1 database id a stored dataset's database is kept under: what its `seeded.json` says, else
+ * (datasets seeded before it said) the current id or the former placeholder, whichever file is there.
+ */
+export async function datasetD1Id(storedDir, info, config) {
+  if (info?.d1DatabaseId) return info.d1DatabaseId;
+  const file = sqliteFileOf(storedDir);
+  for (const id of [localD1Id(config), LEGACY_D1_ID]) if (file && path.basename(file) === (await sqliteNameFor(id))) return id;
+  return localD1Id(config);
+}
 
 /** The SQLite file of the D1 database `DB` under a `--persist-to` directory (wrangler's and Miniflare's layout). */
 export function sqliteFileOf(persistTo) {
@@ -101,6 +149,8 @@ export async function ensureSeeded(dataDir, products, log = console.log) {
     parts,
     generator: generatorDigest(),
     migrations: migrations.map((m) => m.name),
+    // What wrangler (seed-demo's \`wrangler d1 execute --local\`) named the database: its file is named after it.
+    d1DatabaseId: localD1Id(readWranglerConfig(ROOT)),
     seededAt: new Date().toISOString(),
     seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
     sqliteBytes: file ? statSync(file).size : null,
@@ -129,7 +179,7 @@ async function applyAtSeed(dir, migrations) {
     modules: true,
     script: "export default { fetch() { return new Response(null) } }",
     compatibilityDate: config.compatibility_date,
-    d1Databases: { DB: config.d1_databases[0].database_id },
+    d1Databases: { DB: localD1Id(config) },
     d1Persist: path.join(dir, "v3/d1"),
   });
   try {
