@@ -1,5 +1,5 @@
 // The writes section of the scale bench (issue 30, "Writes that stay bounded"; bench/README.md,
-// "Scale: writes"): at each dataset size, the writes that grow with the data, each through the API
+// "Scale (issue 30)"): at each dataset size, the writes that grow with the data, each through the API
 // of the bundled worker with the release and deletion queues' consumers attached, on a copy of a
 // seeded demo database. Per write: wall time (request to the end of the queue work it started),
 // D1 round trips, statements, rows read and written, D1 time, the longest single statement's D1
