@@ -181,7 +181,11 @@ async function deletionWithJob(app, output, method, p, options) {
   let end = answer.started + answer.ms;
   if (started) {
     // Every message logs its cost when it ends; the last one says the job finished.
-    const finished = await waitFor(output, (entries) => entries.slice(from).find((e) => ours(e) && e.msg === "deletion job finished"), `the end of job ${started.job_id}`);
+    const finished = await waitFor(
+      output,
+      (entries) => entries.slice(from).find((e) => ours(e) && e.msg === "deletion job finished"),
+      `the end of job ${started.job_id}`,
+    );
     end = finished.at;
     for (const line of output.entries.slice(from).filter(ours)) {
       addLine(cost, line);
