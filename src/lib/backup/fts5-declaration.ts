@@ -89,29 +89,34 @@ export function virtualTableDeclaration(sql: string): VirtualTableDeclaration | 
   if (using === -1 || using !== words.length - 2) throw new DeclarationError("no USING module");
   const module = words[using + 1]!;
   if (i >= sql.length) return { module, args: [] };
+  // Each argument's text without comments (SQLite hands a module its arguments from their first token to their last).
   const args: string[] = [];
   let depth = 0;
-  let start = i + 1;
+  let current = "";
   i++;
   while (i < sql.length) {
     const c = sql[i]!;
     const after = skipComment(sql, i);
     if (after !== i) {
+      current += " ";
       i = after;
       continue;
     }
     if (c in CLOSING) {
       const end = endOfQuoted(sql, i);
       if (end === -1) throw new DeclarationError("a quoted argument never closes");
+      current += sql.slice(i, end);
       i = end;
       continue;
     }
-    if (c === "(") depth++;
-    else if (c === ")" && depth > 0) depth--;
-    else if ((c === "," || c === ")") && depth === 0) {
-      args.push(sql.slice(start, i).trim());
+    if ((c === "," || c === ")") && depth === 0) {
+      args.push(current.trim());
       if (c === ")") return { module, args: args.length === 1 && args[0] === "" ? [] : args };
-      start = i + 1;
+      current = "";
+    } else {
+      if (c === "(") depth++;
+      else if (c === ")") depth--;
+      current += c;
     }
     i++;
   }
