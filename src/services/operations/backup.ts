@@ -193,15 +193,15 @@ class BackupSlice {
    * stopped inside it. True when the file is complete; false when the deadline came first (a
    * checkpoint is in `state`).
    */
-  private async writeFile(table: FileSource): Promise<boolean> {
+  private async writeFile(source: FileSource): Promise<boolean> {
     const { id } = this.fence;
     const saved = this.state.progress;
-    const key = fileKey(id, tableFile(table.name));
+    const key = fileKey(id, tableFile(source.name));
     const sink = saved
       ? await MultipartSink.resume(this.bucket, saved.sink)
       : MultipartSink.create(this.bucket, key, {
           contentType: "application/gzip",
-          checkpointKey: fileKey(id, `checkpoints/${tableFile(table.name)}.tail`),
+          checkpointKey: fileKey(id, `checkpoints/${tableFile(source.name)}.tail`),
         });
     this.sink = sink;
     let cursor = saved?.cursor ?? 0;
@@ -209,11 +209,11 @@ class BackupSlice {
     const members = [...(saved?.members ?? [])];
     let member = new GzipMember(sink);
     let lastCheckpoint = Date.now();
-    const statement = this.svc.db.$client.prepare(table.query);
+    const statement = this.svc.db.$client.prepare(source.query);
     for (;;) {
-      const page = table.cut === null ? [] : await statement.bind(cursor, table.cut, PAGE_ROWS).raw<PageRow>();
+      const page = source.cut === null ? [] : await statement.bind(cursor, source.cut, PAGE_ROWS).raw<PageRow>();
       if (page.length > 0) {
-        await member.write(table.text(page));
+        await member.write(source.text(page));
         cursor = page[page.length - 1]![0];
         rows += page.length;
         this.rowsThisSlice += page.length;
@@ -239,7 +239,14 @@ class BackupSlice {
     members.push(await member.finish());
     const stored = await sink.close();
     this.sink = null;
-    const file: BackupFile = { table: table.name, file: tableFile(table.name), rows, bytes: stored.bytes, sha256: stored.sha256, members };
+    const file: BackupFile = {
+      table: source.name,
+      file: tableFile(source.name),
+      rows,
+      bytes: stored.bytes,
+      sha256: stored.sha256,
+      members,
+    };
     this.state = { ...this.state, table: this.state.table + 1, progress: null, files: [...this.state.files, file] };
     await saveState(this.svc.db, this.fence, this.state);
     return true;
