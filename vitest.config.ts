@@ -69,20 +69,27 @@ const SLOW = "test/**/*.slow.test.ts";
 const DATACITE = "test/**/*.datacite.test.ts";
 
 /**
- * Files that need a runtime of their own: they test what happens on an isolate's first request
- * (the bootstrap superuser is created once per isolate, so a shared isolate has done it already).
+ * Files that test what happens on an isolate's first request (the bootstrap superuser is created
+ * once per isolate): they share a runtime of their own, without the bootstrap superuser the other
+ * projects' setup makes, and the isolate forgets its bootstrap before each of them
+ * (test/setup/first-request.ts). A runtime costs some 10 s of CPU to start: one per file was a
+ * fifth of the suite.
  */
-const OWN_ISOLATE = [
+const FIRST_REQUEST = [
   "test/middleware/bootstrap.test.ts",
   "test/middleware/bootstrap-conflict.test.ts",
   "test/services/bootstrap.test.ts",
   // These two break the database before its first request and look for the bootstrap to fail.
   "test/routes/health/health-failure.test.ts",
   "test/middleware/log-redaction-query-error.test.ts",
-  // Its client walks away from a streamed export mid-way; a runtime shared with later files then
-  // does not finish its run (seen with products.test.ts after it), so it keeps one of its own.
-  "test/routes/products/export.test.ts",
 ];
+
+/**
+ * Files that need a runtime of their own. Its client walks away from a streamed export mid-way; a
+ * runtime shared with later files then does not finish its run (seen with products.test.ts after
+ * it).
+ */
+const OWN_ISOLATE = ["test/routes/products/export.test.ts"];
 
 /** The fuzz test's options (test/fuzz/options.ts): its defaults, or what `npm run fuzz` passes in FUZZ_OPTIONS. */
 const fuzz = fuzzOptions(process.env.FUZZ_OPTIONS);
@@ -156,11 +163,20 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           test: {
             name: "workers",
             include: ["test/**/*.test.ts"],
-            exclude: ["test/node/**", SLOW, DATACITE, ...OWN_ISOLATE, ...CAMERA_TESTS_WHEN_OFF],
+            exclude: ["test/node/**", SLOW, DATACITE, ...FIRST_REQUEST, ...OWN_ISOLATE, ...CAMERA_TESTS_WHEN_OFF],
             ...CAMERA_CASES_WHEN_OFF,
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
             provide: { fuzz },
+          },
+        },
+        {
+          plugins: [workerd()],
+          test: {
+            name: "workers-first-request",
+            include: FIRST_REQUEST,
+            setupFiles: ["./test/setup/fresh-storage.ts", "./test/setup/first-request.ts"],
+            isolate: false,
           },
         },
         {

@@ -30,6 +30,8 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { gunzipSync } from "node:zlib";
 import {
+  BACKUP_FORMAT_1,
+  backupFiles,
   countMismatches,
   countQuery,
   EXISTING_TABLES_QUERY,
@@ -96,20 +98,25 @@ try {
   const manifest = parseManifest((await read("manifest.json")).toString("utf8"));
   const texts = new Map();
   let compressed = 0;
-  let rows = 0;
-  for (const table of manifest.tables) {
-    const bytes = new Uint8Array(await read(table.file));
-    await verifyFile(table, bytes);
-    if (!folder) writeFileSync(path.join(work, table.file), bytes);
+  for (const file of backupFiles(manifest)) {
+    const bytes = new Uint8Array(await read(file.file));
+    await verifyFile(file, bytes);
+    if (!folder) writeFileSync(path.join(work, file.file), bytes);
     // Node's zlib reads the file's gzip members one after the other.
-    texts.set(table.name, gunzipSync(bytes).toString("utf8"));
+    texts.set(file.name, gunzipSync(bytes).toString("utf8"));
     compressed += bytes.length;
-    rows += table.rows;
   }
   await reader.close();
+  const rows = manifest.tables.reduce((sum, table) => sum + table.rows, 0);
+  const indexes = manifest.indexes.length > 0 ? ` and ${manifest.indexes.length} full-text indexes` : "";
   console.log(
-    `Backup ${manifest.id}: ${manifest.tables.length} tables, ${rows} rows, ${(compressed / 1e6).toFixed(1)} MB compressed; sizes and SHA-256 match the manifest (${seconds()} s).`,
+    `Backup ${manifest.id}: ${manifest.tables.length} tables${indexes}, ${rows} rows, ${(compressed / 1e6).toFixed(1)} MB compressed; sizes and SHA-256 match the manifest (${seconds()} s).`,
   );
+  if (manifest.format === BACKUP_FORMAT_1 && manifest.rebuild.length > 0) {
+    console.log(
+      `A backup of format ${BACKUP_FORMAT_1}: ${manifest.rebuild.join(", ")} will be rebuilt from every row of its content, which is right only for an index over all of them (docs/operations.md, Restoring a backup).`,
+    );
+  }
   if (manifest.read_generations?.changed) {
     console.log("Writes happened while it ran: the read caches get fresh generations after the load.");
   }
@@ -146,7 +153,7 @@ try {
   }
   texts.clear();
 
-  // 4. Every table's count.
+  // 4. Every table's count, and every full-text index's.
   const counts = (await target.all(countQuery(manifest)))[0];
   await target.close();
   const wrong = countMismatches(manifest, counts);

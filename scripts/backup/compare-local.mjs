@@ -1,7 +1,7 @@
 // Compares two local D1 databases table by table (the restore drill, docs/operations.md): every
-// table but D1's own, row by row as exact SQL literals in rowid order, the schema, and what the
-// full-text index finds. Shadow tables of full-text indexes are compared by what the index
-// answers, not byte by byte (a rebuild lays them out anew).
+// table but D1's own, row by row as exact SQL literals in rowid order, the schema, the documents
+// each full-text index holds (its `_docsize` shadow table, row by row) and what products_fts finds.
+// The rest of an index's shadow tables is not compared byte by byte (a restore lays it out anew).
 //
 //   node scripts/backup/compare-local.mjs <state dir A> <state dir B> [--skip backup_runs]
 //
@@ -19,8 +19,9 @@ if (positionals.length !== 2) {
   process.exit(2);
 }
 
-const TABLES = `SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table'
-  AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND (name NOT LIKE 'sqlite\\_%' ESCAPE '\\' OR name = 'sqlite_sequence') ORDER BY name`;
+const TABLES = `SELECT name FROM pragma_table_list WHERE schema = 'main' AND (type = 'table'
+  AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND (name NOT LIKE 'sqlite\\_%' ESCAPE '\\' OR name = 'sqlite_sequence')
+  OR type = 'shadow' AND name LIKE '%\\_docsize' ESCAPE '\\') ORDER BY name`;
 
 /** A digest of a table's rows (exact literals, rowid order) and their count, read in pages. */
 const literal = (text) => `'${text.replaceAll("'", "''")}'`;
@@ -80,7 +81,7 @@ try {
     process.exitCode = 1;
   } else {
     console.log(
-      `Identical: ${Object.keys(left.tables).length} tables, ${rows} rows, the schema and full-text search (${JSON.stringify(left.search)}); skipped ${values.skip.join(", ")}.`,
+      `Identical: ${Object.keys(left.tables).length} tables (the full-text indexes' _docsize among them), ${rows} rows, the schema and full-text search (${JSON.stringify(left.search)}); skipped ${values.skip.join(", ")}.`,
     );
   }
 } finally {

@@ -4,10 +4,31 @@
 // DecompressionStream), so that `npm run restore` (Node) and the restore drill test (workerd)
 // share it.
 
-/** The manifest's `format` this reader knows. */
-export const BACKUP_FORMAT = "relab-d1-backup/1";
+/** The manifest's `format` backups are written in. */
+export const BACKUP_FORMAT = "relab-d1-backup/2";
+/**
+ * The format before it: its full-text indexes hold no file; the restore rebuilds each (`rebuild`)
+ * from every row of its content, which is right only for an index over all of them.
+ */
+export const BACKUP_FORMAT_1 = "relab-d1-backup/1";
 
-/** Parses and checks a manifest's text; throws with what is wrong. */
+const isName = (value) => typeof value === "string" && value !== "";
+
+/** Whether `entry` describes a file as the backup writes it: its name, size, SHA-256 and gzip members. */
+const isFileEntry = (entry) =>
+  isName(entry?.name) &&
+  typeof entry.file === "string" &&
+  /^[^/]+\.sql\.gz$/.test(entry.file) &&
+  Number.isSafeInteger(entry.rows) &&
+  Number.isSafeInteger(entry.bytes) &&
+  /^[0-9a-f]{64}$/.test(entry.sha256) &&
+  Array.isArray(entry.members) &&
+  entry.members.every((n) => Number.isSafeInteger(n) && n > 0);
+
+/**
+ * Parses and checks a manifest's text; throws with what is wrong. A manifest of the format before
+ * (BACKUP_FORMAT_1) comes back with `indexes: []`, one of this format with `rebuild: []`.
+ */
 export function parseManifest(text) {
   let manifest;
   try {
@@ -15,28 +36,41 @@ export function parseManifest(text) {
   } catch {
     throw new Error("manifest.json is not JSON");
   }
-  if (manifest?.format !== BACKUP_FORMAT)
-    throw new Error(`manifest.json is of format ${JSON.stringify(manifest?.format)}, not ${BACKUP_FORMAT}`);
-  if (
-    !Array.isArray(manifest.schema) ||
-    !Array.isArray(manifest.tables) ||
-    !Array.isArray(manifest.shadow) ||
-    !Array.isArray(manifest.rebuild)
-  ) {
-    throw new Error("manifest.json lacks its schema, tables, shadow or rebuild lists");
-  }
+  const format = manifest?.format;
+  if (format !== BACKUP_FORMAT && format !== BACKUP_FORMAT_1)
+    throw new Error(`manifest.json is of format ${JSON.stringify(format)}, neither ${BACKUP_FORMAT} nor ${BACKUP_FORMAT_1}`);
+  const lists = format === BACKUP_FORMAT ? ["schema", "tables", "shadow", "indexes"] : ["schema", "tables", "shadow", "rebuild"];
+  const missing = lists.filter((list) => !Array.isArray(manifest[list]));
+  if (missing.length > 0) throw new Error(`manifest.json lacks its ${missing.join(", ")} list${missing.length > 1 ? "s" : ""}`);
   for (const table of manifest.tables) {
-    const fine =
-      typeof table.name === "string" &&
-      typeof table.file === "string" &&
-      !table.file.includes("/") &&
-      Number.isSafeInteger(table.rows) &&
-      Number.isSafeInteger(table.bytes) &&
-      /^[0-9a-f]{64}$/.test(table.sha256) &&
-      Array.isArray(table.members);
-    if (!fine) throw new Error(`manifest.json: the entry of table ${JSON.stringify(table?.name)} is malformed`);
+    if (!isFileEntry(table)) throw new Error(`manifest.json: the entry of table ${JSON.stringify(table?.name)} is malformed`);
   }
-  return manifest;
+  if (format === BACKUP_FORMAT_1) return { ...manifest, indexes: [] };
+  const virtual = new Set(
+    manifest.schema.filter((entry) => entry?.type === "table" && /^CREATE\s+VIRTUAL\s+TABLE\s/i.test(entry.sql ?? "")).map((e) => e.name),
+  );
+  const names = new Set(manifest.tables.map((table) => table.name));
+  const shadow = new Set(manifest.shadow);
+  for (const index of manifest.indexes) {
+    const fine =
+      isFileEntry(index) &&
+      virtual.has(index.name) &&
+      !names.has(index.name) &&
+      Array.isArray(index.columns) &&
+      index.columns.length > 0 &&
+      index.columns.every(isName) &&
+      isName(index.content) &&
+      isName(index.content_rowid) &&
+      shadow.has(index.source);
+    if (!fine) throw new Error(`manifest.json: the entry of full-text index ${JSON.stringify(index?.name)} is malformed`);
+    names.add(index.name);
+  }
+  return { ...manifest, rebuild: [] };
+}
+
+/** Every file of a backup, the tables' then the full-text indexes': `{ name, file, rows, bytes, sha256, members }`. */
+export function backupFiles(manifest) {
+  return [...manifest.tables, ...manifest.indexes];
 }
 
 async function sha256Hex(bytes) {
@@ -72,15 +106,40 @@ export async function tableText(table, bytes) {
 const quoteIdentifier = (name) => `"${name.replaceAll('"', '""')}"`;
 
 /**
+ * What every statement of a full-text index's file starts with, made from its manifest entry
+ * (src/services/operations/backup-plan.ts writes the same): rows of the content, by the rowids
+ * that follow, indexed again.
+ */
+export function fillPrefix(index) {
+  const columns = index.columns.map(quoteIdentifier).join(",");
+  const key = quoteIdentifier(index.content_rowid);
+  return `INSERT INTO ${quoteIdentifier(index.name)}(rowid,${columns}) SELECT ${key},${columns} FROM ${quoteIdentifier(index.content)} WHERE ${key} IN (`;
+}
+
+/** Throws unless every statement of an index's file is its fill (fillPrefix, then rowids): the restore runs nothing else from it. */
+function checkFill(index, text) {
+  const prefix = fillPrefix(index);
+  splitStatements(text).forEach((statement, i) => {
+    if (!statement.startsWith(prefix) || !/^-?\d+(,-?\d+)*\)$/.test(statement.slice(prefix.length)))
+      throw new Error(
+        `${index.file}: statement ${i + 1} is not the one that indexes rows of ${index.content} in ${index.name} as the manifest says`,
+      );
+  });
+}
+
+/**
  * The SQL that loads a backup into an empty database, in order: the tables as they were created
  * (a full-text index's shadow tables come with its virtual table), every row (foreign keys
  * checked once at the end, so the order of rows does not matter), the AUTOINCREMENT counters,
- * the full-text indexes rebuilt from their content, then indexes, triggers and views, so that no
- * trigger fires on the rows being loaded (the read caches' generations come back exactly as they
- * were). When something the
- * read caches show changed while the backup ran, they get fresh generations instead: no cached
- * copy can then be taken for current. `texts` maps each table's name to its file's SQL.
- * Returns `{ head, tables: [{ name, text }], tail }`; `restoreSql` joins them into one script.
+ * then indexes, triggers and views, so that no trigger fires on the rows being loaded (the read
+ * caches' generations come back exactly as they were). When something the read caches show
+ * changed while the backup ran, they get fresh generations instead: no cached copy can then be
+ * taken for current. Last, each full-text index gets the rows of its content it held, by its
+ * file's statements (checked to be exactly that; no trigger can be on a virtual table, and a view
+ * it indexes exists by then). A backup of the format before rebuilds each index from all of its
+ * content instead, after the counters.
+ * `texts` maps each table's and index's name to its file's SQL.
+ * Returns `{ head, tables: [{ name, text }], tail, fills: [{ name, text }] }`; `restoreSql` joins them into one script.
  */
 export function restorePlan(manifest, texts) {
   const head = ["PRAGMA defer_foreign_keys = true;"];
@@ -111,7 +170,13 @@ export function restorePlan(manifest, texts) {
       if (names.has(name)) tail.push(`UPDATE ${quoteIdentifier(name)} SET generation = random();`);
     }
   }
-  return { head, tables, tail, sequenceReset: sequence !== null };
+  const fills = manifest.indexes.map((index) => {
+    const text = texts.get(index.name);
+    if (text === undefined) throw new Error(`no data for full-text index ${index.name}`);
+    checkFill(index, text);
+    return { name: index.name, text };
+  });
+  return { head, tables, tail, fills, sequenceReset: sequence !== null };
 }
 
 /** The restore as one SQL script (for `wrangler d1 execute --file`, whose own splitter knows trigger bodies). */
@@ -129,6 +194,7 @@ function* planParts(plan) {
     yield { kind: "rows", text: table.text };
   }
   for (const text of tail) yield { kind: "statement", text };
+  for (const fill of plan.fills) yield { kind: "rows", text: fill.text };
 }
 
 /**
@@ -175,14 +241,20 @@ export function restoreStatements(plan) {
   return statements;
 }
 
-/** One query counting every table of the manifest: one row, a column per table. */
+/**
+ * One query counting the rows of every table of the manifest, and the documents of every
+ * full-text index (the rows of the shadow table the backup read them from): one row, a column each.
+ */
 export function countQuery(manifest) {
-  return `SELECT ${manifest.tables.map((t) => `(SELECT count(*) FROM ${quoteIdentifier(t.name)}) AS ${quoteIdentifier(t.name)}`).join(", ")}`;
+  const counts = [...manifest.tables.map((t) => [t.name, t.name]), ...manifest.indexes.map((index) => [index.name, index.source])].map(
+    ([name, table]) => `(SELECT count(*) FROM ${quoteIdentifier(table)}) AS ${quoteIdentifier(name)}`,
+  );
+  return `SELECT ${counts.join(", ")}`;
 }
 
-/** The tables whose count differs from the manifest's: `[{ name, expected, found }]`. */
+/** The tables and indexes whose count differs from the manifest's: `[{ name, expected, found }]`. */
 export function countMismatches(manifest, counts) {
-  return manifest.tables
+  return backupFiles(manifest)
     .filter((t) => Number(counts[t.name]) !== t.rows)
     .map((t) => ({ name: t.name, expected: t.rows, found: counts[t.name] ?? null }));
 }

@@ -4,9 +4,18 @@ import { ensureBootstrapSuperuser } from "../services/accounts/bootstrap";
 import { buildServices } from "../services/platform/build-services";
 
 // One run per database binding per isolate; a failed run is forgotten so the next request retries.
-const runs = new WeakMap<object, Promise<unknown>>();
+let runs = new WeakMap<object, Promise<unknown>>();
 // Bindings whose run succeeded: their requests go straight on, without waiting on the run again.
-const done = new WeakSet<object>();
+let done = new WeakSet<object>();
+
+/**
+ * Forgets every run of this isolate, as a new isolate would know none: for tests that share one
+ * runtime between files and give each file an empty database (test/setup/first-request.ts).
+ */
+export function forgetBootstrap(): void {
+  runs = new WeakMap();
+  done = new WeakSet();
+}
 
 /** Whether the bootstrap run for `database` (a D1 binding) succeeded in this isolate. */
 export function bootstrapped(database: object): boolean {

@@ -9,7 +9,7 @@ import { openLocalState } from "../../scripts/lib/local-d1.mjs";
 
 // `npm run restore` itself, on a backup folder made here in the format src/services/operations/backup.ts
 // writes (two gzip members in one file, a self-referencing table, AUTOINCREMENT, a trigger and an
-// external-content full-text index), into a local state folder. The Worker's side of the drill
+// external-content full-text index over some of its content's rows), into a local state folder. The Worker's side of the drill
 // (the backup, and the same restore code in workerd) is test/services/backup.test.ts.
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -40,6 +40,12 @@ function backupFolder(name: string, tamper = false): string {
       tbl_name: "parts_fts_data",
       sql: "CREATE TABLE 'parts_fts_data'(id INTEGER PRIMARY KEY, block BLOB)",
     },
+    {
+      type: "table",
+      name: "parts_fts_docsize",
+      tbl_name: "parts_fts_docsize",
+      sql: "CREATE TABLE 'parts_fts_docsize'(id INTEGER PRIMARY KEY, sz BLOB)",
+    },
     { type: "index", name: "parts_parent_idx", tbl_name: "parts", sql: "CREATE INDEX parts_parent_idx ON parts (parent_id)" },
     {
       type: "trigger",
@@ -56,6 +62,8 @@ function backupFolder(name: string, tamper = false): string {
   const parts = Buffer.concat(members);
   const sequence = gzipSync(`INSERT INTO "sqlite_sequence"(rowid,"name","seq") VALUES(1,'parts',40);\n`);
   const log = gzipSync(`INSERT INTO "log"(rowid,"part_id","note") VALUES(7,1,'kept as it was');\n`);
+  // The index holds the parts without a parent only: 1 and 3, not the lid.
+  const fts = gzipSync(`INSERT INTO "parts_fts"(rowid,"name") SELECT "id","name" FROM "parts" WHERE "id" IN (1,3);\n`);
   const entry = (table: string, bytes: Buffer, rows: number, memberLengths: number[]) => ({
     name: table,
     columns: [],
@@ -67,14 +75,22 @@ function backupFolder(name: string, tamper = false): string {
     members: memberLengths,
   });
   const manifest = {
-    format: "relab-d1-backup/1",
+    format: "relab-d1-backup/2",
     id: "20260501T031700Z",
     started_at: "2026-05-01T03:17:00.000Z",
     finished_at: "2026-05-01T03:17:05.000Z",
     read_generations: null,
     schema,
-    shadow: ["parts_fts_data"],
-    rebuild: ["parts_fts"],
+    shadow: ["parts_fts_data", "parts_fts_docsize"],
+    indexes: [
+      {
+        ...entry("parts_fts", fts, 2, [fts.length]),
+        columns: ["name"],
+        content: "parts",
+        content_rowid: "id",
+        source: "parts_fts_docsize",
+      },
+    ],
     tables: [
       entry(
         "parts",
@@ -91,6 +107,7 @@ function backupFolder(name: string, tamper = false): string {
   writeFileSync(path.join(dir, "parts.sql.gz"), tamper ? Buffer.concat([parts.subarray(0, -1), Buffer.from([parts.at(-1)! ^ 1])]) : parts);
   writeFileSync(path.join(dir, "log.sql.gz"), log);
   writeFileSync(path.join(dir, "sqlite_sequence.sql.gz"), sequence);
+  writeFileSync(path.join(dir, "parts_fts.sql.gz"), fts);
   return dir;
 }
 
@@ -123,10 +140,16 @@ describe("npm run restore", () => {
         { id: 2, parent_id: 1, name: "Lid; with a 'quote'\nand a line", weight: "3.000000000000000445e-01" },
         { id: 3, parent_id: null, name: "Toaster", weight: "NULL" },
       ]);
-      // The trigger came after the rows (no log line of its own), the counter as backed up, the index rebuilt.
+      // The trigger came after the rows (no log line of its own), the counter as backed up, the
+      // index holding the rows it held (a rebuild would add the lid, and find it by 'quote').
       expect(await db.all("SELECT rowid, part_id, note FROM log")).toEqual([{ rowid: 7, part_id: 1, note: "kept as it was" }]);
       expect(await db.all("SELECT seq FROM sqlite_sequence WHERE name = 'parts'")).toEqual([{ seq: 40 }]);
-      expect(await db.all("SELECT rowid FROM parts_fts WHERE parts_fts MATCH 'quote'")).toEqual([{ rowid: 2 }]);
+      expect(await db.all("SELECT rowid FROM parts_fts WHERE parts_fts MATCH 'kettle OR toaster' ORDER BY rowid")).toEqual([
+        { rowid: 1 },
+        { rowid: 3 },
+      ]);
+      expect(await db.all("SELECT rowid FROM parts_fts WHERE parts_fts MATCH 'quote'")).toEqual([]);
+      expect(await db.all("SELECT id FROM parts_fts_docsize ORDER BY id")).toEqual([{ id: 1 }, { id: 3 }]);
       await db.all("INSERT INTO parts (name) VALUES ('Radio')");
       expect(await db.all("SELECT id FROM parts WHERE name = 'Radio'")).toEqual([{ id: 41 }]);
       expect(await db.all("SELECT count(*) AS n FROM log")).toEqual([{ n: 2 }]);

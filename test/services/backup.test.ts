@@ -2,6 +2,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
+  backupFiles,
   countMismatches,
   countQuery,
   EXISTING_TABLES_QUERY,
@@ -30,8 +31,9 @@ const BACKUP_CRON = "17 3 * * *";
 
 /**
  * Every table of a database but D1's own, each as its rows' exact SQL literals in rowid order.
- * Full-text indexes are compared by what they answer (`searches`): their shadow tables are
- * SQLite's internal layout, which a rebuild lays out anew.
+ * Full-text indexes are compared by the documents they hold (`documents`) and what they answer
+ * (`searches`): the rest of their shadow tables is SQLite's internal layout, which a restore lays
+ * out anew.
  */
 async function dump(db: D1Database): Promise<Record<string, string[]>> {
   const tables = await db
@@ -49,16 +51,34 @@ async function dump(db: D1Database): Promise<Record<string, string[]>> {
   return out;
 }
 
-/** What the full-text index finds, after its own integrity check. */
+const INDEXES = ["products_fts", "products_trigram"];
+
+/**
+ * The documents each full-text index holds, exactly: its `_docsize` rows (the rowid of each and
+ * its columns' token counts). Since migration 0024 they are the base products only.
+ */
+async function documents(db: D1Database) {
+  const out: Record<string, string[]> = {};
+  for (const index of INDEXES) {
+    const rows = await db.prepare(`SELECT id || ':' || hex(sz) AS document FROM ${index}_docsize ORDER BY id`).all<{ document: string }>();
+    out[index] = rows.results.map((row) => row.document);
+  }
+  return out;
+}
+
+/** What the full-text indexes find, after their own integrity checks. */
 async function searches(db: D1Database) {
-  await db.prepare("INSERT INTO products_fts(products_fts) VALUES('integrity-check')").run();
   const out: Record<string, number[]> = {};
-  for (const term of ["kettle", "radio", "lid OR dial", "hinge*", "quote"]) {
-    const rows = await db
-      .prepare("SELECT rowid FROM products_fts WHERE products_fts MATCH ? ORDER BY rowid")
-      .bind(term)
-      .all<{ rowid: number }>();
-    out[term] = rows.results.map((row) => row.rowid);
+  const terms = {
+    products_fts: ["kettle", "radio", "lid OR dial", "hinge*", "quote"],
+    products_trigram: ["ettl", "adi", "inge", '"K-30"'],
+  };
+  for (const [index, list] of Object.entries(terms)) {
+    await db.prepare(`INSERT INTO ${index}(${index}) VALUES('integrity-check')`).run();
+    for (const term of list) {
+      const rows = await db.prepare(`SELECT rowid FROM ${index} WHERE ${index} MATCH ? ORDER BY rowid`).bind(term).all<{ rowid: number }>();
+      out[`${index}: ${term}`] = rows.results.map((row) => row.rowid);
+    }
   }
   return out;
 }
@@ -83,11 +103,11 @@ async function restoreInto(target: D1Database, id: string): Promise<Manifest> {
   expect(manifestObject, "manifest.json").not.toBeNull();
   const manifest = parseManifest(await manifestObject!.text());
   const texts = new Map<string, string>();
-  for (const table of manifest.tables) {
-    const object = await env.UPLOADS.get(`backups/${id}/${table.file}`);
+  for (const file of backupFiles(manifest)) {
+    const object = await env.UPLOADS.get(`backups/${id}/${file.file}`);
     const bytes = new Uint8Array(await object!.arrayBuffer());
-    await verifyFile(table, bytes);
-    texts.set(table.name, await tableText(table, bytes));
+    await verifyFile(file, bytes);
+    texts.set(file.name, await tableText(file, bytes));
   }
   const statements = restoreStatements(restorePlan(manifest, texts));
   await target.batch(statements.map((statement) => target.prepare(statement)));
@@ -166,8 +186,27 @@ describe("backup and restore drill", () => {
     expect(before.tree_generations!.length).toBeGreaterThan(0);
     expect(before.sqlite_sequence!.length).toBeGreaterThan(0);
     expect(await schemaOf(env.RESTORE_DB)).toEqual(await schemaOf(env.DB));
+    // The indexes hold the base products only, the components left out (a rebuild would index
+    // those too, and find "Lid", "Dial" and "Hinge screw"): the restored ones hold the same.
+    const held = await documents(env.DB);
+    const bases = await env.DB.prepare("SELECT id FROM products WHERE parent_id IS NULL ORDER BY id").all<{ id: number }>();
+    const components = await env.DB.prepare("SELECT count(*) AS n FROM products WHERE parent_id IS NOT NULL").first<{ n: number }>();
+    expect(components!.n).toBeGreaterThanOrEqual(2);
+    for (const index of INDEXES) {
+      expect(
+        held[index]!.map((document) => Number(document.split(":")[0])),
+        index,
+      ).toEqual(bases.results.map((row) => row.id));
+      expect(manifest.indexes.find((entry) => entry.name === index)?.rows, index).toBe(bases.results.length);
+    }
+    expect(manifest.indexes.map((entry) => entry.name).sort()).toEqual(INDEXES);
+    expect(await documents(env.RESTORE_DB)).toEqual(held);
     const found = await searches(env.DB);
-    expect(found.kettle!.length).toBe(1);
+    expect(found["products_fts: kettle"]!.length).toBe(1);
+    expect(found['products_trigram: "K-30"']!.length).toBe(1);
+    expect(found["products_fts: hinge*"]).toEqual([]);
+    expect(found["products_fts: lid OR dial"]).toEqual([]);
+    expect(found["products_trigram: inge"]).toEqual([]);
     expect(await searches(env.RESTORE_DB)).toEqual(found);
     // Triggers came back after the rows: a write to the restored database bumps the generation as before.
     const generation = await env.RESTORE_DB.prepare("SELECT generation FROM read_generations WHERE name = 'catalogue'").first();
@@ -227,7 +266,34 @@ describe("backup and restore drill", () => {
     delete before.backup_runs;
     delete after.backup_runs;
     for (const table of Object.keys(before)) expect(after[table], table).toEqual(before[table]);
+    expect(await documents(env.RESTORE_DB_2)).toEqual(await documents(env.DB));
   }, 60_000);
+
+  it("refuses, as a failed run, a full-text index it cannot restore to hold the same rows", async () => {
+    const svc = buildServices(env, { log: createLogger({ test: "backup" }) });
+    const cases = [
+      // No list of its documents: only a rebuild could fill it, and that indexes every product.
+      ["drill_sizeless", "USING fts5(name, content='products', content_rowid='id', columnsize=0)", /drill_sizeless.*columnsize=0/],
+      // Its own copy of the text (no content table): the backup copies none.
+      ["drill_contentless", "USING fts5(name, content='')", /drill_contentless.*no content= table/],
+      // Over a table the backup leaves out.
+      ["drill_runs", "USING fts5(status, content=backup_runs)", /drill_runs indexes backup_runs, which is neither/],
+    ] as const;
+    for (const [name, declaration, reason] of cases) {
+      await env.DB.prepare(`CREATE VIRTUAL TABLE ${name} ${declaration}`).run();
+      const id = backupId(Date.UTC(2026, 4, 3, 3, 17, 0));
+      await env.DB.prepare("INSERT INTO backup_runs (id, status, started_at) VALUES (?, 'running', unixepoch())").bind(id).run();
+      try {
+        const outcome = await runBackupSlice(svc, id, Date.now() + 60_000);
+        expect(outcome.kind, name).toBe("failed");
+        expect(outcome.kind === "failed" && outcome.reason, name).toMatch(reason);
+        expect(await runStatus(id)).toMatchObject({ status: "failed" });
+        expect(await keysUnder(`backups/${id}/`)).toEqual([]);
+      } finally {
+        await env.DB.batch([env.DB.prepare(`DROP TABLE ${name}`), env.DB.prepare("DELETE FROM backup_runs WHERE id = ?").bind(id)]);
+      }
+    }
+  });
 
   it("keeps BACKUP_RETENTION_DAYS of backups: older ones go once a newer one completes", async () => {
     const day = 86_400_000;

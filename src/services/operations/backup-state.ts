@@ -15,8 +15,9 @@ export interface BackupFence {
   readonly leaseSeconds: number;
 }
 
-/** A table's file, finished. */
+/** A table's or a full-text index's file, finished. */
 export interface BackupFile {
+  /** The table's or the index's name. */
   readonly table: string;
   /** Relative to the backup's folder. */
   readonly file: string;
@@ -38,7 +39,7 @@ export interface TableProgress {
 /** The checkpoint in `backup_runs.state` (JSON). */
 export interface BackupState {
   readonly plan: BackupPlan | null;
-  /** Index of the table being written (plan.tables). */
+  /** Which file is being written: an index into plan.tables, then on into plan.indexes. */
   readonly table: number;
   readonly progress: TableProgress | null;
   readonly files: readonly BackupFile[];

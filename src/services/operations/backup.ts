@@ -4,16 +4,7 @@ import { batchRows } from "../../db/client";
 import { GzipMember } from "../../lib/backup/gzip-members";
 import { MultipartSink } from "../../lib/release/multipart-sink";
 import { deletePrefix } from "../releases/storage";
-import {
-  type BackupPlan,
-  BackupPlanError,
-  insertPrefix,
-  insertStatements,
-  makePlan,
-  type PlannedTable,
-  pageQuery,
-  readGenerations,
-} from "./backup-plan";
+import { type BackupPlan, BackupPlanError, type FileSource, fileSource, makePlan, type PageRow, readGenerations } from "./backup-plan";
 import {
   type BackupFence,
   type BackupFile,
@@ -32,16 +23,22 @@ import type { MaintenanceMessage } from "./maintenance-messages";
  * The logical backup of D1 to R2 (docs/operations.md, Backups): started by the Cron Trigger named
  * `BACKUP_CRON`, run on the maintenance queue as slices like a release build (each works until its
  * deadline, saves a checkpoint and hands on; a slice that dies is retried from the last
- * checkpoint), it writes `backups/<id>/<table>.sql.gz` per table (gzip of multi-row `INSERT`s)
- * and, last, `backups/<id>/manifest.json` with the schema, each file's rows, size and SHA-256.
+ * checkpoint), it writes `backups/<id>/<table>.sql.gz` per table (gzip of multi-row `INSERT`s),
+ * then `backups/<id>/<index>.sql.gz` per full-text index over another table's content (the
+ * statements that index again the rows it holds; backup-plan.ts), and, last,
+ * `backups/<id>/manifest.json` with the schema, each file's rows, size and SHA-256.
  * No query holds the database for long: a page is one indexed range of rowids. A complete run
  * deletes the backups older than `BACKUP_RETENTION_DAYS`. `npm run restore` loads one into an
  * empty database (scripts/restore.mjs).
  */
 
 export const BACKUP_PREFIX = "backups/";
-/** The manifest's `format`: readers refuse any other (scripts/backup/restore-core.mjs). */
-export const BACKUP_FORMAT = "relab-d1-backup/1";
+/**
+ * The manifest's `format` (scripts/backup/restore-core.mjs reads this one and /1). /2: a file per
+ * full-text index listing the rows it holds (`indexes`), where /1 had the restore rebuild each
+ * from all of its content (`rebuild`).
+ */
+export const BACKUP_FORMAT = "relab-d1-backup/2";
 
 /** What a backup slice needs of the service container. */
 export type BackupServices = Pick<Services, "db" | "config" | "log" | "bindings">;
@@ -80,7 +77,7 @@ export function backupTime(id: string): number | null {
 }
 
 const fileKey = (id: string, file: string) => `${BACKUP_PREFIX}${id}/${file}`;
-/** A table's file: its name, percent-encoded should it hold anything but [A-Za-z0-9_]. */
+/** A table's or an index's file: its name, percent-encoded should it hold anything but [A-Za-z0-9_]. */
 const tableFile = (table: string) => `${/^[A-Za-z0-9_]+$/.test(table) ? table : encodeURIComponent(table)}.sql.gz`;
 
 /**
@@ -164,11 +161,17 @@ class BackupSlice {
       worked = true;
     }
     const plan = this.state.plan!;
-    while (this.state.table < plan.tables.length) {
+    if (!Array.isArray(plan.indexes))
+      throw new BackupPlanError(
+        "This run was planned by an earlier version of the backup (no list of full-text indexes); the next one starts afresh.",
+      );
+    // The tables' files, then the indexes': an index's rows are read after its content's.
+    const files = [...plan.tables, ...plan.indexes];
+    while (this.state.table < files.length) {
       // Every slice moves the run on by at least a page before it looks at the clock.
       if (worked && this.timeUp()) return this.pause();
       worked = true;
-      if (!(await this.writeTable(plan.tables[this.state.table]!))) return this.pause();
+      if (!(await this.writeFile(fileSource(files[this.state.table]!)))) return this.pause();
     }
     await this.finish(plan);
     return { kind: "complete" };
@@ -186,18 +189,19 @@ class BackupSlice {
   }
 
   /**
-   * Writes one table, continuing from the checkpoint when an earlier slice stopped inside it. True
-   * when the file is complete; false when the deadline came first (a checkpoint is in `state`).
+   * Writes one table's or index's file, continuing from the checkpoint when an earlier slice
+   * stopped inside it. True when the file is complete; false when the deadline came first (a
+   * checkpoint is in `state`).
    */
-  private async writeTable(table: PlannedTable): Promise<boolean> {
+  private async writeFile(source: FileSource): Promise<boolean> {
     const { id } = this.fence;
     const saved = this.state.progress;
-    const key = fileKey(id, tableFile(table.name));
+    const key = fileKey(id, tableFile(source.name));
     const sink = saved
       ? await MultipartSink.resume(this.bucket, saved.sink)
       : MultipartSink.create(this.bucket, key, {
           contentType: "application/gzip",
-          checkpointKey: fileKey(id, `checkpoints/${tableFile(table.name)}.tail`),
+          checkpointKey: fileKey(id, `checkpoints/${tableFile(source.name)}.tail`),
         });
     this.sink = sink;
     let cursor = saved?.cursor ?? 0;
@@ -205,13 +209,11 @@ class BackupSlice {
     const members = [...(saved?.members ?? [])];
     let member = new GzipMember(sink);
     let lastCheckpoint = Date.now();
-    const query = pageQuery(table);
-    const prefix = insertPrefix(table);
-    const statement = this.svc.db.$client.prepare(query);
+    const statement = this.svc.db.$client.prepare(source.query);
     for (;;) {
-      const page = table.cut === null ? [] : await statement.bind(cursor, table.cut, PAGE_ROWS).raw<[number, string]>();
+      const page = source.cut === null ? [] : await statement.bind(cursor, source.cut, PAGE_ROWS).raw<PageRow>();
       if (page.length > 0) {
-        await member.write(insertStatements(table, prefix, page));
+        await member.write(source.text(page));
         cursor = page[page.length - 1]![0];
         rows += page.length;
         this.rowsThisSlice += page.length;
@@ -237,7 +239,14 @@ class BackupSlice {
     members.push(await member.finish());
     const stored = await sink.close();
     this.sink = null;
-    const file: BackupFile = { table: table.name, file: tableFile(table.name), rows, bytes: stored.bytes, sha256: stored.sha256, members };
+    const file: BackupFile = {
+      table: source.name,
+      file: tableFile(source.name),
+      rows,
+      bytes: stored.bytes,
+      sha256: stored.sha256,
+      members,
+    };
     this.state = { ...this.state, table: this.state.table + 1, progress: null, files: [...this.state.files, file] };
     await saveState(this.svc.db, this.fence, this.state);
     return true;
@@ -264,19 +273,32 @@ class BackupSlice {
               changed: JSON.stringify(plan.generations) !== JSON.stringify(generationsNow),
             },
       schema: plan.schema,
-      // Created by their virtual table, never copied; the restore rebuilds these full-text indexes.
+      // Created by their virtual table, never copied.
       shadow: plan.shadow,
-      rebuild: plan.rebuild,
       tables: plan.tables.map((table) => {
         const { table: _, ...file } = files.find((f) => f.table === table.name)!;
         return { name: table.name, columns: table.columns, rowid: table.rowid, ...file };
       }),
+      // Each file lists the rows of `content` the index holds (`rows` of them), as statements
+      // that index them again once the content is back.
+      indexes: plan.indexes.map((index) => {
+        const { table: _, ...file } = files.find((f) => f.table === index.name)!;
+        return {
+          name: index.name,
+          columns: index.columns,
+          content: index.content,
+          content_rowid: index.contentRowid,
+          source: index.source,
+          ...file,
+        };
+      }),
     };
     const body = new TextEncoder().encode(JSON.stringify(manifest, null, 1));
     await this.bucket.put(fileKey(id, "manifest.json"), body, { httpMetadata: { contentType: "application/json" } });
+    // Rows of tables; the bytes of every file, the indexes' included.
     const totals = {
-      tables: files.length,
-      rows: files.reduce((sum, f) => sum + f.rows, 0),
+      tables: plan.tables.length,
+      rows: manifest.tables.reduce((sum, f) => sum + f.rows, 0),
       bytes: files.reduce((sum, f) => sum + f.bytes, 0) + body.length,
     };
     if (!(await markComplete(this.svc.db, this.fence, totals)))

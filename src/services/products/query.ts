@@ -281,7 +281,12 @@ function qualityConditions(filter: ProductFilter, args: Args): SQL[] {
   if (below !== undefined) out.push(sql`p.quality_score < ${args.value(below)}`);
   if (fails.length > 0) {
     // Column names from the fixed list of codes, never from the request's text.
-    out.push(sql`(${sql.join(fails.map((code) => sql.raw(`p.${checkColumn(code)} = 0`)), sql` OR `)})`);
+    out.push(
+      sql`(${sql.join(
+        fails.map((code) => sql.raw(`p.${checkColumn(code)} = 0`)),
+        sql` OR `,
+      )})`,
+    );
   }
   return out;
 }
