@@ -350,7 +350,15 @@ export async function runScaleWrites({
       // anonymous view of a release still building).
       let state;
       for (;;) {
-        state = await db.prepare("SELECT status, failure_reason FROM releases WHERE version = ?").bind(version).first();
+        try {
+          state = await db.prepare("SELECT status, failure_reason FROM releases WHERE version = ?").bind(version).first();
+        } catch (error) {
+          // Miniflare's binding proxy can lose its connection while a build slice keeps workerd busy
+          // ("other side closed"): ask again.
+          if (performance.now() - posted.started > JOB_TIMEOUT_MS) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          continue;
+        }
         if (state?.status !== "building") break;
         if (performance.now() - posted.started > JOB_TIMEOUT_MS) throw new Error(`scale-writes: release ${version} still building`);
         await new Promise((resolve) => setTimeout(resolve, 1_000));
