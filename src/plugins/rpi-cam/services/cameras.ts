@@ -53,7 +53,10 @@ export async function listCameras(
       .orderBy(asc(cameras.created_at), sql`rowid`)
       .limit(limit)
       .offset(offset),
-    svc.db.select({ total: count().as("total") }).from(cameras).where(ownCamera(ownerId)),
+    svc.db
+      .select({ total: count().as("total") })
+      .from(cameras)
+      .where(ownCamera(ownerId)),
   ]);
   return { rows, total: counts[0]?.total ?? 0 };
 }
