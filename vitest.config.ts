@@ -177,8 +177,6 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             include: FIRST_REQUEST,
             setupFiles: ["./test/setup/fresh-storage.ts", "./test/setup/first-request.ts"],
             isolate: false,
-            // One runtime for all of them: their tests take seconds, a second runtime's start more.
-            maxWorkers: 1,
           },
         },
         {

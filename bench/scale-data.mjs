@@ -14,6 +14,56 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 /** The demo generator seeds at most this many products per call; bigger sizes are seeded in parts with seeds 1, 2, ... */
 const PART = 30_000;
 const MARKER = "seeded.json";
+/** The parts of an unfinished seed (see `ensureSeeded`). */
+const PROGRESS = "seeding.json";
+/**
+ * The database id wrangler.jsonc named until 2026-11-28 (a placeholder, since removed): datasets
+ * seeded before then hold their database under it, not under the binding's name.
+ */
+const LEGACY_D1_ID = "00000000-0000-4000-8000-000000000000";
+
+/** The id wrangler gives the local D1 database of binding DB: its `database_id`, or without one the binding's name. */
+export function localD1Id(config) {
+  const db = config.d1_databases[0];
+  return db.database_id ?? db.binding;
+}
+
+const fileNames = new Map();
+/** The name of the SQLite file Miniflare keeps the D1 database `id` in (found by opening it once in an empty directory). */
+async function sqliteNameFor(id) {
+  if (!fileNames.has(id)) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "relab-d1-name-"));
+    const mf = new Miniflare({
+      modules: true,
+      script: "export default { fetch() { return new Response(null) } }",
+      d1Databases: { DB: id },
+      d1Persist: dir,
+    });
+    try {
+      await (await mf.getD1Database("DB")).prepare("SELECT 1").first();
+      const names = readdirSync(path.join(dir, "miniflare-D1DatabaseObject"));
+      fileNames.set(
+        id,
+        names.find((name) => name.endsWith(".sqlite") && name !== "metadata.sqlite"),
+      );
+    } finally {
+      await mf.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return fileNames.get(id);
+}
+
+/**
+ * The D1 database id a stored dataset's database is kept under: what its `seeded.json` says, else
+ * (datasets seeded before it said) the current id or the former placeholder, whichever file is there.
+ */
+export async function datasetD1Id(storedDir, info, config) {
+  if (info?.d1DatabaseId) return info.d1DatabaseId;
+  const file = sqliteFileOf(storedDir);
+  for (const id of [localD1Id(config), LEGACY_D1_ID]) if (file && path.basename(file) === (await sqliteNameFor(id))) return id;
+  return localD1Id(config);
+}
 
 /** The SQLite file of the D1 database `DB` under a `--persist-to` directory (wrangler's and Miniflare's layout). */
 export function sqliteFileOf(persistTo) {
@@ -55,18 +105,25 @@ database: the migrations of the time (listed in its \`seeded.json\`), the starte
 base products of the demo generator (\`npm run seed:demo -- --products N --persist-to <dir>\`, in parts
 of at most ${PART.toLocaleString("en")} products with seeds 1, 2, ...), about 15 records each. Nothing
 else is written here: every bench run works on a copy, and applies the migrations the copy lacks to
-the copy only. Delete a directory to have the next run seed it again; \`seeded.json\` says what it
-holds, how long the seed took and how big it was. Serve one by hand with
-\`npm start -- --persist-to <dir>\` (after a copy, if it is to stay as it is).
+the copy only. A seed stopped between parts goes on from the next part on the next run
+(\`seeding.json\` lists the parts that landed). Delete a directory to have the next run seed it
+again; \`seeded.json\` says what it holds, how long the seed took and how big it was. Serve one by
+hand with \`npm start -- --persist-to <dir>\` (after a copy, if it is to stay as it is) when its
+\`seeded.json\` names \`"d1DatabaseId": "DB"\`: a dataset seeded while wrangler.jsonc still named a
+placeholder database id (before 2026-11-28, no \`d1DatabaseId\`) keeps its database under that id,
+which \`npm start\` no longer opens; the bench finds either.
 `;
 
 /**
  * The stored database of `products` demo products under `dataDir` (seeded now if it is missing),
- * and what its `seeded.json` says.
+ * and what its `seeded.json` says. A seed of several parts records each part in `seeding.json`
+ * as it lands; a run stopped between parts (or during one: a part is one D1 batch, all or
+ * nothing) goes on from the next part when the same size is asked for again.
  */
 export async function ensureSeeded(dataDir, products, log = console.log) {
   const dir = path.join(dataDir, `demo-${products}`);
   const marker = path.join(dir, MARKER);
+  const progressFile = path.join(dir, PROGRESS);
   mkdirSync(dataDir, { recursive: true });
   if (!existsSync(path.join(dataDir, "README.md"))) writeFileSync(path.join(dataDir, "README.md"), README);
   if (existsSync(marker)) {
@@ -76,14 +133,40 @@ export async function ensureSeeded(dataDir, products, log = console.log) {
     }
     return { dir, info };
   }
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
   const started = performance.now();
-  log(`  seeding ${products.toLocaleString("en")} demo products into ${dir} (once; kept for later runs)`);
-  const migrations = await seedMigrations();
-  await applyAtSeed(dir, migrations);
-  const parts = [];
-  for (let done = 0, seed = 1; done < products; seed++) {
+  let progress = existsSync(progressFile) ? JSON.parse(readFileSync(progressFile, "utf8")) : null;
+  if (progress && (progress.products !== products || progress.generator !== generatorDigest())) {
+    log(`  ${dir}: an unfinished seed of another size or generator; seeding again`);
+    progress = null;
+  }
+  if (progress) {
+    const done = progress.parts.reduce((sum, part) => sum + part.products, 0);
+    const found = await countBaseProducts(dir, progress.d1DatabaseId);
+    if (found !== done) {
+      throw new Error(
+        `${dir}: ${PROGRESS} lists ${done} base products seeded, the database holds ${found}; delete the directory to seed again`,
+      );
+    }
+    log(`  resuming the seed of ${dir}: ${done.toLocaleString("en")} of ${products.toLocaleString("en")} base products are there`);
+  } else {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    log(`  seeding ${products.toLocaleString("en")} demo products into ${dir} (once; kept for later runs)`);
+    const migrations = await seedMigrations();
+    await applyAtSeed(dir, migrations);
+    progress = {
+      products,
+      generator: generatorDigest(),
+      migrations: migrations.map((m) => m.name),
+      // What wrangler (seed-demo's `wrangler d1 execute --local`) named the database: its file is named after it.
+      d1DatabaseId: localD1Id(readWranglerConfig(ROOT)),
+      startedAt: new Date().toISOString(),
+      parts: [],
+    };
+    writeFileSync(progressFile, `${JSON.stringify(progress, null, 2)}\n`);
+  }
+  let done = progress.parts.reduce((sum, part) => sum + part.products, 0);
+  for (let seed = progress.parts.length + 1; done < products; seed++) {
     const n = Math.min(PART, products - done);
     const partStarted = performance.now();
     const out = await run(
@@ -91,22 +174,44 @@ export async function ensureSeeded(dataDir, products, log = console.log) {
       ["scripts/seed-demo.mjs", "--products", String(n), "--seed", String(seed), "--persist-to", dir],
       "seed-demo",
     );
-    parts.push({ products: n, seed, seconds: Number(((performance.now() - partStarted) / 1000).toFixed(1)) });
+    progress.parts.push({ products: n, seed, seconds: Number(((performance.now() - partStarted) / 1000).toFixed(1)) });
+    writeFileSync(progressFile, `${JSON.stringify(progress, null, 2)}\n`);
     done += n;
     log(`    ${done.toLocaleString("en")} / ${products.toLocaleString("en")}: ${out.trim().split("\n").at(-1)}`);
   }
   const file = sqliteFileOf(dir);
+  const { startedAt, parts, ...rest } = progress;
   const info = {
-    products,
+    ...rest,
     parts,
-    generator: generatorDigest(),
-    migrations: migrations.map((m) => m.name),
     seededAt: new Date().toISOString(),
-    seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+    startedAt,
+    // The parts' own times (this run's and any earlier run's), without the migrations.
+    seconds: Number(parts.reduce((sum, part) => sum + part.seconds, 0).toFixed(1)),
+    lastRunSeconds: Number(((performance.now() - started) / 1000).toFixed(1)),
     sqliteBytes: file ? statSync(file).size : null,
+    // What wrangler left in the write-ahead log, not yet in the file (it is read as part of the database).
+    walBytes: file && existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0,
   };
   writeFileSync(marker, `${JSON.stringify(info, null, 2)}\n`);
+  rmSync(progressFile, { force: true });
   return { dir, info };
+}
+
+/** The base products in the D1 database `id` under the state directory `dir`. */
+async function countBaseProducts(dir, id) {
+  const mf = new Miniflare({
+    modules: true,
+    script: "export default { fetch() { return new Response(null) } }",
+    d1Databases: { DB: id },
+    d1Persist: path.join(dir, "v3/d1"),
+  });
+  try {
+    const row = await (await mf.getD1Database("DB")).prepare("SELECT count(*) AS n FROM products WHERE parent_id IS NULL").first();
+    return row.n;
+  } finally {
+    await mf.dispose();
+  }
 }
 
 /**
@@ -129,7 +234,7 @@ async function applyAtSeed(dir, migrations) {
     modules: true,
     script: "export default { fetch() { return new Response(null) } }",
     compatibilityDate: config.compatibility_date,
-    d1Databases: { DB: config.d1_databases[0].database_id },
+    d1Databases: { DB: localD1Id(config) },
     d1Persist: path.join(dir, "v3/d1"),
   });
   try {

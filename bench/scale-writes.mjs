@@ -1,5 +1,5 @@
 // The writes section of the scale bench (issue 30, "Writes that stay bounded"; bench/README.md,
-// "Scale: writes"): at each dataset size, the writes that grow with the data, each through the API
+// "Scale (issue 30)"): at each dataset size, the writes that grow with the data, each through the API
 // of the bundled worker with the release and deletion queues' consumers attached, on a copy of a
 // seeded demo database. Per write: wall time (request to the end of the queue work it started),
 // D1 round trips, statements, rows read and written, D1 time, the longest single statement's D1
@@ -11,12 +11,12 @@
 // `npm run bench:scale` (bench/scale.mjs) runs the same function after its read routes, on its own
 // working copy of each size, when this file is there.
 import { randomUUID } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { adminSession } from "./release.mjs";
+import { applyPendingMigrations, datasetD1Id, ensureSeeded, localD1Id, workingCopy } from "./scale-data.mjs";
 import { BOOTSTRAP, buildWorker, disposeAll, readWranglerConfig, startApp } from "./targets.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -199,7 +199,16 @@ async function deletionWithJob(app, output, method, p, options) {
  * The writes at one dataset size, against the database under `d1Persist` (a working copy: the
  * writes change it). Starts its own worker with the release and deletion queues' consumers.
  */
-export async function runScaleWrites({ config, bundle, d1Persist, products, port = 0, only = [], log = console.log }) {
+export async function runScaleWrites({
+  config,
+  bundle,
+  d1Persist,
+  d1Id = localD1Id(config),
+  products,
+  port = 0,
+  only = [],
+  log = console.log,
+}) {
   const output = workerOutput();
   const r2 = mkdtempSync(path.join(os.tmpdir(), "relab-scale-writes-r2-"));
   const targets = [];
@@ -210,7 +219,7 @@ export async function runScaleWrites({ config, bundle, d1Persist, products, port
       name: `writes-${products}`,
       vars: { RATE_LIMITS_ENABLED: "false" },
       miniflare: {
-        d1Databases: { DB: config.d1_databases[0].database_id },
+        d1Databases: { DB: d1Id },
         d1Persist,
         r2Persist: r2,
         queueProducers: {
@@ -229,7 +238,7 @@ export async function runScaleWrites({ config, bundle, d1Persist, products, port
     });
     targets.push(app);
     const db = await app.mf.getD1Database("DB");
-    const migrated = await applyPending(db);
+    const migrated = await applyPendingMigrations(db);
     if (migrated.length) log(`  writes: applied ${migrated.map((m) => m.name).join(", ")} to the working copy`);
     await request(app, output, "GET", "/v1/units", { expect: 200 });
     const admin = await adminSession(app.url);
@@ -327,7 +336,7 @@ export async function runScaleWrites({ config, bundle, d1Persist, products, port
       });
       let release;
       for (;;) {
-        const read = await fetch(`${app.url}/v1/releases/${version}`, { headers: { ...HEADERS, authorization: `Bearer ${token}` } });
+        const read = await getRetrying(`${app.url}/v1/releases/${version}`, { headers: { ...HEADERS, authorization: `Bearer ${token}` } });
         release = await read.json();
         if (release.status !== "building") break;
         if (performance.now() - posted.started > JOB_TIMEOUT_MS) throw new Error(`scale-writes: release ${version} still building`);
@@ -390,6 +399,22 @@ export async function runScaleWrites({ config, bundle, d1Persist, products, port
   }
 }
 
+/**
+ * A GET sent again (up to twice) when the connection closed before an answer came: while a
+ * release build keeps workerd busy, a kept-alive connection can be closed as the client reuses
+ * it (undici's "fetch failed"). A read, so sending it again changes nothing.
+ */
+async function getRetrying(url, init) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (error) {
+      if (attempt >= 2) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
 /** A PATCH with the version the record has (If-Match). */
 async function patch(app, output, p, token, json) {
   const current = await fetch(app.url + p, { headers: HEADERS });
@@ -417,48 +442,6 @@ async function patch(app, output, p, token, json) {
     10_000,
   );
   return { ms, cost: addLine(zero(), line) };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Datasets: bench/scale-data.mjs's when it is there (the read bench's), else the same layout here.
-
-/** Applies the migrations the copy lacks (its `d1_migrations` table lists what it has), one batch each. */
-async function applyPending(db) {
-  const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all()).results.map((r) => r.name));
-  const done = [];
-  for (const migration of await readD1Migrations(path.join(ROOT, "migrations"))) {
-    if (applied.has(migration.name)) continue;
-    const statements = migration.queries.map((query) => db.prepare(query));
-    statements.push(db.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(migration.name));
-    await db.batch(statements);
-    done.push({ name: migration.name });
-  }
-  return done;
-}
-
-async function dataHelpers() {
-  const shared = path.join(import.meta.dirname, "scale-data.mjs");
-  if (existsSync(shared)) {
-    const { ensureSeeded, workingCopy } = await import(shared);
-    return { ensureSeeded, workingCopy };
-  }
-  return {
-    async ensureSeeded(dataDir, products) {
-      const dir = path.join(dataDir, `demo-${products}`);
-      if (!existsSync(path.join(dir, "v3/d1"))) {
-        throw new Error(
-          `no seeded dataset in ${dir}: seed one with \`npx wrangler d1 migrations apply DB --local --persist-to ${dir}\` and ` +
-            `\`npm run seed:demo -- --products ${products} --persist-to ${dir}\` (at most 30,000 a call: further calls with --seed 2, 3, ...)`,
-        );
-      }
-      return { dir, info: null };
-    },
-    workingCopy(storedDir) {
-      const dir = mkdtempSync(path.join(os.tmpdir(), "relab-scale-writes-"));
-      cpSync(path.join(storedDir, "v3"), path.join(dir, "v3"), { recursive: true });
-      return { dir, d1Persist: path.join(dir, "v3/d1"), remove: () => rmSync(dir, { recursive: true, force: true }) };
-    },
-  };
 }
 
 /** The markdown table of bench/README.md, one row per write and size. */
@@ -501,10 +484,9 @@ async function main() {
   const config = readWranglerConfig(ROOT);
   console.log("scale-writes: building the worker as a deploy does");
   const bundle = await buildWorker(ROOT, path.join(ROOT, "bench/.build"));
-  const { ensureSeeded, workingCopy } = await dataHelpers();
   const rows = [];
   for (const products of sizes) {
-    const { dir } = await ensureSeeded(dataDir, products);
+    const { dir, info } = await ensureSeeded(dataDir, products);
     const copy = workingCopy(dir);
     console.log(`scale-writes: ${products.toLocaleString("en")} products (a copy of ${dir})`);
     try {
@@ -513,6 +495,7 @@ async function main() {
           config,
           bundle,
           d1Persist: copy.d1Persist,
+          d1Id: await datasetD1Id(dir, info, config),
           products,
           port: Number(values.port ?? 0),
           only: values.only ?? [],

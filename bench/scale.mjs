@@ -3,12 +3,11 @@
 // Miniflare socket, sends each read route's requests one at a time, every one a cache miss, and
 // reports per route the median and p99 time at the client, the rows read and the D1 time (from the
 // response's Server-Timing). See bench/README.md, "Scale".
-import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { applyPendingMigrations, ensureSeeded, sqliteFileOf, workingCopy } from "./scale-data.mjs";
+import { applyPendingMigrations, datasetD1Id, ensureSeeded, sqliteFileOf, workingCopy } from "./scale-data.mjs";
 import { addImages, scaleFixture, scaleRoutes } from "./scale-routes.mjs";
 import { buildWorker, disposeAll, readWranglerConfig, startApp } from "./targets.mjs";
 
@@ -135,18 +134,20 @@ async function runSize(s, bundle, config, products) {
   const started = performance.now();
   const { dir: storedDir, info } = await ensureSeeded(s.dataDir, products);
   const copy = workingCopy(storedDir);
+  const d1Id = await datasetD1Id(storedDir, info, config);
   const targets = [];
   try {
     const app = await startApp(config, bundle, s.port, false, {
       name: `app-${products}`,
       vars: { RATE_LIMITS_ENABLED: "false" },
-      miniflare: { d1Databases: { DB: config.d1_databases[0].database_id }, d1Persist: copy.d1Persist },
+      miniflare: { d1Databases: { DB: d1Id }, d1Persist: copy.d1Persist },
     });
     targets.push(app);
     const db = await app.mf.getD1Database("DB");
     const kv = await app.mf.getKVNamespace("KV");
     const migrated = await applyPendingMigrations(db);
-    const fixture = await scaleFixture(db, Math.max(s.requests, 10));
+    // One record per measured request, and one more for the unrecorded first request (number requests + 1).
+    const fixture = await scaleFixture(db, Math.max(s.requests + 2, 10));
     await addImages(db, fixture.productIds, 3);
     // The bootstrap superuser is created by the first request; it and the isolate's start are not measured.
     await (await fetch(`${app.url}/v1/units`, { headers: HEADERS })).arrayBuffer();
@@ -163,13 +164,19 @@ async function runSize(s, bundle, config, products) {
           `rows ${String(result.rowsRead).padStart(7)}${bound !== null && result.rowsRead > bound ? ` (> ${bound})` : ""}  d1 ${result.d1Ms} ms`,
       );
     }
-    // The writes section (issue 30, item 4) plugs in here: bench/scale-writes.mjs, when it exists, exports
-    // `runScaleWrites({ app, db, kv, products, fixture, requests, log })` and returns its rows for the report.
+    // The writes (issue 30, item 4; bench/scale-writes.mjs) start a worker of their own, with the
+    // release and deletion queues' consumers, on a fresh working copy once the reads are done: the
+    // images added above for the reads have no stored objects, which a release build refuses.
     let writes = null;
-    const writesModule = path.join(import.meta.dirname, "scale-writes.mjs");
-    if (s.writes && existsSync(writesModule)) {
-      const { runScaleWrites } = await import(writesModule);
-      writes = await runScaleWrites({ app, db, kv, products, fixture, requests: s.requests, log: console.log });
+    if (s.writes) {
+      await disposeAll(targets.splice(0));
+      const { runScaleWrites } = await import(path.join(import.meta.dirname, "scale-writes.mjs"));
+      const writesCopy = workingCopy(storedDir);
+      try {
+        writes = await runScaleWrites({ config, bundle, d1Persist: writesCopy.d1Persist, d1Id, products, port: s.port, log: console.log });
+      } finally {
+        writesCopy.remove();
+      }
     }
     const file = sqliteFileOf(copy.dir);
     return {
@@ -187,7 +194,7 @@ async function runSize(s, bundle, config, products) {
   }
 }
 
-function report(runs) {
+function report(runs, writesTable) {
   const lines = [];
   const names = runs[0]?.routes.map((r) => r.name) ?? [];
   const header = ["route", ...runs.flatMap((run) => [`${run.products} median ms`, "p99 ms", "rows read", "D1 ms"])];
@@ -212,6 +219,8 @@ function report(runs) {
       lines.push(`- ${name}: ${ratios.join(", ")}`);
     }
   }
+  const writes = runs.flatMap((run) => run.writes ?? []);
+  if (writes.length) lines.push("", writesTable(writes));
   return lines.join("\n");
 }
 
@@ -228,7 +237,8 @@ async function main() {
     console.log(`\n${products.toLocaleString("en")} base products:`);
     runs.push(await runSize(s, bundle, config, products));
   }
-  const table = report(runs);
+  const { writesTable } = await import(path.join(import.meta.dirname, "scale-writes.mjs"));
+  const table = report(runs, writesTable);
   console.log(`\n${table}`);
   await mkdir(path.dirname(s.out), { recursive: true });
   await writeFile(

@@ -8,7 +8,7 @@ import { type FakeCloudflareApi, startFakeCloudflareApi } from "./support/fake-c
 // runs start wrangler 16 times (about 25 s of CPU on this machine).
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const QUEUES = ["relab-media", "relab-media-dlq", "relab-events", "relab-releases", "relab-maintenance"];
+const QUEUES = ["relab-media", "relab-media-dlq", "relab-events", "relab-releases", "relab-maintenance", "relab-deletions"];
 const REQUIRED = [
   "AUTH_TOKEN_SECRET",
   "DATA_ENCRYPTION_KEY",
