@@ -180,6 +180,7 @@ export async function setRole(
  * enrols anew. Idempotent: an account without TOTP still has its sessions revoked.
  */
 export async function resetMfa(svc: Pick<Services, "db" | "log">, actor: SessionUser, userId: number): Promise<void> {
+  // A condition for the revocation's hand-written statements (sign-in/sessions.ts): nothing is revoked for an unknown id.
   const exists = sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND ${ADMINISTERED})`;
   const [found] = await batchRows<[{ totp_enabled: number }, ...unknown[]]>(svc.db, [
     svc.db.select({ totp_enabled: USER_FIELDS.totp_enabled }).from(users).where(administered(userId)),
