@@ -12,6 +12,7 @@
 // working copy of each size, when this file is there.
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -213,6 +214,16 @@ export async function runScaleWrites({
   const r2 = mkdtempSync(path.join(os.tmpdir(), "relab-scale-writes-r2-"));
   const targets = [];
   const rows = [];
+  // Each write's row is printed as soon as it is measured: a later write that fails loses none.
+  const show = (r) =>
+    log(
+      `  ${r.write.padEnd(28)} ${String(r.wallMs).padStart(8)} ms  trips ${String(r.roundTrips).padStart(5)}  statements ${String(r.statements).padStart(6)}  ` +
+        `read ${String(r.rowsRead).padStart(9)}  written ${String(r.rowsWritten).padStart(9)}  d1 ${String(r.d1Ms).padStart(9)} ms  longest ${String(r.longestMs).padStart(8)} ms  slices ${r.slices}`,
+    );
+  const record = (r) => {
+    rows.push(r);
+    show(r);
+  };
   const selected = (name) => only.length === 0 || only.some((text) => name.includes(text));
   try {
     const app = await startApp(config, bundle, port, false, {
@@ -263,14 +274,14 @@ export async function runScaleWrites({
     if (selected("create") || selected("update") || selected("delete 1,000")) {
       const created = await request(app, output, "POST", "/v1/products", { token, json: bigBody(materials), expect: 201 });
       big = created.body;
-      rows.push(
+      record(
         row("create 1,000 components", products, "1,001 records, 2,000 bill-of-materials entries, one batch", created.ms, created.cost),
       );
       const patched = await patch(app, output, `/v1/products/${big.id}`, token, {
         name: "Scale bench server rack, renamed",
         weight_g: 12_000,
       });
-      rows.push(row("update one", products, "PATCH of the base product's name and weight", patched.ms, patched.cost));
+      record(row("update one", products, "PATCH of the base product's name and weight", patched.ms, patched.cost));
       const removed = await deletionWithJob(
         app,
         output,
@@ -279,7 +290,7 @@ export async function runScaleWrites({
         { token, expect: 204 },
         (e) => e.record_id === big.id,
       );
-      rows.push(
+      record(
         row(
           "delete 1,000 components",
           products,
@@ -295,7 +306,7 @@ export async function runScaleWrites({
         json: { name: `${busiest.name} (renamed)` },
         expect: 200,
       });
-      rows.push(
+      record(
         row(
           "rename a material",
           products,
@@ -316,7 +327,7 @@ export async function runScaleWrites({
         json: stepUp(),
         expect: 204,
       });
-      rows.push(
+      record(
         row(
           name,
           products,
@@ -334,16 +345,28 @@ export async function runScaleWrites({
         json: { version, title: `Scale bench ${products}` },
         expect: 202,
       });
-      let release;
+      // The build's state is polled in the database, not through the API: a build can outlast the
+      // admin's 15-minute access token (at 150,000 base products the API then answered 404, the
+      // anonymous view of a release still building).
+      let state;
       for (;;) {
-        const read = await getRetrying(`${app.url}/v1/releases/${version}`, { headers: { ...HEADERS, authorization: `Bearer ${token}` } });
-        release = await read.json();
-        if (release.status !== "building") break;
+        try {
+          state = await db.prepare("SELECT status, failure_reason FROM releases WHERE version = ?").bind(version).first();
+        } catch (error) {
+          // Miniflare's binding proxy can lose its connection while a build slice keeps workerd busy
+          // ("other side closed"): ask again.
+          if (performance.now() - posted.started > JOB_TIMEOUT_MS) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          continue;
+        }
+        if (state?.status !== "building") break;
         if (performance.now() - posted.started > JOB_TIMEOUT_MS) throw new Error(`scale-writes: release ${version} still building`);
-        await new Promise((resolve) => setTimeout(resolve, 250));
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
       }
-      if (release.status !== "published")
-        throw new Error(`scale-writes: release ${version} ended ${release.status}: ${release.failure_reason}`);
+      if (state?.status !== "published")
+        throw new Error(`scale-writes: release ${version} ended ${state?.status ?? "missing"}: ${state?.failure_reason}`);
+      // Published releases are public: their counts without a token.
+      const release = await (await getRetrying(`${app.url}/v1/releases/${version}`, { headers: HEADERS })).json();
       const published = await waitFor(
         output,
         (entries) => entries.slice(from).find((e) => e.msg === "release published" && e.release === version),
@@ -356,7 +379,7 @@ export async function runScaleWrites({
         addLine(cost, line);
         cost.slices += 1;
       }
-      rows.push(
+      record(
         row(
           "publish a release",
           products,
@@ -376,13 +399,7 @@ export async function runScaleWrites({
         addLine(cleanup, line);
         cleanup.slices += 1;
       }
-      rows.push(row("release staging clean-up", products, "10,000 rows per table and round trip", cleaned.at - published.at, cleanup));
-    }
-    for (const r of rows) {
-      log(
-        `  ${r.write.padEnd(28)} ${String(r.wallMs).padStart(8)} ms  trips ${String(r.roundTrips).padStart(5)}  statements ${String(r.statements).padStart(6)}  ` +
-          `read ${String(r.rowsRead).padStart(9)}  written ${String(r.rowsWritten).padStart(9)}  d1 ${String(r.d1Ms).padStart(9)} ms  longest ${String(r.longestMs).padStart(8)} ms  slices ${r.slices}`,
-      );
+      record(row("release staging clean-up", products, "10,000 rows per table and round trip", cleaned.at - published.at, cleanup));
     }
     return rows;
   } catch (error) {
@@ -400,17 +417,29 @@ export async function runScaleWrites({
 }
 
 /**
- * A GET sent again (up to twice) when the connection closed before an answer came: while a
- * release build keeps workerd busy, a kept-alive connection can be closed as the client reuses
- * it (undici's "fetch failed"). A read, so sending it again changes nothing.
+ * A GET of JSON on a connection of its own (no keep-alive), sent again for up to a minute when
+ * it fails: while a release build's slice keeps workerd busy, reused kept-alive connections were
+ * closed under the client ("fetch failed", three times in a row at 150,000 products). A read, so
+ * sending it again changes nothing.
  */
-async function getRetrying(url, init) {
-  for (let attempt = 0; ; attempt++) {
+async function getRetrying(url, { headers }) {
+  const once = () =>
+    new Promise((resolve, reject) => {
+      const request = http.get(url, { headers, agent: false }, (response) => {
+        const chunks = [];
+        response.on("data", (chunk) => chunks.push(chunk));
+        response.on("end", () => resolve({ status: response.statusCode, json: async () => JSON.parse(Buffer.concat(chunks).toString()) }));
+        response.on("error", reject);
+      });
+      request.on("error", reject);
+    });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
     try {
-      return await fetch(url, init);
+      return await once();
     } catch (error) {
-      if (attempt >= 2) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   }
 }

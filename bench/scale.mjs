@@ -168,12 +168,17 @@ async function runSize(s, bundle, config, products) {
     // release and deletion queues' consumers, on a fresh working copy once the reads are done: the
     // images added above for the reads have no stored objects, which a release build refuses.
     let writes = null;
+    let writesError = null;
     if (s.writes) {
       await disposeAll(targets.splice(0));
       const { runScaleWrites } = await import(path.join(import.meta.dirname, "scale-writes.mjs"));
       const writesCopy = workingCopy(storedDir);
       try {
         writes = await runScaleWrites({ config, bundle, d1Persist: writesCopy.d1Persist, d1Id, products, port: s.port, log: console.log });
+      } catch (error) {
+        // The reads are measured: keep them in the results, and say the writes failed.
+        console.error(error?.stack ?? error);
+        writesError = String(error?.message ?? error);
       } finally {
         writesCopy.remove();
       }
@@ -186,6 +191,7 @@ async function runSize(s, bundle, config, products) {
       seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
       routes: results,
       writes,
+      writesError,
       workingCopy: file ? path.basename(file) : null,
     };
   } finally {
@@ -257,6 +263,11 @@ async function main() {
     )}\n`,
   );
   console.log(`\nwrote ${path.relative(ROOT, s.out)}`);
+  const failed = runs.filter((run) => run.writesError);
+  if (failed.length) {
+    console.error(`the writes failed at ${failed.map((run) => run.products).join(", ")} base products (see above)`);
+    process.exitCode = 1;
+  }
 }
 
 main().catch((error) => {
