@@ -1,4 +1,4 @@
-import type { SQL } from "drizzle-orm";
+import type { SQL, SQLWrapper } from "drizzle-orm";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 
@@ -257,14 +257,15 @@ class CountingDatabase {
 const dialect = new SQLiteAsyncDialect();
 
 /**
- * Runs hand-written SQL statements (conditional writes, `RETURNING`) as one D1 batch: one round
- * trip, one transaction, executed in order. drizzle's own `batch` cannot carry raw `sql`
- * queries with parameters on D1, hence this. Returns the rows of each statement.
+ * Runs statements, query-builder queries or hand-written SQL (conditional writes, `RETURNING`), as
+ * one D1 batch: one round trip, one transaction, executed in order, every statement metered.
+ * drizzle's own `batch` cannot carry raw `sql` queries with parameters on D1, hence this. Returns
+ * the rows of each statement as SQLite stores them (no mapping by the schema: `Row` types).
  */
-export async function batchRows<T extends unknown[]>(db: Db, queries: { [K in keyof T]: SQL }): Promise<{ [K in keyof T]: T[K][] }> {
+export async function batchRows<T extends unknown[]>(db: Db, queries: { [K in keyof T]: SQLWrapper }): Promise<{ [K in keyof T]: T[K][] }> {
   const client = db.$client;
   const statements = queries.map((query) => {
-    const { sql: text, params } = dialect.sqlToQuery(query);
+    const { sql: text, params } = dialect.sqlToQuery(query.getSQL());
     return client.prepare(text).bind(...params);
   });
   const results = await client.batch(statements);

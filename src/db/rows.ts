@@ -1,4 +1,4 @@
-import type { Column } from "drizzle-orm";
+import { type Column, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 
 // Row types derived from the drizzle schema (src/db/schema.ts), for the hand-written SQL that reads
@@ -25,3 +25,18 @@ export type Row<T extends SQLiteTable> = {
 
 /** The named columns of a row of `T`: what a statement selecting those columns returns. */
 export type RowOf<T extends SQLiteTable, K extends keyof Row<T>> = Pick<Row<T>, K>;
+
+/**
+ * The query builder's selection (or `returning`) of the named columns of `T`. The schema keys
+ * columns by their own names, so a row comes back keyed as `RowOf<T, K>`; run it through the
+ * counting client (`db.all(query)`, `batchRows`), which hands back stored values.
+ */
+export function columnsOf<T extends SQLiteTable, K extends keyof Columns<T> & string>(table: T, names: readonly K[]): Pick<Columns<T>, K> {
+  const columns = getTableColumns(table) as Columns<T>;
+  return Object.fromEntries(names.map((name) => [name, columns[name]])) as Pick<Columns<T>, K>;
+}
+
+/** The same names as a bare column list, for the `SELECT`/`RETURNING` of hand-written SQL. */
+export function columnList(names: readonly string[]): SQL {
+  return sql.raw(names.join(", "));
+}

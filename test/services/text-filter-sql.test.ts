@@ -1,6 +1,7 @@
 import type { SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
+import { materials } from "../../src/db/schema";
 import { facetStatement, productListStatements, suggestionStatements } from "../../src/services/products/query";
 import { nameContains, recordTable } from "../../src/services/reference/records";
 
@@ -37,7 +38,7 @@ describe("text filters bind no LIKE pattern D1 would refuse", () => {
   });
 
   it("on the reference-data lists", () => {
-    const condition = nameContains(recordTable("materials", "m", ["id", "name"]), longest);
+    const condition = nameContains(recordTable(materials, "m", ["id", "name"]), longest);
     for (const bytes of patternBytes(condition)) expect(bytes).toBeLessThanOrEqual(D1_LIKE_PATTERN_BYTES);
     expect(dialect.sqlToQuery(condition).params).toEqual([longest]);
   });

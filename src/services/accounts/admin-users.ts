@@ -1,13 +1,14 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, or, type SQL, sql } from "drizzle-orm";
 import { usernameViolation } from "../../auth/account-names";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { type PageQuery, pageWindow } from "../../lib/pagination";
 import { ApiError } from "../../lib/problem";
 import { containsText } from "../products/query";
-import { revocationStatements, toSessionUser, USER_COLUMNS, type UserRow } from "../sign-in/sessions";
+import { revocationStatements, toSessionUser, USER_COLUMNS, USER_FIELDS, type UserRow } from "../sign-in/sessions";
 import { totpRemovalStatements } from "../sign-in/totp-enrolment";
 import { assertUsableUsername, uniqueViolation } from "./accounts";
 import { lastSuperuser, notLastSuperuser, userNotFound } from "./deletion";
@@ -23,7 +24,10 @@ export interface AdminUserFilter {
 
 // The system account (the inactive holder of deleted users' products) is not a user anyone
 // administers: every admin route behaves as if it did not exist.
-const ADMINISTERED = sql`is_system = 0`;
+const ADMINISTERED = eq(users.is_system, false);
+
+/** The administered account `userId`. */
+const administered = (userId: number) => and(eq(users.id, userId), ADMINISTERED);
 
 /** One page of accounts, ordered by id, and how many match; one round trip. */
 export async function listUsers(
@@ -31,25 +35,28 @@ export async function listUsers(
   filter: AdminUserFilter,
   page: PageQuery,
 ): Promise<{ users: SessionUser[]; total: number }> {
-  const where: SQL[] = [ADMINISTERED];
+  const where: (SQL | undefined)[] = [ADMINISTERED];
   if (filter.search !== undefined) {
-    where.push(sql`(${containsText(sql.raw("username"), filter.search)} OR ${containsText(sql.raw("email"), filter.search)})`);
+    where.push(or(containsText(sql`${users.username}`, filter.search), containsText(sql`${users.email}`, filter.search)));
   }
-  if (filter.role !== undefined) where.push(sql`role = ${filter.role}`);
-  if (filter.isActive !== undefined) where.push(sql`is_active = ${filter.isActive ? 1 : 0}`);
-  if (filter.isSuperuser !== undefined) where.push(sql`is_superuser = ${filter.isSuperuser ? 1 : 0}`);
-  const condition = sql.join(where, sql` AND `);
+  if (filter.role !== undefined) where.push(eq(users.role, filter.role));
+  if (filter.isActive !== undefined) where.push(eq(users.is_active, filter.isActive));
+  if (filter.isSuperuser !== undefined) where.push(eq(users.is_superuser, filter.isSuperuser));
+  const condition = and(...where);
   const { limit, offset } = pageWindow(page);
   const [rows, counted] = await batchRows<[UserRow, { total: number }]>(svc.db, [
-    sql`SELECT ${USER_COLUMNS} FROM users WHERE ${condition} ORDER BY id LIMIT ${limit} OFFSET ${offset}`,
-    sql`SELECT count(*) AS total FROM users WHERE ${condition}`,
+    svc.db.select(USER_FIELDS).from(users).where(condition).orderBy(asc(users.id)).limit(limit).offset(offset),
+    svc.db
+      .select({ total: count().as("total") })
+      .from(users)
+      .where(condition),
   ]);
   return { users: rows.map(toSessionUser), total: counted[0]?.total ?? 0 };
 }
 
 /** One account; 404 `USER_NOT_FOUND` for an unknown id or the system account. */
 export async function readUser(svc: Pick<Services, "db">, userId: number): Promise<SessionUser> {
-  const rows = await svc.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${userId} AND ${ADMINISTERED}`);
+  const rows = await svc.db.all<UserRow>(svc.db.select(USER_FIELDS).from(users).where(administered(userId)));
   if (!rows[0]) throw userNotFound();
   return toSessionUser(rows[0]);
 }
@@ -71,7 +78,7 @@ const CHANGE_COLUMNS = ["is_active", "is_verified", "username"] as const;
 async function withUsableUsername(svc: Pick<Services, "db">, userId: number, changes: AdminUserChanges): Promise<AdminUserChanges> {
   const { username } = changes;
   if (username === undefined || usernameViolation(username) === null) return changes;
-  const rows = await svc.db.all<{ username: string }>(sql`SELECT username FROM users WHERE id = ${userId} AND ${ADMINISTERED}`);
+  const rows = await svc.db.all<{ username: string }>(svc.db.select({ username: users.username }).from(users).where(administered(userId)));
   if (!rows[0]) throw userNotFound();
   if (rows[0].username !== username) assertUsableUsername(username);
   return { ...changes, username: undefined };
@@ -95,7 +102,7 @@ export async function updateUser(
     if (value === undefined) return [];
     return [{ column: sql.raw(column), value: typeof value === "boolean" ? (value ? 1 : 0) : value }];
   });
-  const before = sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${userId} AND ${ADMINISTERED}`;
+  const before = svc.db.select(USER_FIELDS).from(users).where(administered(userId));
   if (values.length === 0) {
     const user = await readUser(svc, userId);
     audit(svc.log, "admin.user.updated", { actor_id: actor.id, user_id: userId, fields: [] });
@@ -119,6 +126,7 @@ export async function updateUser(
   try {
     [found, updated] = await batchRows<[UserRow, UserRow, ...unknown[]]>(svc.db, [
       before,
+      // Raw: the last-superuser guard is the update's own condition, and `updated_at` moves only when a value differs.
       sql`UPDATE users SET ${sets}, updated_at = CASE WHEN ${differs} THEN unixepoch() ELSE updated_at END
         WHERE id = ${userId} AND ${ADMINISTERED} ${guard} RETURNING ${USER_COLUMNS}`,
       ...(deactivating
@@ -155,7 +163,8 @@ export async function setRole(
   // In the UPDATE itself, so a concurrent promotion to superuser cannot slip between check and write.
   const keepsLab = role === "contributor" ? sql`AND is_superuser = 0` : sql``;
   const [found, updated] = await batchRows<[{ role: SessionUser["role"] }, UserRow]>(svc.db, [
-    sql`SELECT role FROM users WHERE id = ${userId} AND ${ADMINISTERED}`,
+    svc.db.select({ role: users.role }).from(users).where(administered(userId)),
+    // Raw: the superuser check is the update's own condition, and `updated_at` moves only when the role changes.
     sql`UPDATE users SET role = ${role}, updated_at = CASE WHEN role IS NOT ${role} THEN unixepoch() ELSE updated_at END
       WHERE id = ${userId} AND ${ADMINISTERED} ${keepsLab} RETURNING ${USER_COLUMNS}`,
   ]);
@@ -171,9 +180,10 @@ export async function setRole(
  * enrols anew. Idempotent: an account without TOTP still has its sessions revoked.
  */
 export async function resetMfa(svc: Pick<Services, "db" | "log">, actor: SessionUser, userId: number): Promise<void> {
+  // A condition for the revocation's hand-written statements (sign-in/sessions.ts): nothing is revoked for an unknown id.
   const exists = sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND ${ADMINISTERED})`;
   const [found] = await batchRows<[{ totp_enabled: number }, ...unknown[]]>(svc.db, [
-    sql`SELECT (totp_enabled_at IS NOT NULL) AS totp_enabled FROM users WHERE id = ${userId} AND ${ADMINISTERED}`,
+    svc.db.select({ totp_enabled: USER_FIELDS.totp_enabled }).from(users).where(administered(userId)),
     ...totpRemovalStatements(userId),
     ...revocationStatements(userId, exists),
   ]);

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { hashPassword } from "../../auth/password";
 import type { Services } from "../../container";
+import { batchRows } from "../../db/client";
 import { users } from "../../db/schema";
 import { canonicalEmail, normalizeEmail } from "../../lib/email-address";
 
@@ -47,6 +48,8 @@ export async function ensureBootstrapSuperuser(svc: Pick<Services, "db" | "confi
 }
 
 async function superuserExists(svc: Pick<Services, "db">): Promise<boolean> {
-  const rows = await svc.db.select({ id: users.id }).from(users).where(eq(users.is_superuser, true)).limit(1);
+  const [rows] = await batchRows<[{ id: number }]>(svc.db, [
+    svc.db.select({ id: users.id }).from(users).where(eq(users.is_superuser, true)).limit(1),
+  ]);
   return rows.length > 0;
 }

@@ -1,6 +1,8 @@
-import { sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Services } from "../../container";
-import { batchRows } from "../../db/client";
+import { batchRows, type Db } from "../../db/client";
+import { columnList, columnsOf } from "../../db/rows";
+import { products, videos } from "../../db/schema";
 import { ApiError, notFound } from "../../lib/problem";
 import type { VideoRow } from "./records";
 
@@ -21,29 +23,39 @@ export interface VideoValues {
 export const productMissing = () => notFound("No base product has this id.");
 export const videoMissing = () => notFound("The product has no video with this id.");
 
-/** Columns of `VideoRow`, for SELECT and RETURNING. */
-export const VIDEO_COLUMNS = sql.raw("id, url, title, description, video_metadata, created_at");
-const productStatement = (productId: number) => sql`SELECT owner_id FROM products WHERE id = ${productId} AND parent_id IS NULL`;
+const VIDEO_FIELDS = ["id", "url", "title", "description", "video_metadata", "created_at"] as const;
+/** Columns of `VideoRow`, for the builder's selects and `returning`. */
+const videoColumns = columnsOf(videos, VIDEO_FIELDS);
+/** The same columns for hand-written SQL (SELECT and RETURNING). */
+export const VIDEO_COLUMNS = columnList(VIDEO_FIELDS);
+
+const productStatement = (db: Db, productId: number) =>
+  db
+    .select({ owner_id: products.owner_id })
+    .from(products)
+    .where(and(eq(products.id, productId), isNull(products.parent_id)));
+
+const isVideo = (productId: number, videoId: number) => and(eq(videos.id, videoId), eq(videos.product_id, productId));
 
 /** The videos of a base product, by id (creation order), in one round trip. */
 export async function readVideos(svc: Pick<Services, "db">, productId: number): Promise<VideoRow[]> {
-  const [products, videos] = await batchRows<[{ owner_id: number }, VideoRow]>(svc.db, [
-    productStatement(productId),
-    sql`SELECT ${VIDEO_COLUMNS} FROM videos WHERE product_id = ${productId} ORDER BY id`,
+  const [found, rows] = await batchRows<[{ owner_id: number }, VideoRow]>(svc.db, [
+    productStatement(svc.db, productId),
+    svc.db.select(videoColumns).from(videos).where(eq(videos.product_id, productId)).orderBy(asc(videos.id)),
   ]);
-  if (!products[0]) throw productMissing();
-  return videos;
+  if (!found[0]) throw productMissing();
+  return rows;
 }
 
 /** One video of a base product. */
 export async function readVideo(svc: Pick<Services, "db">, productId: number, videoId: number): Promise<VideoRow> {
-  const [products, videos] = await batchRows<[{ owner_id: number }, VideoRow]>(svc.db, [
-    productStatement(productId),
-    sql`SELECT ${VIDEO_COLUMNS} FROM videos WHERE id = ${videoId} AND product_id = ${productId}`,
+  const [found, rows] = await batchRows<[{ owner_id: number }, VideoRow]>(svc.db, [
+    productStatement(svc.db, productId),
+    svc.db.select(videoColumns).from(videos).where(isVideo(productId, videoId)),
   ]);
-  if (!products[0]) throw productMissing();
-  if (!videos[0]) throw videoMissing();
-  return videos[0];
+  if (!found[0]) throw productMissing();
+  if (!rows[0]) throw videoMissing();
+  return rows[0];
 }
 
 const metadataText = (value: Record<string, unknown> | null | undefined) => (value ? JSON.stringify(value) : null);
@@ -54,16 +66,17 @@ const metadataText = (value: Record<string, unknown> | null | undefined) => (val
  */
 export async function addVideo(svc: Pick<Services, "db" | "clock">, productId: number, values: VideoValues): Promise<VideoRow> {
   const now = Math.floor(svc.clock.now() / 1000);
-  const [inserted, products] = await batchRows<[VideoRow, { owner_id: number }]>(svc.db, [
+  const [inserted, found] = await batchRows<[VideoRow, { owner_id: number }]>(svc.db, [
+    // INSERT … SELECT: the count limit is the insert's own condition, so concurrent adds cannot pass it together.
     sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
         SELECT p.id, ${values.url}, ${values.title ?? null}, ${values.description ?? null}, ${metadataText(values.video_metadata)}, ${now}, ${now}
         FROM products p WHERE p.id = ${productId} AND p.parent_id IS NULL
           AND (SELECT count(*) FROM videos WHERE product_id = ${productId}) < ${MAX_VIDEOS}
         RETURNING ${VIDEO_COLUMNS}`,
-    productStatement(productId),
+    productStatement(svc.db, productId),
   ]);
   if (inserted[0]) return inserted[0];
-  if (!products[0]) throw productMissing();
+  if (!found[0]) throw productMissing();
   throw new ApiError(409, { code: "VIDEO_LIMIT_REACHED", detail: `A base product holds at most ${MAX_VIDEOS} videos; delete one first.` });
 }
 
@@ -74,13 +87,18 @@ export async function updateVideo(
   videoId: number,
   values: Partial<VideoValues>,
 ): Promise<VideoRow> {
-  const sets = [sql`updated_at = ${Math.floor(svc.clock.now() / 1000)}`];
-  if (values.url !== undefined) sets.push(sql`url = ${values.url}`);
-  if (values.title !== undefined) sets.push(sql`title = ${values.title}`);
-  if (values.description !== undefined) sets.push(sql`description = ${values.description}`);
-  if (values.video_metadata !== undefined) sets.push(sql`video_metadata = ${metadataText(values.video_metadata)}`);
   const rows = await svc.db.all<VideoRow>(
-    sql`UPDATE videos SET ${sql.join(sets, sql`, `)} WHERE id = ${videoId} AND product_id = ${productId} RETURNING ${VIDEO_COLUMNS}`,
+    svc.db
+      .update(videos)
+      .set({
+        updated_at: new Date(svc.clock.now()),
+        url: values.url,
+        title: values.title,
+        description: values.description,
+        video_metadata: values.video_metadata,
+      })
+      .where(isVideo(productId, videoId))
+      .returning(videoColumns),
   );
   if (!rows[0]) throw videoMissing();
   return rows[0];
@@ -88,6 +106,6 @@ export async function updateVideo(
 
 /** Deletes one video of the product. */
 export async function deleteVideo(svc: Pick<Services, "db">, productId: number, videoId: number): Promise<void> {
-  const rows = await svc.db.all(sql`DELETE FROM videos WHERE id = ${videoId} AND product_id = ${productId} RETURNING id`);
+  const rows = await svc.db.all(svc.db.delete(videos).where(isVideo(productId, videoId)).returning({ id: videos.id }));
   if (!rows[0]) throw videoMissing();
 }

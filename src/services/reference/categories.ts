@@ -3,7 +3,7 @@ import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import type { Row } from "../../db/rows";
-import type { categories } from "../../db/schema";
+import { categories } from "../../db/schema";
 import { type PageQuery, pageWindow } from "../../lib/pagination";
 import { ApiError, notFound } from "../../lib/problem";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./order";
@@ -32,7 +32,7 @@ const ORDER: ListOrder<ReferenceOrderField> = { columns: referenceOrderColumns("
 /** A category as stored. */
 export type CategoryRow = Row<typeof categories>;
 
-const CATEGORIES = recordTable("categories", "c", [
+const CATEGORIES = recordTable(categories, "c", [
   "id",
   "name",
   "description",
@@ -231,7 +231,7 @@ export async function updateCategory(
   changes: CategoryChanges,
 ): Promise<CategoryRow> {
   const set = assignments(CHANGE_COLUMNS, changes);
-  const current = rowStatement(CATEGORIES, id);
+  const current = rowStatement(svc.db, CATEGORIES, id);
   if (set.length === 0) {
     const [rows] = await batchRows<[CategoryRow]>(svc.db, [current]);
     if (!rows[0]) throw categoryNotFound();

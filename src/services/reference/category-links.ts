@@ -63,7 +63,7 @@ export function linkedToCategory<Row>(kind: LinkedKind<Row>, categoryId: number)
 /** A record and its categories in one round trip; the kind's 404 when there is no such record. */
 export async function readLinkedRecord<Row>(svc: Pick<Services, "db">, kind: LinkedKind<Row>, id: number): Promise<LinkedRecord<Row>> {
   const [rows, categories] = await batchRows<[Row, LinkedCategoryRow]>(svc.db, [
-    rowStatement(kind, id),
+    rowStatement(svc.db, kind, id),
     linkedCategoriesStatement(kind, id),
   ]);
   if (!rows[0]) throw kind.missing();
@@ -79,7 +79,9 @@ export async function createLinkedRecord<Row extends { id: number }>(
   kind: LinkedKind<Row>,
   values: Record<string, unknown>,
 ): Promise<LinkedRecord<Row>> {
-  const [rows] = await refusingDuplicates(takenName(kind), kind.nameTaken, () => batchRows<[Row]>(svc.db, [insertStatement(kind, values)]));
+  const [rows] = await refusingDuplicates(takenName(kind), kind.nameTaken, () =>
+    batchRows<[Row]>(svc.db, [insertStatement(svc.db, kind, values)]),
+  );
   const row = rows[0]!;
   await referenceWritten(svc, actor, "admin.reference.created", kind.kind, row.id);
   return { row, categories: [] };
@@ -104,7 +106,7 @@ export async function updateLinkedRecord<Row>(
   // The row before the change comes in the same batch, so the audit names what really changed.
   const [before, rows, categories] = await refusingDuplicates(takenName(kind), kind.nameTaken, () =>
     batchRows<[Row, Row, LinkedCategoryRow]>(svc.db, [
-      rowStatement(kind, id),
+      rowStatement(svc.db, kind, id),
       updateStatement(kind, id, set),
       linkedCategoriesStatement(kind, id),
     ]),
@@ -137,7 +139,7 @@ export async function addCategoryLinks<Row>(
         SELECT ${id}, j.value FROM json_each(${list}) j
         WHERE EXISTS (SELECT 1 FROM ${sql.raw(kind.table)} WHERE id = ${id}) AND NOT EXISTS (${unknown})
         RETURNING category_id`,
-    rowStatement(kind, id),
+    rowStatement(svc.db, kind, id),
     linkedCategoriesStatement(kind, id),
   ]);
   if (!rows[0]) throw kind.missing();

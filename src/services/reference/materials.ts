@@ -4,7 +4,7 @@ import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { isConstraintFailure } from "../../db/constraint-errors";
 import type { Row } from "../../db/rows";
-import type { materials } from "../../db/schema";
+import { materials } from "../../db/schema";
 import type { PageQuery } from "../../lib/pagination";
 import { ApiError, notFound } from "../../lib/problem";
 import {
@@ -45,7 +45,7 @@ const ORDER: ListOrder<MaterialOrderField> = {
 };
 
 export const MATERIAL: LinkedKind<MaterialRow> = {
-  ...recordTable("materials", "m", ["id", "name", "description", "density_kg_m3", "is_crm", "created_at", "updated_at"]),
+  ...recordTable(materials, "m", ["id", "name", "description", "density_kg_m3", "is_crm", "created_at", "updated_at"]),
   kind: "material",
   linkTable: "material_categories",
   ownerColumn: "material_id",
@@ -54,6 +54,7 @@ export const MATERIAL: LinkedKind<MaterialRow> = {
   nameTaken: () => new ApiError(409, { code: "MATERIAL_NAME_TAKEN", detail: "Another material already has this name." }),
 };
 
+// Raw: the list's filters are SQL over the alias `listPage` reads under (records.ts).
 function conditions(filter: MaterialFilter): SQL {
   const where: SQL[] = [sql`1`];
   if (filter.nameIlike !== undefined) where.push(nameContains(MATERIAL, filter.nameIlike));
@@ -122,6 +123,7 @@ export async function deleteMaterial(svc: ReferenceServices, actor: SessionUser,
   let found: { uses: number }[];
   let deleted: { id: number }[];
   try {
+    // Raw: the DELETE's NOT EXISTS is its own condition, and the count beside it says why it refused.
     [found, deleted] = await batchRows<[{ uses: number }, { id: number }]>(svc.db, [
       sql`SELECT (${uses}) AS uses FROM materials WHERE id = ${id}`,
       sql`DELETE FROM materials WHERE id = ${id} AND NOT EXISTS (SELECT 1 FROM bill_of_materials b WHERE b.material_id = ${id}) RETURNING id`,

@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import type { Row } from "../../db/rows";
-import type { productTypes } from "../../db/schema";
+import { productTypes } from "../../db/schema";
 import type { PageQuery } from "../../lib/pagination";
 import { ApiError, notFound } from "../../lib/problem";
 import {
@@ -34,7 +34,7 @@ export interface ProductTypeFilter {
 const ORDER: ListOrder<ReferenceOrderField> = { columns: referenceOrderColumns("t"), ties: "ascending" };
 
 export const PRODUCT_TYPE: LinkedKind<ProductTypeRow> = {
-  ...recordTable("product_types", "t", ["id", "name", "description", "created_at", "updated_at"]),
+  ...recordTable(productTypes, "t", ["id", "name", "description", "created_at", "updated_at"]),
   kind: "product_type",
   linkTable: "product_type_categories",
   ownerColumn: "product_type_id",

@@ -1,8 +1,10 @@
-import { type SQL, sql } from "drizzle-orm";
+import { eq, getTableName, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import type { AnySQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
-import { batchRows } from "../../db/client";
+import { batchRows, type Db } from "../../db/client";
 import { isConstraintFailure } from "../../db/constraint-errors";
+import { columnsOf } from "../../db/rows";
 import { type AuditEvent, audit } from "../../lib/audit";
 import { type PageQuery, pageWindow } from "../../lib/pagination";
 import type { ApiError } from "../../lib/problem";
@@ -23,18 +25,34 @@ export type ReferenceKind = "taxonomy" | "category" | "material" | "product_type
 
 type ReferenceEvent = Extract<AuditEvent, `admin.reference.${string}`>;
 
-/** A kind's table: its name, the alias reads give it, and its columns (qualified by the alias, and bare for `RETURNING`). */
+/**
+ * A kind's table: the schema's table with its `id` and the columns rows carry (for the query
+ * builder), its name, and for the hand-written list SQL the alias it is read under and the
+ * columns qualified by it (and bare, for `RETURNING`).
+ */
 export interface RecordTable {
+  source: SQLiteTable;
+  id: AnySQLiteColumn;
+  fields: Record<string, AnySQLiteColumn>;
   table: string;
   alias: string;
   columns: SQL;
   returned: SQL;
 }
 
-/** The `RecordTable` of `table` read as `alias`, with `columns` in the order rows carry them. */
-export function recordTable<T extends string>(table: T, alias: string, columns: readonly string[]): RecordTable & { table: T } {
+type Columns<T extends SQLiteTable> = T["_"]["columns"];
+
+/** The `RecordTable` of `source` read as `alias`, with `columns` in the order rows carry them. */
+export function recordTable<T extends SQLiteTable & { id: AnySQLiteColumn }>(
+  source: T,
+  alias: string,
+  columns: readonly (keyof Columns<T> & string)[],
+): RecordTable & { table: T["_"]["name"] } {
   return {
-    table,
+    source,
+    id: source.id,
+    fields: columnsOf(source, columns),
+    table: getTableName(source) as T["_"]["name"],
     alias,
     columns: sql.raw(columns.map((column) => `${alias}.${column}`).join(", ")),
     returned: sql.raw(columns.join(", ")),
@@ -106,6 +124,7 @@ export async function listPage<Row>(
 ): Promise<{ rows: Row[]; total: number }> {
   const source = sql.raw(`${from.table} ${from.alias}`);
   const { limit, offset } = pageWindow(page);
+  // Raw: each kind's filters and sort terms are SQL over its alias (nameContains, orderClause, linkedToCategory).
   const [rows, counted] = await batchRows<[Row, { total: number }]>(svc.db, [
     sql`SELECT ${from.columns} FROM ${source} WHERE ${where} ${order} LIMIT ${limit} OFFSET ${offset}`,
     sql`SELECT count(*) AS total FROM ${source} WHERE ${where}`,
@@ -114,18 +133,17 @@ export async function listPage<Row>(
 }
 
 /** The row `id` of `from` (no row when there is none). */
-export function rowStatement(from: RecordTable, id: number): SQL {
-  return sql`SELECT ${from.columns} FROM ${sql.raw(from.table)} ${sql.raw(from.alias)} WHERE ${sql.raw(from.alias)}.id = ${id}`;
+export function rowStatement(db: Db, from: RecordTable, id: number): SQLWrapper {
+  return db.select(from.fields).from(from.source).where(eq(from.id, id));
 }
 
-/** `INSERT` of one row of `into` from its column values, returning the row. */
-export function insertStatement(into: RecordTable, values: Record<string, unknown>): SQL {
-  const columns = Object.keys(values);
-  const params = sql.join(
-    columns.map((column) => sql`${values[column]}`),
-    sql`, `,
-  );
-  return sql`INSERT INTO ${sql.raw(into.table)} (${sql.raw(columns.join(", "))}) VALUES (${params}) RETURNING ${into.returned}`;
+/**
+ * `INSERT` of one row of `into` from its column values as stored (JSON as its text, booleans as
+ * 0/1: each goes in as it is, not through the schema's mapping), returning the row.
+ */
+export function insertStatement(db: Db, into: RecordTable, values: Record<string, unknown>): SQLWrapper {
+  const stored = Object.fromEntries(Object.entries(values).map(([column, value]) => [column, sql`${value}`]));
+  return db.insert(into.source).values(stored).returning(into.fields);
 }
 
 /** The members of `changes` that are given, among `columns`, as assignments; `stored` converts a value where the column needs it. */
@@ -139,7 +157,8 @@ export function assignments<C extends string>(
 
 /**
  * `UPDATE` of row `id` of `target`, returning it; `updated_at` moves only when a value really
- * changes. `guard` adds conditions to the `WHERE`: a refused update returns no row.
+ * changes. `guard` adds conditions to the `WHERE`: a refused update returns no row. Raw: the
+ * `updated_at` rule compares every assigned value in SQL, and a guard is a condition of the update itself.
  */
 export function updateStatement(target: RecordTable, id: number, set: readonly Assignment[], guard: SQL = sql``): SQL {
   const pairs = set.map(({ column, value }) => ({ column: sql.raw(column), value }));
@@ -162,6 +181,6 @@ export function changedFields<Row, C extends keyof Row & string>(columns: readon
 
 /** Deletes row `id` of `from`; false when there was none. */
 export async function deleteRow(svc: Pick<Services, "db">, from: RecordTable, id: number): Promise<boolean> {
-  const [rows] = await batchRows<[{ id: number }]>(svc.db, [sql`DELETE FROM ${sql.raw(from.table)} WHERE id = ${id} RETURNING id`]);
+  const [rows] = await batchRows<[{ id: number }]>(svc.db, [svc.db.delete(from.source).where(eq(from.id, id)).returning({ id: from.id })]);
   return rows.length > 0;
 }

@@ -1,10 +1,9 @@
-import { type SQL, sql } from "drizzle-orm";
+import { type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import type { Row } from "../../db/rows";
-import type { taxonomies } from "../../db/schema";
-import { TAXONOMY_DOMAINS } from "../../db/schema";
+import { TAXONOMY_DOMAINS, taxonomies } from "../../db/schema";
 import type { PageQuery } from "../../lib/pagination";
 import { ApiError, notFound } from "../../lib/problem";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./order";
@@ -37,16 +36,7 @@ const ORDER: ListOrder<ReferenceOrderField> = { columns: referenceOrderColumns("
 /** A taxonomy as stored; `domains` is JSON text. */
 export type TaxonomyRow = Row<typeof taxonomies>;
 
-const TAXONOMIES = recordTable("taxonomies", "t", [
-  "id",
-  "name",
-  "version",
-  "description",
-  "domains",
-  "source",
-  "created_at",
-  "updated_at",
-]);
+const TAXONOMIES = recordTable(taxonomies, "t", ["id", "name", "version", "description", "domains", "source", "created_at", "updated_at"]);
 
 export interface TaxonomyFilter {
   /** Only taxonomies that cover this domain. */
@@ -106,7 +96,7 @@ export async function createTaxonomy(svc: ReferenceServices, actor: SessionUser,
     description: input.description ?? null,
     source: input.source ?? null,
   };
-  const [rows] = await writing(() => batchRows<[TaxonomyRow]>(svc.db, [insertStatement(TAXONOMIES, values)]));
+  const [rows] = await writing(() => batchRows<[TaxonomyRow]>(svc.db, [insertStatement(svc.db, TAXONOMIES, values)]));
   const row = rows[0]!;
   auditReferenceWrite(svc, actor, "admin.reference.created", "taxonomy", row.id);
   return row;
@@ -122,7 +112,7 @@ export async function updateTaxonomy(
   const set = assignments(CHANGE_COLUMNS, changes, (column, value) =>
     column === "domains" ? domainsText(value as TaxonomyDomain[]) : value,
   );
-  const statements: SQL[] = [rowStatement(TAXONOMIES, id)];
+  const statements: SQLWrapper[] = [rowStatement(svc.db, TAXONOMIES, id)];
   if (set.length > 0) statements.push(updateStatement(TAXONOMIES, id, set));
   const [before = [], updated = []] = await writing(() => batchRows<TaxonomyRow[]>(svc.db, statements));
   const old = before[0];

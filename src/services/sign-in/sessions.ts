@@ -10,8 +10,8 @@ import {
 } from "../../auth/tokens";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
-import type { RowOf } from "../../db/rows";
-import type { users } from "../../db/schema";
+import { columnsOf, type RowOf } from "../../db/rows";
+import { users } from "../../db/schema";
 
 /** Tokens handed to a client at login or refresh. */
 export interface SessionGrant {
@@ -203,38 +203,41 @@ export async function revokeAllSessions(svc: Pick<Services, "db">, userId: numbe
   await batchRows(svc.db, revocationStatements(userId));
 }
 
-/** A user as `USER_COLUMNS` selects it: stored columns, and whether TOTP is on. */
-export type UserRow = RowOf<
-  typeof users,
-  | "id"
-  | "email"
-  | "username"
-  | "hashed_password"
-  | "is_active"
-  | "is_verified"
-  | "is_superuser"
-  | "role"
-  | "profile_visibility"
-  | "last_login_at"
-  | "upload_file_count"
-  | "upload_total_bytes"
-  | "tokens_valid_after"
-  | "recovery_codes_generation"
-  | "terms_accepted_version"
-  | "terms_accepted_at"
-  | "orcid"
-  | "release_credit"
-  | "created_at"
-  | "updated_at"
-> & { totp_enabled: number };
+/** The stored columns of a `UserRow`. */
+const USER_STORED = [
+  "id",
+  "email",
+  "username",
+  "hashed_password",
+  "is_active",
+  "is_verified",
+  "is_superuser",
+  "role",
+  "profile_visibility",
+  "last_login_at",
+  "upload_file_count",
+  "upload_total_bytes",
+  "tokens_valid_after",
+  "recovery_codes_generation",
+  "terms_accepted_version",
+  "terms_accepted_at",
+  "orcid",
+  "release_credit",
+  "created_at",
+  "updated_at",
+] as const;
 
-/** Columns of `UserRow` (unqualified: usable in SELECT and RETURNING), for every query that loads a `SessionUser`. */
-export const USER_COLUMNS = sql.raw(
-  "id, email, username, hashed_password, is_active, is_verified, is_superuser, role, " +
-    "profile_visibility, last_login_at, upload_file_count, upload_total_bytes, tokens_valid_after, " +
-    "(totp_enabled_at IS NOT NULL) AS totp_enabled, recovery_codes_generation, terms_accepted_version, terms_accepted_at, orcid, release_credit, " +
-    "created_at, updated_at",
-);
+/** A user as `USER_COLUMNS` (or `USER_FIELDS`) selects it: stored columns, and whether TOTP is on. */
+export type UserRow = RowOf<typeof users, (typeof USER_STORED)[number]> & { totp_enabled: number };
+
+/** Columns of `UserRow` (unqualified: usable in SELECT and RETURNING), for every hand-written query that loads a `SessionUser`. */
+export const USER_COLUMNS = sql.raw([...USER_STORED, "(totp_enabled_at IS NOT NULL) AS totp_enabled"].join(", "));
+
+/** The same columns as the query builder's selection. */
+export const USER_FIELDS = {
+  ...columnsOf(users, USER_STORED),
+  totp_enabled: sql<number>`(${users.totp_enabled_at} IS NOT NULL)`.as("totp_enabled"),
+};
 
 /** Maps a row selected (or returned) with `USER_COLUMNS`. */
 export function toSessionUser(row: UserRow): SessionUser {

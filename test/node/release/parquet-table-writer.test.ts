@@ -169,6 +169,7 @@ describe("ParquetTableWriter", () => {
     expect(meta.row_groups.reduce((n, g) => n + Number(g.num_rows), 0)).toBe(10_000);
   });
 
+  // 30,000 rows written twice: seconds of CPU, more on a loaded machine than the default 5 s allows.
   it("continues a file from a checkpoint in another invocation, byte for byte", async () => {
     const source = [...recordRows(30_000, 7)];
     const options = { rowGroupRows: 4_000 };
@@ -198,7 +199,7 @@ describe("ParquetTableWriter", () => {
     expect(back[29_999]!.id).toBe(30_000n);
     const otherColumns = RECORD_COLUMNS.map((c) => (c.name === "weight_g" ? { ...c, type: "int32" as const } : c));
     expect(() => ParquetTableWriter.resume(new CollectingSink(), otherColumns, saved.parquet)).toThrow("other columns");
-  });
+  }, 30_000);
 
   it("writes a valid file for a table without rows", async () => {
     const sink = new CollectingSink();

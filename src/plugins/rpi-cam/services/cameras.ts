@@ -1,13 +1,14 @@
-import { sql } from "drizzle-orm";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import { ownedBySql } from "../../../auth/permissions";
 import type { Services } from "../../../container";
 import { batchRows } from "../../../db/client";
-import type { Row, RowOf } from "../../../db/rows";
+import { columnList, columnsOf, type Row, type RowOf } from "../../../db/rows";
+import { products, users } from "../../../db/schema";
 import type { PageQuery } from "../../../lib/pagination";
 import { pageWindow } from "../../../lib/pagination";
 import { ApiError, notFound } from "../../../lib/problem";
 import type { UploadTarget } from "../../../services/media/media";
-import type { cameras } from "../schema";
+import { cameras } from "../schema";
 
 /** The columns of a camera the read statements select, and RETURNING returns (never its key). */
 const CAMERA_FIELDS = [
@@ -22,13 +23,17 @@ const CAMERA_FIELDS = [
 
 export type CameraRow = RowOf<typeof cameras, (typeof CAMERA_FIELDS)[number]>;
 
-export const CAMERA_COLUMNS = sql.raw(CAMERA_FIELDS.join(", "));
+/** `CameraRow`'s columns for the builder's selects and `returning`. */
+const cameraColumns = columnsOf(cameras, CAMERA_FIELDS);
+/** The same columns for hand-written SQL. */
+export const CAMERA_COLUMNS = columnList(CAMERA_FIELDS);
 
 /** R2 key of a camera's latest preview thumbnail (private: served to the owner only, by the API). */
 export const previewThumbnailKey = (cameraId: string) => `cameras/${cameraId}/preview-thumbnail`;
 
 /** Cameras are private: their owner alone sees and changes them (`ownedBySql`); superusers do not moderate them. */
-const ownCamera = (ownerId: number) => ownedBySql(ownerId, sql.raw("owner_id"));
+const ownCamera = (ownerId: number) => ownedBySql(ownerId, sql`${cameras.owner_id}`);
+const ownedCamera = (ownerId: number, id: string) => and(eq(cameras.id, id), ownCamera(ownerId));
 
 /** Another user's camera and an unknown id answer alike (existence is not revealed). */
 export const cameraNotFound = () => notFound("You have no camera with this id.", "CAMERA_NOT_FOUND");
@@ -41,8 +46,17 @@ export async function listCameras(
 ): Promise<{ rows: CameraRow[]; total: number }> {
   const { limit, offset } = pageWindow(page);
   const [rows, counts] = await batchRows<[CameraRow, { total: number }]>(svc.db, [
-    sql`SELECT ${CAMERA_COLUMNS} FROM cameras WHERE ${ownCamera(ownerId)} ORDER BY created_at, rowid LIMIT ${limit} OFFSET ${offset}`,
-    sql`SELECT count(*) AS total FROM cameras WHERE ${ownCamera(ownerId)}`,
+    svc.db
+      .select(cameraColumns)
+      .from(cameras)
+      .where(ownCamera(ownerId))
+      .orderBy(asc(cameras.created_at), sql`rowid`)
+      .limit(limit)
+      .offset(offset),
+    svc.db
+      .select({ total: count().as("total") })
+      .from(cameras)
+      .where(ownCamera(ownerId)),
   ]);
   return { rows, total: counts[0]?.total ?? 0 };
 }
@@ -52,7 +66,7 @@ export async function listCameras(
  * research records, superusers do not moderate them.
  */
 export async function readOwnedCamera(svc: Pick<Services, "db">, ownerId: number, id: string): Promise<CameraRow> {
-  const rows = await svc.db.all<CameraRow>(sql`SELECT ${CAMERA_COLUMNS} FROM cameras WHERE id = ${id} AND ${ownCamera(ownerId)}`);
+  const rows = await svc.db.all<CameraRow>(svc.db.select(cameraColumns).from(cameras).where(ownedCamera(ownerId, id)));
   if (!rows[0]) throw cameraNotFound();
   return rows[0];
 }
@@ -64,14 +78,13 @@ export async function updateCamera(
   id: string,
   changes: { name?: string; description?: string | null },
 ): Promise<CameraRow> {
-  const sets = [
-    ...(changes.name !== undefined ? [sql`name = ${changes.name}`] : []),
-    ...(changes.description !== undefined ? [sql`description = ${changes.description}`] : []),
-  ];
-  if (sets.length === 0) return readOwnedCamera(svc, ownerId, id);
+  if (changes.name === undefined && changes.description === undefined) return readOwnedCamera(svc, ownerId, id);
   const rows = await svc.db.all<CameraRow>(
-    sql`UPDATE cameras SET ${sql.join(sets, sql`, `)}, updated_at = unixepoch()
-        WHERE id = ${id} AND ${ownCamera(ownerId)} RETURNING ${CAMERA_COLUMNS}`,
+    svc.db
+      .update(cameras)
+      .set({ name: changes.name, description: changes.description, updated_at: sql`unixepoch()` })
+      .where(ownedCamera(ownerId, id))
+      .returning(cameraColumns),
   );
   if (!rows[0]) throw cameraNotFound();
   return rows[0];
@@ -83,8 +96,8 @@ export async function updateCamera(
  * unpairing itself. One round trip.
  */
 export async function deleteCamera(svc: Pick<Services, "db">, id: string, ownerId: number | null): Promise<void> {
-  const owned = ownerId === null ? sql`` : sql` AND ${ownCamera(ownerId)}`;
-  const rows = await svc.db.all<{ id: string }>(sql`DELETE FROM cameras WHERE id = ${id}${owned} RETURNING id`);
+  const which = ownerId === null ? eq(cameras.id, id) : ownedCamera(ownerId, id);
+  const rows = await svc.db.all<{ id: string }>(svc.db.delete(cameras).where(which).returning({ id: cameras.id }));
   if (!rows[0]) throw cameraNotFound();
 }
 
@@ -100,9 +113,12 @@ export async function readCaptureTarget(
   productId: number,
 ): Promise<{ kind: "product" | "component" }> {
   const [owned, records] = await batchRows<[{ id: string }, { parent_id: number | null }]>(svc.db, [
-    sql`SELECT id FROM cameras WHERE id = ${cameraId} AND ${ownCamera(ownerId)}`,
+    svc.db.select({ id: cameras.id }).from(cameras).where(ownedCamera(ownerId, cameraId)),
     // A capture adds an image: the write rule's `add`, the record's owner alone.
-    sql`SELECT parent_id FROM products WHERE id = ${productId} AND ${ownedBySql(ownerId, sql.raw("owner_id"))}`,
+    svc.db
+      .select({ parent_id: products.parent_id })
+      .from(products)
+      .where(and(eq(products.id, productId), ownedBySql(ownerId, sql`${products.owner_id}`))),
   ]);
   if (!owned[0]) throw cameraNotFound();
   const record = records[0];
@@ -130,8 +146,17 @@ export async function readDeviceUploadTarget(
     upload_file_count: number;
     upload_total_bytes: number;
   }>(
-    sql`SELECT p.parent_id, u.role, u.is_verified, u.upload_file_count, u.upload_total_bytes
-        FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ${productId} AND ${ownedBySql(ownerId, sql.raw("p.owner_id"))}`,
+    svc.db
+      .select({
+        parent_id: products.parent_id,
+        role: users.role,
+        is_verified: users.is_verified,
+        upload_file_count: users.upload_file_count,
+        upload_total_bytes: users.upload_total_bytes,
+      })
+      .from(products)
+      .innerJoin(users, eq(users.id, products.owner_id))
+      .where(and(eq(products.id, productId), ownedBySql(ownerId, sql`${products.owner_id}`))),
   );
   const row = rows[0];
   if (!row) throw productNotFound();
