@@ -6,7 +6,7 @@ import { batchRows } from "../../db/client";
 import { isConstraintFailure } from "../../db/constraint-errors";
 import { ApiError, type FieldError, notFound } from "../../lib/problem";
 import type { UnitCode } from "./fields";
-import { type BomRow, existingIdStatements, kindCondition, type RecordKind, readOwnership } from "./records";
+import { type BomRow, existingIdsStatement, kindCondition, type RecordKind, readOwnership } from "./records";
 
 // Bills of materials are edited apart from their record: no write here touches the `products`
 // row, so a record's `version` and `updated_at` stay as they are (spec: bill-of-materials edits
@@ -101,14 +101,13 @@ export async function addBomEntries(
   pointerOf: (index: number) => string,
 ): Promise<BomRow[]> {
   const ids = entries.map((entry) => entry.material_id);
-  const lookups = existingIdStatements("materials", ids);
-  const [owners, present, ...found] = await batchRows<
-    [{ owner_id: number }, { material_id: number; material_name: string }, ...{ id: number; name: string }[]]
-  >(svc.db, [recordStatement(record), entriesStatement(record.id), ...lookups] as [SQL, SQL, ...SQL[]]);
+  const [owners, present, found] = await batchRows<
+    [{ owner_id: number }, { material_id: number; material_name: string }, { id: number; name: string }]
+  >(svc.db, [recordStatement(record), entriesStatement(record.id), existingIdsStatement("materials", ids)]);
   // Adding is never moderation: only the owner adds materials.
   assertMayModify(user, owners[0] ? { ownerId: owners[0].owner_id } : null, record.missing, "add");
 
-  const known = new Set(found.flat().map((row) => row.id));
+  const known = new Set(found.map((row) => row.id));
   const errors: FieldError[] = [];
   entries.forEach((entry, i) => {
     if (!known.has(entry.material_id)) errors.push({ pointer: pointerOf(i), detail: "No material has this id." });

@@ -9,7 +9,7 @@ import { ApiError, type FieldError } from "../../lib/problem";
 import { commitStatements, isKeyLost, requestInProgress } from "../platform/idempotency";
 import type { BomEntryValues } from "./bill-of-materials";
 import { normalizeBrand, normalizeCircularity, type RecordFields } from "./fields";
-import { existingIdStatements, existingIdsStatement, kindCondition, type RecordKind, type RecordRow, reserveIdsStatement } from "./records";
+import { existingIdsStatement, kindCondition, type RecordKind, type RecordRow, reserveIdsStatement } from "./records";
 import type { VideoValues } from "./videos";
 
 /** At most this many components in one create body (the same bound as a tree read). */
@@ -289,14 +289,15 @@ async function diagnose(
   materialIds: number[],
   original: unknown,
 ): Promise<unknown> {
-  const typeStatements = existingIdStatements("product_types", typeIds);
-  const [parentRows, ...lookups] = await batchRows<[{ owner_id: number; depth: number }, ...{ id: number; name: string }[]]>(svc.db, [
+  const [parentRows, typeRows, materialRows] = await batchRows<
+    [{ owner_id: number; depth: number }, { id: number; name: string }, { id: number; name: string }]
+  >(svc.db, [
     parent
       ? sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}`
       : sql`SELECT 1 WHERE 0`,
-    ...typeStatements,
-    ...existingIdStatements("materials", materialIds),
-  ] as [SQL, ...SQL[]]);
+    existingIdsStatement("product_types", typeIds),
+    existingIdsStatement("materials", materialIds),
+  ]);
   let baseDepth = 0;
   if (parent) {
     const row = parentRows[0];
@@ -305,18 +306,8 @@ async function diagnose(
   }
   const culprit = planned.find((p) => p.depth + baseDepth > MAX_COMPONENT_DEPTH);
   if (culprit) return tooDeep(culprit.pointer, culprit.depth + baseDepth);
-  const types = new Set(
-    lookups
-      .slice(0, typeStatements.length)
-      .flat()
-      .map((row) => row.id),
-  );
-  const materials = new Set(
-    lookups
-      .slice(typeStatements.length)
-      .flat()
-      .map((row) => row.id),
-  );
+  const types = new Set(typeRows.map((row) => row.id));
+  const materials = new Set(materialRows.map((row) => row.id));
   const errors: FieldError[] = [];
   for (const p of planned) {
     if (p.input.product_type_id && !types.has(p.input.product_type_id)) {

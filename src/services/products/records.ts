@@ -95,21 +95,6 @@ export function reserveIdsStatement(count: number): SQL {
     WHERE name = 'products' RETURNING next_id - ${count} AS first_id`;
 }
 
-/** The ids among `ids` that exist in `table` (split to stay under D1's 100 bound parameters). */
-export function existingIdStatements(table: "materials" | "product_types", ids: readonly number[]): SQL[] {
-  const statements: SQL[] = [];
-  for (let i = 0; i < ids.length; i += 90) {
-    const chunk = ids.slice(i, i + 90);
-    statements.push(
-      sql`SELECT id, name FROM ${sql.raw(table)} WHERE id IN (${sql.join(
-        chunk.map((id) => sql`${id}`),
-        sql`, `,
-      )})`,
-    );
-  }
-  return statements;
-}
-
 /** The ids among `ids` that exist in `table`, with their names: one statement, the ids as one JSON parameter. */
 export function existingIdsStatement(table: "materials" | "product_types", ids: readonly number[]): SQL {
   return sql`SELECT id, name FROM ${sql.raw(table)} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
