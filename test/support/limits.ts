@@ -98,7 +98,7 @@ export async function stallStore(subject: string, ms: number): Promise<{ ended: 
     }),
   ).finally(() => (over = true));
   const until = async (done: () => boolean) => {
-    while (!done()) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (!done()) await new Promise((resolve) => setTimeout(resolve, 50));
   };
   const ended = until(() => over).then(() => stalled);
   await until(() => begun || over);
