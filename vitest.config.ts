@@ -4,7 +4,7 @@ import type { Plugin } from "vite";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
 import type { Reporter } from "vitest/reporters";
 import { buildDocsAssets } from "./scripts/build-docs-assets.mjs";
-import { fuzzOptions, replayCommand } from "./test/fuzz/options.ts";
+import { FUZZ_SLOW, fuzzOptions, replayCommand } from "./test/fuzz/options.ts";
 import { fakeUpstream } from "./test/support/fake-upstream.ts";
 import { DATACITE_TEST_VARS, OAUTH_TEST_VARS, VIDEO_TEST_VARS } from "./test/support/fake-upstream-config.ts";
 
@@ -68,29 +68,6 @@ const SLOW = "test/**/*.slow.test.ts";
  */
 const DATACITE = "test/**/*.datacite.test.ts";
 
-/**
- * Files that test what happens on an isolate's first request (the bootstrap superuser is created
- * once per isolate): they share a runtime of their own, without the bootstrap superuser the other
- * projects' setup makes, and the isolate forgets its bootstrap before each of them
- * (test/setup/first-request.ts). A runtime costs some 10 s of CPU to start: one per file was a
- * fifth of the suite.
- */
-const FIRST_REQUEST = [
-  "test/middleware/bootstrap.test.ts",
-  "test/middleware/bootstrap-conflict.test.ts",
-  "test/services/bootstrap.test.ts",
-  // These two break the database before its first request and look for the bootstrap to fail.
-  "test/routes/health/health-failure.test.ts",
-  "test/middleware/log-redaction-query-error.test.ts",
-];
-
-/**
- * Files that need a runtime of their own. Its client walks away from a streamed export mid-way; a
- * runtime shared with later files then does not finish its run (seen with products.test.ts after
- * it).
- */
-const OWN_ISOLATE = ["test/routes/products/export.test.ts"];
-
 /** The fuzz test's options (test/fuzz/options.ts): its defaults, or what `npm run fuzz` passes in FUZZ_OPTIONS. */
 const fuzz = fuzzOptions(process.env.FUZZ_OPTIONS);
 const FUZZ_FILE = "test/fuzz/openapi-fuzz.test.ts";
@@ -102,6 +79,7 @@ const FUZZ_FILE = "test/fuzz/openapi-fuzz.test.ts";
 const fuzzSeedReporter: Reporter = {
   onTestModuleEnd(module) {
     if (!module.moduleId.endsWith(FUZZ_FILE)) return;
+    const options = module.project.name === "slow" ? FUZZ_SLOW : fuzz;
     const lines: string[] = [];
     const total: Record<string, number> = {};
     for (const test of module.children.allTests()) {
@@ -111,7 +89,7 @@ const fuzzSeedReporter: Reporter = {
         const group = status === "0" ? "not sendable" : `${status[0]}xx`;
         total[group] = (total[group] ?? 0) + n;
       }
-      if (fuzz.summary)
+      if (options.summary)
         lines.push(
           `  ${test.name}: ${Object.entries(statuses)
             .map(([status, n]) => `${status}×${n}`)
@@ -125,12 +103,12 @@ const fuzzSeedReporter: Reporter = {
       .join(", ");
     const seconds = (module.diagnostic().duration / 1000).toFixed(1);
     console.log(
-      `fuzz: seed ${fuzz.seed}, ${requests} requests (${byClass}) in ${seconds} s; again: ${replayCommand(fuzz)}${lines.length ? `\n${lines.join("\n")}` : ""}`,
+      `fuzz: seed ${options.seed}, ${requests} requests (${byClass}) in ${seconds} s; again: ${replayCommand(options)}${lines.length ? `\n${lines.join("\n")}` : ""}`,
     );
   },
 };
 
-const SHARED_RUNTIME_SETUP = ["./test/setup/fresh-storage.ts", "./test/setup/bootstrap-superuser.ts"];
+const SHARED_RUNTIME_SETUP = ["./test/setup/fresh-storage.ts", "./test/setup/bootstrap-superuser.ts", "./test/setup/typed-arrays.ts"];
 
 export default defineConfig(async (): Promise<ViteUserConfig> => {
   // wrangler.jsonc's "assets" directory must exist before the pool reads the configuration.
@@ -163,28 +141,11 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           test: {
             name: "workers",
             include: ["test/**/*.test.ts"],
-            exclude: ["test/node/**", SLOW, DATACITE, ...FIRST_REQUEST, ...OWN_ISOLATE, ...CAMERA_TESTS_WHEN_OFF],
+            exclude: ["test/node/**", SLOW, DATACITE, ...CAMERA_TESTS_WHEN_OFF],
             ...CAMERA_CASES_WHEN_OFF,
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
             provide: { fuzz },
-          },
-        },
-        {
-          plugins: [workerd()],
-          test: {
-            name: "workers-first-request",
-            include: FIRST_REQUEST,
-            setupFiles: ["./test/setup/fresh-storage.ts", "./test/setup/first-request.ts"],
-            isolate: false,
-          },
-        },
-        {
-          plugins: [workerd()],
-          test: {
-            name: "workers-own-isolate",
-            include: OWN_ISOLATE,
-            setupFiles: ["./test/setup/fresh-storage.ts"],
           },
         },
         {
@@ -202,10 +163,12 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           plugins: [workerd()],
           test: {
             name: "slow",
-            include: [SLOW],
+            // With the fuzz test's longer pass; npm test runs its beginning.
+            include: [SLOW, FUZZ_FILE],
             exclude: ["test/node/**", DATACITE, ...CAMERA_TESTS_WHEN_OFF],
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
+            provide: { fuzz: FUZZ_SLOW },
           },
         },
         {
@@ -215,6 +178,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             name: "node-slow",
             include: ["test/node/**/*.slow.test.ts"],
             environment: "node",
+            setupFiles: ["./test/setup/typed-arrays.ts"],
             testTimeout: 300_000,
           },
         },
@@ -226,6 +190,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             include: ["test/node/**/*.test.ts"],
             exclude: [SLOW],
             environment: "node",
+            setupFiles: ["./test/setup/typed-arrays.ts"],
             // Inlined so that its `.wasm` import goes through the plugin instead of Node's loader.
             server: { deps: { inline: [/@phi-ag\/argon2/] } },
           },

@@ -10,7 +10,7 @@ let done = new WeakSet<object>();
 
 /**
  * Forgets every run of this isolate, as a new isolate would know none: for tests that share one
- * runtime between files and give each file an empty database (test/setup/first-request.ts).
+ * runtime between files and give each file an empty database (test/support/new-isolate.ts).
  */
 export function forgetBootstrap(): void {
   runs = new WeakMap();

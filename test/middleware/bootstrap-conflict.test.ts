@@ -2,6 +2,10 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { api } from "../support/http";
 import { captureLogs } from "../support/logs";
+import { startAsNewIsolate } from "../support/new-isolate";
+
+// What an isolate does on its first request: a first request again in the shared runtime.
+await startAsNewIsolate();
 
 describe("bootstrap superuser when its address is already taken", () => {
   let logs: ReturnType<typeof captureLogs>;

@@ -2,6 +2,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { verifyPassword } from "../../src/auth/password";
 import { api, roundTrips } from "../support/http";
+import { startAsNewIsolate } from "../support/new-isolate";
+
+// What an isolate does on its first request: a first request again in the shared runtime.
+await startAsNewIsolate();
 
 interface UserRow {
   id: number;

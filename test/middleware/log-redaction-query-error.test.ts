@@ -2,6 +2,10 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { api, expectProblem } from "../support/http";
 import { captureLogs } from "../support/logs";
+import { startAsNewIsolate } from "../support/new-isolate";
+
+// What an isolate does on its first request: a first request again in the shared runtime.
+await startAsNewIsolate();
 
 // A real failed INSERT through drizzle: its error quotes every bound value (here the bootstrap
 // superuser's address and password hash). A trigger makes D1 refuse the insert.

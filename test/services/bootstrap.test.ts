@@ -4,6 +4,10 @@ import { loadConfig } from "../../src/config";
 import { createDb } from "../../src/db/client";
 import { createLogger, type LogLevel } from "../../src/lib/logger";
 import { ensureBootstrapSuperuser } from "../../src/services/accounts/bootstrap";
+import { startAsNewIsolate } from "../support/new-isolate";
+
+// What an isolate does on its first request: a first request again in the shared runtime.
+await startAsNewIsolate();
 
 describe("ensureBootstrapSuperuser", () => {
   it("settles a race between two isolates: one creates, the other finds it, nobody logs an error", async () => {
