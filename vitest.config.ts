@@ -123,6 +123,13 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
         // Empty databases beside DB: the restore drill loads backups into them (test/services/backup.test.ts).
         d1Databases: { RESTORE_DB: "restore-drill", RESTORE_DB_2: "restore-drill-2" },
         outboundService: fakeUpstream,
+        // The media queues wait up to 5 s to fill a batch in production; the tests that follow an
+        // upload through the real consumer would wait that long for every message. Everything
+        // else of the consumer stays as wrangler.jsonc says.
+        queueConsumers: {
+          "relab-media": { maxBatchSize: 10, maxBatchTimeout: 1, maxRetries: 3, deadLetterQueue: "relab-media-dlq" },
+          "relab-media-dlq": { maxBatchSize: 10, maxBatchTimeout: 1, maxRetries: 3 },
+        },
       },
     });
   return {
