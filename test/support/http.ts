@@ -92,3 +92,11 @@ export function limiterCalls(response: Response): number {
 export function getSetCookie(response: Response): string[] {
   return (response.headers as Headers & { getSetCookie(): string[] }).getSetCookie();
 }
+
+/**
+ * The body as UTF-8 text, whatever its type: workerd warns on `.text()` for a type it does not
+ * know as text (application/x-bibtex, say), once per read.
+ */
+export async function textOf(response: Response): Promise<string> {
+  return new TextDecoder().decode(await response.arrayBuffer());
+}

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_DOI_ATTEMPTS } from "../../../src/services/releases/doi";
 import { bearer, patchMe, verifiedUser } from "../../support/accounts";
 import { FAKE_DATACITE } from "../../support/fake-upstream-config";
-import { api, expectProblem } from "../../support/http";
+import { api, expectProblem, textOf } from "../../support/http";
 import {
   adminHeaders,
   contributor,
@@ -153,7 +153,7 @@ describe("DOIs of releases built on the queue", () => {
     expect(cff).toContain(`doi: "${PREFIX}/relab.33.1"\n`);
     expect(cff).toContain(`  - type: doi\n    value: "${CONCEPT}"\n    description: "All versions"\n`);
     expect(await fileText("33.1", "README.md")).toContain(`https://doi.org/${PREFIX}/relab.33.1`);
-    const bibtex = await (await api("/v1/releases/33.1", { headers: { accept: "application/x-bibtex" } })).text();
+    const bibtex = await textOf(await api("/v1/releases/33.1", { headers: { accept: "application/x-bibtex" } }));
     expect(bibtex).toContain(`  doi       = {${PREFIX}/relab.33.1},\n`);
     const page = await (await api("/v1/releases/33.1", { headers: { accept: "text/html" } })).text();
     expect(page).toContain(`DOI <a href="https://doi.org/${PREFIX}/relab.33.1">${PREFIX}/relab.33.1</a>`);

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { RELEASE_MEDIA_TYPES } from "../../../src/lib/negotiation";
 import { LANDING_PAGE_CSP } from "../../../src/lib/release/landing-page";
 import { me, patchMe } from "../../support/accounts";
-import { api, expectProblem, roundTrips, rowsRead } from "../../support/http";
+import { api, expectProblem, roundTrips, rowsRead, textOf } from "../../support/http";
 import {
   adminHeaders,
   contributor,
@@ -125,7 +125,7 @@ describe("content negotiation on the release's URL", () => {
         expect(response.headers.get("content-type")?.split(";")[0]).toBe(type);
         expect(response.headers.get("vary")).toBe("Accept, Origin");
         expect(roundTrips(response)).toBeLessThanOrEqual(1);
-        checks[type]!(await response.text());
+        checks[type]!(await textOf(response));
       }
     }
   });
@@ -198,7 +198,7 @@ describe("content negotiation on the release's URL", () => {
         expect(response.headers.get("content-security-policy")).toEqual(
           type === "text/html" ? LANDING_PAGE_CSP : expect.stringContaining("default-src 'none'"),
         );
-        const body = await response.text();
+        const body = await textOf(response);
         if (round === 0) firsts.set(type, body);
         else expect(body, `round ${round}, ${type}`).toBe(firsts.get(type));
       }
@@ -214,7 +214,7 @@ describe("a later release", () => {
     const cffBefore = await fileBytes("5.0", "CITATION.cff");
     const pageBefore = await (await read("/v1/releases/5.0", "text/html")).text();
     expect(pageBefore).not.toContain("5.1");
-    const latestBefore = await (await read("/v1/releases/latest", "application/x-bibtex")).text();
+    const latestBefore = await textOf(await read("/v1/releases/latest", "application/x-bibtex"));
     expect(latestBefore).toContain("version   = {5.0}");
 
     expect((await patchMe(ada.tokens.access_token, { release_credit: false })).status).toBe(200);
@@ -231,7 +231,7 @@ describe("a later release", () => {
 
     const page = await (await read("/v1/releases/5.0", "text/html")).text();
     expect(page).toContain('<a href="http://localhost/v1/releases/5.1">5.1</a>');
-    expect(await (await read("/v1/releases/latest", "application/x-bibtex")).text()).toContain("version   = {5.1}");
+    expect(await textOf(await read("/v1/releases/latest", "application/x-bibtex"))).toContain("version   = {5.1}");
     const dataciteJson = (await (await read("/v1/releases/5.1", "application/vnd.datacite.datacite+json")).json()) as {
       relatedIdentifiers: unknown[];
       contributors: unknown[];
