@@ -96,6 +96,7 @@ export async function completeChallenge(
   const nonce = randomToken();
   const claimed = sql`EXISTS (SELECT 1 FROM mfa_challenges WHERE fingerprint = ${challenge} AND claimed_by = ${nonce})`;
   const session = sessionStatements(
+    svc.db,
     svc.config.tokenSecret,
     row.user_id,
     sql`id = ${row.user_id} AND is_active = 1 AND tokens_valid_after = ${row.tokens_valid_after} AND ${claimed}`,

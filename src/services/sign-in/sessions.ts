@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, lte, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import {
   ACCESS_TOKEN_TTL_SECONDS,
@@ -9,9 +9,9 @@ import {
   signAccessToken,
 } from "../../auth/tokens";
 import type { Services } from "../../container";
-import { batchRows } from "../../db/client";
+import { batchRows, type Db } from "../../db/client";
 import { columnsOf, type RowOf } from "../../db/rows";
-import { users } from "../../db/schema";
+import { refreshTokens, users } from "../../db/schema";
 
 /** Tokens handed to a client at login or refresh. */
 export interface SessionGrant {
@@ -25,7 +25,8 @@ export interface SessionGrant {
 // issued before a revocation is decided by D1's commit order, not by the clocks of two isolates.
 // A new token is never dated before the user's current epoch.
 const NOW_MS = sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
-const ISSUED_AT_MS = sql`max(${NOW_MS}, tokens_valid_after)`;
+// Unqualified `tokens_valid_after`: only `users` has it, so it reads the same beside `refresh_tokens`.
+const ISSUED_AT_MS = sql<number>`max(${NOW_MS}, tokens_valid_after)`;
 // A replay this soon after a rotation is most likely two tabs refreshing at once: refused, but
 // the session survives. Later replays end the whole session (the token may have been stolen).
 const REUSE_GRACE_SECONDS = 10;
@@ -61,7 +62,7 @@ export interface CheckedState {
 /** A session about to start: the statements to put in a batch, and how to read its grant from their results. */
 export interface PendingSession {
   /** Three statements; the last returns the issue row when the session started. */
-  statements: [SQL, SQL, SQL];
+  statements: [SQLWrapper, SQL, SQL];
   grant(issued: unknown[]): Promise<SessionGrant | null>;
 }
 
@@ -73,6 +74,7 @@ export interface PendingSession {
  * session depends on.
  */
 export function sessionStatements(
+  db: Db,
   secret: string,
   userId: number,
   guard: SQL,
@@ -83,7 +85,8 @@ export function sessionStatements(
   return {
     statements: [
       // Housekeeping: this user's expired tokens go when a new session starts.
-      sql`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND expires_at <= unixepoch()`,
+      db.delete(refreshTokens).where(and(eq(refreshTokens.user_id, userId), lte(refreshTokens.expires_at, sql`unixepoch()`))),
+      // Raw (this and the next): the session starts only where `guard` holds, a condition of each write itself.
       sql`INSERT INTO refresh_tokens (fingerprint, user_id, family_id, expires_at, session_expires_at, session_started_at)
         SELECT ${fingerprint(refreshToken)}, id, ${familyId},
           unixepoch() + ${REFRESH_TOKEN_TTL_SECONDS}, unixepoch() + ${SESSION_TTL_SECONDS}, ${recordLogin ? sql`unixepoch()` : sql`${continuing}`}
@@ -119,7 +122,7 @@ export async function startSession(
   checked: CheckedState,
   options: { recordLogin: boolean },
 ): Promise<SessionGrant | null> {
-  const pending = sessionStatements(secret, userId, unchangedSince(userId, checked), options);
+  const pending = sessionStatements(svc.db, secret, userId, unchangedSince(userId, checked), options);
   const [, , issued] = await batchRows<[never, never, IssueRow]>(svc.db, pending.statements);
   return pending.grant(issued);
 }
@@ -144,6 +147,7 @@ export async function rotateSession(
   const [replayed, , , rows, previous] = await batchRows<
     [{ user_id: number }, never, never, IssueRow, { user_id: number; rotated_at: number | null; now: number }]
   >(svc.db, [
+    // Raw (this and the next two): compare-and-set; each write is decided by its own condition on the token's state.
     sql`DELETE FROM refresh_tokens WHERE family_id = (
       SELECT family_id FROM refresh_tokens
       WHERE fingerprint = ${old} AND rotated_at IS NOT NULL AND rotated_at < unixepoch() - ${REUSE_GRACE_SECONDS})
@@ -157,10 +161,21 @@ export async function rotateSession(
     sql`UPDATE refresh_tokens SET rotated_at = unixepoch()
       WHERE fingerprint = ${old} AND rotated_at IS NULL
         AND EXISTS (SELECT 1 FROM refresh_tokens WHERE fingerprint = ${next})`,
-    sql`SELECT u.id AS user_id, r.family_id, ${ISSUED_AT_MS} AS issued_at_ms,
-        r.expires_at AS refresh_expires_at, unixepoch() AS now
-      FROM refresh_tokens r JOIN users u ON u.id = r.user_id WHERE r.fingerprint = ${next}`,
-    sql`SELECT user_id, rotated_at, unixepoch() AS now FROM refresh_tokens WHERE fingerprint = ${old}`,
+    svc.db
+      .select({
+        user_id: refreshTokens.user_id,
+        family_id: refreshTokens.family_id,
+        issued_at_ms: ISSUED_AT_MS.as("issued_at_ms"),
+        refresh_expires_at: sql<number>`${refreshTokens.expires_at}`.as("refresh_expires_at"),
+        now: sql<number>`unixepoch()`.as("now"),
+      })
+      .from(refreshTokens)
+      .innerJoin(users, eq(users.id, refreshTokens.user_id))
+      .where(eq(refreshTokens.fingerprint, next)),
+    svc.db
+      .select({ user_id: refreshTokens.user_id, rotated_at: refreshTokens.rotated_at, now: sql<number>`unixepoch()`.as("now") })
+      .from(refreshTokens)
+      .where(eq(refreshTokens.fingerprint, old)),
   ]);
   const row = rows[0];
   if (row) return { grant: await grantFrom(secret, row, refreshToken) };
@@ -172,15 +187,23 @@ export async function rotateSession(
 
 /** Ends the session a refresh token belongs to; returns its user id, or null when there was none. */
 export async function endSessionByRefreshToken(svc: Pick<Services, "db">, presented: string): Promise<number | null> {
-  const rows = await svc.db.all<{ user_id: number }>(sql`DELETE FROM refresh_tokens WHERE family_id = (
-    SELECT family_id FROM refresh_tokens WHERE fingerprint = ${fingerprint(presented)}) RETURNING user_id`);
+  const family = svc.db
+    .select({ family_id: refreshTokens.family_id })
+    .from(refreshTokens)
+    .where(eq(refreshTokens.fingerprint, fingerprint(presented)));
+  const rows = await svc.db.all<{ user_id: number }>(
+    svc.db.delete(refreshTokens).where(eq(refreshTokens.family_id, family)).returning({ user_id: refreshTokens.user_id }),
+  );
   return rows[0]?.user_id ?? null;
 }
 
 /** Ends a session by its id (from an access token); returns whether it existed. */
 export async function endSessionById(svc: Pick<Services, "db">, userId: number, sessionId: string): Promise<boolean> {
   const rows = await svc.db.all<{ user_id: number }>(
-    sql`DELETE FROM refresh_tokens WHERE family_id = ${sessionId} AND user_id = ${userId} RETURNING user_id`,
+    svc.db
+      .delete(refreshTokens)
+      .where(and(eq(refreshTokens.family_id, sessionId), eq(refreshTokens.user_id, userId)))
+      .returning({ user_id: refreshTokens.user_id }),
   );
   return rows.length > 0;
 }
@@ -192,6 +215,7 @@ export async function endSessionById(svc: Pick<Services, "db">, userId: number, 
  * (SQL) makes both conditional, for changes that may lose a race.
  */
 export function revocationStatements(userId: number, onlyIf: SQL = sql`1`): [SQL, SQL] {
+  // Raw: guarded writes (`onlyIf` is the caller's race condition), and the epoch comes from the database clock.
   return [
     sql`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND (${onlyIf})`,
     sql`UPDATE users SET tokens_valid_after = ${NOW_MS} + 1 WHERE id = ${userId} AND (${onlyIf})`,
@@ -280,6 +304,7 @@ export interface AccessCheckClaims {
  * batch (src/middleware/read-copies.ts), and judge its rows with `userFromAccessCheck`.
  */
 export function accessCheckStatement(claims: AccessCheckClaims): SQL {
+  // Raw: the session's liveness is a correlated sub-select, and this runs on every signed-in request (carried as SQL).
   return sql`
     SELECT ${USER_COLUMNS},
       (SELECT coalesce(r.session_started_at, 0) FROM refresh_tokens r

@@ -118,11 +118,17 @@ export async function confirmTotp(
   // The sealed value is unique (random IV): the rest of the batch runs only if this request stored it.
   const stored = sql`EXISTS (SELECT 1 FROM users WHERE id = ${user.id} AND totp_secret = ${sealed})`;
   const codes = freshRecoveryCodes();
-  const session = sessionStatements(svc.config.tokenSecret, user.id, sql`id = ${user.id} AND is_active = 1 AND totp_secret = ${sealed}`, {
-    recordLogin: false,
-    // The enrolling device's new session continues its old one: no one signed in just now.
-    continuing: user.sessionStartedAt ?? null,
-  });
+  const session = sessionStatements(
+    svc.db,
+    svc.config.tokenSecret,
+    user.id,
+    sql`id = ${user.id} AND is_active = 1 AND totp_secret = ${sealed}`,
+    {
+      recordLogin: false,
+      // The enrolling device's new session continues its old one: no one signed in just now.
+      continuing: user.sessionStartedAt ?? null,
+    },
+  );
   const results = await batchRows<unknown[]>(svc.db, [
     sql`UPDATE users SET totp_secret = ${sealed}, totp_enabled_at = unixepoch(), totp_last_step = ${step}, updated_at = unixepoch()
       WHERE id = ${user.id} AND is_active = 1 AND totp_secret IS NULL`,
