@@ -1,9 +1,10 @@
-import { type SQL, sql } from "drizzle-orm";
+import { asc, eq, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import type { Row } from "../../db/rows";
-import { categories } from "../../db/schema";
+import { categories, taxonomies } from "../../db/schema";
 import { type PageQuery, pageWindow } from "../../lib/pagination";
 import { ApiError, notFound } from "../../lib/problem";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./order";
@@ -62,7 +63,7 @@ export interface CategoryParent {
 
 export const categoryNotFound = () => notFound("No category has this id.", "CATEGORY_NOT_FOUND");
 
-/** SQL: the parent exists. */
+/** SQL: the parent exists. Raw: a condition inside the list's count statement (and the tree's). */
 export function parentExists(parent: CategoryParent): SQL {
   return parent.kind === "taxonomy"
     ? sql`EXISTS (SELECT 1 FROM taxonomies WHERE id = ${parent.id})`
@@ -106,6 +107,7 @@ export async function listCategories(
   const where = conditions(filter, parent);
   const { limit, offset } = pageWindow(page);
   const found = parent ? parentExists(parent) : sql`1`;
+  // Raw: the filters and sort terms are SQL over the alias `c` (as `listPage` in records.ts), and the count row says whether the parent exists.
   const [rows, counted] = await batchRows<[CategoryRow, { total: number; found: number }]>(svc.db, [
     sql`SELECT ${CATEGORIES.columns} FROM categories c WHERE ${where} ${orderClause(filter.orderBy, ORDER)} LIMIT ${limit} OFFSET ${offset}`,
     sql`SELECT (SELECT count(*) FROM categories c WHERE ${where}) AS total, ${found} AS found`,
@@ -121,13 +123,26 @@ export interface CategoryDetail {
   subcategories: { id: number; name: string }[];
 }
 
+const supercategories = alias(categories, "s");
+
 /** One category with what its detail embeds, in one round trip; null when there is none. */
 export async function readCategory(svc: Pick<Services, "db">, id: number): Promise<CategoryDetail | null> {
   const [rows, subcategories] = await batchRows<[CategoryDetail["row"], { id: number; name: string }]>(svc.db, [
-    sql`SELECT ${CATEGORIES.columns}, t.name AS taxonomy_name, s.name AS supercategory_name
-      FROM categories c JOIN taxonomies t ON t.id = c.taxonomy_id LEFT JOIN categories s ON s.id = c.supercategory_id
-      WHERE c.id = ${id}`,
-    sql`SELECT id, name FROM categories WHERE supercategory_id = ${id} ORDER BY name COLLATE NOCASE, id`,
+    svc.db
+      .select({
+        ...CATEGORIES.fields,
+        taxonomy_name: sql<string>`${taxonomies.name}`.as("taxonomy_name"),
+        supercategory_name: sql<string | null>`${supercategories.name}`.as("supercategory_name"),
+      })
+      .from(categories)
+      .innerJoin(taxonomies, eq(taxonomies.id, categories.taxonomy_id))
+      .leftJoin(supercategories, eq(supercategories.id, categories.supercategory_id))
+      .where(eq(categories.id, id)),
+    svc.db
+      .select({ id: categories.id, name: categories.name })
+      .from(categories)
+      .where(eq(categories.supercategory_id, id))
+      .orderBy(sql`${categories.name} COLLATE NOCASE`, asc(categories.id)),
   ]);
   return rows[0] ? { row: rows[0], subcategories } : null;
 }
@@ -187,6 +202,7 @@ export async function createCategory(svc: ReferenceServices, actor: SessionUser,
       : sql`SELECT ${own}, t.id, NULL FROM taxonomies t WHERE t.id = ${input.taxonomy_id ?? 0}`;
   const [rows] = await writing(() =>
     batchRows<[CategoryRow]>(svc.db, [
+      // Raw: INSERT … SELECT, so the taxonomy or supercategory it names must exist for the row to go in.
       sql`INSERT INTO categories (name, description, external_id, taxonomy_id, supercategory_id) ${source} RETURNING ${CATEGORIES.returned}`,
     ]),
   );
@@ -245,6 +261,7 @@ export async function updateCategory(
       ? sql``
       : sql`AND EXISTS (SELECT 1 FROM categories s WHERE s.id = ${target} AND s.taxonomy_id = categories.taxonomy_id)
           AND NOT ${closesCycle(id, target)}`;
+  // Raw: a recursive CTE (`closesCycle`); the placeholder keeps the batch's shape when nothing moves.
   const diagnosis =
     target === null
       ? sql`SELECT NULL AS taxonomy_id, 0 AS cyclic WHERE 0`
