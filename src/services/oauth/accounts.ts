@@ -1,14 +1,15 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, lte, type SQL, sql } from "drizzle-orm";
 import { usernameViolation } from "../../auth/account-names";
 import type { OAuthProvider } from "../../auth/oauth-config";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { constraintFailure, isConstraintFailure } from "../../db/constraint-errors";
+import { oauthAccounts, oauthStateUses, users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { sealField } from "../../lib/data-encryption";
 import { canonicalEmail, normalizeEmail } from "../../lib/email-address";
-import { toSessionUser, USER_COLUMNS, type UserRow } from "../sign-in/sessions";
+import { toSessionUser, USER_FIELDS, type UserRow } from "../sign-in/sessions";
 import { OAuthFailure, type ProviderProfile, type ProviderTokens } from "./client";
 
 /** The sealing context of a link's provider tokens: they open only for this provider account. */
@@ -33,6 +34,7 @@ async function linkStatement(
   guard: SQL = sql`true`,
 ): Promise<SQL> {
   const seal = await sealed(svc, provider, profile.accountId, tokens);
+  // Raw: INSERT … SELECT under `guard`, and the upsert refreshes only a link to the same provider account (its own condition).
   return sql`INSERT INTO oauth_accounts (user_id, provider, account_id, account_email, access_token_sealed, refresh_token_sealed, access_token_expires_at)
         SELECT ${userId}, ${provider}, ${profile.accountId}, ${profile.email}, ${seal.access}, ${seal.refresh}, ${tokens.expiresAt}
         WHERE ${guard}
@@ -71,7 +73,7 @@ async function freeUsername(svc: Pick<Services, "db">, hint: string): Promise<st
   if (base.length < 2 || usernameViolation(base)) base = `user_${base}`.slice(0, 40);
   for (let attempt = 0; attempt < 5; attempt++) {
     const candidate = attempt === 0 ? base : `${base}_${crypto.getRandomValues(new Uint32Array(1))[0]! % 100_000}`;
-    const taken = await svc.db.all(sql`SELECT 1 FROM users WHERE username = ${candidate}`);
+    const taken = await svc.db.all(svc.db.select({ taken: sql`1` }).from(users).where(eq(users.username, candidate)));
     if (taken.length === 0 && !usernameViolation(candidate)) return candidate;
   }
   return `user_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
@@ -94,9 +96,11 @@ export async function signInAccount(
   username: string | null,
   attempt = 1,
 ): Promise<SessionUser> {
-  const linked = await svc.db.all<UserRow>(
-    sql`SELECT ${USER_COLUMNS} FROM users WHERE id = (SELECT user_id FROM oauth_accounts WHERE provider = ${provider} AND account_id = ${profile.accountId})`,
-  );
+  const link = svc.db
+    .select({ user_id: oauthAccounts.user_id })
+    .from(oauthAccounts)
+    .where(and(eq(oauthAccounts.provider, provider), eq(oauthAccounts.account_id, profile.accountId)));
+  const linked = await svc.db.all<UserRow>(svc.db.select(USER_FIELDS).from(users).where(eq(users.id, link)));
   if (linked[0]) {
     const user = toSessionUser(linked[0]);
     if (!user.isActive) throw new OAuthFailure("account_inactive", "the linked account is inactive");
@@ -107,7 +111,12 @@ export async function signInAccount(
   const email = normalizeEmail(profile.email);
   // Linking by address needs the very address: a `+tag` or dotted variant shares the canonical
   // mailbox (one account per mailbox) but is not proof of owning the account's address.
-  const existing = await svc.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE email_canonical = ${canonicalEmail(email)}`);
+  const existing = await svc.db.all<UserRow>(
+    svc.db
+      .select(USER_FIELDS)
+      .from(users)
+      .where(eq(users.email_canonical, canonicalEmail(email))),
+  );
   if (existing[0]) {
     const user = toSessionUser(existing[0]);
     if (provider !== "google" || user.email !== email) {
@@ -134,8 +143,16 @@ export async function signInAccount(
   let created: UserRow[];
   try {
     [created] = await batchRows<[UserRow, unknown]>(svc.db, [
-      sql`INSERT INTO users (email, email_canonical, username, hashed_password, is_verified)
-        VALUES (${email}, ${canonicalEmail(email)}, ${name}, NULL, ${profile.emailVerified ? 1 : 0}) RETURNING ${USER_COLUMNS}`,
+      svc.db
+        .insert(users)
+        .values({
+          email,
+          email_canonical: canonicalEmail(email),
+          username: name,
+          hashed_password: null,
+          is_verified: profile.emailVerified,
+        })
+        .returning(USER_FIELDS),
       await linkStatement(svc, sql`(SELECT id FROM users WHERE email = ${email})`, provider, profile, tokens),
     ]);
   } catch (error) {
@@ -173,10 +190,10 @@ export async function associateAccount(
     throw error;
   }
   if (rows.length === 0) {
-    const users = await svc.db.all<{ is_active: number; tokens_valid_after: number }>(
-      sql`SELECT is_active, tokens_valid_after FROM users WHERE id = ${userId}`,
+    const found = await svc.db.all<{ is_active: number; tokens_valid_after: number }>(
+      svc.db.select({ is_active: users.is_active, tokens_valid_after: users.tokens_valid_after }).from(users).where(eq(users.id, userId)),
     );
-    const user = users[0];
+    const user = found[0];
     if (!user || user.is_active !== 1) throw new OAuthFailure("account_inactive", "the account to link is gone or inactive");
     if (user.tokens_valid_after !== tokensValidAfter)
       throw new OAuthFailure("session_revoked", "the account's sessions were revoked since the link began");
@@ -206,12 +223,16 @@ export async function unlinkAccount(
   const [removed, remaining] = await batchRows<
     [{ account_id: string; access_token_sealed: string | null; refresh_token_sealed: string | null }, { n: number }]
   >(svc.db, [
+    // Raw: the last-sign-in-method check is the DELETE's own condition.
     sql`DELETE FROM oauth_accounts WHERE user_id = ${userId} AND provider = ${provider}
           AND (provider = 'google-youtube'
             OR EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND hashed_password IS NOT NULL)
             OR EXISTS (SELECT 1 FROM oauth_accounts o WHERE o.user_id = ${userId} AND o.provider IN ('google', 'github') AND o.provider <> ${provider}))
         RETURNING account_id, access_token_sealed, refresh_token_sealed`,
-    sql`SELECT count(*) AS n FROM oauth_accounts WHERE user_id = ${userId} AND provider = ${provider}`,
+    svc.db
+      .select({ n: count().as("n") })
+      .from(oauthAccounts)
+      .where(and(eq(oauthAccounts.user_id, userId), eq(oauthAccounts.provider, provider))),
   ]);
   if (removed[0]) {
     return {
@@ -227,15 +248,19 @@ export async function unlinkAccount(
 /** The account's links, for the account page. */
 export async function listLinks(svc: Pick<Services, "db">, userId: number) {
   return svc.db.all<{ provider: OAuthProvider; account_email: string | null; created_at: number }>(
-    sql`SELECT provider, account_email, created_at FROM oauth_accounts WHERE user_id = ${userId} ORDER BY provider`,
+    svc.db
+      .select({ provider: oauthAccounts.provider, account_email: oauthAccounts.account_email, created_at: oauthAccounts.created_at })
+      .from(oauthAccounts)
+      .where(eq(oauthAccounts.user_id, userId))
+      .orderBy(asc(oauthAccounts.provider)),
   );
 }
 
 /** Marks a state's nonce used; false when it was used before (a replayed callback). */
 export async function spendStateNonce(svc: Pick<Services, "db">, nonce: string, expiresAt: number): Promise<boolean> {
   const [, inserted] = await batchRows<[unknown, { nonce: string }]>(svc.db, [
-    sql`DELETE FROM oauth_state_uses WHERE expires_at <= unixepoch()`,
-    sql`INSERT INTO oauth_state_uses (nonce, expires_at) VALUES (${nonce}, ${expiresAt}) ON CONFLICT DO NOTHING RETURNING nonce`,
+    svc.db.delete(oauthStateUses).where(lte(oauthStateUses.expires_at, sql`unixepoch()`)),
+    svc.db.insert(oauthStateUses).values({ nonce, expires_at: expiresAt }).onConflictDoNothing().returning({ nonce: oauthStateUses.nonce }),
   ]);
   return inserted.length === 1;
 }
