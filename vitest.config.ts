@@ -129,6 +129,14 @@ class StartOrder extends BaseSequencer {
   }
 }
 
+/**
+ * Time-outs of the workerd projects (a project does not inherit the root's). With three files on
+ * two cores a CPU-bound test runs at about two thirds of its speed: a 2.7 s image decode passed
+ * 5 s on a quiet machine. The limits catch hangs; they do not time tests (cost is asserted as
+ * round trips and rows read).
+ */
+const WORKERD_TIMEOUTS = { testTimeout: 15_000, hookTimeout: 30_000 };
+
 const SHARED_RUNTIME_SETUP = ["./test/setup/fresh-storage.ts", "./test/setup/bootstrap-superuser.ts", "./test/setup/typed-arrays.ts"];
 
 export default defineConfig(async (): Promise<ViteUserConfig> => {
@@ -163,11 +171,6 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       // (timers, time-outs, queue deliveries, each other's I/O), and a third file in flight fills
       // that room. Measured on a 2-core machine: npm test 335 s with two, 286 s with three.
       maxWorkers: 3,
-      // With three files on two cores a CPU-bound test runs at about two thirds of its speed: a
-      // 2.7 s image decode once passed 5 s on a quiet machine. The limits catch hangs; they do
-      // not time tests (cost is asserted as round trips and rows read).
-      testTimeout: 15_000,
-      hookTimeout: 30_000,
       projects: [
         {
           // HTTP and binding tests, in workerd. Files share one runtime per worker (starting
@@ -181,6 +184,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             ...CAMERA_CASES_WHEN_OFF,
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
+            ...WORKERD_TIMEOUTS,
             provide: { fuzz },
           },
         },
@@ -192,6 +196,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             exclude: [SLOW],
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
+            ...WORKERD_TIMEOUTS,
           },
         },
         {
@@ -204,6 +209,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             exclude: ["test/node/**", DATACITE, ...CAMERA_TESTS_WHEN_OFF],
             setupFiles: SHARED_RUNTIME_SETUP,
             isolate: false,
+            ...WORKERD_TIMEOUTS,
             provide: { fuzz: FUZZ_SLOW },
           },
         },
