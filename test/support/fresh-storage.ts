@@ -1,7 +1,9 @@
 import { reset } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { createDb } from "../../src/db/client";
 import { forgetRecentReads } from "../../src/middleware/read-copies";
 import { forgetLimitLeases } from "../../src/rate-limits/client";
+import { insertPrefix, insertStatements, makePlan, pageQuery } from "../../src/services/operations/backup-plan";
 import { beginTestFile } from "./test-file";
 
 const migrationsTable = async () =>
@@ -22,47 +24,41 @@ export async function migrate(db: D1Database): Promise<void> {
   await db.batch([...statements, ...recorded]);
 }
 
-const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
-
 /**
- * What the migrations made, as the statements that make it again: every table, then the rows the
- * migrations wrote (through SQLite's `quote()`, exact for every type) and the AUTOINCREMENT
- * counters, then indexes, views and triggers (after the rows, so that no trigger fires twice).
- * Full-text indexes make their own shadow tables. The migrations rebuild tables and re-create
- * indexes as the schema grew; the end state alone is a third of the work, and the suite makes it
- * once per test file.
+ * What the migrations made, as the statements that make it again, read with the backup's own plan
+ * (src/services/operations/backup-plan.ts: the schema in creation order, which tables are copied,
+ * their rows as `quote()` literals): every table, then the rows the migrations wrote and the
+ * AUTOINCREMENT counters, then indexes, views and triggers (after the rows, so that no trigger
+ * fires twice). Full-text indexes make their own shadow tables. The migrations rebuild tables and
+ * re-create indexes as the schema grew; the end state alone is a third of the work, and the suite
+ * makes it once per test file.
  */
-export async function imageOf(db: D1Database): Promise<string[]> {
-  const [master, kinds] = await db.batch<{ type: string; name: string; sql: string; kind?: string }>([
-    db.prepare(
-      "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY rowid",
-    ),
-    db.prepare("SELECT name, type AS kind FROM pragma_table_list WHERE schema = 'main'"),
-  ]);
-  const kindOf = new Map((kinds!.results ?? []).map((row) => [row.name, row.kind]));
-  const entries = (master!.results ?? []).filter((entry) => kindOf.get(entry.name) !== "shadow");
-  const tables = entries.filter((entry) => entry.type === "table" && kindOf.get(entry.name) === "table").map((entry) => entry.name);
-  const columns = await db.batch<{ name: string }>(tables.map((table) => db.prepare("SELECT name FROM pragma_table_info(?)").bind(table)));
-  const rows = await db.batch<{ statement: string }>([
-    ...tables.map((table, i) => {
-      const names = (columns[i]!.results ?? []).map((column) => column.name);
-      const values = names.map((name) => `quote(${quoted(name)})`).join(` || ', ' || `);
-      return db.prepare(
-        `SELECT 'INSERT INTO ${quoted(table).replaceAll("'", "''")} (${names.map(quoted).join(", ").replaceAll("'", "''")}) VALUES (' || ${values} || ')' AS statement FROM ${quoted(table)} ORDER BY rowid`,
-      );
-    }),
-    db.prepare(
-      "SELECT 'INSERT INTO sqlite_sequence (name, seq) VALUES (' || quote(name) || ', ' || quote(seq) || ')' AS statement FROM sqlite_sequence",
-    ),
-  ]);
-  const inserts = rows.slice(0, -1).flatMap((result) => (result.results ?? []).map((row) => row.statement));
-  // The rows' own ids moved the counters already; they are set to what the migrations left.
-  const counters = (rows.at(-1)!.results ?? []).map((row) => row.statement);
+export async function imageOf(d1: D1Database): Promise<string[]> {
+  const { db } = createDb(d1);
+  const plan = await makePlan(db);
+  if (plan.indexes.some((index) => index.cut !== null)) throw new Error("the migrations indexed documents: the image would lose them");
+  const shadow = new Set(plan.shadow);
+  const pages = await d1.batch<Record<string, unknown>>(
+    plan.tables.map((table) => d1.prepare(pageQuery(table)).bind(0, table.cut ?? 0, 1e9)),
+  );
+  // One statement per row: a page's text is one statement per line, and a value may hold a newline.
+  const rowsOf = (i: number) => {
+    const table = plan.tables[i]!;
+    const prefix = insertPrefix(table);
+    return (pages[i]!.results ?? []).map((row) => {
+      const [rowid, values] = Object.values(row) as [number, string];
+      return insertStatements(table, prefix, [[rowid, values]]).replace(/;\n$/, "");
+    });
+  };
+  const counters = plan.tables.findIndex((table) => table.name === "sqlite_sequence");
   return [
-    ...entries.filter((entry) => entry.type === "table").map((entry) => entry.sql),
-    ...inserts,
-    ...(counters.length ? ["DELETE FROM sqlite_sequence", ...counters] : []),
-    ...entries.filter((entry) => entry.type !== "table").map((entry) => entry.sql),
+    ...plan.schema
+      .filter((entry) => entry.type === "table" && entry.sql && entry.name !== "sqlite_sequence" && !shadow.has(entry.name))
+      .map((entry) => entry.sql!),
+    ...plan.tables.flatMap((_, i) => (i === counters ? [] : rowsOf(i))),
+    // The rows' own ids moved the counters already; they are set to what the migrations left.
+    ...(counters >= 0 ? ["DELETE FROM sqlite_sequence", ...rowsOf(counters)] : []),
+    ...plan.schema.filter((entry) => entry.type !== "table" && entry.sql).map((entry) => entry.sql!),
   ];
 }
 
