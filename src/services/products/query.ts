@@ -1031,8 +1031,9 @@ const SAMPLE_COLUMNS: Record<ProductFacetField, string> = { brand: "brand", mode
  * first (ties by value), nulls left out, at most `PRODUCT_QUERY_LIMITS.facetValues`; shape the
  * answer with `facetsFromRows`. Without a filter the counts come from the counters. Under a
  * filter they are counted over the matching base products, at most the `facetSample` newest of
- * them (read as a page of the list in `-created_at` order, with the same plans): exact when no
- * more match, lower bounds otherwise.
+ * them (under a search alone the most recently added, by id, read in the full-text index's order;
+ * otherwise read as a page of the list in `-created_at` order, with the same plans): exact when
+ * no more match, lower bounds otherwise.
  */
 export function facetStatement(filter: ProductFilter, fields: readonly ProductFacetField[], viewerId: number | null = null): SQL {
   const part = (select: SQL) => sql`SELECT * FROM (${select})`;
@@ -1044,13 +1045,19 @@ export function facetStatement(filter: ProductFilter, fields: readonly ProductFa
     );
   const compiled = compile(filter, viewerId);
   if (!compiled.satisfiable) return sql`SELECT 'brand' AS field, NULL AS value, 0 AS count WHERE 0`;
-  const { ctes, body } = windowRows(
-    compiled,
-    DEFAULT_PRODUCT_ORDER,
-    { limit: PRODUCT_QUERY_LIMITS.facetSample, offset: 0 },
-    sql.raw("p.brand AS brand, p.model AS model, p.product_type_id AS type_id"),
-    sql``,
-  );
+  const columns = sql.raw("p.brand AS brand, p.model AS model, p.product_type_id AS type_id");
+  const [only] = compiled.drivers;
+  // A search alone: the full-text index's matches with the highest ids (ids are given in the order
+  // records are added), read in that order straight off the index, so a frequent word costs the
+  // sample, not all its matches. Any other filter: the newest by `created_at`, through the list's plans.
+  const { ctes, body } =
+    compiled.drivers.length === 1 && only!.name === "search"
+      ? {
+          ctes: [],
+          body: sql`SELECT ${columns} FROM ${only!.source} WHERE ${whereOf(compiled, only!)}
+            ORDER BY products_fts.rowid DESC LIMIT ${int(PRODUCT_QUERY_LIMITS.facetSample)}`,
+        }
+      : windowRows(compiled, DEFAULT_PRODUCT_ORDER, { limit: PRODUCT_QUERY_LIMITS.facetSample, offset: 0 }, columns, sql``);
   const grouped = fields.map((field) => {
     const value = field === "product_type_name" ? "t.name" : `s.${SAMPLE_COLUMNS[field]}`;
     const from = field === "product_type_name" ? "sample s JOIN product_types t ON t.id = s.type_id" : "sample s";
