@@ -36,11 +36,13 @@ export type DeletionServices = Pick<Services, "db" | "roundTrips" | "config" | "
  * their bills of materials, media rows and search entries (at 30,000 products, 2,000 records took
  * 0.2 to 0.4 s of D1 time on this machine); one that moves records to the system account changes
  * only their owner (and the triggers' generations), 2.5n of them in about the same time; one that
- * hides base products detaches 2.5n of them (5,000 took 0.35 s). The account deletions of
- * bench/scale-writes.mjs measure them (bench/README.md, "Scale: writes").
+ * hides base products detaches n/4 of them: a base product leaving the list takes every one of
+ * its index entries and counters along (migration 0024), about 0.7 ms each at 30,000 products, so
+ * 5,000 in one statement held the database for 3.2 to 7 s, in the request that closes the
+ * account. The account deletions of bench/scale-writes.mjs measure them (bench/README.md, "Scale").
  */
 export function sliceSizes(n: number) {
-  return { purge: n, reown: Math.ceil(2.5 * n), hide: Math.ceil(2.5 * n) };
+  return { purge: n, reown: Math.ceil(2.5 * n), hide: Math.ceil(n / 4) };
 }
 
 type JobRow = RowOf<typeof deletionJobs, "id" | "kind" | "record_id" | "user_id" | "content" | "records_done" | "slices"> & {
