@@ -64,7 +64,13 @@ export const MEDIA_ORDER = "created_at, rowid";
 
 /** `MEDIA_ORDER` for an `ORDER BY`, its columns qualified by `alias` when given (`rowid` has no column in the schema). */
 export function mediaOrder(alias?: string): SQL {
-  return sql.raw(alias ? MEDIA_ORDER.split(", ").map((column) => `${alias}.${column}`).join(", ") : MEDIA_ORDER);
+  return sql.raw(
+    alias
+      ? MEDIA_ORDER.split(", ")
+          .map((column) => `${alias}.${column}`)
+          .join(", ")
+      : MEDIA_ORDER,
+  );
 }
 
 // The detail read's statements are built without a client (`detailStatements` hands SQL to its batch).
