@@ -63,16 +63,17 @@ const ownerRoleStatement = (db: Db, parent: MediaParent) =>
     .where(and(eq(p.id, parent.id), kindCondition(parent.kind)));
 
 /**
- * The media of the record `viewer` sees, as SQL over `m`: every item for whoever may see unsettled
- * media (`maySeeUnsettled`: the owner and a superuser with TOTP), the clean ones for everyone else.
- */
-/**
  * Who lists media: an account whose powers are known, nobody, or `{ provisional: id }`: the account
  * a token names while the token's check travels in the same batch, read as that account without
  * moderator powers (the caller reads again if the check finds otherwise).
  */
 export type MediaViewer = SessionUser | null | { provisional: number };
 
+/**
+ * The media of the record `viewer` sees, as SQL over `m`: every item for whoever may see unsettled
+ * media (`maySeeUnsettled`: the owner and a superuser with TOTP), the clean ones for everyone else.
+ * Raw: the shown-media rule and the write rule are written once, in SQL (`SHOWN_MEDIA_CONDITION`, `mayModifySql`).
+ */
 function visibleCondition(parent: MediaParent, viewer: MediaViewer): SQL {
   const clean = sql.raw(`m.${SHOWN_MEDIA_CONDITION}`);
   if (viewer === null) return clean;
