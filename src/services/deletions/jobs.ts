@@ -1,8 +1,8 @@
-import { type SQL, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
 import { batchRows, costFields, type Db, QUERY_BUDGET } from "../../db/client";
-import type { RowOf } from "../../db/rows";
-import type { deletionJobs } from "../../db/schema";
+import { columnsOf, type RowOf } from "../../db/rows";
+import { deletionJobs, hiddenRecords } from "../../db/schema";
 import { queuePurge } from "../media/messages";
 import { ancestorsOrSelf, detachStatement } from "../products/hidden";
 
@@ -45,7 +45,9 @@ export function sliceSizes(n: number) {
   return { purge: n, reown: Math.ceil(2.5 * n), hide: Math.ceil(n / 4) };
 }
 
-type JobRow = RowOf<typeof deletionJobs, "id" | "kind" | "record_id" | "user_id" | "content" | "records_done" | "slices"> & {
+const JOB_FIELDS = ["id", "kind", "record_id", "user_id", "content", "records_done", "slices"] as const;
+
+type JobRow = RowOf<typeof deletionJobs, (typeof JOB_FIELDS)[number]> & {
   /** `record`: the tree of the hidden record. */
   root_id: number | null;
 };
@@ -62,6 +64,7 @@ export function newJobId(): string {
  * this one): the first statement returns no row. The caller starts the job (`startDeletionJob`).
  */
 export function recordJobStatements(jobId: string, recordId: number, ownerId: number, stillThere: SQL): SQL[] {
+  // Raw: INSERT … SELECT under a guard, each statement run only while the one before took effect (and `stillThere` is the caller's SQL).
   return [
     sql`INSERT INTO deletion_jobs (id, kind, record_id, user_id)
       SELECT ${jobId}, 'record', ${recordId}, ${ownerId} WHERE EXISTS (SELECT 1 FROM products p WHERE p.id = ${recordId} AND ${stillThere})
@@ -72,7 +75,10 @@ export function recordJobStatements(jobId: string, recordId: number, ownerId: nu
   ];
 }
 
-/** The base products of account `userId` a hide slice takes: the first `limit` not hidden yet. */
+/**
+ * The base products of account `userId` a hide slice takes: the first `limit` not hidden yet.
+ * Raw: the bounded slice, a sub-select of the hide statements (`FROM (…)`, `IN (…)`).
+ */
 function unhiddenBases(userId: number, limit: number): SQL {
   return sql`SELECT id FROM products WHERE owner_id = ${userId} AND parent_id IS NULL ORDER BY id LIMIT ${limit}`;
 }
@@ -84,6 +90,7 @@ function unhiddenBases(userId: number, limit: number): SQL {
  */
 export function hideAccountStatements(jobId: string, userId: number, limit: number, guard: SQL = sql`1`): SQL[] {
   const bases = unhiddenBases(userId, limit);
+  // Raw: INSERT … SELECT of a bounded slice under the caller's `guard`; the detach takes exactly the rows it named.
   return [
     sql`INSERT INTO hidden_records (record_id, root_id, job_id) SELECT id, id, ${jobId} FROM (${bases}) WHERE ${guard} RETURNING record_id`,
     detachStatement(sql`SELECT record_id FROM hidden_records WHERE job_id = ${jobId} AND record_id IN (${bases})`),
@@ -112,12 +119,17 @@ export async function queueDeletionJob(svc: Pick<Services, "bindings" | "log">, 
 }
 
 async function loadJob(db: Db, jobId: string): Promise<JobRow | null> {
-  const rows = await db.all<JobRow>(sql`SELECT j.id, j.kind, j.record_id, j.user_id, j.content, j.records_done, j.slices, h.root_id
-    FROM deletion_jobs j LEFT JOIN hidden_records h ON h.record_id = j.record_id WHERE j.id = ${jobId}`);
+  const rows = await db.all<JobRow>(
+    db
+      .select({ ...columnsOf(deletionJobs, JOB_FIELDS), root_id: hiddenRecords.root_id })
+      .from(deletionJobs)
+      .leftJoin(hiddenRecords, eq(hiddenRecords.record_id, deletionJobs.record_id))
+      .where(eq(deletionJobs.id, jobId)),
+  );
   return rows[0] ?? null;
 }
 
-/** The records job `job` still has to remove, as SQL over `p`. */
+/** The records job `job` still has to remove, as SQL over `p`. Raw: composed into the slices' statements, a component's with a recursive CTE. */
 function scopeOf(job: JobRow): SQL {
   if (job.kind === "account") return sql`p.owner_id = ${job.user_id}`;
   const recordId = job.record_id!;
@@ -163,11 +175,15 @@ export async function runDeletionJob(svc: DeletionServices, jobId: string, optio
     }
     if (hiding) {
       const [hidden] = await batchRows<[{ record_id: number }, unknown, unknown]>(svc.db, [
+        // The slice hides only while the job exists (a guard of the statement itself).
         ...(hideAccountStatements(job.id, job.user_id, sizes.hide, sql`EXISTS (SELECT 1 FROM deletion_jobs WHERE id = ${job.id})`) as [
           SQL,
           SQL,
         ]),
-        sql`UPDATE deletion_jobs SET slices = slices + 1, updated_at = unixepoch() WHERE id = ${job.id}`,
+        svc.db
+          .update(deletionJobs)
+          .set({ slices: sql`${deletionJobs.slices} + 1`, updated_at: sql`unixepoch()` })
+          .where(eq(deletionJobs.id, job.id)),
       ]);
       hiding = hidden.length === sizes.hide;
       // A look that found nothing left to hide is no slice of work: the purge follows at once.
@@ -227,6 +243,8 @@ async function purgeSlice(svc: DeletionServices, job: JobRow, purge: number): Pr
   const media = sql`WITH m(kind, storage_key, size_bytes, charged) AS (
       SELECT 'images', storage_key, size_bytes, status <> 'rejected' FROM images WHERE product_id IN (${chunk})
       UNION ALL SELECT 'files', storage_key, size_bytes, status <> 'rejected' FROM files WHERE product_id IN (${chunk}))`;
+  // Raw (the whole slice): statements composed from the job's scope over a bounded chunk (a LIMIT sub-select),
+  // a CTE over both media tables, and writes guarded by what is left.
   const statements: SQL[] = [
     sql`${media} SELECT DISTINCT kind, storage_key FROM m`,
     sql`UPDATE deletion_jobs SET records_done = records_done + ${countOf(chunk)}, slices = slices + 1, updated_at = unixepoch()
@@ -254,6 +272,7 @@ async function purgeSlice(svc: DeletionServices, job: JobRow, purge: number): Pr
 async function reownSlice(svc: DeletionServices, job: JobRow, reown: number): Promise<SliceResult> {
   const scope = scopeOf(job);
   const chunk = sql`SELECT p.id FROM products p WHERE ${scope} LIMIT ${reown}`;
+  // Raw (the whole slice): composed from the job's scope over a bounded chunk (a LIMIT sub-select); the end is guarded by what is left.
   const results = await batchRows<unknown[]>(svc.db, [
     sql`UPDATE deletion_jobs SET records_done = records_done + ${countOf(chunk)}, slices = slices + 1, updated_at = unixepoch()
       WHERE id = ${job.id} RETURNING ${countOf(chunk)} AS records`,
@@ -270,6 +289,7 @@ async function reownSlice(svc: DeletionServices, job: JobRow, reown: number): Pr
  * statement returns a row exactly when the job ended.
  */
 function finishStatements(job: JobRow, scope: SQL): SQL[] {
+  // Raw: guarded deletes, decided by their own condition (no record of the job's scope left).
   const empty = sql`NOT EXISTS (SELECT 1 FROM products p WHERE ${scope})`;
   return [
     ...(job.kind === "account" ? [sql`DELETE FROM users WHERE id = ${job.user_id} AND is_system = 2 AND ${empty}`] : []),
@@ -287,6 +307,7 @@ export const STALLED_AFTER_SECONDS = 10 * 60;
  * most 100 a run.
  */
 export async function requeueStalledDeletions(svc: Pick<Services, "db" | "bindings" | "log">, nowSeconds: number): Promise<number> {
+  // Raw: a claim bounded by the statement itself (LIMIT sub-select); what it moved is what gets queued.
   const claimed = await svc.db.all<{ id: string }>(sql`UPDATE deletion_jobs SET updated_at = ${nowSeconds}
     WHERE id IN (SELECT id FROM deletion_jobs WHERE updated_at <= ${nowSeconds - STALLED_AFTER_SECONDS} ORDER BY updated_at LIMIT 100)
     RETURNING id`);

@@ -1,15 +1,18 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, count, eq, ne, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import { mayModifySql, maySeeUnsettled, ownedBySql } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
 import type { CarriedViewer } from "../../auth/viewer";
 import type { Services } from "../../container";
-import { batchRows } from "../../db/client";
+import { batchRows, type Db } from "../../db/client";
+import { columnList, columnsOf } from "../../db/rows";
+import { files, images, products, users } from "../../db/schema";
 import type { PageQuery } from "../../lib/pagination";
 import { pageWindow } from "../../lib/pagination";
 import { ApiError, notFound } from "../../lib/problem";
 import { kindCondition, type RecordKind } from "../products/records";
 import { ROLE_LIMITS } from "./quotas";
-import { FILE_FIELDS, type FileRow, IMAGE_FIELDS, type ImageRow, MEDIA_ORDER, type MediaRejection, SHOWN_MEDIA_CONDITION } from "./records";
+import { FILE_FIELDS, type FileRow, IMAGE_FIELDS, type ImageRow, type MediaRejection, mediaOrder, SHOWN_MEDIA_CONDITION } from "./records";
 import type { MediaKind } from "./storage";
 
 // Media rows are written apart from their record: nothing here touches the `products` row, so a
@@ -33,18 +36,32 @@ export interface UploadTarget {
 }
 
 const FIELDS = { images: IMAGE_FIELDS, files: FILE_FIELDS } as const;
-const columns = (kind: MediaKind, alias: string) => sql.raw(FIELDS[kind].map((field) => `${alias}.${field}`).join(", "));
+const TABLES = { images, files } as const;
+// The media table as `m` and the record as `p`: the conditions written in SQL (`visibleCondition`, `kindCondition`) name them so.
+const MEDIA_AS_M = { images: alias(images, "m"), files: alias(files, "m") } as const;
+const p = alias(products, "p");
+
+/** The columns a media read selects (`IMAGE_FIELDS`, `FILE_FIELDS`) from the media table as `m`. */
+const mediaFields = (kind: MediaKind) =>
+  kind === "images" ? columnsOf(MEDIA_AS_M.images, IMAGE_FIELDS) : columnsOf(MEDIA_AS_M.files, FILE_FIELDS);
 
 export const mediaMissing = (kind: MediaKind) =>
   notFound(kind === "images" ? "The record has no image with this id." : "The record has no research file with this id.");
 
-const parentStatement = (parent: MediaParent): SQL =>
-  sql`SELECT p.owner_id FROM products p WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}`;
+const parentStatement = (db: Db, parent: MediaParent) =>
+  db
+    .select({ owner_id: p.owner_id })
+    .from(p)
+    .where(and(eq(p.id, parent.id), kindCondition(parent.kind)));
 
-/**
- * The media of the record `viewer` sees, as SQL over `m`: every item for whoever may see unsettled
- * media (`maySeeUnsettled`: the owner and a superuser with TOTP), the clean ones for everyone else.
- */
+/** The role of the owner of the record `parent` names (none when there is no such record). */
+const ownerRoleStatement = (db: Db, parent: MediaParent) =>
+  db
+    .select({ role: users.role })
+    .from(p)
+    .innerJoin(users, eq(users.id, p.owner_id))
+    .where(and(eq(p.id, parent.id), kindCondition(parent.kind)));
+
 /**
  * Who lists media: an account whose powers are known, nobody, or `{ provisional: id }`: the account
  * a token names while the token's check travels in the same batch, read as that account without
@@ -52,6 +69,11 @@ const parentStatement = (parent: MediaParent): SQL =>
  */
 export type MediaViewer = SessionUser | null | { provisional: number };
 
+/**
+ * The media of the record `viewer` sees, as SQL over `m`: every item for whoever may see unsettled
+ * media (`maySeeUnsettled`: the owner and a superuser with TOTP), the clean ones for everyone else.
+ * Raw: the shown-media rule and the write rule are written once, in SQL (`SHOWN_MEDIA_CONDITION`, `mayModifySql`).
+ */
 function visibleCondition(parent: MediaParent, viewer: MediaViewer): SQL {
   const clean = sql.raw(`m.${SHOWN_MEDIA_CONDITION}`);
   if (viewer === null) return clean;
@@ -71,18 +93,16 @@ export async function readMediaPage<K extends MediaKind>(
   page: PageQuery,
   viewer: MediaViewer,
 ) {
-  const table = sql.raw(kind);
-  const visible = visibleCondition(parent, viewer);
+  const m = MEDIA_AS_M[kind];
+  const where = and(eq(m.product_id, parent.id), visibleCondition(parent, viewer));
   const { limit, offset } = pageWindow(page);
   const [owners, rows, counts] = await batchRows<[{ owner_id: number }, MediaRow<K>, { total: number }]>(svc.db, [
-    parentStatement(parent),
-    sql`SELECT ${columns(kind, "m")} FROM ${table} m WHERE m.product_id = ${parent.id} AND ${visible}
-        ORDER BY ${sql.raw(
-          MEDIA_ORDER.split(", ")
-            .map((field) => `m.${field}`)
-            .join(", "),
-        )} LIMIT ${limit} OFFSET ${offset}`,
-    sql`SELECT count(*) AS total FROM ${table} m WHERE m.product_id = ${parent.id} AND ${visible}`,
+    parentStatement(svc.db, parent),
+    svc.db.select(mediaFields(kind)).from(m).where(where).orderBy(mediaOrder("m")).limit(limit).offset(offset),
+    svc.db
+      .select({ total: count().as("total") })
+      .from(m)
+      .where(where),
   ]);
   if (!owners[0]) throw parent.missing();
   return { rows, total: counts[0]?.total ?? 0 };
@@ -102,8 +122,11 @@ export async function readMediaItem<K extends MediaKind>(
 ) {
   const [[owners, rows], user] = await viewer.after(
     batchRows<[{ owner_id: number }, MediaRow<K>]>(svc.db, [
-      parentStatement(parent),
-      sql`SELECT ${columns(kind, "m")} FROM ${sql.raw(kind)} m WHERE m.id = ${mediaId} AND m.product_id = ${parent.id}`,
+      parentStatement(svc.db, parent),
+      svc.db
+        .select(mediaFields(kind))
+        .from(MEDIA_AS_M[kind])
+        .where(and(eq(MEDIA_AS_M[kind].id, mediaId), eq(MEDIA_AS_M[kind].product_id, parent.id))),
     ]),
   );
   const owner = owners[0];
@@ -117,8 +140,16 @@ export async function readMediaItem<K extends MediaKind>(
 /** The record an upload goes to, with its owner's role and usage; null when there is no record of this kind. */
 export async function readUploadTarget(svc: Pick<Services, "db">, parent: MediaParent): Promise<UploadTarget | null> {
   const rows = await svc.db.all<{ owner_id: number; role: "contributor" | "lab"; upload_file_count: number; upload_total_bytes: number }>(
-    sql`SELECT p.owner_id, u.role, u.upload_file_count, u.upload_total_bytes
-        FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}`,
+    svc.db
+      .select({
+        owner_id: p.owner_id,
+        role: users.role,
+        upload_file_count: users.upload_file_count,
+        upload_total_bytes: users.upload_total_bytes,
+      })
+      .from(p)
+      .innerJoin(users, eq(users.id, p.owner_id))
+      .where(and(eq(p.id, parent.id), kindCondition(parent.kind))),
   );
   const row = rows[0];
   return row ? { ownerId: row.owner_id, ownerRole: row.role, fileCount: row.upload_file_count, totalBytes: row.upload_total_bytes } : null;
@@ -181,13 +212,15 @@ export async function insertMedia<K extends MediaKind>(
       : sql`INSERT INTO files (id, product_id, storage_key, filename, content_type, size_bytes, description, status, uploaded_by, created_at, updated_at)
           SELECT ${common}`;
   const [inserted, , targets] = await batchRows<[MediaRow<K>, unknown, { role: "contributor" | "lab" }]>(svc.db, [
+    // Raw: INSERT … SELECT whose own condition is the owner's quota (`quotaCondition`): a race for the last slot lands once.
     sql`${insert} FROM products p JOIN users u ON u.id = p.owner_id
         WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)} AND ${quotaCondition(media.sizeBytes)}
-        RETURNING ${sql.raw(FIELDS[kind].join(", "))}`,
+        RETURNING ${columnList(FIELDS[kind])}`,
+    // Raw: the charge is guarded by the row's existence, so it happens only when the insert did.
     sql`UPDATE users SET upload_file_count = upload_file_count + 1, upload_total_bytes = upload_total_bytes + ${media.sizeBytes}
         WHERE id = (SELECT owner_id FROM products WHERE id = ${parent.id})
-          AND EXISTS (SELECT 1 FROM ${sql.raw(kind)} WHERE id = ${media.id})`,
-    sql`SELECT u.role FROM products p JOIN users u ON u.id = p.owner_id WHERE p.id = ${parent.id} AND ${kindCondition(parent.kind)}`,
+          AND EXISTS (SELECT 1 FROM ${TABLES[kind]} WHERE id = ${media.id})`,
+    ownerRoleStatement(svc.db, parent),
   ]);
   const row = inserted[0];
   if (row) return row;
@@ -212,15 +245,21 @@ export interface DeletedMedia {
  * Only an item of `parent` (else the media 404).
  */
 export async function deleteMedia(svc: Pick<Services, "db">, parent: MediaParent, kind: MediaKind, mediaId: string): Promise<DeletedMedia> {
-  const table = sql.raw(kind);
-  const ofParent = sql` AND product_id = ${parent.id}`;
-  const item = sql`SELECT size_bytes FROM ${table} WHERE id = ${mediaId}${ofParent} AND status <> 'rejected'`;
+  const table = TABLES[kind];
+  const item = sql`SELECT size_bytes FROM ${table} WHERE id = ${mediaId} AND product_id = ${parent.id} AND status <> 'rejected'`;
+  const storageKey = svc.db.select({ storage_key: table.storage_key }).from(table).where(eq(table.id, mediaId));
   const [sharing, , deleted] = await batchRows<[{ sharing: number }, unknown, { storage_key: string; status: string }]>(svc.db, [
-    sql`SELECT count(*) AS sharing FROM ${table}
-        WHERE storage_key = (SELECT storage_key FROM ${table} WHERE id = ${mediaId}) AND id <> ${mediaId} AND status <> 'rejected'`,
+    svc.db
+      .select({ sharing: count().as("sharing") })
+      .from(table)
+      .where(and(eq(table.storage_key, storageKey), ne(table.id, mediaId), ne(table.status, "rejected"))),
+    // Raw: the release is guarded by the row's state (`item`), read in the same statement, before the row goes.
     sql`UPDATE users SET upload_file_count = max(upload_file_count - 1, 0), upload_total_bytes = max(upload_total_bytes - (${item}), 0)
         WHERE id = (SELECT p.owner_id FROM ${table} m JOIN products p ON p.id = m.product_id WHERE m.id = ${mediaId}) AND EXISTS (${item})`,
-    sql`DELETE FROM ${table} WHERE id = ${mediaId}${ofParent} RETURNING storage_key, status`,
+    svc.db
+      .delete(table)
+      .where(and(eq(table.id, mediaId), eq(table.product_id, parent.id)))
+      .returning({ storage_key: table.storage_key, status: table.status }),
   ]);
   const row = deleted[0];
   if (!row) throw mediaMissing(kind);
@@ -241,8 +280,9 @@ export async function rejectMedia(
   reason: MediaRejection,
   from: "pending" | "clean",
 ): Promise<string | null> {
-  const table = sql.raw(kind);
+  const table = TABLES[kind];
   const item = sql`SELECT size_bytes FROM ${table} WHERE id = ${mediaId} AND status = ${from}`;
+  // Raw (both): compare-and-set on the row's status (`from`); the release is guarded by the same state, read before the change.
   const [, rejected] = await batchRows<[unknown, { storage_key: string }]>(svc.db, [
     sql`UPDATE users SET upload_file_count = max(upload_file_count - 1, 0), upload_total_bytes = max(upload_total_bytes - (${item}), 0)
         WHERE id = (SELECT p.owner_id FROM ${table} m JOIN products p ON p.id = m.product_id WHERE m.id = ${mediaId}) AND EXISTS (${item})`,

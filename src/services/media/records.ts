@@ -1,8 +1,9 @@
-import { type SQL, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import { maySeeUnsettled } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
-import type { Row, RowOf } from "../../db/rows";
-import type { files, images, MEDIA_REJECTIONS, MEDIA_STATUSES } from "../../db/schema";
+import { columnsOf, type Row, type RowOf } from "../../db/rows";
+import { files, images, type MEDIA_REJECTIONS, type MEDIA_STATUSES } from "../../db/schema";
 
 /**
  * What the reads of products and components, and the export, need of their images and research
@@ -58,23 +59,34 @@ export const FILE_FIELDS = [
   "created_at",
 ] as const satisfies readonly (keyof Row<typeof files>)[];
 
-const IMAGE_COLUMNS = sql.raw(IMAGE_FIELDS.join(", "));
-const FILE_COLUMNS = sql.raw(FILE_FIELDS.join(", "));
-
 /** Media order everywhere: oldest first, and in upload order within a second (the table's rowid; ids are random). */
 export const MEDIA_ORDER = "created_at, rowid";
+
+/** `MEDIA_ORDER` for an `ORDER BY`, its columns qualified by `alias` when given (`rowid` has no column in the schema). */
+export function mediaOrder(alias?: string): SQL {
+  return sql.raw(
+    alias
+      ? MEDIA_ORDER.split(", ")
+          .map((column) => `${alias}.${column}`)
+          .join(", ")
+      : MEDIA_ORDER,
+  );
+}
+
+// The detail read's statements are built without a client (`detailStatements` hands SQL to its batch).
+const builder = new QueryBuilder();
 
 /**
  * Every image of record `id`, whatever its status, oldest first: the detail read shows the
  * unsettled ones to those who may see them (`visibleMedia`).
  */
 export function imagesOfRecord(id: number): SQL {
-  return sql`SELECT ${IMAGE_COLUMNS} FROM images WHERE product_id = ${id} ORDER BY ${sql.raw(MEDIA_ORDER)}`;
+  return builder.select(columnsOf(images, IMAGE_FIELDS)).from(images).where(eq(images.product_id, id)).orderBy(mediaOrder()).getSQL();
 }
 
 /** Every research file of record `id`, whatever its status, oldest first (see `imagesOfRecord`). */
 export function filesOfRecord(id: number): SQL {
-  return sql`SELECT ${FILE_COLUMNS} FROM files WHERE product_id = ${id} ORDER BY ${sql.raw(MEDIA_ORDER)}`;
+  return builder.select(columnsOf(files, FILE_FIELDS)).from(files).where(eq(files.product_id, id)).orderBy(mediaOrder()).getSQL();
 }
 
 /** The media rows `viewer` may see of a record owned by `ownerId`: all of them, or the clean ones. */

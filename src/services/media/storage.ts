@@ -1,5 +1,6 @@
-import { sql } from "drizzle-orm";
+import { and, inArray, ne } from "drizzle-orm";
 import type { Services } from "../../container";
+import { files, images } from "../../db/schema";
 import { THUMBNAIL_WIDTHS, thumbnailKey } from "./records";
 
 /**
@@ -67,17 +68,16 @@ export async function deleteUnreferencedObjects(
 ): Promise<number> {
   const unique = [...new Set(storageKeys)];
   if (unique.length === 0) return 0;
-  const table = sql.raw(kind);
+  const table = kind === "images" ? images : files;
   const referenced = new Set<string>();
-  // D1 binds at most 100 parameters per statement.
+  // D1 binds at most 100 parameters per statement (the keys and the status).
   for (let i = 0; i < unique.length; i += 90) {
     const chunk = unique.slice(i, i + 90);
     const rows = await svc.db.all<{ storage_key: string }>(
-      sql`SELECT DISTINCT storage_key FROM ${table}
-          WHERE storage_key IN (${sql.join(
-            chunk.map((key) => sql`${key}`),
-            sql`, `,
-          )}) AND status <> 'rejected'`,
+      svc.db
+        .selectDistinct({ storage_key: table.storage_key })
+        .from(table)
+        .where(and(inArray(table.storage_key, chunk), ne(table.status, "rejected"))),
     );
     for (const row of rows) referenced.add(row.storage_key);
   }
