@@ -47,7 +47,6 @@ function visibleTo(viewer: SessionUser | null, account: AccountRow): boolean {
   return ownerVisibleTo(viewer, { ownerId: account.id, ownerUsername: account.username, ownerVisibility: account.profile_visibility });
 }
 
-
 /**
  * The profile of `username`, or null when there is no such live account or the viewer may not
  * see it. One round trip: the account and its totals in one statement. The product totals count
