@@ -10,8 +10,8 @@ import { negotiateRelease, type ReleaseMediaType } from "../../lib/negotiation";
 
 /**
  * What a cached read shows, and so what validates it: `record` (a product or component detail,
- * its tree or its component pages: the generation of its base product and of the reference
- * names), `catalogue` (lists and facets: the catalogue's generation), `shared` (the same answer
+ * its tree or its component pages: the generation of its base product, of the reference
+ * names and of the owners' names), `catalogue` (lists and facets: the catalogue's generation), `shared` (the same answer
  * for every viewer, signed in or not: suggestions), `release` (a release in any of its
  * representations: the releases' generation).
  */
@@ -54,13 +54,15 @@ export function expectedClass(scope: ReadScope, userId: number | null): ViewerCl
 
 /**
  * The one small indexed read that says whether a cached answer is current: one row with
- * `generation` (text), or no row when the record does not exist. `recordId` for `record`.
+ * `generation` (text), or no row when the record does not exist. `recordId` for `record`: its
+ * tree's generation, the reference names' and the owners' names' (renewed by any rename or change
+ * of profile visibility, migration 0026).
  */
 export function validatorStatement(scope: ReadScope, recordId: number | null): SQL {
   if (scope === "record") {
-    return sql`SELECT coalesce(g.generation, 0) || '.' || r.generation AS generation
+    return sql`SELECT coalesce(g.generation, 0) || '.' || r.generation || '.' || o.generation AS generation
       FROM products p LEFT JOIN tree_generations g ON g.root_id = p.root_id
-      JOIN read_generations r ON r.name = 'reference'
+      JOIN read_generations r ON r.name = 'reference' JOIN read_generations o ON o.name = 'owners'
       WHERE p.id = ${recordId ?? 0}`;
   }
   if (scope === "release") return sql`SELECT CAST(generation AS TEXT) AS generation FROM read_generations WHERE name = 'releases'`;

@@ -308,6 +308,8 @@ interface Compiled {
   conditionCount: number;
   /** The ids of the types a `product_type_name[in]` names, as a sub-select; null without one. */
   typeIds: SQL | null;
+  /** The brands of a `brand[in]`, as a sub-select; null without one. */
+  brands: SQL | null;
 }
 
 /**
@@ -443,10 +445,12 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
     }
   }
 
+  let brandList: SQL | null = null;
   if (filter.brandIn && filter.brandIn.length > 0) {
     // One brand is an equality, which the index also returns in `created_at` order.
     const one = filter.brandIn.length === 1;
     const brands = args.list(filter.brandIn);
+    brandList = brands;
     where.push(one ? sql`p.brand = ${args.value(filter.brandIn[0]!)}` : sql`p.brand IN ${brands}`);
     const walks = walksOf({
       created_at: "products_base_brand_created_idx",
@@ -538,6 +542,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
     drivers,
     conditionCount: where.length - 1 - rangeParts,
     typeIds,
+    brands: brandList,
   };
 }
 
@@ -579,14 +584,17 @@ function plainArm(source: SQL, joins: SQL, where: SQL, order: readonly OrderTerm
 
 /**
  * The walk of an order that starts with `product_type_name`: the types in name order (their
- * index), and for each the base products of that type in `id` order (`products_base_type_idx`),
- * then the untyped ones (nulls last). No sort, and it stops when the page is full. It orders two
+ * index), and for each the base products of that type in the second term's order (its type pair
+ * index) or, with one term, in `id` order (`products_base_type_idx`), then the untyped ones
+ * (nulls last). No sort, and it stops when the page is full. It orders two
  * types whose names are equal but for case one after the other (by type id) rather than mixing
  * their products by id, so the plan takes it only while no such two types exist (`typeNamesDistinct`).
  */
 function typeWalk(where: SQL, order: readonly OrderTerm[], typeIds: SQL | null): Arm {
   const [first, ...rest] = order;
   const descending = first!.descending;
+  // Each type's products in the second term's order when it has a pair index, else by id (the rest sorted per type).
+  const pairs = sql.raw(`products p INDEXED BY ${(rest[0] && TYPE_PAIR_INDEX[rest[0].field]) ?? "products_base_type_idx"}`);
   const tail = [...rest.map((term) => termSql(term)), sql.raw(`p.id ${idDescending(order) ? "DESC" : "ASC"}`)];
   const typedOrder = sql.join(
     [sql`pt.name COLLATE NOCASE ${direction(descending)}`, sql`pt.id ${direction(descending)}`, ...tail],
@@ -596,14 +604,63 @@ function typeWalk(where: SQL, order: readonly OrderTerm[], typeIds: SQL | null):
     select: (columns, limit, offset) => {
       const window = sql`(CASE WHEN ${limit} > 0 THEN ${int(offset)} + ${limit} ELSE 0 END)`;
       const typed = sql`SELECT * FROM (SELECT ${columns} FROM product_types pt INDEXED BY product_types_name_nocase_idx
-            CROSS JOIN products p INDEXED BY products_base_type_idx ON p.product_type_id = pt.id
+            CROSS JOIN ${pairs} ON p.product_type_id = pt.id
             WHERE ${typeIds ? sql`+pt.id IN ${typeIds} AND ` : sql``}${where} ORDER BY ${typedOrder} LIMIT ${window})`;
       // A type filter leaves no untyped product to list.
       const untyped = typeIds
         ? sql``
-        : sql` UNION ALL SELECT * FROM (SELECT ${columns} FROM products p INDEXED BY products_base_type_idx
+        : sql` UNION ALL SELECT * FROM (SELECT ${columns} FROM ${pairs}
             WHERE p.product_type_id IS NULL AND ${where} ORDER BY ${sql.join(tail, sql`, `)} LIMIT ${window})`;
       return sql`SELECT * FROM (${typed}${untyped}) LIMIT ${limit} OFFSET ${int(offset)}`;
+    },
+  };
+}
+
+/**
+ * Per second order term, the index that holds each brand's (or each type's) base products in that
+ * term's order (the `id` tie-breaker is its last column): walking the brands (or types) in order
+ * and, within each, this index, returns an order of two terms or more without sorting a group.
+ */
+const BRAND_PAIR_INDEX: Partial<Record<ProductOrderField, string>> = {
+  name: "products_base_brand_name_idx",
+  model: "products_base_brand_model_idx",
+  created_at: "products_base_brand_created_idx",
+  updated_at: "products_base_brand_updated_idx",
+};
+const TYPE_PAIR_INDEX: Partial<Record<ProductOrderField, string>> = {
+  name: "products_base_type_name_idx",
+  model: "products_base_type_model_idx",
+  brand: "products_base_type_brand_idx",
+  created_at: "products_base_type_created_idx",
+  updated_at: "products_base_type_updated_idx",
+};
+
+/**
+ * The walk of an order of two terms or more that starts with `brand` and whose second term has a
+ * brand pair index: the distinct brands in order (`brand_counts`, whose key is the brand: brands are
+ * stored lower-cased, so their binary order is the NOCASE order of the contract), and for each
+ * the pair index in the remaining terms' order, then the products without a brand (nulls last). A
+ * page reads its window (and a counter row per brand it passes), not a whole brand. Null when the
+ * order has no such index (one term, or `product_type_name` second).
+ */
+function brandWalk(where: SQL, joins: SQL, order: readonly OrderTerm[], brands: SQL | null): Arm | null {
+  const [first, second] = order;
+  const index = second ? BRAND_PAIR_INDEX[second.field] : undefined;
+  if (first?.field !== "brand" || !index) return null;
+  const tail = [...order.slice(1).map((term) => termSql(term)), sql.raw(`p.id ${idDescending(order) ? "DESC" : "ASC"}`)];
+  const pairs = sql.raw(`products p INDEXED BY ${index}`);
+  return {
+    select: (columns, limit, offset) => {
+      const window = sql`(CASE WHEN ${limit} > 0 THEN ${int(offset)} + ${limit} ELSE 0 END)`;
+      const branded = sql`SELECT * FROM (SELECT ${columns} FROM brand_counts b CROSS JOIN ${pairs} ON p.brand = b.brand ${joins}
+            WHERE b.base_products > 0 AND ${brands ? sql`b.brand IN ${brands} AND ` : sql``}${where}
+            ORDER BY b.brand ${direction(first.descending)}, ${sql.join(tail, sql`, `)} LIMIT ${window})`;
+      // A brand filter leaves no product without a brand to list.
+      const unbranded = brands
+        ? sql``
+        : sql` UNION ALL SELECT * FROM (SELECT ${columns} FROM ${pairs} ${joins} WHERE p.brand IS NULL AND ${where}
+            ORDER BY ${sql.join(tail, sql`, `)} LIMIT ${window})`;
+      return sql`SELECT * FROM (${branded}${unbranded}) LIMIT ${limit} OFFSET ${int(offset)}`;
     },
   };
 }
@@ -733,6 +790,9 @@ function windowRows(
   const walker = walkerOf(compiled, order);
   const walkIndex = walker?.walks[first];
   const walkWhere = walkIndex?.extra ? sql`${compiled.conditions} AND ${walkIndex.extra}` : compiled.conditions;
+  // A brand first and a second term: each brand's products in that term's order (an owner or a type filter keeps its own index).
+  const pairWalk = !walker || walker.name === "brand[in]" ? brandWalk(compiled.conditions, joins, order, compiled.brands) : null;
+  if (walker?.exact && pairWalk) return { ctes: [], body: pairWalk.select(columns, int(limit), offset) };
   // An owner, brand or type that reads the order reads at most (values x window) rows: no plan beats it by much.
   if (walker?.exact) return { ctes: [], body: plainArm(walkIndex!.source, joins, walkWhere, order).select(columns, int(limit), offset) };
   const typeOrder = !walker && first === "product_type_name";
@@ -741,11 +801,13 @@ function windowRows(
   const drivers = byPriority(
     compiled.drivers.filter((driver) => driver !== walker && !(typeOrder && driver.name === "product_type_name[in]")),
   ).slice(0, MAX_COMPOUND_TERMS - (typeOrder ? 2 : 1));
-  const walk = walkIndex
-    ? plainArm(walkIndex.source, joins, walkWhere, order)
-    : typeOrder
-      ? typeWalk(compiled.conditions, order, compiled.typeIds)
-      : plainArm(via(ORDER_INDEX[first]), joins, compiled.conditions, order);
+  const walk = pairWalk
+    ? pairWalk
+    : walkIndex
+      ? plainArm(walkIndex.source, joins, walkWhere, order)
+      : typeOrder
+        ? typeWalk(compiled.conditions, order, compiled.typeIds)
+        : plainArm(via(ORDER_INDEX[first]), joins, compiled.conditions, order);
   if (drivers.length === 0 && !typeOrder) return { ctes: [], body: walk.select(columns, int(limit), offset) };
 
   const walkOrSort = typeOrder ? sql`CASE WHEN ${typeNamesDistinct} THEN 0 ELSE -1 END` : sql.raw("0");
@@ -969,8 +1031,9 @@ const SAMPLE_COLUMNS: Record<ProductFacetField, string> = { brand: "brand", mode
  * first (ties by value), nulls left out, at most `PRODUCT_QUERY_LIMITS.facetValues`; shape the
  * answer with `facetsFromRows`. Without a filter the counts come from the counters. Under a
  * filter they are counted over the matching base products, at most the `facetSample` newest of
- * them (read as a page of the list in `-created_at` order, with the same plans): exact when no
- * more match, lower bounds otherwise.
+ * them (under a search alone the most recently added, by id, read in the full-text index's order;
+ * otherwise read as a page of the list in `-created_at` order, with the same plans): exact when
+ * no more match, lower bounds otherwise.
  */
 export function facetStatement(filter: ProductFilter, fields: readonly ProductFacetField[], viewerId: number | null = null): SQL {
   const part = (select: SQL) => sql`SELECT * FROM (${select})`;
@@ -982,13 +1045,19 @@ export function facetStatement(filter: ProductFilter, fields: readonly ProductFa
     );
   const compiled = compile(filter, viewerId);
   if (!compiled.satisfiable) return sql`SELECT 'brand' AS field, NULL AS value, 0 AS count WHERE 0`;
-  const { ctes, body } = windowRows(
-    compiled,
-    DEFAULT_PRODUCT_ORDER,
-    { limit: PRODUCT_QUERY_LIMITS.facetSample, offset: 0 },
-    sql.raw("p.brand AS brand, p.model AS model, p.product_type_id AS type_id"),
-    sql``,
-  );
+  const columns = sql.raw("p.brand AS brand, p.model AS model, p.product_type_id AS type_id");
+  const [only] = compiled.drivers;
+  // A search alone: the full-text index's matches with the highest ids (ids are given in the order
+  // records are added), read in that order straight off the index, so a frequent word costs the
+  // sample, not all its matches. Any other filter: the newest by `created_at`, through the list's plans.
+  const { ctes, body } =
+    compiled.drivers.length === 1 && only!.name === "search"
+      ? {
+          ctes: [],
+          body: sql`SELECT ${columns} FROM ${only!.source} WHERE ${whereOf(compiled, only!)}
+            ORDER BY products_fts.rowid DESC LIMIT ${int(PRODUCT_QUERY_LIMITS.facetSample)}`,
+        }
+      : windowRows(compiled, DEFAULT_PRODUCT_ORDER, { limit: PRODUCT_QUERY_LIMITS.facetSample, offset: 0 }, columns, sql``);
   const grouped = fields.map((field) => {
     const value = field === "product_type_name" ? "t.name" : `s.${SAMPLE_COLUMNS[field]}`;
     const from = field === "product_type_name" ? "sample s JOIN product_types t ON t.id = s.type_id" : "sample s";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bearer, postJson, verifiedUser } from "../../support/accounts";
-import { api, expectProblem, roundTrips } from "../../support/http";
+import { api, expectProblem, roundTrips, rowsRead } from "../../support/http";
 
 // Values carry a per-run tag, so the filters below see only this file's products.
 const tag = `t${Date.now().toString(36)}`;
@@ -60,6 +60,23 @@ describe("facets", () => {
     expect(await byType.json()).toEqual({ model: [{ value: `${tag}-K1`, count: 1 }] });
     const nothing = await api(`/v1/products/facets?fields=brand&fields=brand&brand[in]=${brand("nobody")}`);
     expect(await nothing.json()).toEqual({ brand: [] });
+  });
+
+  it("under a search count at most 1,000 matches, the most recently added, reading those and not every match", async () => {
+    // 1,005 base products with one word; the five added first have a brand of their own.
+    const word = `${tag}sampled`;
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1005)
+       INSERT INTO products (owner_id, name, brand, created_at, updated_at, parent_id, depth)
+       SELECT ?1, 'Sampled ' || ?2 || ' ' || i, iif(i <= 5, ?3, ?4), 1790000000 + i, 1790000000 + i, NULL, 0 FROM n`,
+    )
+      .bind(alice.id, word, `first-${tag}`, `later-${tag}`)
+      .run();
+    const response = await api(`/v1/products/facets?fields=brand&search=${word}`);
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(await response.json()).toEqual({ brand: [{ value: `later-${tag}`, count: 1000 }] });
+    // The sample's index entries and rows, and their grouping: not the catalogue, not all 1,005 twice over.
+    expect(rowsRead(response)).toBeLessThanOrEqual(4 * 1000 + 100);
   });
 
   it("owner=me counts the caller's own products and needs a signed-in user", async () => {
