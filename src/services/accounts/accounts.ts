@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, ne, or, sql } from "drizzle-orm";
 import { isDisposableEmail, usernameViolation } from "../../auth/account-names";
 import { hashPassword } from "../../auth/password";
 import { assertAcceptablePassword } from "../../auth/password-policy";
@@ -6,11 +6,13 @@ import type { SessionUser } from "../../auth/session-user";
 import { checkLinkToken, parseLinkToken, signLinkToken, VERIFY_TOKEN_TTL_SECONDS } from "../../auth/tokens";
 import type { Services } from "../../container";
 import { isConstraintFailure } from "../../db/constraint-errors";
+import { columnsOf } from "../../db/rows";
+import { users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { canonicalEmail, normalizeEmail } from "../../lib/email-address";
 import { ApiError } from "../../lib/problem";
 import { sendQuietly } from "../platform/email";
-import { toSessionUser, USER_COLUMNS, type UserRow } from "../sign-in/sessions";
+import { toSessionUser, USER_COLUMNS, USER_FIELDS, type UserRow } from "../sign-in/sessions";
 import { verificationEmail } from "./emails";
 
 export interface NewAccount {
@@ -67,13 +69,18 @@ export async function assertAvailable(
   { email, username }: { email?: string | undefined; username?: string | undefined },
   exceptUserId?: number,
 ): Promise<void> {
-  const conditions: SQL[] = [];
-  if (email !== undefined) conditions.push(sql`email = ${email} OR email_canonical = ${canonicalEmail(email)}`);
-  if (username !== undefined) conditions.push(sql`username = ${username}`);
-  if (conditions.length === 0) return;
-  const others = exceptUserId === undefined ? sql`1` : sql`id <> ${exceptUserId}`;
+  if (email === undefined && username === undefined) return;
+  const holders = or(
+    email === undefined ? undefined : eq(users.email, email),
+    email === undefined ? undefined : eq(users.email_canonical, canonicalEmail(email)),
+    username === undefined ? undefined : eq(users.username, username),
+  );
+  const others = exceptUserId === undefined ? undefined : ne(users.id, exceptUserId);
   const rows = await svc.db.all<{ email: string; email_canonical: string; username: string }>(
-    sql`SELECT email, email_canonical, username FROM users WHERE (${sql.join(conditions, sql` OR `)}) AND ${others}`,
+    svc.db
+      .select(columnsOf(users, ["email", "email_canonical", "username"]))
+      .from(users)
+      .where(and(holders, others)),
   );
   if (email !== undefined && rows.some((r) => r.email === email || r.email_canonical === canonicalEmail(email))) {
     throw emailTaken();
@@ -101,8 +108,12 @@ export async function register(svc: Services, input: NewAccount): Promise<Sessio
   const hashed = hashPassword(input.password, svc.config.argon2);
   let rows: UserRow[];
   try {
-    rows = await svc.db.all(sql`INSERT INTO users (email, email_canonical, username, hashed_password)
-      VALUES (${email}, ${canonicalEmail(email)}, ${input.username}, ${hashed}) RETURNING ${USER_COLUMNS}`);
+    rows = await svc.db.all<UserRow>(
+      svc.db
+        .insert(users)
+        .values({ email, email_canonical: canonicalEmail(email), username: input.username, hashed_password: hashed })
+        .returning(USER_FIELDS),
+    );
   } catch (error) {
     // Two registrations racing past the availability check: the unique indexes decide.
     throw uniqueViolation(error) ?? error;
@@ -126,13 +137,14 @@ function invalidVerifyToken(): ApiError {
 export async function verifyEmail(svc: Services, token: string): Promise<SessionUser> {
   const parsed = parseLinkToken(token);
   if (!parsed) throw invalidVerifyToken();
-  const rows = await svc.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${parsed.userId}`);
+  const rows = await svc.db.all<UserRow>(svc.db.select(USER_FIELDS).from(users).where(eq(users.id, parsed.userId)));
   const found = rows[0] ? toSessionUser(rows[0]) : null;
   const nowSeconds = Math.floor(svc.clock.now() / 1000);
   if (!found || !found.isActive || !checkLinkToken(svc.config.tokenSecrets, "verify", token, found.email, nowSeconds)) {
     throw invalidVerifyToken();
   }
   if (found.isVerified) return found;
+  // Raw: compare-and-set on the address the token was checked against (a changed address verifies nothing).
   const updated = await svc.db.all<UserRow>(sql`UPDATE users
     SET is_verified = 1, updated_at = unixepoch() WHERE id = ${found.id} AND email = ${found.email}
     RETURNING ${USER_COLUMNS}`);
@@ -147,7 +159,10 @@ export async function verifyEmail(svc: Services, token: string): Promise<Session
  */
 export async function requestVerification(svc: Services, address: string): Promise<void> {
   const rows = await svc.db.all<{ id: number; email: string; is_active: number; is_verified: number }>(
-    sql`SELECT id, email, is_active, is_verified FROM users WHERE email_canonical = ${canonicalEmail(address)}`,
+    svc.db
+      .select(columnsOf(users, ["id", "email", "is_active", "is_verified"]))
+      .from(users)
+      .where(eq(users.email_canonical, canonicalEmail(address))),
   );
   const user = rows[0];
   if (user && user.is_active === 1 && user.is_verified === 0) svc.defer(sendVerification(svc, user));

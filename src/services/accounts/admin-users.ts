@@ -184,7 +184,7 @@ export async function resetMfa(svc: Pick<Services, "db" | "log">, actor: Session
   const exists = sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND ${ADMINISTERED})`;
   const [found] = await batchRows<[{ totp_enabled: number }, ...unknown[]]>(svc.db, [
     svc.db.select({ totp_enabled: USER_FIELDS.totp_enabled }).from(users).where(administered(userId)),
-    ...totpRemovalStatements(userId),
+    ...totpRemovalStatements(svc.db, userId),
     ...revocationStatements(userId, exists),
   ]);
   if (!found[0]) throw userNotFound();

@@ -20,19 +20,22 @@ export async function ensureBootstrapSuperuser(svc: Pick<Services, "db" | "confi
   if (await superuserExists(svc)) return "exists";
 
   const email = normalizeEmail(config.bootstrap.email);
-  const inserted = await svc.db
-    .insert(users)
-    .values({
-      email,
-      email_canonical: canonicalEmail(email),
-      username: BOOTSTRAP_USERNAME,
-      hashed_password: hashPassword(config.bootstrap.password, config.argon2),
-      is_verified: true,
-      is_superuser: true,
-      role: "lab",
-    })
-    .onConflictDoNothing()
-    .returning({ id: users.id });
+  // Through the counting client, not the builder's own `returning()` run (unmetered, docs/conventions.md).
+  const inserted = await svc.db.all<{ id: number }>(
+    svc.db
+      .insert(users)
+      .values({
+        email,
+        email_canonical: canonicalEmail(email),
+        username: BOOTSTRAP_USERNAME,
+        hashed_password: hashPassword(config.bootstrap.password, config.argon2),
+        is_verified: true,
+        is_superuser: true,
+        role: "lab",
+      })
+      .onConflictDoNothing()
+      .returning({ id: users.id }),
+  );
 
   if (inserted.length === 0) {
     // Another isolate may have created the superuser between our check and our insert.

@@ -1,9 +1,10 @@
-import { sql } from "drizzle-orm";
+import { and, eq, isNotNull, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
+import { users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { ApiError } from "../../lib/problem";
-import { toSessionUser, USER_COLUMNS, type UserRow } from "../sign-in/sessions";
+import { toSessionUser, USER_FIELDS, type UserRow } from "../sign-in/sessions";
 
 /**
  * The contributor terms: only the contributions of accounts that accepted them go into dataset
@@ -30,11 +31,17 @@ export async function acceptContributorTerms(
       errors: [{ pointer: "/version", detail: `The current contributor terms are version ${current}; accept that version.` }],
     });
   }
-  const rows = await svc.db.all<UserRow>(sql`
-    UPDATE users SET terms_accepted_at = CASE WHEN terms_accepted_version = ${version} THEN terms_accepted_at ELSE unixepoch() END,
-      terms_accepted_version = ${version}, updated_at = unixepoch()
-    WHERE id = ${user.id} AND is_active = 1
-    RETURNING ${USER_COLUMNS}`);
+  const rows = await svc.db.all<UserRow>(
+    svc.db
+      .update(users)
+      .set({
+        terms_accepted_at: sql`CASE WHEN ${users.terms_accepted_version} = ${version} THEN ${users.terms_accepted_at} ELSE unixepoch() END`,
+        terms_accepted_version: version,
+        updated_at: sql`unixepoch()`,
+      })
+      .where(and(eq(users.id, user.id), eq(users.is_active, true)))
+      .returning(USER_FIELDS),
+  );
   const row = rows[0];
   if (!row) throw new ApiError(404, { code: "USER_NOT_FOUND", detail: "This account no longer exists." });
   if (user.termsAcceptedVersion !== version)
@@ -44,7 +51,11 @@ export async function acceptContributorTerms(
 
 /** Withdraws the acceptance (both fields become null); one round trip. */
 export async function withdrawContributorTerms(svc: Pick<Services, "db" | "log">, user: SessionUser): Promise<void> {
-  await svc.db.run(sql`UPDATE users SET terms_accepted_version = NULL, terms_accepted_at = NULL, updated_at = unixepoch()
-    WHERE id = ${user.id} AND terms_accepted_version IS NOT NULL`);
+  await svc.db.run(
+    svc.db
+      .update(users)
+      .set({ terms_accepted_version: null, terms_accepted_at: null, updated_at: sql`unixepoch()` })
+      .where(and(eq(users.id, user.id), isNotNull(users.terms_accepted_version))),
+  );
   if (user.termsAcceptedVersion !== null) audit(svc.log, "account.contributor_terms.withdrawn", { user_id: user.id });
 }

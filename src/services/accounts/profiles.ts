@@ -1,11 +1,11 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { ownerVisibleTo } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
 import type { CarriedViewer } from "../../auth/viewer";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
-import type { RowOf } from "../../db/rows";
-import type { users } from "../../db/schema";
+import { columnsOf, type RowOf } from "../../db/rows";
+import { users } from "../../db/schema";
 import type { PageQuery } from "../../lib/pagination";
 import { SHOWN_MEDIA_CONDITION } from "../media/records";
 import { type CountRow, type ProductFilter, type ProductListRow, productListStatements } from "../products/query";
@@ -40,15 +40,11 @@ type ProfileRow = AccountRow & {
 
 // Only live, real accounts have a profile: the system account that holds deleted users' products
 // is inactive as well, but says so explicitly, and a deactivated account shows nothing.
-const PROFILED = sql.raw("u.is_active = 1 AND u.is_system = 0");
+const PROFILED = sql`${users.is_active} = 1 AND ${users.is_system} = 0`;
 
 /** Whether `viewer` may see `account` at all: the owner visibility rule of the spec, applied to the whole profile. */
 function visibleTo(viewer: SessionUser | null, account: AccountRow): boolean {
   return ownerVisibleTo(viewer, { ownerId: account.id, ownerUsername: account.username, ownerVisibility: account.profile_visibility });
-}
-
-function accountStatement(where: SQL): SQL {
-  return sql`SELECT u.id, u.username, u.created_at, u.profile_visibility FROM users u WHERE ${where} AND ${PROFILED}`;
 }
 
 /**
@@ -60,17 +56,18 @@ function accountStatement(where: SQL): SQL {
 export async function readProfile(svc: Pick<Services, "db">, username: string, viewer: CarriedViewer): Promise<Profile | null> {
   const [[rows], user] = await viewer.after(
     batchRows<[ProfileRow]>(svc.db, [
-      sql`SELECT u.id, u.username, u.created_at, u.profile_visibility,
-          (SELECT count(*) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS product_count,
-          (SELECT total(p.weight_g) FROM products p WHERE p.owner_id = u.id AND p.parent_id IS NULL) AS total_weight_g,
+      // Raw: the totals are correlated sub-selects over four tables, one statement with the account.
+      sql`SELECT users.id, users.username, users.created_at, users.profile_visibility,
+          (SELECT count(*) FROM products p WHERE p.owner_id = users.id AND p.parent_id IS NULL) AS product_count,
+          (SELECT total(p.weight_g) FROM products p WHERE p.owner_id = users.id AND p.parent_id IS NULL) AS total_weight_g,
           (SELECT count(*) FROM products p JOIN images i ON i.product_id = p.id
-            WHERE p.owner_id = u.id AND i.${sql.raw(SHOWN_MEDIA_CONDITION)}) AS image_count,
+            WHERE p.owner_id = users.id AND i.${sql.raw(SHOWN_MEDIA_CONDITION)}) AS image_count,
           (SELECT c.name FROM products p
              JOIN product_type_categories l ON l.product_type_id = p.product_type_id
              JOIN categories c ON c.id = l.category_id
-           WHERE p.owner_id = u.id AND p.parent_id IS NULL
+           WHERE p.owner_id = users.id AND p.parent_id IS NULL
            GROUP BY c.id ORDER BY count(*) DESC, c.name LIMIT 1) AS top_category
-        FROM users u WHERE u.username = ${username} AND ${PROFILED}`,
+        FROM users WHERE users.username = ${username} AND ${PROFILED}`,
     ]),
   );
   const row = rows[0];
@@ -100,7 +97,10 @@ export async function listUserProducts(
   // No `owner=me` here (the route refuses it), so the statements are the same for every viewer.
   const [[accounts, rows, total], user] = await viewer.after(
     batchRows<[AccountRow, ProductListRow, CountRow]>(svc.db, [
-      accountStatement(sql`u.id = ${userId}`),
+      svc.db
+        .select(columnsOf(users, ["id", "username", "created_at", "profile_visibility"]))
+        .from(users)
+        .where(and(eq(users.id, userId), PROFILED)),
       ...productListStatements({ ...filter, ownerId: userId, ownerMe: false }, null, page),
     ]),
   );

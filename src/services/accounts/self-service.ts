@@ -1,13 +1,14 @@
-import { type SQL, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { hashPassword } from "../../auth/password";
 import { assertAcceptablePassword } from "../../auth/password-policy";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { canonicalEmail, normalizeEmail } from "../../lib/email-address";
 import { sendQuietly } from "../platform/email";
-import { revocationStatements, toSessionUser, USER_COLUMNS, type UserRow } from "../sign-in/sessions";
+import { revocationStatements, toSessionUser, USER_FIELDS, type UserRow } from "../sign-in/sessions";
 import { assertStepUp } from "../sign-in/step-up";
 import { assertAvailable, assertNotDisposable, assertUsableUsername, sendVerification, uniqueViolation } from "./accounts";
 import { emailChangedEmail, passwordChangedEmail } from "./emails";
@@ -64,22 +65,27 @@ export async function updateProfile(svc: Services, user: SessionUser, changes: P
     );
   }
 
-  const sets: SQL[] = [];
-  if (usernameChanged) sets.push(sql`username = ${username}`);
-  if (emailChanged) sets.push(sql`email = ${email}, email_canonical = ${canonicalEmail(email)}, is_verified = 0`);
-  if (passwordChanged) sets.push(sql`hashed_password = ${hashPassword(changes.password!, svc.config.argon2)}`);
-  const visibility = changes.preferences?.profile_visibility;
-  if (visibility !== undefined && visibility !== user.profileVisibility) {
-    sets.push(sql`profile_visibility = ${visibility}`);
+  const sets: Partial<typeof users.$inferInsert> = {};
+  if (usernameChanged) sets.username = username;
+  if (emailChanged) {
+    sets.email = email;
+    sets.email_canonical = canonicalEmail(email);
+    sets.is_verified = false;
   }
-  if (changes.orcid !== undefined && changes.orcid !== user.orcid) sets.push(sql`orcid = ${changes.orcid}`);
+  if (passwordChanged) sets.hashed_password = hashPassword(changes.password!, svc.config.argon2);
+  const visibility = changes.preferences?.profile_visibility;
+  if (visibility !== undefined && visibility !== user.profileVisibility) sets.profile_visibility = visibility;
+  if (changes.orcid !== undefined && changes.orcid !== user.orcid) sets.orcid = changes.orcid;
   const creditChanged = changes.release_credit !== undefined && changes.release_credit !== user.releaseCredit;
-  if (creditChanged) sets.push(sql`release_credit = ${changes.release_credit ? 1 : 0}`);
-  if (sets.length === 0) return { user, revoked: false };
+  if (creditChanged) sets.release_credit = changes.release_credit;
+  if (Object.keys(sets).length === 0) return { user, revoked: false };
 
   const revoke = emailChanged || passwordChanged;
-  const update = sql`UPDATE users SET ${sql.join(sets, sql`, `)}, updated_at = unixepoch()
-    WHERE id = ${user.id} RETURNING ${USER_COLUMNS}`;
+  const update = svc.db
+    .update(users)
+    .set({ ...sets, updated_at: sql`unixepoch()` })
+    .where(eq(users.id, user.id))
+    .returning(USER_FIELDS);
   let rows: UserRow[];
   // The unique indexes on email, its canonical form and username decide collisions (409).
   try {

@@ -1,12 +1,13 @@
-import { sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { OAuthFlow, OAuthProvider, OAuthProviderConfig } from "../../auth/oauth-config";
 import { normalizeRedirectTarget } from "../../auth/oauth-config";
 import { createState, csrfMatches, type LinkTarget, type OAuthState, openState } from "../../auth/oauth-state";
 import type { Services } from "../../container";
+import { users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { ApiError, notFound } from "../../lib/problem";
 import { completeLogin } from "../sign-in/login";
-import { type SessionGrant, toSessionUser, USER_COLUMNS, type UserRow } from "../sign-in/sessions";
+import { type SessionGrant, toSessionUser, USER_FIELDS, type UserRow } from "../sign-in/sessions";
 import { associateAccount, signInAccount, spendStateNonce } from "./accounts";
 import { authorizationUrl, exchangeCode, fetchProfile, OAuthFailure, type ProviderProfile } from "./client";
 import { createHandoff } from "./handoffs";
@@ -182,6 +183,11 @@ async function finish(
 
 /** The account behind a claimed login hand-off, for its bearer session. */
 export async function handoffUser(svc: Pick<Services, "db">, userId: number) {
-  const rows = await svc.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${userId} AND is_active = 1`);
+  const rows = await svc.db.all<UserRow>(
+    svc.db
+      .select(USER_FIELDS)
+      .from(users)
+      .where(and(eq(users.id, userId), eq(users.is_active, true))),
+  );
   return rows[0] ? toSessionUser(rows[0]) : null;
 }

@@ -1,9 +1,9 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, lte, type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { isConstraintFailure } from "../../db/constraint-errors";
-import type { RowOf } from "../../db/rows";
-import type { idempotencyKeys } from "../../db/schema";
+import { columnsOf, type RowOf } from "../../db/rows";
+import { idempotencyKeys } from "../../db/schema";
 import { toHex } from "../../lib/encoding";
 import type { HeldKey } from "../../lib/idempotency-key";
 import { ApiError } from "../../lib/problem";
@@ -64,10 +64,9 @@ export type ClaimResult =
   /** The key was used on this path for another request (query string or body) within the retention time. */
   | { kind: "mismatch" };
 
-type KeyRow = RowOf<
-  typeof idempotencyKeys,
-  "target" | "body_hash" | "resource_id" | "response_status" | "response_body" | "response_headers"
->;
+const KEY_COLUMNS = ["target", "body_hash", "resource_id", "response_status", "response_body", "response_headers"] as const;
+
+type KeyRow = RowOf<typeof idempotencyKeys, (typeof KEY_COLUMNS)[number]>;
 
 /** 409 while the request that holds a key runs (or took it over from this one). */
 export function requestInProgress(): ApiError {
@@ -83,8 +82,8 @@ export async function sha256Hex(bytes: ArrayBuffer | ArrayBufferView): Promise<s
   return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
 }
 
-const keyIs = (held: Pick<HeldKey, "userId" | "scope" | "key">) =>
-  sql`user_id = ${held.userId} AND scope = ${held.scope} AND key = ${held.key}`;
+const keyIs = (held: Pick<HeldKey, "userId" | "scope" | "key">): SQL =>
+  and(eq(idempotencyKeys.user_id, held.userId), eq(idempotencyKeys.scope, held.scope), eq(idempotencyKeys.key, held.key))!;
 
 /**
  * Claims `key` for one request, or says what became of an earlier request with it, in one round
@@ -99,8 +98,20 @@ export async function claimKey(svc: Pick<Services, "db">, input: ClaimInput): Pr
   const claim = crypto.randomUUID();
   const [, claimed, existing] = await batchRows<[never, { claim: string }, KeyRow]>(svc.db, [
     // Housekeeping on the expiry index; bounded, so no request pays for a backlog at once.
-    sql`DELETE FROM idempotency_keys WHERE rowid IN (
-      SELECT rowid FROM idempotency_keys WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${SWEEP_LIMIT})`,
+    svc.db
+      .delete(idempotencyKeys)
+      .where(
+        inArray(
+          sql`rowid`,
+          svc.db
+            .select({ rowid: sql`rowid` })
+            .from(idempotencyKeys)
+            .where(lte(idempotencyKeys.expires_at, now))
+            .orderBy(asc(idempotencyKeys.expires_at))
+            .limit(SWEEP_LIMIT),
+        ),
+      ),
+    // Raw: compare-and-set upsert; it overwrites a row only when that row has expired (its own condition).
     sql`INSERT INTO idempotency_keys (user_id, scope, key, target, body_hash, claim, resource_id, response_status,
         response_body, response_headers, created_at, expires_at)
       VALUES (${userId}, ${scope}, ${key}, ${target}, ${bodyHash}, ${claim}, NULL, NULL, NULL, NULL, ${now}, ${now + IDEMPOTENCY_LEASE_SECONDS})
@@ -110,8 +121,7 @@ export async function claimKey(svc: Pick<Services, "db">, input: ClaimInput): Pr
         expires_at = excluded.expires_at
       WHERE idempotency_keys.expires_at <= ${now}
       RETURNING claim`,
-    sql`SELECT target, body_hash, resource_id, response_status, response_body, response_headers
-      FROM idempotency_keys WHERE ${keyIs(input)}`,
+    svc.db.select(columnsOf(idempotencyKeys, KEY_COLUMNS)).from(idempotencyKeys).where(keyIs(input)),
   ]);
 
   if (claimed[0]) return { kind: "claimed", held: { userId, scope, key, claim: claimed[0].claim } };
@@ -140,6 +150,7 @@ export async function claimKey(svc: Pick<Services, "db">, input: ClaimInput): Pr
  * record instead of creating it again. No round trip of their own.
  */
 export function commitStatements(held: HeldKey, resourceId: SQL, now: number, made: SQL = sql`1`): SQL[] {
+  // Raw: an assertion that fails the batch, and a mark guarded by the claim (compare-and-set).
   return [
     // SQLite has no assertion statement: this inserts a row whose NULL claim breaks its NOT NULL
     // constraint exactly when the key is not held, which aborts the batch (see isKeyLost).
@@ -163,6 +174,7 @@ export function isKeyLost(error: unknown): boolean {
  * request's (its lease ran out and another request took it over), in which case nothing is written.
  */
 export async function storeResponse(svc: Pick<Services, "db">, held: HeldKey, response: StoredResponse, now: number): Promise<boolean> {
+  // Raw: compare-and-set on the claim, and only while no response is stored.
   const rows = await svc.db.all<{ user_id: number }>(sql`UPDATE idempotency_keys SET
       response_status = ${response.status}, response_body = ${response.body},
       response_headers = ${JSON.stringify(response.headers)}, expires_at = ${now + IDEMPOTENCY_TTL_SECONDS}
@@ -177,6 +189,7 @@ export async function storeResponse(svc: Pick<Services, "db">, held: HeldKey, re
  * (a failure after the commit must not let a retry create the record again); nothing is deleted then.
  */
 export async function releaseKey(svc: Pick<Services, "db">, held: HeldKey): Promise<boolean> {
+  // Raw: compare-and-set on the claim, and only while nothing was committed or stored.
   const rows = await svc.db.all<{ user_id: number }>(sql`DELETE FROM idempotency_keys
     WHERE ${keyIs(held)} AND claim = ${held.claim} AND resource_id IS NULL AND response_status IS NULL
     RETURNING user_id`);

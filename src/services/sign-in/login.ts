@@ -1,14 +1,15 @@
-import { sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { dummyPasswordHash, verifyPassword } from "../../auth/password";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
+import { users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { loginIdentifier } from "../../lib/email-address";
 import { maskEmail } from "../../lib/logger";
 import { ApiError } from "../../lib/problem";
 import { reserveLoginFailure } from "../../rate-limits/failure-budgets";
 import { startChallenge } from "./mfa-challenge";
-import { type RefreshRefusal, rotateSession, type SessionGrant, startSession, toSessionUser, USER_COLUMNS, type UserRow } from "./sessions";
+import { type RefreshRefusal, rotateSession, type SessionGrant, startSession, toSessionUser, USER_FIELDS, type UserRow } from "./sessions";
 
 export type LoginTransport = "bearer" | "cookie";
 
@@ -28,8 +29,8 @@ export function badCredentials(): ApiError {
 /** Looks an account up by email (any alias of its mailbox) or by username. */
 export async function findUserByIdentifier(svc: Pick<Services, "db">, identifier: string): Promise<SessionUser | null> {
   const { kind, key } = loginIdentifier(identifier);
-  const condition = kind === "email" ? sql`email_canonical = ${key}` : sql`username = ${key}`;
-  const rows = await svc.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE ${condition}`);
+  const condition = kind === "email" ? eq(users.email_canonical, key) : eq(users.username, key);
+  const rows = await svc.db.all<UserRow>(svc.db.select(USER_FIELDS).from(users).where(condition));
   return rows[0] ? toSessionUser(rows[0]) : null;
 }
 

@@ -1,10 +1,10 @@
-import { sql } from "drizzle-orm";
+import { and, eq, gt, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import { fingerprint, randomToken } from "../../auth/tokens";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import type { RowOf } from "../../db/rows";
-import type { mfaChallenges, users } from "../../db/schema";
+import { mfaChallenges, users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { ApiError } from "../../lib/problem";
 import { reserveWrongSecret } from "../../rate-limits/failure-budgets";
@@ -43,7 +43,8 @@ function wrongChallengeCode(): ApiError {
 export async function startChallenge(svc: Pick<Services, "db">, user: SessionUser, transport: ChallengeTransport): Promise<string | null> {
   const token = randomToken();
   const [, inserted] = await batchRows<[never, { user_id: number }]>(svc.db, [
-    sql`DELETE FROM mfa_challenges WHERE user_id = ${user.id} AND expires_at <= unixepoch()`,
+    svc.db.delete(mfaChallenges).where(and(eq(mfaChallenges.user_id, user.id), lte(mfaChallenges.expires_at, sql`unixepoch()`))),
+    // Raw: INSERT … SELECT that starts the challenge only while the account is as the password check found it.
     sql`INSERT INTO mfa_challenges (fingerprint, user_id, transport, tokens_valid_after, expires_at)
       SELECT ${fingerprint(token)}, id, ${transport}, tokens_valid_after, unixepoch() + ${MFA_CHALLENGE_TTL_SECONDS}
       FROM users WHERE ${unchangedSince(user.id, user)} AND totp_secret IS NOT NULL
@@ -70,11 +71,28 @@ export async function completeChallenge(
   code: string,
 ): Promise<{ transport: ChallengeTransport; userId: number; grant: SessionGrant }> {
   const challenge = fingerprint(token);
-  const rows = await svc.db.all<ChallengeRow>(sql`
-    SELECT c.user_id, c.transport, c.tokens_valid_after, u.totp_secret, u.totp_last_step
-    FROM mfa_challenges c JOIN users u ON u.id = c.user_id
-    WHERE c.fingerprint = ${challenge} AND c.claimed_by IS NULL AND c.expires_at > unixepoch()
-      AND u.is_active = 1 AND u.tokens_valid_after = c.tokens_valid_after AND u.totp_secret IS NOT NULL`);
+  const rows = await svc.db.all<ChallengeRow>(
+    svc.db
+      .select({
+        user_id: mfaChallenges.user_id,
+        transport: mfaChallenges.transport,
+        tokens_valid_after: mfaChallenges.tokens_valid_after,
+        totp_secret: users.totp_secret,
+        totp_last_step: users.totp_last_step,
+      })
+      .from(mfaChallenges)
+      .innerJoin(users, eq(users.id, mfaChallenges.user_id))
+      .where(
+        and(
+          eq(mfaChallenges.fingerprint, challenge),
+          isNull(mfaChallenges.claimed_by),
+          gt(mfaChallenges.expires_at, sql`unixepoch()`),
+          eq(users.is_active, true),
+          eq(users.tokens_valid_after, mfaChallenges.tokens_valid_after),
+          isNotNull(users.totp_secret),
+        ),
+      ),
+  );
   const row = rows[0];
   if (!row) throw invalidChallenge();
 
@@ -103,6 +121,7 @@ export async function completeChallenge(
     { recordLogin: true },
   );
   const results = await batchRows<unknown[]>(svc.db, [
+    // Raw (the claim, the spend, the closing delete): compare-and-set; each runs only where this request's claim holds.
     // The claim also needs the account as the login left it, so a revocation in between spends nothing.
     sql`UPDATE mfa_challenges SET claimed_by = ${nonce}
       WHERE fingerprint = ${challenge} AND claimed_by IS NULL AND expires_at > unixepoch() AND ${spendableCondition(row.user_id, resolved!)}

@@ -1,7 +1,9 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { isTotpShaped, matchTotp, normalizeRecoveryCode, recoveryCodeHash } from "../../auth/totp";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { columnsOf } from "../../db/rows";
+import { users } from "../../db/schema";
 import { type DataKeyRing, openField, SealedKeyUnavailable } from "../../lib/data-encryption";
 import { ApiError } from "../../lib/problem";
 
@@ -60,6 +62,7 @@ export async function resolveMfaCode(dataKey: DataKeyRing, userId: number, state
  * recovery code. It changes a row only when the code counts. `when` adds a condition.
  */
 export function spendStatement(userId: number, code: NonNullable<MfaCode>, when = sql`1`) {
+  // Raw: one-time-code consumption, decided by the statement's own condition (a later step, an unused code).
   return code.kind === "totp"
     ? sql`UPDATE users SET totp_last_step = ${code.step}
         WHERE id = ${userId} AND totp_secret IS NOT NULL AND coalesce(totp_last_step, -1) < ${code.step} AND (${when})
@@ -69,6 +72,7 @@ export function spendStatement(userId: number, code: NonNullable<MfaCode>, when 
 
 /** SQL that holds while a resolved code is still spendable (the claim condition of a batch). */
 export function spendableCondition(userId: number, code: NonNullable<MfaCode>) {
+  // Raw: an EXISTS guard that the claiming statements of a batch embed in their own conditions.
   return code.kind === "totp"
     ? sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND totp_secret IS NOT NULL AND coalesce(totp_last_step, -1) < ${code.step})`
     : sql`EXISTS (SELECT 1 FROM recovery_codes WHERE user_id = ${userId} AND code_hash = ${code.hash})`;
@@ -85,7 +89,12 @@ export async function spendMfaCode(
   userId: number,
   code: string,
 ): Promise<boolean | ApiError> {
-  const rows = await svc.db.all<TotpState>(sql`SELECT totp_secret, totp_last_step FROM users WHERE id = ${userId}`);
+  const rows = await svc.db.all<TotpState>(
+    svc.db
+      .select(columnsOf(users, ["totp_secret", "totp_last_step"]))
+      .from(users)
+      .where(eq(users.id, userId)),
+  );
   if (!rows[0]) return false;
   let resolved: MfaCode;
   try {

@@ -1,9 +1,11 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { hashPassword } from "../../auth/password";
 import { assertAcceptablePassword } from "../../auth/password-policy";
 import { checkLinkToken, parseLinkToken, RESET_TOKEN_TTL_SECONDS, signLinkToken } from "../../auth/tokens";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { columnsOf } from "../../db/rows";
+import { users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { canonicalEmail } from "../../lib/email-address";
 import { ApiError } from "../../lib/problem";
@@ -30,7 +32,10 @@ export async function requestPasswordReset(svc: Services, address: string): Prom
   const mailbox = canonicalEmail(address);
   await enforceLimits(svc, subjects.email(svc.config.tokenSecret, mailbox), ["forgot-password-email"]);
   const rows = await svc.db.all<{ id: number; email: string; hashed_password: string | null; is_active: number }>(
-    sql`SELECT id, email, hashed_password, is_active FROM users WHERE email_canonical = ${mailbox}`,
+    svc.db
+      .select(columnsOf(users, ["id", "email", "hashed_password", "is_active"]))
+      .from(users)
+      .where(eq(users.email_canonical, mailbox)),
   );
   const user = rows[0];
   if (!user || user.is_active !== 1) return;
@@ -55,7 +60,10 @@ export async function resetPassword(svc: Services, token: string, password: stri
   const parsed = parseLinkToken(token);
   if (!parsed) throw invalidResetToken();
   const rows = await svc.db.all<{ id: number; email: string; username: string; hashed_password: string | null; is_active: number }>(
-    sql`SELECT id, email, username, hashed_password, is_active FROM users WHERE id = ${parsed.userId}`,
+    svc.db
+      .select(columnsOf(users, ["id", "email", "username", "hashed_password", "is_active"]))
+      .from(users)
+      .where(eq(users.id, parsed.userId)),
   );
   const user = rows[0];
   const nowSeconds = Math.floor(svc.clock.now() / 1000);
@@ -65,6 +73,7 @@ export async function resetPassword(svc: Services, token: string, password: stri
   await assertAcceptablePassword(svc.config, svc.log, password, { username: user.username, email: user.email });
   const hashed = hashPassword(password, svc.config.argon2);
   const [changed] = await batchRows<[{ id: number }, never, never]>(svc.db, [
+    // Raw: compare-and-set on the hash the token was bound to (of two resets with one token, one wins).
     sql`UPDATE users SET hashed_password = ${hashed}, updated_at = unixepoch()
       WHERE id = ${user.id} AND hashed_password IS ${user.hashed_password} RETURNING id`,
     // A reset that lost a race revokes nothing: the winner's sessions are not its to end.

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import { randomToken } from "../../auth/tokens";
 import {
@@ -11,7 +11,9 @@ import {
   recoveryCodeHash,
 } from "../../auth/totp";
 import type { Services } from "../../container";
-import { batchRows } from "../../db/client";
+import { batchRows, type Db } from "../../db/client";
+import { columnsOf } from "../../db/rows";
+import { mfaChallenges, recoveryCodes, users } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { type DataKeyRing, openFieldText, sealField } from "../../lib/data-encryption";
 import { fromBase64Url, toBase64Url } from "../../lib/encoding";
@@ -130,6 +132,8 @@ export async function confirmTotp(
     },
   );
   const results = await batchRows<unknown[]>(svc.db, [
+    // Raw (this and the next two): the seed is stored only while TOTP is off, and the codes replaced only
+    // where this request stored it (compare-and-set); the new codes come from one json_each.
     sql`UPDATE users SET totp_secret = ${sealed}, totp_enabled_at = unixepoch(), totp_last_step = ${step}, updated_at = unixepoch()
       WHERE id = ${user.id} AND is_active = 1 AND totp_secret IS NULL`,
     sql`DELETE FROM recovery_codes WHERE user_id = ${user.id} AND ${stored}`,
@@ -145,11 +149,14 @@ export async function confirmTotp(
 }
 
 /** The statements that remove a user's TOTP enrolment: seed, replay marker, recovery codes, pending challenges. */
-export function totpRemovalStatements(userId: number) {
+export function totpRemovalStatements(db: Db, userId: number) {
   return [
-    sql`UPDATE users SET totp_secret = NULL, totp_enabled_at = NULL, totp_last_step = NULL, updated_at = unixepoch() WHERE id = ${userId}`,
-    sql`DELETE FROM recovery_codes WHERE user_id = ${userId}`,
-    sql`DELETE FROM mfa_challenges WHERE user_id = ${userId}`,
+    db
+      .update(users)
+      .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null, updated_at: sql`unixepoch()` })
+      .where(eq(users.id, userId)),
+    db.delete(recoveryCodes).where(eq(recoveryCodes.user_id, userId)),
+    db.delete(mfaChallenges).where(eq(mfaChallenges.user_id, userId)),
   ] as const;
 }
 
@@ -168,7 +175,7 @@ export async function disableTotp(
       operation: "Turning off two-step verification",
     },
   );
-  await batchRows(svc.db, [...totpRemovalStatements(user.id)]);
+  await batchRows(svc.db, [...totpRemovalStatements(svc.db, user.id)]);
   audit(svc.log, "auth.mfa.disabled", { user_id: user.id });
 }
 
@@ -181,6 +188,8 @@ export function recoveryCodesChanged(): ApiError {
       "Regenerate again if you did not receive them.",
   });
 }
+
+const REGENERATION_STATE = columnsOf(users, ["totp_secret", "totp_last_step", "recovery_codes_generation"]);
 
 interface RegenerationState {
   totp_secret: string | null;
@@ -204,9 +213,7 @@ async function spendAndReplace(
   code: string,
   hashes: string[],
 ): Promise<boolean | ApiError> {
-  const rows = await svc.db.all<RegenerationState>(
-    sql`SELECT totp_secret, totp_last_step, recovery_codes_generation FROM users WHERE id = ${userId}`,
-  );
+  const rows = await svc.db.all<RegenerationState>(svc.db.select(REGENERATION_STATE).from(users).where(eq(users.id, userId)));
   const before = rows[0];
   if (!before?.totp_secret) return totpNotEnabled();
   let resolved: MfaCode;
@@ -221,6 +228,8 @@ async function spendAndReplace(
   const generation = randomToken();
   const won = sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND recovery_codes_generation = ${generation})`;
   const [claimed, , , , after] = await batchRows<[{ id: number }, never, never, never, RegenerationState]>(svc.db, [
+    // Raw (this and the next three): compare-and-set on the generation seen; the spend and the
+    // replacement run only where this request's claim won, the new codes from one json_each.
     sql`UPDATE users SET recovery_codes_generation = ${generation}
       WHERE id = ${userId} AND totp_secret = ${before.totp_secret} AND recovery_codes_generation IS ${seen}
         AND ${spendableCondition(userId, resolved)}
@@ -228,7 +237,7 @@ async function spendAndReplace(
     spendStatement(userId, resolved, won),
     sql`DELETE FROM recovery_codes WHERE user_id = ${userId} AND ${won}`,
     sql`INSERT INTO recovery_codes (user_id, code_hash) SELECT ${userId}, value FROM json_each(${JSON.stringify(hashes)}) WHERE ${won}`,
-    sql`SELECT totp_secret, totp_last_step, recovery_codes_generation FROM users WHERE id = ${userId}`,
+    svc.db.select(REGENERATION_STATE).from(users).where(eq(users.id, userId)),
   ]);
   if (claimed.length === 1) return true;
   // Lost: tell a concurrent change (TOTP turned off or re-enrolled, another regeneration) from a
