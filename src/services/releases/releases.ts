@@ -1,7 +1,10 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, gte, lt, or, type SQLWrapper, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows, type Db } from "../../db/client";
+import { columnList, columnsOf, type RowOf } from "../../db/rows";
+import { releaseFiles, releases } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { ApiError } from "../../lib/problem";
 import type { OtherVersion } from "../../lib/release/landing-page";
@@ -62,35 +65,35 @@ export type ReleaseServices = Pick<Services, "db" | "log" | "bindings" | "config
 /** A building release that has shown no sign of life this long may be retried (its build was lost). */
 export const STALLED_AFTER_SECONDS = 10 * 60;
 
-interface ReleaseRow {
-  version: string;
-  title: string;
-  description: string | null;
-  licence: string;
-  status: ReleaseStatus;
-  base_url: string;
-  snapshot_at: number | null;
-  created_at: number;
-  published_at: number | null;
-  records: number | null;
-  base_products: number | null;
-  images: number | null;
-  record_materials: number | null;
-  records_written: number;
-  failure_reason: string | null;
-  updated_at: number;
-  doi: string | null;
-  concept_doi: string | null;
-  doi_status: DoiStatus;
-  doi_error: string | null;
-  publisher: string;
-  creator: string | null;
-}
+const RELEASE_FIELDS = [
+  "version",
+  "title",
+  "description",
+  "licence",
+  "status",
+  "base_url",
+  "snapshot_at",
+  "created_at",
+  "published_at",
+  "records",
+  "base_products",
+  "images",
+  "record_materials",
+  "records_written",
+  "failure_reason",
+  "updated_at",
+  "doi",
+  "concept_doi",
+  "doi_status",
+  "doi_error",
+  "publisher",
+  "creator",
+] as const;
 
-const RELEASE_COLUMNS = sql.raw(
-  "version, title, description, licence, status, base_url, snapshot_at, created_at, published_at, records, base_products, images, " +
-    "record_materials, records_written, failure_reason, updated_at, doi, concept_doi, doi_status, doi_error, publisher, creator",
-);
+type ReleaseRow = RowOf<typeof releases, (typeof RELEASE_FIELDS)[number]>;
+
+/** A release file as the reads select it. */
+const FILE_FIELDS = ["path", "bytes", "sha256", "media_type"] as const;
 
 function toRelease(row: ReleaseRow): Release {
   return {
@@ -124,7 +127,21 @@ function toRelease(row: ReleaseRow): Release {
   };
 }
 
-const visible = (includeUnpublished: boolean): SQL => (includeUnpublished ? sql`1 = 1` : sql`status = 'published'`);
+/** Which releases a viewer sees: all for a superuser (no condition), else the published. */
+const visible = (includeUnpublished: boolean) => (includeUnpublished ? undefined : eq(releases.status, "published"));
+
+const NEWEST_FIRST = [desc(releases.created_at), desc(releases.version)];
+
+/** The version a read names: `version`, or (null) the latest published release's, as a sub-select. */
+function chosenVersion(db: Db, version: string | null): SQLWrapper | string {
+  if (version !== null) return version;
+  return db
+    .select({ version: releases.version })
+    .from(releases)
+    .where(eq(releases.status, "published"))
+    .orderBy(...NEWEST_FIRST)
+    .limit(1);
+}
 
 /** Queues a build attempt; on failure the caller undoes what it wrote. */
 async function queueBuild(svc: ReleaseServices, version: string, buildId: string): Promise<void> {
@@ -149,12 +166,24 @@ export async function createRelease(svc: ReleaseServices, actor: SessionUser, in
   const buildId = crypto.randomUUID();
   // Who publishes and creates it is stamped now: its files, citations and DOI metadata all name them.
   const { publisher, creator, creatorRor } = svc.config.releaseAuthorship;
-  const rows = await svc.db.all<ReleaseRow>(sql`
-    INSERT INTO releases (version, title, description, licence, status, base_url, build_id, publisher, creator, creator_ror)
-    VALUES (${input.version}, ${input.title}, ${input.description ?? null}, ${input.licence}, 'building', ${baseUrl}, ${buildId},
-      ${publisher}, ${creator}, ${creatorRor})
-    ON CONFLICT (version) DO NOTHING
-    RETURNING ${RELEASE_COLUMNS}`);
+  const rows = await svc.db.all<ReleaseRow>(
+    svc.db
+      .insert(releases)
+      .values({
+        version: input.version,
+        title: input.title,
+        description: input.description ?? null,
+        licence: input.licence,
+        status: "building",
+        base_url: baseUrl,
+        build_id: buildId,
+        publisher,
+        creator,
+        creator_ror: creatorRor,
+      })
+      .onConflictDoNothing({ target: releases.version })
+      .returning(columnsOf(releases, RELEASE_FIELDS)),
+  );
   const row = rows[0];
   if (!row) {
     throw new ApiError(409, {
@@ -167,6 +196,7 @@ export async function createRelease(svc: ReleaseServices, actor: SessionUser, in
     await queueBuild(svc, input.version, buildId);
   } catch (error) {
     svc.log.error("release build could not be queued", { release: input.version, error });
+    // Raw: guarded undo; only this attempt's row, and only while it is still building.
     await svc.db.run(sql`DELETE FROM releases WHERE version = ${input.version} AND build_id = ${buildId} AND status = 'building'`);
     throw queueUnavailable();
   }
@@ -183,13 +213,14 @@ export async function createRelease(svc: ReleaseServices, actor: SessionUser, in
 export async function retryRelease(svc: ReleaseServices, actor: SessionUser, version: string): Promise<Release> {
   const buildId = crypto.randomUUID();
   const [retried, current] = await batchRows<[ReleaseRow, { status: ReleaseStatus; build_id: string }]>(svc.db, [
+    // Raw: compare-and-set on the build's state (failed, or building and stalled), decided by the UPDATE's own condition.
     sql`UPDATE releases SET status = 'building', build_id = ${buildId}, snapshot_at = NULL, records = NULL, base_products = NULL, images = NULL,
         record_materials = NULL, records_written = 0, build_state = NULL, lease_id = NULL, lease_until = NULL, build_failures = 0,
         failure_reason = NULL, updated_at = unixepoch()
       WHERE version = ${version} AND (status = 'failed' OR (status = 'building' AND coalesce(lease_until, 0) < unixepoch()
         AND updated_at < unixepoch() - ${STALLED_AFTER_SECONDS}))
-      RETURNING ${RELEASE_COLUMNS}`,
-    sql`SELECT status, build_id FROM releases WHERE version = ${version}`,
+      RETURNING ${columnList(RELEASE_FIELDS)}`,
+    svc.db.select({ status: releases.status, build_id: releases.build_id }).from(releases).where(eq(releases.version, version)),
   ]);
   const row = retried[0];
   if (!row) {
@@ -208,6 +239,7 @@ export async function retryRelease(svc: ReleaseServices, actor: SessionUser, ver
   } catch (error) {
     svc.log.error("release build could not be queued", { release: version, error });
     // Without its message the new attempt would never run: it ends failed at once, to be retried again.
+    // Raw: compare-and-set; only this attempt, and only while no slice has taken it up.
     await svc.db
       .run(sql`UPDATE releases SET status = 'failed', failure_reason = 'The retry could not be queued; retry again.', updated_at = unixepoch()
         WHERE version = ${version} AND build_id = ${buildId} AND status = 'building' AND lease_id IS NULL AND snapshot_at IS NULL`)
@@ -233,15 +265,20 @@ export async function getRelease(
   version: string | null,
   includeUnpublished: boolean,
 ): Promise<{ release: Release; files: ReleaseFile[] } | null> {
-  const chosen =
-    version === null
-      ? sql`(SELECT version FROM releases WHERE status = 'published' ORDER BY created_at DESC, version DESC LIMIT 1)`
-      : sql`${version}`;
-  const [rows, files] = await batchRows<[ReleaseRow, { path: string; bytes: number; sha256: string; media_type: string }]>(db, [
-    sql`SELECT ${RELEASE_COLUMNS} FROM releases WHERE version = ${chosen} AND ${visible(includeUnpublished)}`,
+  const chosen = chosenVersion(db, version);
+  const [rows, files] = await batchRows<[ReleaseRow, RowOf<typeof releaseFiles, (typeof FILE_FIELDS)[number]>]>(db, [
+    db
+      .select(columnsOf(releases, RELEASE_FIELDS))
+      .from(releases)
+      .where(and(eq(releases.version, chosen), visible(includeUnpublished))),
     // The image files (`images/` up to `images0`) are left out by an index range, without reading them.
-    sql`SELECT path, bytes, sha256, media_type FROM release_files
-      WHERE release_version = ${chosen} AND (path < 'images/' OR path >= 'images0') ORDER BY path`,
+    db
+      .select(columnsOf(releaseFiles, FILE_FIELDS))
+      .from(releaseFiles)
+      .where(
+        and(eq(releaseFiles.release_version, chosen), or(lt(releaseFiles.path, "images/"), gte(releaseFiles.path, "images0"))),
+      )
+      .orderBy(releaseFiles.path),
   ]);
   const row = rows[0];
   if (!row) return null;
@@ -276,20 +313,23 @@ export async function describeRelease(
   origin: string,
   withVersions: boolean,
 ): Promise<DescribedRelease | null> {
-  const chosen =
-    version === null
-      ? sql`(SELECT version FROM releases WHERE status = 'published' ORDER BY created_at DESC, version DESC LIMIT 1)`
-      : sql`${version}`;
-  const statements: SQL[] = [
+  const chosen = chosenVersion(db, version);
+  const statements: SQLWrapper[] = [
     describeStatement(sql`r.version = ${chosen} AND ${includeUnpublished ? sql`1 = 1` : sql`r.status = 'published'`}`),
   ];
   if (withVersions) {
-    statements.push(sql`SELECT version, title, published_at, doi, base_url FROM releases WHERE status = 'published'
-      ORDER BY created_at DESC, version DESC LIMIT ${LANDING_PAGE_VERSIONS}`);
+    statements.push(
+      db
+        .select(columnsOf(releases, ["version", "title", "published_at", "doi", "base_url"]))
+        .from(releases)
+        .where(eq(releases.status, "published"))
+        .orderBy(...NEWEST_FIRST)
+        .limit(LANDING_PAGE_VERSIONS),
+    );
   }
   const [rows, others = []] = await batchRows<
     [DescriptionRow, { version: string; title: string; published_at: number; doi: string | null; base_url: string }]
-  >(db, statements as [SQL, SQL]);
+  >(db, statements as [SQLWrapper, SQLWrapper]);
   const row = rows[0];
   const description = row ? toDescription(row, origin) : null;
   if (!row || !description) return null;
@@ -314,9 +354,17 @@ export async function listReleases(
   includeUnpublished: boolean,
 ): Promise<{ releases: Release[]; total: number }> {
   const [rows, counted] = await batchRows<[ReleaseRow, { total: number }]>(db, [
-    sql`SELECT ${RELEASE_COLUMNS} FROM releases WHERE ${visible(includeUnpublished)}
-      ORDER BY created_at DESC, version DESC LIMIT ${page.limit} OFFSET ${page.offset}`,
-    sql`SELECT count(*) AS total FROM releases WHERE ${visible(includeUnpublished)}`,
+    db
+      .select(columnsOf(releases, RELEASE_FIELDS))
+      .from(releases)
+      .where(visible(includeUnpublished))
+      .orderBy(...NEWEST_FIRST)
+      .limit(page.limit)
+      .offset(page.offset),
+    db
+      .select({ total: count().as("total") })
+      .from(releases)
+      .where(visible(includeUnpublished)),
   ]);
   return { releases: rows.map(toRelease), total: counted[0]?.total ?? 0 };
 }
@@ -329,10 +377,14 @@ export async function findReleaseFile(
   includeUnpublished: boolean,
 ): Promise<(ReleaseFile & { published: boolean }) | null> {
   // A batch of one, so that a carried token check travels with it (`carryInNextBatch`).
+  const r = alias(releases, "r");
+  const f = alias(releaseFiles, "f");
   const [rows] = await batchRows<[{ path: string; bytes: number; sha256: string; media_type: string; status: ReleaseStatus }]>(db, [
-    sql`SELECT f.path, f.bytes, f.sha256, f.media_type, r.status FROM releases r
-      JOIN release_files f ON f.release_version = r.version AND f.path = ${path}
-      WHERE r.version = ${version} AND ${includeUnpublished ? sql`1 = 1` : sql`r.status = 'published'`}`,
+    db
+      .select({ ...columnsOf(f, FILE_FIELDS), status: r.status })
+      .from(r)
+      .innerJoin(f, and(eq(f.release_version, r.version), eq(f.path, path)))
+      .where(and(eq(r.version, version), includeUnpublished ? undefined : eq(r.status, "published"))),
   ]);
   const row = rows[0];
   if (!row) return null;
