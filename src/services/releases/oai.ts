@@ -1,6 +1,8 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, gte, isNotNull, lte, min, or, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { releases } from "../../db/schema";
 import {
   decodeResumptionToken,
   encodeResumptionToken,
@@ -62,18 +64,25 @@ function metadata(svc: OaiServices, release: ReleaseDescription, prefix: string)
   return oaiDataCite(release as ReleaseDescription & { doi: string }, svc.config.datacite?.repositoryId ?? release.publisher);
 }
 
+/** The releases table as `r`, the alias `describeStatement` reads it under. */
+const r = alias(releases, "r");
+
 /** The selection of a list: published releases in the time range, with a DOI for `oai_datacite`. */
 function selection(prefix: string, from: number | null, until: number | null): SQL {
-  const parts: SQL[] = [sql`r.status = 'published'`];
-  if (from !== null) parts.push(sql`r.published_at >= ${from}`);
-  if (until !== null) parts.push(sql`r.published_at <= ${until}`);
-  if (prefix === OAI_DATACITE.prefix) parts.push(sql`r.doi IS NOT NULL`);
-  return sql.join(parts, sql` AND `);
+  return and(
+    eq(r.status, "published"),
+    from === null ? undefined : gte(r.published_at, from),
+    until === null ? undefined : lte(r.published_at, until),
+    prefix === OAI_DATACITE.prefix ? isNotNull(r.doi) : undefined,
+  )!;
 }
 
 async function identify(svc: OaiServices, repository: Repository): Promise<OaiBody> {
   const [rows] = await batchRows<[{ earliest: number | null }]>(svc.db, [
-    sql`SELECT min(published_at) AS earliest FROM releases WHERE status = 'published'`,
+    svc.db
+      .select({ earliest: min(releases.published_at).as("earliest") })
+      .from(releases)
+      .where(eq(releases.status, "published")),
   ]);
   return {
     verb: "Identify",
@@ -96,7 +105,10 @@ async function listMetadataFormats(
   const version = versionOf(repository, identifier);
   if (version === null) return error("idDoesNotExist", `${identifier} is not an item of this repository.`);
   const [rows] = await batchRows<[{ doi: string | null }]>(svc.db, [
-    sql`SELECT doi FROM releases WHERE version = ${version} AND status = 'published'`,
+    svc.db
+      .select({ doi: releases.doi })
+      .from(releases)
+      .where(and(eq(releases.version, version), eq(releases.status, "published"))),
   ]);
   const found = rows[0];
   if (!found) return error("idDoesNotExist", `${identifier} is not an item of this repository.`);
@@ -113,7 +125,7 @@ async function getRecord(
     return error("cannotDisseminateFormat", `This repository has no format "${prefix}".`);
   const version = versionOf(repository, identifier);
   if (version === null) return error("idDoesNotExist", `${identifier} is not an item of this repository.`);
-  const [rows] = await batchRows<[DescriptionRow]>(svc.db, [describeStatement(sql`r.version = ${version} AND r.status = 'published'`)]);
+  const [rows] = await batchRows<[DescriptionRow]>(svc.db, [describeStatement(and(eq(r.version, version), eq(r.status, "published"))!)]);
   const row = rows[0];
   const release = row ? toDescription(row, row.base_url) : null;
   if (!row || !release || row.published_at === null) return error("idDoesNotExist", `${identifier} is not an item of this repository.`);
@@ -159,16 +171,32 @@ async function list(svc: OaiServices, repository: Repository, request: ListReque
   const where = selection(prefix, position.from, position.until);
   const after =
     position.after === null
-      ? sql`1 = 1`
-      : sql`(r.published_at > ${position.after.seconds} OR (r.published_at = ${position.after.seconds} AND r.version > ${position.after.version}))`;
-  const order = sql`r.published_at, r.version`;
+      ? undefined
+      : or(
+          gt(r.published_at, position.after.seconds),
+          and(eq(r.published_at, position.after.seconds), gt(r.version, position.after.version)),
+        );
+  const pageWhere = and(where, after)!;
+  const order = [asc(r.published_at), asc(r.version)];
   const page =
     request.verb === "ListRecords"
-      ? describeStatement(sql`${where} AND ${after}`, order, OAI_PAGE_SIZE + 1)
-      : sql`SELECT r.version, r.published_at FROM releases r WHERE ${where} AND ${after} ORDER BY ${order} LIMIT ${OAI_PAGE_SIZE + 1}`;
-  const statements: SQL[] = [page];
-  if (position.completeListSize === null) statements.push(sql`SELECT count(*) AS total FROM releases r WHERE ${where}`);
-  const [rows, counted] = await batchRows<[DescriptionRow, { total: number }]>(svc.db, statements as [SQL, SQL]);
+      ? describeStatement(pageWhere, sql.join(order, sql`, `), OAI_PAGE_SIZE + 1)
+      : svc.db
+          .select({ version: r.version, published_at: r.published_at })
+          .from(r)
+          .where(pageWhere)
+          .orderBy(...order)
+          .limit(OAI_PAGE_SIZE + 1);
+  const statements: SQLWrapper[] = [page];
+  if (position.completeListSize === null) {
+    statements.push(
+      svc.db
+        .select({ total: count().as("total") })
+        .from(r)
+        .where(where),
+    );
+  }
+  const [rows, counted] = await batchRows<[DescriptionRow, { total: number }]>(svc.db, statements as [SQLWrapper, SQLWrapper]);
   const total = position.completeListSize ?? counted?.[0]?.total ?? 0;
   if (rows.length === 0) {
     return position.after === null
