@@ -1,6 +1,8 @@
-import { type SQL, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
 import { batchRows, type Db } from "../../db/client";
+import { columnList, type RowOf } from "../../db/rows";
+import { releases } from "../../db/schema";
 import type { CsvWriterState } from "../../lib/release/csv-table-writer";
 import type { MultipartSinkState } from "../../lib/release/multipart-sink";
 import type { ParquetWriterState } from "../../lib/release/parquet-table-writer";
@@ -87,31 +89,42 @@ export class LeaseLost extends Error {
   override name = "LeaseLost";
 }
 
-interface ClaimRow {
-  title: string;
-  description: string | null;
-  licence: string;
-  base_url: string;
-  publisher: string;
-  creator: string | null;
-  creator_ror: string | null;
-  snapshot_at: number | null;
-  records: number | null;
-  base_products: number | null;
-  images: number | null;
-  record_materials: number | null;
-  build_state: string | null;
-  build_failures: number;
-}
+/** What a claim reads of the release it took. */
+const CLAIM_FIELDS = [
+  "title",
+  "description",
+  "licence",
+  "base_url",
+  "publisher",
+  "creator",
+  "creator_ror",
+  "snapshot_at",
+  "records",
+  "base_products",
+  "images",
+  "record_materials",
+  "build_state",
+  "build_failures",
+] as const;
+
+type ClaimRow = RowOf<typeof releases, (typeof CLAIM_FIELDS)[number]>;
 
 /** Takes the lease of a building release for this attempt when nobody holds it, in one round trip. */
 export async function claimBuild(db: Db, version: string, buildId: string, leaseSeconds: number): Promise<Claim> {
   const leaseId = crypto.randomUUID();
   const [claimed, current] = await batchRows<[ClaimRow, { status: string; build_id: string; remaining: number | null }]>(db, [
+    // Raw: compare-and-set on the lease; the UPDATE's own condition decides who holds it.
     sql`UPDATE releases SET lease_id = ${leaseId}, lease_until = unixepoch() + ${leaseSeconds}, updated_at = unixepoch()
       WHERE version = ${version} AND build_id = ${buildId} AND status = 'building' AND (lease_until IS NULL OR lease_until < unixepoch())
-      RETURNING title, description, licence, base_url, publisher, creator, creator_ror, snapshot_at, records, base_products, images, record_materials, build_state, build_failures`,
-    sql`SELECT status, build_id, lease_until - unixepoch() AS remaining FROM releases WHERE version = ${version}`,
+      RETURNING ${columnList(CLAIM_FIELDS)}`,
+    db
+      .select({
+        status: releases.status,
+        build_id: releases.build_id,
+        remaining: sql<number | null>`${releases.lease_until} - unixepoch()`.as("remaining"),
+      })
+      .from(releases)
+      .where(eq(releases.version, version)),
   ]);
   const row = claimed[0];
   if (!row) {
@@ -150,6 +163,7 @@ export async function claimBuild(db: Db, version: string, buildId: string, lease
 /** Inserts (or, for a file written again after an interruption, replaces) file rows, while the fence holds. */
 function fileRows(fence: BuildFence, files: readonly WrittenFile[]): SQL {
   const json = JSON.stringify(files.map((f) => [f.path, f.bytes, f.sha256, f.mediaType]));
+  // Raw: one INSERT … SELECT over JSON rows (json_each), fenced on the lease.
   return sql`INSERT OR REPLACE INTO release_files (release_version, path, bytes, sha256, media_type)
     SELECT ${fence.version}, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]')
     FROM json_each(${json}) j WHERE EXISTS (SELECT 1 FROM releases WHERE ${fenced(fence)})`;
@@ -168,6 +182,7 @@ export async function saveState(
 ): Promise<void> {
   const lease = options.release ? sql`lease_id = NULL, lease_until = NULL` : sql`lease_until = unixepoch() + ${fence.leaseSeconds}`;
   const statements: SQL[] = options.files?.length ? [fileRows(fence, options.files)] : [];
+  // Raw (this and the fenced writes below): each is decided by its own condition, the lease (`fenced`).
   statements.push(sql`UPDATE releases SET build_state = ${JSON.stringify(state)}, records_written = coalesce(${options.recordsWritten ?? null}, records_written),
       build_failures = 0, ${lease}, updated_at = unixepoch()
     WHERE ${fenced(fence)} RETURNING 1 AS held`);
@@ -193,6 +208,7 @@ export async function markFailed(db: Db, fence: BuildFence, reason: string): Pro
       lease_id = NULL, lease_until = NULL, updated_at = unixepoch()
     WHERE ${fenced(fence)} RETURNING 1 AS held`,
     // A snapshot being copied stops there: no more earlier versions to keep.
+    // Raw: guarded by the attempt having just failed (the EXISTS), in the same batch.
     sql`DELETE FROM release_snapshot_progress WHERE release_version = ${fence.version}
       AND EXISTS (SELECT 1 FROM releases WHERE version = ${fence.version} AND build_id = ${fence.buildId} AND status = 'failed')`,
   ]);

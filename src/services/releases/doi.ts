@@ -1,8 +1,9 @@
-import { sql } from "drizzle-orm";
+import { and, asc, eq, isNotNull, ne, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import type { DataCiteConfig } from "../../config";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { releases } from "../../db/schema";
 import { audit } from "../../lib/audit";
 import { OutboundError } from "../../lib/outbound";
 import { ApiError } from "../../lib/problem";
@@ -61,6 +62,7 @@ export async function queueDoiRegistration(svc: Pick<Services, "bindings">, vers
 
 /** Ends a registration `failed` with `reason` (it stays retryable by a superuser). */
 async function markDoiFailed(svc: Pick<Services, "db">, version: string, reason: string): Promise<void> {
+  // Raw: compare-and-set; only a registration still pending ends failed.
   await svc.db.run(sql`UPDATE releases SET doi_status = 'failed', doi_error = ${reason.slice(0, 1000)}, doi_lease_until = NULL,
       doi_updated_at = unixepoch() WHERE version = ${version} AND status = 'published' AND doi_status = 'pending'`);
 }
@@ -194,10 +196,14 @@ interface Claimed {
  */
 async function claim(svc: Pick<Services, "db">, version: string, leaseSeconds: number): Promise<Claimed | { busy: number } | null> {
   const [claimed, current] = await batchRows<[{ attempts: number }, { doi_status: string; remaining: number | null }]>(svc.db, [
+    // Raw: compare-and-set on the registration's lease; the UPDATE's own condition decides who holds it.
     sql`UPDATE releases SET doi_attempts = doi_attempts + 1, doi_lease_until = unixepoch() + ${leaseSeconds}, doi_updated_at = unixepoch()
       WHERE version = ${version} AND status = 'published' AND doi_status = 'pending' AND coalesce(doi_lease_until, 0) < unixepoch()
       RETURNING doi_attempts AS attempts`,
-    sql`SELECT doi_status, doi_lease_until - unixepoch() AS remaining FROM releases WHERE version = ${version} AND status = 'published'`,
+    svc.db
+      .select({ doi_status: releases.doi_status, remaining: sql<number | null>`${releases.doi_lease_until} - unixepoch()`.as("remaining") })
+      .from(releases)
+      .where(and(eq(releases.version, version), eq(releases.status, "published"))),
   ]);
   if (claimed[0]) return claimed[0];
   const found = current[0];
@@ -236,7 +242,11 @@ export async function registerReleaseDoi(svc: DoiServices, version: string): Pro
     const [rows, newestRows, registered] = await batchRows<[DescriptionRow, DescriptionRow, { doi: string }]>(svc.db, [
       describeStatement(sql`r.version = ${version} AND r.status = 'published'`),
       describeStatement(sql`r.status = 'published'`, sql`r.created_at DESC, r.version DESC`),
-      sql`SELECT doi FROM releases WHERE status = 'published' AND doi IS NOT NULL AND version <> ${version} ORDER BY created_at, version`,
+      svc.db
+        .select({ doi: releases.doi })
+        .from(releases)
+        .where(and(eq(releases.status, "published"), isNotNull(releases.doi), ne(releases.version, version)))
+        .orderBy(asc(releases.created_at), asc(releases.version)),
     ]);
     const release = rows[0] ? toDescription(rows[0], rows[0].base_url) : null;
     const newest = newestRows[0] ? toDescription(newestRows[0], newestRows[0].base_url) : null;
@@ -249,6 +259,7 @@ export async function registerReleaseDoi(svc: DoiServices, version: string): Pro
       conceptRecord(newest, conceptDoi, [...registered.map((row) => row.doi), doi]),
       (url) => url !== null && url.startsWith(`${releasesUrl}/`),
     );
+    // Raw: compare-and-set; only a registration still pending is marked registered.
     const done =
       await svc.db.all(sql`UPDATE releases SET doi_status = 'registered', doi = ${doi}, concept_doi = ${conceptDoi}, doi_error = NULL,
         doi_lease_until = NULL, doi_updated_at = unixepoch()
@@ -265,6 +276,7 @@ export async function registerReleaseDoi(svc: DoiServices, version: string): Pro
       last && !failure.permanent ? `${failure.message} (attempt ${claimed.attempts} of ${MAX_DOI_ATTEMPTS}; retry it)` : failure.message;
     svc.log.warn("release DOI registration failed", { release: version, attempt: claimed.attempts, permanent: failure.permanent, reason });
     try {
+      // Raw: compare-and-set on the pending registration, and the DOI kept only once DataCite has it (a CASE).
       await svc.db.run(sql`UPDATE releases SET doi_status = ${last ? "failed" : "pending"}, doi_error = ${reason.slice(0, 1000)},
           doi = CASE WHEN ${versionRegistered ? 1 : 0} = 1 THEN ${doi} ELSE doi END, doi_lease_until = NULL, doi_updated_at = unixepoch()
         WHERE version = ${version} AND status = 'published' AND doi_status = 'pending'`);
@@ -290,11 +302,12 @@ export async function retryReleaseDoi(svc: DoiServices, actor: SessionUser, vers
     });
   }
   const [retried, current] = await batchRows<[{ version: string }, { status: string; doi_status: string }]>(svc.db, [
+    // Raw: compare-and-set on the registration's state (failed, or pending and stalled).
     sql`UPDATE releases SET doi_status = 'pending', doi_attempts = 0, doi_error = NULL, doi_lease_until = NULL, doi_updated_at = unixepoch()
       WHERE version = ${version} AND status = 'published' AND (doi_status = 'failed' OR (doi_status = 'pending'
         AND coalesce(doi_lease_until, 0) < unixepoch() AND coalesce(doi_updated_at, 0) < unixepoch() - ${DOI_STALLED_AFTER_SECONDS}))
       RETURNING version`,
-    sql`SELECT status, doi_status FROM releases WHERE version = ${version}`,
+    svc.db.select({ status: releases.status, doi_status: releases.doi_status }).from(releases).where(eq(releases.version, version)),
   ]);
   if (!retried[0]) {
     const found = current[0];
