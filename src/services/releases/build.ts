@@ -1,5 +1,7 @@
-import { sql } from "drizzle-orm";
+import { and, eq, gt, sql } from "drizzle-orm";
 import { costFields, QUERY_BUDGET } from "../../db/client";
+import { columnsOf } from "../../db/rows";
+import { releaseImages } from "../../db/schema";
 import { toHex } from "../../lib/encoding";
 import { checkValues, TableDataError } from "../../lib/release/columns";
 import { CsvTableWriter } from "../../lib/release/csv-table-writer";
@@ -304,9 +306,16 @@ class BuildSlice {
     let cursor = this.state.images?.cursor ?? "";
     let copied = this.state.images?.files ?? 0;
     for (;;) {
-      const rows = await this.svc.db.all<{ file: string; storage_key: string; content_type: string; bytes: number }>(sql`
-        SELECT file, storage_key, content_type, bytes FROM release_images
-        WHERE release_version = ${version} AND file > ${cursor} GROUP BY file ORDER BY file LIMIT ${IMAGE_PAGE}`);
+      // One row per file (GROUP BY file): a file shared by several records is copied once.
+      const rows = await this.svc.db.all<{ file: string; storage_key: string; content_type: string; bytes: number }>(
+        this.svc.db
+          .select(columnsOf(releaseImages, ["file", "storage_key", "content_type", "bytes"]))
+          .from(releaseImages)
+          .where(and(eq(releaseImages.release_version, version), gt(releaseImages.file, cursor)))
+          .groupBy(releaseImages.file)
+          .orderBy(releaseImages.file)
+          .limit(IMAGE_PAGE),
+      );
       if (rows.length === 0) break;
       const written: WrittenFile[] = [];
       for (const row of rows) written.push(await this.copyImage(row));
@@ -452,6 +461,7 @@ class BuildSlice {
   private async publish(): Promise<void> {
     // Its DOI is registered afterwards, by a message of its own (src/services/releases/doi.ts).
     const doiStatus = this.svc.config.datacite ? "pending" : "disabled";
+    // Raw: fenced on the lease (compare-and-set), with the image totals as sub-selects of the same statement.
     const updated =
       await this.svc.db.all(sql`UPDATE releases SET status = 'published', published_at = unixepoch(), records_written = records,
         build_state = NULL, lease_id = NULL, lease_until = NULL, build_failures = 0, updated_at = unixepoch(),

@@ -1,5 +1,7 @@
-import { sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, ne, sql, sum } from "drizzle-orm";
 import { batchRows, type Db } from "../../db/client";
+import { columnsOf } from "../../db/rows";
+import { releaseCredits, releaseFiles, releases } from "../../db/schema";
 import { checkColumn, QUALITY_CHECK_CODES } from "../../lib/record-quality";
 import { citationCff } from "../../lib/release/citation-cff";
 import { dataPackageJson, type FileFacts, type ResourceInput, tableResources } from "../../lib/release/datapackage";
@@ -55,8 +57,13 @@ interface FileRow {
 
 /** The files written so far, except the image files (the images table lists those). */
 async function tableFiles(db: Db, version: string): Promise<Map<string, FileRow>> {
-  const rows = await db.all<FileRow>(sql`SELECT path, bytes, sha256 FROM release_files
-    WHERE release_version = ${version} AND substr(path, 1, 7) <> 'images/' ORDER BY path`);
+  const rows = await db.all<FileRow>(
+    db
+      .select(columnsOf(releaseFiles, ["path", "bytes", "sha256"]))
+      .from(releaseFiles)
+      .where(and(eq(releaseFiles.release_version, version), ne(sql`substr(${releaseFiles.path}, 1, 7)`, "images/")))
+      .orderBy(releaseFiles.path),
+  );
   return new Map(rows.map((row) => [row.path, row]));
 }
 
@@ -69,8 +76,12 @@ function facts(files: Map<string, FileRow>, path: string): FileFacts {
 /** The contributors the snapshot credits and the release's subjects (product types), as the snapshot stamped them. */
 async function creditsAndSubjects(db: Db, version: string): Promise<{ credits: Credit[]; subjects: string[] }> {
   const [credits, release] = await batchRows<[Credit, { subjects: string | null }]>(db, [
-    sql`SELECT username, orcid FROM release_credits WHERE release_version = ${version} ORDER BY position`,
-    sql`SELECT subjects FROM releases WHERE version = ${version}`,
+    db
+      .select(columnsOf(releaseCredits, ["username", "orcid"]))
+      .from(releaseCredits)
+      .where(eq(releaseCredits.release_version, version))
+      .orderBy(releaseCredits.position),
+    db.select({ subjects: releases.subjects }).from(releases).where(eq(releases.version, version)),
   ]);
   return { credits, subjects: release[0]?.subjects ? (JSON.parse(release[0].subjects) as string[]) : [] };
 }
@@ -120,8 +131,12 @@ export async function writeReadme(db: Db, bucket: R2Bucket, release: ReleaseFact
   const [images] = await db.all<{
     files: number;
     bytes: number | null;
-  }>(sql`SELECT count(*) AS files, sum(bytes) AS bytes FROM release_files
-    WHERE release_version = ${release.version} AND substr(path, 1, 7) = 'images/'`);
+  }>(
+    db
+      .select({ files: count().as("files"), bytes: sum(releaseFiles.bytes).as("bytes") })
+      .from(releaseFiles)
+      .where(and(eq(releaseFiles.release_version, release.version), eq(sql`substr(${releaseFiles.path}, 1, 7)`, "images/"))),
+  );
   const quality = await qualitySummary(db, release.version);
   const url = releaseUrl(release.baseUrl, release.version);
   const { credits } = await creditsAndSubjects(db, release.version);
@@ -162,6 +177,7 @@ async function qualitySummary(db: Db, version: string): Promise<NonNullable<Read
     `coalesce(sum(${checkColumn(code)} = 0), 0) AS ${code}_fail`,
   ]);
   const [row] = await db.all<Record<string, number>>(
+    // Raw: the sums are composed from the list of quality checks, two columns per check.
     sql`SELECT count(*) AS records, ${sql.raw(sums.join(", "))} FROM release_records WHERE release_version = ${version}`,
   );
   const records = row?.records ?? 0;
@@ -237,8 +253,14 @@ export async function writeChecksums(db: Db, bucket: R2Bucket, version: string):
   const encoder = new TextEncoder();
   let after = "";
   for (;;) {
-    const rows = await db.all<{ path: string; sha256: string }>(sql`SELECT path, sha256 FROM release_files
-      WHERE release_version = ${version} AND path > ${after} AND path <> ${CHECKSUMS_PATH} ORDER BY path LIMIT 1000`);
+    const rows = await db.all<{ path: string; sha256: string }>(
+      db
+        .select(columnsOf(releaseFiles, ["path", "sha256"]))
+        .from(releaseFiles)
+        .where(and(eq(releaseFiles.release_version, version), gt(releaseFiles.path, after), ne(releaseFiles.path, CHECKSUMS_PATH)))
+        .orderBy(releaseFiles.path)
+        .limit(1000),
+    );
     if (rows.length === 0) break;
     // Each page is in path order and follows the previous one, so the file is sorted as a whole.
     await sink.write(encoder.encode(sha256sums(rows)));

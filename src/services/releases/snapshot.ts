@@ -1,5 +1,8 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, exists, gt, lte, ne, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import { batchRows, type Db } from "../../db/client";
+import { columnsOf } from "../../db/rows";
+import { products, releaseRecords, releaseSnapshotProgress, releases } from "../../db/schema";
 import { checkColumn, QUALITY_CHECK_CODES } from "../../lib/record-quality";
 import type { ReleaseSliceServices } from "./build-state";
 import { type BuildFence, fenced } from "./build-state";
@@ -46,6 +49,7 @@ const STAGING_DELETE_CHUNK = 10_000;
 export async function clearStaging(db: Db, version: string, condition: SQL, stop: () => boolean = () => false): Promise<boolean> {
   for (const table of STAGING_TABLES) {
     for (;;) {
+      // Raw: a bounded slice (rowids under a LIMIT) of a table named by the list, under the caller's condition.
       const [, left] = await batchRows<[unknown, { left: number }]>(db, [
         sql`DELETE FROM ${sql.raw(table)}
           WHERE rowid IN (SELECT rowid FROM ${sql.raw(table)} WHERE release_version = ${version} LIMIT ${STAGING_DELETE_CHUNK}) AND ${condition}`,
@@ -96,19 +100,28 @@ export async function snapshotUnit(
   const { version, buildId } = fence;
   const open = sql`EXISTS (SELECT 1 FROM releases WHERE ${fenced(fence)} AND snapshot_at IS NULL)`;
   const [row] = await svc.db.all<Progress>(
-    sql`SELECT build_id, taken_at, max_id, cursor FROM release_snapshot_progress WHERE release_version = ${version}`,
+    svc.db
+      .select(columnsOf(releaseSnapshotProgress, ["build_id", "taken_at", "max_id", "cursor"]))
+      .from(releaseSnapshotProgress)
+      .where(eq(releaseSnapshotProgress.release_version, version)),
   );
   if (!row || row.build_id !== buildId) {
     // A fresh attempt: leftovers first (this release's, then those of ended releases), a chunk at a time.
     if (!(await clearStaging(svc.db, version, open, options.stop))) return { kind: "progress" };
+    const r = alias(releases, "r");
+    const staged = svc.db.select({ one: sql`1` }).from(releaseRecords).where(eq(releaseRecords.release_version, r.version));
     const ended = await svc.db.all<{ version: string }>(
-      sql`SELECT version FROM releases r WHERE status <> 'building' AND EXISTS (SELECT 1 FROM release_records WHERE release_version = r.version)`,
+      svc.db
+        .select({ version: r.version })
+        .from(r)
+        .where(and(ne(r.status, "building"), exists(staged))),
     );
     for (const leftover of ended) {
       const gone = sql`EXISTS (SELECT 1 FROM releases WHERE version = ${leftover.version} AND status <> 'building') AND ${open}`;
       if (!(await clearStaging(svc.db, leftover.version, gone, options.stop))) return { kind: "progress" };
     }
     await options.beforeBegin();
+    // Raw: every write is guarded by `open` (the fence, and no snapshot yet), and the copies are INSERT … SELECT.
     const results = await batchRows<unknown[]>(svc.db, [
       sql`DELETE FROM release_files WHERE release_version = ${version} AND ${open}`,
       sql`DELETE FROM release_snapshot_progress WHERE release_version = ${version} AND ${open}`,
@@ -132,6 +145,7 @@ export async function snapshotUnit(
   const guard = sql`${open} AND ${current}`;
   if (row.cursor < row.max_id) {
     const end = await copyEnd(svc.db, row, svc.config.releaseSnapshotRecords);
+    // Raw: the copy's bulk statements under `guard`, and the lease renewal fenced on it.
     const moved = await batchRows<unknown[]>(svc.db, [
       ...copyStatements(version, row, end, guard),
       sql`UPDATE releases SET lease_until = unixepoch() + ${fence.leaseSeconds}, updated_at = unixepoch() WHERE ${fenced(fence)}`,
@@ -139,6 +153,7 @@ export async function snapshotUnit(
     if ((moved[moved.length - 2] as unknown[]).length === 0) return null;
     return { kind: "progress" };
   }
+  // Raw: the stamp is fenced (compare-and-set on the lease, the open snapshot and the cursor), from sub-selects of the same statement.
   const [stamped] = await batchRows<[SnapshotCounts & { snapshot_at: number }, unknown]>(svc.db, [
     sql`UPDATE releases SET (snapshot_at, records, base_products, images, record_materials) =
         (SELECT taken_at, records, base_products, images, record_materials FROM release_snapshot_progress WHERE release_version = ${version}),
@@ -161,7 +176,13 @@ export async function snapshotUnit(
  */
 async function copyEnd(db: Db, row: Progress, records: number): Promise<number> {
   const [found] = await db.all<{ root_id: number | null }>(
-    sql`SELECT (SELECT root_id FROM products WHERE root_id > ${row.cursor} AND root_id <= ${row.max_id} ORDER BY root_id LIMIT 1 OFFSET ${records - 1}) AS root_id`,
+    db
+      .select({ root_id: products.root_id })
+      .from(products)
+      .where(and(gt(products.root_id, row.cursor), lte(products.root_id, row.max_id)))
+      .orderBy(products.root_id)
+      .limit(1)
+      .offset(records - 1),
   );
   return found?.root_id ?? row.max_id;
 }

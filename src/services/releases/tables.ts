@@ -1,5 +1,7 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { columnsOf } from "../../db/rows";
+import { releaseImages, releaseRecordMaterials, releaseRecords, releaseReferenceRows } from "../../db/schema";
 import { checkColumn, QUALITY_CHECK_CODES, QUALITY_CHECK_DESCRIPTIONS } from "../../lib/record-quality";
 import { type Column, TableDataError, type TableValues } from "../../lib/release/columns";
 import type { ForeignKey } from "../../lib/release/datapackage";
@@ -223,6 +225,27 @@ export const REFERENCE_TABLES: readonly ReferenceDefinition[] = [
 
 const byVersion = (version: string) => sql`release_version = ${version}`;
 
+/** The staged columns of a records row, in RECORD_COLUMNS' order (`owner_id` where the pseudonym goes). */
+const RECORD_FIELDS = [
+  "id",
+  "parent_id",
+  "amount_in_parent",
+  "owner_id",
+  "name",
+  "description",
+  "brand",
+  "model",
+  "product_type_id",
+  "weight_g",
+  "height_cm",
+  "width_cm",
+  "depth_cm",
+  "volume_cm3",
+  "circularity_properties",
+  "created_at",
+  "updated_at",
+] as const;
+
 const OWNER = RECORD_COLUMNS.findIndex((c) => c.name === "owner_pseudonym");
 const CIRCULARITY = RECORD_COLUMNS.findIndex((c) => c.name === "circularity_properties");
 
@@ -241,11 +264,14 @@ const recordsTable: ReleaseTable = {
   pageRows: 8_000,
   async page(db, version, cursor, limit, context) {
     // In RECORD_COLUMNS' order; the owner's id stands where its pseudonym goes and is replaced in place.
-    const rows = await db.values<unknown[]>(sql`
-      SELECT id, parent_id, amount_in_parent, owner_id, name, description, brand, model, product_type_id,
-        weight_g, height_cm, width_cm, depth_cm, volume_cm3, circularity_properties, created_at, updated_at
-      FROM release_records WHERE ${byVersion(version)} AND id > ${(cursor as number | null) ?? 0}
-      ORDER BY id LIMIT ${limit}`);
+    const rows = await db.values<unknown[]>(
+      db
+        .select(columnsOf(releaseRecords, RECORD_FIELDS))
+        .from(releaseRecords)
+        .where(and(eq(releaseRecords.release_version, version), gt(releaseRecords.id, (cursor as number | null) ?? 0)))
+        .orderBy(releaseRecords.id)
+        .limit(limit),
+    );
     for (const row of rows) {
       row[OWNER] = context.pseudonym(row[OWNER] as number);
       if (row[CIRCULARITY] !== null) row[CIRCULARITY] = circularityOut(row[CIRCULARITY] as string);
@@ -270,10 +296,16 @@ const recordMaterialsTable: ReleaseTable = {
   pageRows: 20_000,
   async page(db, version, cursor, limit) {
     const [record, material] = (cursor as readonly [number, number] | null) ?? [0, 0];
-    const rows = await db.values<unknown[]>(sql`
-      SELECT record_id, material_id, quantity, unit FROM release_record_materials
-      WHERE ${byVersion(version)} AND (record_id, material_id) > (${record}, ${material})
-      ORDER BY record_id, material_id LIMIT ${limit}`);
+    const rm = releaseRecordMaterials;
+    const rows = await db.values<unknown[]>(
+      db
+        .select(columnsOf(rm, ["record_id", "material_id", "quantity", "unit"]))
+        .from(rm)
+        // The keyset position as one row-value comparison, which the primary key's index serves.
+        .where(and(eq(rm.release_version, version), sql`(${rm.record_id}, ${rm.material_id}) > (${record}, ${material})`))
+        .orderBy(rm.record_id, rm.material_id)
+        .limit(limit),
+    );
     const last = rows[rows.length - 1];
     return { rows, cursor: last ? [last[0] as number, last[1] as number] : cursor };
   },
@@ -291,10 +323,24 @@ const imagesTable: ReleaseTable = {
   pageRows: 10_000,
   async page(db, version, cursor, limit) {
     const [file, record] = (cursor as readonly [string, number] | null) ?? ["", 0];
-    const rows = await db.values<unknown[]>(sql`
-      SELECT file, record_id, substr(storage_key, 1, 64), width, height, bytes, substr(content_type, 7)
-      FROM release_images WHERE ${byVersion(version)} AND (file, record_id) > (${file}, ${record})
-      ORDER BY file, record_id LIMIT ${limit}`);
+    const ri = releaseImages;
+    const rows = await db.values<unknown[]>(
+      db
+        .select({
+          file: ri.file,
+          record_id: ri.record_id,
+          // The content hash (the key's first 64 characters) and the subtype (`image/` cut off), as the table publishes them.
+          sha256: sql<string>`substr(${ri.storage_key}, 1, 64)`,
+          width: ri.width,
+          height: ri.height,
+          bytes: ri.bytes,
+          format: sql<string>`substr(${ri.content_type}, 7)`,
+        })
+        .from(ri)
+        .where(and(eq(ri.release_version, version), sql`(${ri.file}, ${ri.record_id}) > (${file}, ${record})`))
+        .orderBy(ri.file, ri.record_id)
+        .limit(limit),
+    );
     const last = rows[rows.length - 1];
     return { rows, cursor: last ? [last[0] as string, last[1] as number] : cursor };
   },
@@ -314,6 +360,7 @@ const qualityTable: ReleaseTable = {
   foreignKeys: [{ fields: ["record_id"], reference: { resource: "records", fields: ["id"] } }],
   pageRows: 10_000,
   async page(db, version, cursor, limit) {
+    // Raw: one CASE column per quality check, composed from the list of checks.
     const rows = await db.values<unknown[]>(sql`
       SELECT id, quality_score, ${sql.raw(QUALITY_CHECK_CODES.map((code) => STATUS_OF(checkColumn(code))).join(", "))}
       FROM release_records WHERE ${byVersion(version)} AND id > ${(cursor as number | null) ?? 0}
@@ -334,10 +381,17 @@ function referenceTable(definition: ReferenceDefinition): ReleaseTable {
     ...(definition.foreignKeys ? { foreignKeys: definition.foreignKeys } : {}),
     pageRows: 2_000,
     async page(db, version, cursor, limit) {
-      const rows = await db.all<{ position: number; row: string }>(sql`
-        SELECT position, row FROM release_reference_rows
-        WHERE ${byVersion(version)} AND table_name = ${definition.name} AND position > ${(cursor as number | null) ?? 0}
-        ORDER BY position LIMIT ${limit}`);
+      const rr = releaseReferenceRows;
+      const rows = await db.all<{ position: number; row: string }>(
+        db
+          .select(columnsOf(rr, ["position", "row"]))
+          .from(rr)
+          .where(
+            and(eq(rr.release_version, version), eq(rr.table_name, definition.name), gt(rr.position, (cursor as number | null) ?? 0)),
+          )
+          .orderBy(rr.position)
+          .limit(limit),
+      );
       const last = rows[rows.length - 1];
       return {
         rows: rows.map((r) => valuesOf(definition.columns, JSON.parse(r.row) as Record<string, unknown>, r.position)),
@@ -367,6 +421,7 @@ export const RELEASE_TABLES: readonly ReleaseTable[] = [
 
 /** The snapshot's copy of each reference table into `release_reference_rows` (statements for the snapshot batch). */
 export function referenceCopies(version: string, guard: SQL): SQL[] {
+  // Raw: INSERT … SELECT bulk copies, each composed from its table's source, order and JSON row.
   return REFERENCE_TABLES.map(
     (table) => sql`INSERT INTO release_reference_rows (release_version, table_name, position, row)
       SELECT ${version}, ${table.name}, row_number() OVER (ORDER BY ${sql.raw(table.order)}), ${sql.raw(table.row)}
