@@ -1,5 +1,6 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { batchRows, type Db } from "../../db/client";
+import { backupRuns } from "../../db/schema";
 import type { MultipartSinkState } from "../../lib/release/multipart-sink";
 import type { BackupPlan } from "./backup-plan";
 
@@ -56,6 +57,7 @@ export class LeaseLost extends Error {
   override name = "LeaseLost";
 }
 
+/** SQL over `backup_runs` that holds while this slice owns the run: every write below is conditional on it (hand-written, compare-and-set). */
 const held = (fence: BackupFence) => sql`id = ${fence.id} AND lease_id = ${fence.leaseId} AND status = 'running'`;
 
 /** Takes the run's lease when nobody holds it, in one round trip. */
@@ -64,10 +66,14 @@ export async function claimRun(db: Db, id: string, leaseSeconds: number): Promis
   const [claimed, current] = await batchRows<
     [{ state: string | null; failures: number; started_at: number }, { status: string; remaining: number | null }]
   >(db, [
+    // Raw: compare-and-set on the lease; the UPDATE's own condition decides who holds it.
     sql`UPDATE backup_runs SET lease_id = ${leaseId}, lease_until = unixepoch() + ${leaseSeconds}
       WHERE id = ${id} AND status = 'running' AND (lease_until IS NULL OR lease_until < unixepoch())
       RETURNING state, failures, started_at`,
-    sql`SELECT status, lease_until - unixepoch() AS remaining FROM backup_runs WHERE id = ${id}`,
+    db
+      .select({ status: backupRuns.status, remaining: sql<number | null>`${backupRuns.lease_until} - unixepoch()`.as("remaining") })
+      .from(backupRuns)
+      .where(eq(backupRuns.id, id)),
   ]);
   const row = claimed[0];
   if (!row) {

@@ -1,6 +1,7 @@
-import { sql } from "drizzle-orm";
+import { and, eq, lt, lte, ne, sql } from "drizzle-orm";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { backupRuns } from "../../db/schema";
 import { GzipMember } from "../../lib/backup/gzip-members";
 import { MultipartSink } from "../../lib/release/multipart-sink";
 import { deletePrefix } from "../releases/storage";
@@ -88,9 +89,18 @@ const tableFile = (table: string) => `${/^[A-Za-z0-9_]+$/.test(table) ? table : 
 export async function startBackup(svc: Pick<Services, "db" | "log" | "bindings">, at: number): Promise<string | null> {
   const id = backupId(at);
   const [, started] = await batchRows<[never, { id: string }]>(svc.db, [
-    sql`UPDATE backup_runs SET status = 'failed', finished_at = unixepoch(), failure_reason = 'no progress for a day: its messages were lost',
-        state = NULL, lease_id = NULL, lease_until = NULL
-      WHERE status = 'running' AND started_at <= unixepoch() - ${STUCK_AFTER_SECONDS}`,
+    svc.db
+      .update(backupRuns)
+      .set({
+        status: "failed",
+        finished_at: sql`unixepoch()`,
+        failure_reason: "no progress for a day: its messages were lost",
+        state: null,
+        lease_id: null,
+        lease_until: null,
+      })
+      .where(and(eq(backupRuns.status, "running"), lte(backupRuns.started_at, sql`unixepoch() - ${STUCK_AFTER_SECONDS}`))),
+    // Raw: INSERT … SELECT guarded by no run being under way (the NOT EXISTS), so two triggers start one run.
     sql`INSERT INTO backup_runs (id, status, started_at) SELECT ${id}, 'running', unixepoch()
       WHERE NOT EXISTS (SELECT 1 FROM backup_runs WHERE status = 'running')
       ON CONFLICT (id) DO NOTHING RETURNING id`,
@@ -103,6 +113,7 @@ export async function startBackup(svc: Pick<Services, "db" | "log" | "bindings">
     await svc.bindings.MAINTENANCE_QUEUE.send({ type: "backup.run", id } satisfies MaintenanceMessage, { contentType: "json" });
   } catch (error) {
     // Nothing was written yet: without the row, the next trigger starts afresh.
+    // Raw: guarded undo; the row goes only while no slice has written a checkpoint.
     await svc.db.run(sql`DELETE FROM backup_runs WHERE id = ${id} AND state IS NULL`);
     throw error;
   }
@@ -374,7 +385,11 @@ export async function pruneBackups(svc: Pick<BackupServices, "db" | "config" | "
     cursor = listing.truncated ? listing.cursor : undefined;
   } while (cursor);
   for (const id of old) await deletePrefix(bucket, fileKey(id, ""));
-  await svc.db.run(sql`DELETE FROM backup_runs WHERE started_at < ${Math.floor(cutoff / 1000)} AND id <> ${keep} AND status <> 'running'`);
+  await svc.db.run(
+    svc.db
+      .delete(backupRuns)
+      .where(and(lt(backupRuns.started_at, Math.floor(cutoff / 1000)), ne(backupRuns.id, keep), ne(backupRuns.status, "running"))),
+  );
   if (old.length > 0) svc.log.info("old backups deleted", { backups: old, retention_days: svc.config.backup.retentionDays });
   return old;
 }
