@@ -1,9 +1,10 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import type { AnySQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
-import { batchRows } from "../../db/client";
-import type { RowOf } from "../../db/rows";
-import type { categories } from "../../db/schema";
+import { batchRows, type Db } from "../../db/client";
+import { columnsOf, type RowOf } from "../../db/rows";
+import { categories } from "../../db/schema";
 import { ApiError, type FieldError, notFound } from "../../lib/problem";
 import {
   type Assignment,
@@ -26,14 +27,19 @@ import {
 /** A category as a linked record embeds it. */
 export type LinkedCategoryRow = RowOf<typeof categories, "id" | "name" | "taxonomy_id">;
 
+/** A link table of the schema, with its column naming the record (`owner`) and the one naming the category. */
+export interface LinkTable {
+  table: SQLiteTable;
+  owner: AnySQLiteColumn;
+  category: AnySQLiteColumn;
+}
+
 /** A record kind that links to categories: its table, its link table, and what its writes refuse. */
 export interface LinkedKind<Row> extends RecordTable {
   /** The `kind` of audit lines. */
   kind: "material" | "product_type";
   table: "materials" | "product_types";
-  linkTable: "material_categories" | "product_type_categories";
-  /** The link table's column naming the record. */
-  ownerColumn: "material_id" | "product_type_id";
+  links: LinkTable;
   /** The columns a PATCH may change, which its audit line compares. */
   changeColumns: readonly (keyof Row & string)[];
   /** The kind's 404. */
@@ -49,22 +55,28 @@ export interface LinkedRecord<Row> {
 }
 
 /** The categories linked to one record, by name. */
-export function linkedCategoriesStatement<Row>(kind: LinkedKind<Row>, id: number): SQL {
-  return sql`SELECT c.id, c.name, c.taxonomy_id FROM ${sql.raw(kind.linkTable)} l JOIN categories c ON c.id = l.category_id
-    WHERE l.${sql.raw(kind.ownerColumn)} = ${id} ORDER BY c.name COLLATE NOCASE, c.id`;
+export function linkedCategoriesStatement<Row>(db: Db, kind: LinkedKind<Row>, id: number): SQLWrapper {
+  const { links } = kind;
+  return db
+    .select(columnsOf(categories, ["id", "name", "taxonomy_id"]))
+    .from(links.table)
+    .innerJoin(categories, eq(categories.id, links.category))
+    .where(eq(links.owner, id))
+    .orderBy(sql`${categories.name} COLLATE NOCASE`, asc(categories.id));
 }
 
 /** Condition for a list of `kind` (read under its alias): the record is linked to `categoryId` itself (not to a subcategory). */
 export function linkedToCategory<Row>(kind: LinkedKind<Row>, categoryId: number): SQL {
   const ownerId = sql.raw(`${kind.alias}.id`);
-  return sql`EXISTS (SELECT 1 FROM ${sql.raw(kind.linkTable)} l WHERE l.${sql.raw(kind.ownerColumn)} = ${ownerId} AND l.category_id = ${categoryId})`;
+  // Raw: a condition of the list's hand-written SQL, over the kind's alias.
+  return sql`EXISTS (SELECT 1 FROM ${kind.links.table} l WHERE l.${sql.identifier(kind.links.owner.name)} = ${ownerId} AND l.category_id = ${categoryId})`;
 }
 
 /** A record and its categories in one round trip; the kind's 404 when there is no such record. */
 export async function readLinkedRecord<Row>(svc: Pick<Services, "db">, kind: LinkedKind<Row>, id: number): Promise<LinkedRecord<Row>> {
   const [rows, categories] = await batchRows<[Row, LinkedCategoryRow]>(svc.db, [
     rowStatement(svc.db, kind, id),
-    linkedCategoriesStatement(kind, id),
+    linkedCategoriesStatement(svc.db, kind, id),
   ]);
   if (!rows[0]) throw kind.missing();
   return { row: rows[0], categories };
@@ -108,7 +120,7 @@ export async function updateLinkedRecord<Row>(
     batchRows<[Row, Row, LinkedCategoryRow]>(svc.db, [
       rowStatement(svc.db, kind, id),
       updateStatement(kind, id, set),
-      linkedCategoriesStatement(kind, id),
+      linkedCategoriesStatement(svc.db, kind, id),
     ]),
   );
   const [old, now] = [before[0], rows[0]];
@@ -135,12 +147,13 @@ export async function addCategoryLinks<Row>(
     [{ position: number }, { category_id: number }, Row, LinkedCategoryRow]
   >(svc.db, [
     unknown,
-    sql`INSERT OR IGNORE INTO ${sql.raw(kind.linkTable)} (${sql.raw(kind.ownerColumn)}, category_id)
+    // Raw: one INSERT … SELECT over JSON rows (json_each), guarded by the record and every category existing.
+    sql`INSERT OR IGNORE INTO ${kind.links.table} (${sql.identifier(kind.links.owner.name)}, category_id)
         SELECT ${id}, j.value FROM json_each(${list}) j
-        WHERE EXISTS (SELECT 1 FROM ${sql.raw(kind.table)} WHERE id = ${id}) AND NOT EXISTS (${unknown})
+        WHERE EXISTS (SELECT 1 FROM ${kind.source} WHERE id = ${id}) AND NOT EXISTS (${unknown})
         RETURNING category_id`,
     rowStatement(svc.db, kind, id),
-    linkedCategoriesStatement(kind, id),
+    linkedCategoriesStatement(svc.db, kind, id),
   ]);
   if (!rows[0]) throw kind.missing();
   if (missingCategories.length > 0) {
@@ -163,9 +176,13 @@ export async function removeCategoryLink<Row>(
   id: number,
   categoryId: number,
 ): Promise<void> {
+  const { links } = kind;
   const [rows, removed] = await batchRows<[{ id: number }, { category_id: number }]>(svc.db, [
-    sql`SELECT id FROM ${sql.raw(kind.table)} WHERE id = ${id}`,
-    sql`DELETE FROM ${sql.raw(kind.linkTable)} WHERE ${sql.raw(kind.ownerColumn)} = ${id} AND category_id = ${categoryId} RETURNING category_id`,
+    svc.db.select({ id: kind.id }).from(kind.source).where(eq(kind.id, id)),
+    svc.db
+      .delete(links.table)
+      .where(and(eq(links.owner, id), eq(links.category, categoryId)))
+      .returning({ category_id: links.category }),
   ]);
   if (!rows[0]) throw kind.missing();
   if (!removed[0]) throw notFound(`This record is not linked to category ${categoryId}.`, "CATEGORY_LINK_NOT_FOUND");

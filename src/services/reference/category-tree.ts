@@ -56,6 +56,7 @@ export function categoryTreeStatements(scope: TreeScope, depth: number, page: Pa
   const where = topCondition(scope);
   const found = scope.kind === "all" ? sql`1` : parentExists(scope);
   return [
+    // Raw: a recursive CTE walks the subcategories.
     sql`WITH RECURSIVE top(id) AS (
           SELECT c.id FROM categories c WHERE ${where} ORDER BY c.name COLLATE NOCASE, c.id LIMIT ${limit} OFFSET ${offset}
         ),
@@ -68,6 +69,7 @@ export function categoryTreeStatements(scope: TreeScope, depth: number, page: Pa
         SELECT c.id, c.name, c.description, c.external_id, c.taxonomy_id, c.supercategory_id, tree.level
         FROM tree CROSS JOIN categories c ON c.id = tree.id
         ORDER BY c.name COLLATE NOCASE, c.id`,
+    // Raw: the count beside whether the parent exists, one row of sub-selects (as the categories list's), under the CTE's condition.
     sql`SELECT (SELECT count(*) FROM categories c WHERE ${where}) AS total, ${found} AS found`,
   ];
 }

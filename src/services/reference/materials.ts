@@ -4,7 +4,7 @@ import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { isConstraintFailure } from "../../db/constraint-errors";
 import type { Row } from "../../db/rows";
-import { materials } from "../../db/schema";
+import { materialCategories, materials } from "../../db/schema";
 import type { PageQuery } from "../../lib/pagination";
 import { ApiError, notFound } from "../../lib/problem";
 import {
@@ -47,8 +47,7 @@ const ORDER: ListOrder<MaterialOrderField> = {
 export const MATERIAL: LinkedKind<MaterialRow> = {
   ...recordTable(materials, "m", ["id", "name", "description", "density_kg_m3", "is_crm", "created_at", "updated_at"]),
   kind: "material",
-  linkTable: "material_categories",
-  ownerColumn: "material_id",
+  links: { table: materialCategories, owner: materialCategories.material_id, category: materialCategories.category_id },
   changeColumns: ["name", "description", "density_kg_m3", "is_crm"],
   missing: () => notFound("No material has this id.", "MATERIAL_NOT_FOUND"),
   nameTaken: () => new ApiError(409, { code: "MATERIAL_NAME_TAKEN", detail: "Another material already has this name." }),

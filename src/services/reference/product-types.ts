@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import type { Row } from "../../db/rows";
-import { productTypes } from "../../db/schema";
+import { productTypeCategories, productTypes } from "../../db/schema";
 import type { PageQuery } from "../../lib/pagination";
 import { ApiError, notFound } from "../../lib/problem";
 import {
@@ -36,8 +36,7 @@ const ORDER: ListOrder<ReferenceOrderField> = { columns: referenceOrderColumns("
 export const PRODUCT_TYPE: LinkedKind<ProductTypeRow> = {
   ...recordTable(productTypes, "t", ["id", "name", "description", "created_at", "updated_at"]),
   kind: "product_type",
-  linkTable: "product_type_categories",
-  ownerColumn: "product_type_id",
+  links: { table: productTypeCategories, owner: productTypeCategories.product_type_id, category: productTypeCategories.category_id },
   changeColumns: ["name", "description"],
   missing: () => notFound("No product type has this id.", "PRODUCT_TYPE_NOT_FOUND"),
   nameTaken: () => new ApiError(409, { code: "PRODUCT_TYPE_NAME_TAKEN", detail: "Another product type already has this name." }),

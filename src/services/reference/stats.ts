@@ -1,5 +1,6 @@
-import { type SQL, sql } from "drizzle-orm";
+import { asc, desc, eq, gt, type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
+import { categories, productTypeCategories, productTypeCounts, qualityCounts } from "../../db/schema";
 import { ApiError } from "../../lib/problem";
 import { QUALITY_CHECK_CODES, type QualityCheckCode, type QualityStatus } from "../../lib/record-quality";
 import { isoSeconds } from "../../lib/time";
@@ -38,6 +39,7 @@ export interface StatsTotals {
 export async function statsTotals(svc: Pick<Services, "db">, now: Date): Promise<StatsTotals> {
   // The counters: `active_users` leaves out the system account (holder of deleted accounts' products).
   const total = (name: string, column = "count") => sql.raw(`coalesce((SELECT ${column} FROM catalogue_totals WHERE name = '${name}'), 0)`);
+  // Raw: one row of scalar sub-selects over the counters, with no table to select from.
   const [row] = await svc.db.all<StatsTotals["totals"]>(sql`
     SELECT ${total("base_products")} AS teardowns, ${total("components")} AS parts,
       round(${total("base_products", "mass_g")} / 1000.0, 3) AS mass_kg,
@@ -156,6 +158,7 @@ export async function statsSeries(svc: Pick<Services, "db">, range: SeriesRange,
   const until = dayMs(range.end) / 1000 + 86_400;
   // Days as `daily_counts` keys them (created_at / 86400): the range's ends are whole days.
   const dayPeriod = periodOf(granularity, sql`day * 86400`, sql`${"unixepoch"}`);
+  // Raw: a recursive CTE generates the periods.
   const rows = await svc.db.all<SeriesPoint>(sql`
     WITH RECURSIVE
       bounds(first_period, last_period) AS (SELECT ${periodOf(granularity, sql`${range.start}`)}, ${periodOf(granularity, sql`${range.end}`)}),
@@ -194,11 +197,11 @@ export interface StatsCategories {
   categories: CategoryCount[];
 }
 
-/** The records of a scope, from a `product_type_counts` row (`tc`). */
+/** The records of a scope, from a `product_type_counts` row. */
 const SCOPE_COUNTS: Record<StatsScope, SQL> = {
-  products: sql.raw("tc.base_products"),
-  components: sql.raw("tc.components"),
-  all: sql.raw("tc.base_products + tc.components"),
+  products: sql`${productTypeCounts.base_products}`,
+  components: sql`${productTypeCounts.components}`,
+  all: sql`${productTypeCounts.base_products} + ${productTypeCounts.components}`,
 };
 
 /**
@@ -213,15 +216,18 @@ export async function statsCategories(
   now: Date,
 ): Promise<StatsCategories> {
   // Per product type from its counter, so the statement reads one row per type and link.
-  const rows = await svc.db.all<CategoryCount>(sql`
-    SELECT c.name AS name, sum(${SCOPE_COUNTS[query.scope]}) AS count
-    FROM product_type_counts tc
-    JOIN product_type_categories ptc ON ptc.product_type_id = tc.product_type_id
-    JOIN categories c ON c.id = ptc.category_id
-    GROUP BY c.id
-    HAVING sum(${SCOPE_COUNTS[query.scope]}) > 0
-    ORDER BY 2 DESC, c.name, c.id
-    LIMIT ${query.limit}`);
+  const records = sql<number>`sum(${SCOPE_COUNTS[query.scope]})`;
+  const rows = await svc.db.all<CategoryCount>(
+    svc.db
+      .select({ name: categories.name, count: records.as("count") })
+      .from(productTypeCounts)
+      .innerJoin(productTypeCategories, eq(productTypeCategories.product_type_id, productTypeCounts.product_type_id))
+      .innerJoin(categories, eq(categories.id, productTypeCategories.category_id))
+      .groupBy(categories.id)
+      .having(gt(records, 0))
+      .orderBy(desc(records), asc(categories.name), asc(categories.id))
+      .limit(query.limit),
+  );
   return { generated_at: isoSeconds(now), limit: query.limit, scope: query.scope, categories: rows };
 }
 
@@ -247,7 +253,10 @@ const PROFILE_STATUS: Record<string, QualityStatus> = { p: "pass", f: "fail", "-
  */
 export async function statsQuality(svc: Pick<Services, "db">, now: Date): Promise<StatsQuality> {
   const rows = await svc.db.all<{ base: 0 | 1; profile: string; records: number }>(
-    sql`SELECT base, profile, records FROM quality_counts WHERE records > 0`,
+    svc.db
+      .select({ base: qualityCounts.base, profile: qualityCounts.profile, records: qualityCounts.records })
+      .from(qualityCounts)
+      .where(gt(qualityCounts.records, 0)),
   );
   const of = (base: 0 | 1) => {
     const checks = Object.fromEntries(QUALITY_CHECK_CODES.map((code) => [code, { pass: 0, fail: 0, not_applicable: 0 }])) as Record<
