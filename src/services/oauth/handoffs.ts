@@ -1,9 +1,10 @@
-import { sql } from "drizzle-orm";
+import { lte, sql } from "drizzle-orm";
 import { pkceChallenge } from "../../auth/oauth-state";
 import type { SessionUser } from "../../auth/session-user";
 import { fingerprint, randomToken } from "../../auth/tokens";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { oauthHandoffs } from "../../db/schema";
 import { openFieldText, sealField } from "../../lib/data-encryption";
 import { ApiError } from "../../lib/problem";
 
@@ -30,9 +31,16 @@ export async function createHandoff(
   const id = fingerprint(handoff);
   const sealedSecret = secret === null ? null : await sealField(svc.config.dataKey, secret, context(id));
   await batchRows(svc.db, [
-    sql`DELETE FROM oauth_handoffs WHERE expires_at <= unixepoch()`,
-    sql`INSERT INTO oauth_handoffs (fingerprint, kind, user_id, secret_sealed, tokens_valid_after, expires_at, app_challenge)
-      VALUES (${id}, ${kind}, ${user.id}, ${sealedSecret}, ${user.tokensValidAfter}, unixepoch() + ${HANDOFF_TTL_SECONDS}, ${appChallenge})`,
+    svc.db.delete(oauthHandoffs).where(lte(oauthHandoffs.expires_at, sql`unixepoch()`)),
+    svc.db.insert(oauthHandoffs).values({
+      fingerprint: id,
+      kind,
+      user_id: user.id,
+      secret_sealed: sealedSecret,
+      tokens_valid_after: user.tokensValidAfter,
+      expires_at: sql`unixepoch() + ${HANDOFF_TTL_SECONDS}`,
+      app_challenge: appChallenge,
+    }),
   ]);
   return handoff;
 }
@@ -59,6 +67,7 @@ export async function claimHandoff(
   const id = fingerprint(handoff);
   const presented = verifier === undefined ? null : await pkceChallenge(verifier);
   const rows = await svc.db.all<{ user_id: number; secret_sealed: string | null }>(
+    // Raw: the claim is the DELETE's own condition (kind, expiry, PKCE verifier, the account's epoch), so one of two claims wins.
     sql`DELETE FROM oauth_handoffs WHERE fingerprint = ${id} AND kind = ${kind} AND expires_at > unixepoch()
           AND (app_challenge IS NULL OR app_challenge = ${presented})
           AND tokens_valid_after = (SELECT tokens_valid_after FROM users WHERE id = oauth_handoffs.user_id AND is_active = 1)

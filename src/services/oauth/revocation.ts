@@ -1,6 +1,7 @@
-import { sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { OAuthProvider } from "../../auth/oauth-config";
 import type { Services } from "../../container";
+import { oauthAccounts } from "../../db/schema";
 import { openFieldText } from "../../lib/data-encryption";
 import { type RemovedLink, tokenContext } from "./accounts";
 import { revokeGrant } from "./client";
@@ -17,7 +18,10 @@ export async function revokeLink(svc: Pick<Services, "config" | "log" | "db" | "
     // Sign-in and the video link share one Google client, and Google revokes every scope the
     // person gave that client at once: keep the grant while the other link still needs it.
     const siblings = await svc.db.all(
-      sql`SELECT 1 FROM oauth_accounts WHERE account_id = ${link.accountId} AND provider IN ('google', 'google-youtube')`,
+      svc.db
+        .select({ one: sql`1` })
+        .from(oauthAccounts)
+        .where(and(eq(oauthAccounts.account_id, link.accountId), inArray(oauthAccounts.provider, ["google", "google-youtube"]))),
     );
     if (siblings.length > 0) {
       svc.log.info("oauth grant kept for the other Google link", { provider: link.provider });
