@@ -1,9 +1,9 @@
-import { type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { count, eq, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import type { Row } from "../../db/rows";
-import { TAXONOMY_DOMAINS, taxonomies } from "../../db/schema";
+import { categories, TAXONOMY_DOMAINS, taxonomies } from "../../db/schema";
 import type { PageQuery } from "../../lib/pagination";
 import { ApiError, notFound } from "../../lib/problem";
 import { type ListOrder, type OrderTerm, orderClause, type ReferenceOrderField, referenceOrderColumns } from "./order";
@@ -51,6 +51,7 @@ export function listTaxonomies(
   filter: TaxonomyFilter,
   page: PageQuery,
 ): Promise<{ rows: TaxonomyRow[]; total: number }> {
+  // Raw: the list's filters are SQL over the alias `listPage` reads under (records.ts), the domain one over JSON (json_each).
   const where: SQL[] = [];
   if (filter.domain !== undefined) where.push(sql`EXISTS (SELECT 1 FROM json_each(t.domains) WHERE value = ${filter.domain})`);
   if (filter.nameIlike !== undefined) where.push(nameContains(TAXONOMIES, filter.nameIlike));
@@ -60,9 +61,13 @@ export function listTaxonomies(
 
 /** One taxonomy with the number of its categories (every level); null when there is none. */
 export async function readTaxonomy(svc: Pick<Services, "db">, id: number): Promise<(TaxonomyRow & { category_count: number }) | null> {
+  // Its categories at every level: each names its taxonomy.
+  const categoryCount = svc.db.select({ total: count() }).from(categories).where(eq(categories.taxonomy_id, taxonomies.id));
   const [rows] = await batchRows<[TaxonomyRow & { category_count: number }]>(svc.db, [
-    sql`SELECT ${TAXONOMIES.columns}, (SELECT count(*) FROM categories c WHERE c.taxonomy_id = t.id) AS category_count
-      FROM taxonomies t WHERE t.id = ${id}`,
+    svc.db
+      .select({ ...TAXONOMIES.fields, category_count: sql<number>`${categoryCount}`.as("category_count") })
+      .from(taxonomies)
+      .where(eq(taxonomies.id, id)),
   ]);
   return rows[0] ?? null;
 }
