@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, ne, sql, sum } from "drizzle-orm";
+import { and, count, eq, gt, ne, sql, sum } from "drizzle-orm";
 import { batchRows, type Db } from "../../db/client";
 import { columnsOf } from "../../db/rows";
 import { releaseCredits, releaseFiles, releases } from "../../db/schema";

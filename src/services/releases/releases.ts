@@ -275,9 +275,7 @@ export async function getRelease(
     db
       .select(columnsOf(releaseFiles, FILE_FIELDS))
       .from(releaseFiles)
-      .where(
-        and(eq(releaseFiles.release_version, chosen), or(lt(releaseFiles.path, "images/"), gte(releaseFiles.path, "images0"))),
-      )
+      .where(and(eq(releaseFiles.release_version, chosen), or(lt(releaseFiles.path, "images/"), gte(releaseFiles.path, "images0"))))
       .orderBy(releaseFiles.path),
   ]);
   const row = rows[0];

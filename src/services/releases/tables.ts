@@ -386,9 +386,7 @@ function referenceTable(definition: ReferenceDefinition): ReleaseTable {
         db
           .select(columnsOf(rr, ["position", "row"]))
           .from(rr)
-          .where(
-            and(eq(rr.release_version, version), eq(rr.table_name, definition.name), gt(rr.position, (cursor as number | null) ?? 0)),
-          )
+          .where(and(eq(rr.release_version, version), eq(rr.table_name, definition.name), gt(rr.position, (cursor as number | null) ?? 0)))
           .orderBy(rr.position)
           .limit(limit),
       );
