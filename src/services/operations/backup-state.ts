@@ -93,6 +93,7 @@ export async function claimRun(db: Db, id: string, leaseSeconds: number): Promis
 /** Saves the checkpoint (progress resets the failure count); `release` gives the lease up. Throws LeaseLost. */
 export async function saveState(db: Db, fence: BackupFence, state: BackupState, release = false): Promise<void> {
   const lease = release ? sql`lease_id = NULL, lease_until = NULL` : sql`lease_until = unixepoch() + ${fence.leaseSeconds}`;
+  // Raw (this and the run's writes below): fenced on the lease (`held`, compare-and-set).
   const rows = await db.all(sql`UPDATE backup_runs SET state = ${JSON.stringify(state)}, failures = 0, ${lease}
     WHERE ${held(fence)} RETURNING 1 AS held`);
   if (rows.length === 0) throw new LeaseLost(`the lease of backup ${fence.id} was lost`);

@@ -142,6 +142,7 @@ export async function addCategoryLinks<Row>(
   categoryIds: readonly number[],
 ): Promise<LinkedRecord<Row>> {
   const list = JSON.stringify(categoryIds);
+  // Raw: the positions of unknown ids, over JSON rows (json_each).
   const unknown = sql`SELECT j.key AS position FROM json_each(${list}) j WHERE NOT EXISTS (SELECT 1 FROM categories c WHERE c.id = j.value)`;
   const [missingCategories, added, rows, categories] = await batchRows<
     [{ position: number }, { category_id: number }, Row, LinkedCategoryRow]

@@ -192,6 +192,7 @@ export async function saveState(
 
 /** Renews the lease and reports progress (rows of `records` written), in one round trip. */
 export async function heartbeat(db: Db, fence: BuildFence, recordsWritten: number): Promise<void> {
+  // Raw: fenced on the lease (compare-and-set).
   const rows =
     await db.all(sql`UPDATE releases SET records_written = ${recordsWritten}, lease_until = unixepoch() + ${fence.leaseSeconds}, updated_at = unixepoch()
     WHERE ${fenced(fence)} RETURNING 1 AS held`);
@@ -203,12 +204,12 @@ export async function heartbeat(db: Db, fence: BuildFence, recordsWritten: numbe
  * owned the build (nothing changed). The caller empties the staging tables afterwards.
  */
 export async function markFailed(db: Db, fence: BuildFence, reason: string): Promise<boolean> {
+  // Raw: fenced on the lease (compare-and-set), and the clean-up guarded by the failure it follows.
   const [rows] = await batchRows<[unknown, unknown]>(db, [
     sql`UPDATE releases SET status = 'failed', failure_reason = ${reason.slice(0, 1000)}, build_state = NULL,
       lease_id = NULL, lease_until = NULL, updated_at = unixepoch()
     WHERE ${fenced(fence)} RETURNING 1 AS held`,
     // A snapshot being copied stops there: no more earlier versions to keep.
-    // Raw: guarded by the attempt having just failed (the EXISTS), in the same batch.
     sql`DELETE FROM release_snapshot_progress WHERE release_version = ${fence.version}
       AND EXISTS (SELECT 1 FROM releases WHERE version = ${fence.version} AND build_id = ${fence.buildId} AND status = 'failed')`,
   ]);
@@ -220,6 +221,7 @@ export async function markFailed(db: Db, fence: BuildFence, reason: string): Pro
  * Returns the failed attempts in a row, or null when the slice no longer owned the build.
  */
 export async function recordFailure(db: Db, fence: BuildFence, state: BuildState, recordsWritten: number): Promise<number | null> {
+  // Raw: fenced on the lease (compare-and-set).
   const rows = await db.all<{
     failures: number;
   }>(sql`UPDATE releases SET build_failures = build_failures + 1, build_state = ${JSON.stringify(state)},

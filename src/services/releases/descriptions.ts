@@ -48,6 +48,7 @@ const IMAGES = sql.raw("f.path >= 'images/' AND f.path < 'images0'");
  * `limit`. The release published before each is by request time, as the list orders them.
  */
 export function describeStatement(where: SQL, order: SQL = sql`r.version`, limit = 1): SQL {
+  // Raw: correlated sub-selects aggregated to JSON (credits, files, image totals, the previous release), under the caller's condition.
   return sql`SELECT r.version, r.title, r.description, r.licence, r.status, r.base_url, r.publisher, r.creator, r.creator_ror,
       r.subjects, r.snapshot_at, r.published_at, r.created_at, r.records, r.base_products, r.images, r.record_materials,
       r.doi, r.concept_doi, r.doi_status,

@@ -207,6 +207,7 @@ function copyStatements(version: string, row: Progress, end: number, guard: SQL)
   const ids = sql`SELECT id FROM products p WHERE ${inRange("p")} UNION SELECT id FROM release_product_preimages k WHERE k.release_version = ${version} AND ${inRange("k")}`;
   const staged = (alias: string) =>
     sql`EXISTS (SELECT 1 FROM release_records r WHERE r.release_version = ${version} AND r.id = ${sql.raw(alias)})`;
+  // Raw: bulk INSERT … SELECT copies (a recursive CTE among them) composed from the range's parts, each under `guard`.
   return [
     // Base products of accounts that had accepted the terms, and everything in their trees; a
     // component's owner is its base product's.
