@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { PageQuery } from "../../lib/pagination";
 import { pageWindow, TOTAL_LIMIT } from "../../lib/pagination";
 import { checkColumn, type QualityCheckCode } from "../../lib/record-quality";
-import type { RecordRow } from "./records";
+import { type RecordRow, recordColumns } from "./records";
 
 /**
  * The query builder behind the product list, its export, facets and suggestions
@@ -566,14 +566,7 @@ const readsType = (order: readonly OrderTerm[]) => order.some((term) => term.fie
 /** The joins a list row needs: the owner (name, visibility) and the type's name. */
 const ROW_JOINS = sql.raw("JOIN users u ON u.id = p.owner_id LEFT JOIN product_types pt ON pt.id = p.product_type_id");
 
-const ROW_COLUMNS = sql.raw(
-  [
-    "p.id, p.parent_id, p.owner_id, p.name, p.description, p.brand, p.model, p.weight_g, p.height_cm,",
-    "p.width_cm, p.depth_cm, p.volume_cm3, p.circularity_properties, p.product_type_id,",
-    "p.amount_in_parent, p.depth, p.version, p.created_at, p.updated_at, p.quality_score,",
-    "u.username AS owner_username, u.profile_visibility AS owner_visibility, pt.name AS product_type_name",
-  ].join(" "),
-);
+const ROW_COLUMNS = recordColumns("pt");
 
 function plainArm(source: SQL, joins: SQL, where: SQL, order: readonly OrderTerm[]): Arm {
   return {

@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
-import type { Row, RowOf } from "../../db/rows";
+import { columnList, type Row, type RowOf } from "../../db/rows";
 import type { billOfMaterials, materials, products, productTypes, users, videos } from "../../db/schema";
 import { newJobId, recordJobStatements, startDeletionJob } from "../deletions/jobs";
 import { queuePurge } from "../media/messages";
@@ -12,29 +12,32 @@ import { visibleComponent } from "./hidden";
 /** Which of the two resources a record is: a base product (no parent) or a component. */
 export type RecordKind = "product" | "component";
 
-/** A record as the read statements select it (`RECORD_COLUMNS`), with its owner's name and visibility and its type's name. */
-export type RecordRow = RowOf<
-  typeof products,
-  | "id"
-  | "parent_id"
-  | "owner_id"
-  | "name"
-  | "description"
-  | "brand"
-  | "model"
-  | "weight_g"
-  | "height_cm"
-  | "width_cm"
-  | "depth_cm"
-  | "volume_cm3"
-  | "circularity_properties"
-  | "product_type_id"
-  | "amount_in_parent"
-  | "depth"
-  | "version"
-  | "created_at"
-  | "updated_at"
-> & {
+/** The columns of `products` a record read selects (the rest of `RecordRow` comes from its joins). */
+export const RECORD_FIELDS = [
+  "id",
+  "parent_id",
+  "owner_id",
+  "name",
+  "description",
+  "brand",
+  "model",
+  "weight_g",
+  "height_cm",
+  "width_cm",
+  "depth_cm",
+  "volume_cm3",
+  "circularity_properties",
+  "product_type_id",
+  "amount_in_parent",
+  "depth",
+  "version",
+  "created_at",
+  "updated_at",
+  "quality_score",
+] as const satisfies readonly (keyof Row<typeof products>)[];
+
+/** A record as the read statements select it (`recordColumns`), with its owner's name and visibility and its type's name. */
+export type RecordRow = Omit<RowOf<typeof products, (typeof RECORD_FIELDS)[number]>, "quality_score"> & {
   /** Generated from the record's checks (docs/quality.md); never null. */
   quality_score: number;
   owner_username: Row<typeof users>["username"];
@@ -50,13 +53,22 @@ export type BomRow = Omit<RowOf<typeof billOfMaterials, "product_id" | "material
 
 export type VideoRow = RowOf<typeof videos, "id" | "url" | "title" | "description" | "video_metadata" | "created_at">;
 
+/**
+ * The columns of `RecordRow` from the schema's names, over `products p`, `users u` (the owner)
+ * and the product type under alias `types`.
+ */
+export function recordColumns(types = "t"): SQL {
+  return sql.join(
+    [
+      columnList(RECORD_FIELDS.map((field) => `p.${field}`)),
+      sql.raw(`u.username AS owner_username, u.profile_visibility AS owner_visibility, ${types}.name AS product_type_name`),
+    ],
+    sql`, `,
+  );
+}
+
 /** Columns of `RecordRow`, for `FROM products p JOIN users u ... LEFT JOIN product_types t`. */
-export const RECORD_COLUMNS = sql.raw(
-  `p.id, p.parent_id, p.owner_id, u.username AS owner_username, u.profile_visibility AS owner_visibility,
-   p.name, p.description, p.brand, p.model, p.weight_g, p.height_cm, p.width_cm, p.depth_cm, p.volume_cm3,
-   p.circularity_properties, p.product_type_id, t.name AS product_type_name, p.amount_in_parent, p.depth,
-   p.version, p.created_at, p.updated_at, p.quality_score`,
-);
+export const RECORD_COLUMNS = recordColumns();
 
 export const RECORD_FROM = sql.raw("products p JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id");
 
