@@ -333,6 +333,8 @@ interface Driver {
   replaces?: number;
   /** Whether `count` is exactly the filter's total when the filter is this driver's condition alone (not a superset). */
   countIsTotal: boolean;
+  /** Whether `source` reaches only the products this driver shares with another exact one (a type and a brand): the cheapest to count through. */
+  pair?: boolean;
   /**
    * The ids the driver reaches, at most `cap` of them (`SELECT ... AS id`): a plan keeps them (a
    * common table expression), counts them, and reads its arm from them when they are few enough,
@@ -515,6 +517,16 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
       walks: walks ? { [walks]: { source: via(index) } } : {},
       countIsTotal: true,
     });
+  }
+
+  // A brand and a type together: the type's driver reads the (type, brand) index, which holds only
+  // their shared products, and is the one the total counts through (docs/product-list.md "Plans").
+  const typeDriver = drivers.find((driver) => driver.name === "product_type_name[in]");
+  if (typeDriver && brandList) {
+    typeDriver.source = via("products_base_type_brand_idx");
+    // The index compares brands without case; brands are stored lower-cased, so the same values.
+    typeDriver.extra = sql`p.brand COLLATE NOCASE IN ${brandList}`;
+    typeDriver.pair = true;
   }
 
   const quality = qualityConditions(filter, args);
@@ -839,8 +851,8 @@ function counterTotal(filter: ProductFilter, compiled: Compiled): SQL | null {
 /**
  * The total of the filter, up to `TOTAL_LIMIT + 1`: from the counters when the filter is none,
  * or only a brand list, a type list or an owner; otherwise counted through a driver, stopping at
- * `TOTAL_LIMIT + 1` matches: the one the page's plan reads when it reads one, else the driver
- * whose index returns the order, else the one with the smallest exact count, else the first
+ * `TOTAL_LIMIT + 1` matches: the one the page's plan reads when it reads one, else a type and a
+ * brand through their pair index, else the driver whose index returns the order, else the one with the smallest exact count, else the first
  * (with no driver, through the `created_at` index).
  */
 function totalStatement(filter: ProductFilter, compiled: Compiled, order: readonly OrderTerm[], window: number): SQL {
@@ -863,7 +875,9 @@ function totalStatement(filter: ProductFilter, compiled: Compiled, order: readon
   const exact = drivers.map((driver, i) => ({ driver, i })).filter(({ driver }) => driver.exact);
   const whole = (i: number) => sql.raw(String(-(i + 1)));
   let otherwise: SQL;
-  if (walker) otherwise = whole(drivers.indexOf(walker));
+  const pair = drivers.findIndex((driver) => driver.pair);
+  if (pair >= 0) otherwise = whole(pair);
+  else if (walker) otherwise = whole(drivers.indexOf(walker));
   else if (exact.length > 1) {
     const least = sql`min(${sql.join(
       exact.map(({ i }) => countName(i)),
