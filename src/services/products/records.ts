@@ -1,8 +1,9 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
-import { columnList, type Row, type RowOf } from "../../db/rows";
-import type { billOfMaterials, materials, products, productTypes, users, videos } from "../../db/schema";
+import { columnList, columnsOf, type Row, type RowOf } from "../../db/rows";
+import { billOfMaterials, materials, type products, type productTypes, type users, type videos } from "../../db/schema";
 import { newJobId, recordJobStatements, startDeletionJob } from "../deletions/jobs";
 import { queuePurge } from "../media/messages";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "../media/records";
@@ -83,13 +84,29 @@ export function kindCondition(kind: RecordKind, alias = "p"): SQL {
     : sql`${sql.raw(alias)}.parent_id IS NOT NULL AND ${visibleComponent(alias)}`;
 }
 
+const builder = new QueryBuilder();
+
+/** The entries of one record (or the one of `materialId`), with material names, in the order detail reads embed them. */
+export function bomEntriesStatement(productId: number, materialId?: number): SQL {
+  return builder
+    .select({
+      ...columnsOf(billOfMaterials, ["product_id", "material_id", "quantity", "unit"]),
+      material_name: sql<string>`${materials.name}`.as("material_name"),
+    })
+    .from(billOfMaterials)
+    .innerJoin(materials, eq(materials.id, billOfMaterials.material_id))
+    .where(
+      and(eq(billOfMaterials.product_id, productId), materialId === undefined ? undefined : eq(billOfMaterials.material_id, materialId)),
+    )
+    .orderBy(materials.name, billOfMaterials.material_id)
+    .getSQL();
+}
+
 /** The statements of a detail read: the record, its bill of materials, its direct components, (base products) its videos, its images and files. */
 export function detailStatements(id: number, kind: RecordKind): SQL[] {
   return [
     sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.id = ${id} AND ${kindCondition(kind)}`,
-    sql`SELECT b.product_id, b.material_id, m.name AS material_name, b.quantity, b.unit
-        FROM bill_of_materials b JOIN materials m ON m.id = b.material_id
-        WHERE b.product_id = ${id} ORDER BY m.name, b.material_id`,
+    bomEntriesStatement(id),
     sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.parent_id = ${id} ORDER BY p.id`,
     kind === "product"
       ? sql`SELECT id, url, title, description, video_metadata, created_at FROM videos WHERE product_id = ${id} ORDER BY id`
