@@ -3,7 +3,7 @@ import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { columnList, columnsOf, type Row, type RowOf } from "../../db/rows";
-import { billOfMaterials, materials, type products, type productTypes, type users, type videos } from "../../db/schema";
+import { billOfMaterials, materials, products, type productTypes, type users, videos } from "../../db/schema";
 import { newJobId, recordJobStatements, startDeletionJob } from "../deletions/jobs";
 import { queuePurge } from "../media/messages";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "../media/records";
@@ -52,7 +52,10 @@ export type BomRow = Omit<RowOf<typeof billOfMaterials, "product_id" | "material
   unit: UnitCode;
 };
 
-export type VideoRow = RowOf<typeof videos, "id" | "url" | "title" | "description" | "video_metadata" | "created_at">;
+/** The columns of a video a detail read embeds. */
+const VIDEO_FIELDS = ["id", "url", "title", "description", "video_metadata", "created_at"] as const;
+
+export type VideoRow = RowOf<typeof videos, (typeof VIDEO_FIELDS)[number]>;
 
 /**
  * The columns of `RecordRow` from the schema's names, over `products p`, `users u` (the owner)
@@ -105,11 +108,12 @@ export function bomEntriesStatement(productId: number, materialId?: number): SQL
 /** The statements of a detail read: the record, its bill of materials, its direct components, (base products) its videos, its images and files. */
 export function detailStatements(id: number, kind: RecordKind): SQL[] {
   return [
+    // Raw: the record with its owner and type (joins named once in RECORD_FROM) under the kind rule, written once in SQL.
     sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.id = ${id} AND ${kindCondition(kind)}`,
     bomEntriesStatement(id),
     sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.parent_id = ${id} ORDER BY p.id`,
     kind === "product"
-      ? sql`SELECT id, url, title, description, video_metadata, created_at FROM videos WHERE product_id = ${id} ORDER BY id`
+      ? builder.select(columnsOf(videos, VIDEO_FIELDS)).from(videos).where(eq(videos.product_id, id)).orderBy(videos.id).getSQL()
       : sql`SELECT NULL AS id WHERE 0`,
     imagesOfRecord(id),
     filesOfRecord(id),
@@ -118,7 +122,8 @@ export function detailStatements(id: number, kind: RecordKind): SQL[] {
 
 /** Reserves `count` consecutive product ids in one statement; returns the first. */
 export function reserveIdsStatement(count: number): SQL {
-  // max(id)+1 keeps the block clear of rows inserted by other means (fixtures, imports).
+  // Raw: the block is taken by the statement itself (no read before it), and max(id)+1 keeps it
+  // clear of rows inserted by other means (fixtures, imports).
   return sql`UPDATE id_blocks
     SET next_id = max(next_id, coalesce((SELECT max(id) FROM products), 0) + 1) + ${count}
     WHERE name = 'products' RETURNING next_id - ${count} AS first_id`;
@@ -126,6 +131,7 @@ export function reserveIdsStatement(count: number): SQL {
 
 /** The ids among `ids` that exist in `table`, with their names: one statement, the ids as one JSON parameter. */
 export function existingIdsStatement(table: "materials" | "product_types", ids: readonly number[]): SQL {
+  // Raw: the ids travel as one JSON parameter (json_each), however many there are.
   return sql`SELECT id, name FROM ${sql.raw(table)} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
 }
 
@@ -156,6 +162,7 @@ export async function readOwnership(
   kind: RecordKind,
 ): Promise<{ ownerId: number; depth: number } | null> {
   const rows = await svc.db.all<{ owner_id: number; depth: number }>(
+    // Raw: the kind rule (`kindCondition`) is written once, in SQL over `p`.
     sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
   );
   return rows[0] ? { ownerId: rows[0].owner_id, depth: rows[0].depth } : null;
@@ -179,6 +186,7 @@ export async function readDeletionTarget(
   limit: number,
 ): Promise<DeletionTarget | null> {
   const rows = await svc.db.all<{ owner_id: number; records: number }>(
+    // Raw: a recursive walk down the tree, stopped by its own LIMIT.
     sql`SELECT p.owner_id, (WITH RECURSIVE sub(id) AS (SELECT p.id UNION ALL SELECT c.id FROM products c JOIN sub ON c.parent_id = sub.id LIMIT ${limit + 1})
         SELECT count(*) FROM sub) AS records
       FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
@@ -218,6 +226,7 @@ export async function deleteRecord(
     if (started.length > 0) await startDeletionJob(svc, jobId, { kind: "record", record_id: id, user_id: target.ownerId });
     return;
   }
+  // Raw: the tree is a recursive CTE, shared by the media read and the quota release.
   const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
     tree_media(kind, storage_key, size_bytes, charged) AS (
       SELECT 'images', storage_key, size_bytes, status <> 'rejected' FROM images WHERE product_id IN (SELECT id FROM tree)
@@ -228,7 +237,7 @@ export async function deleteRecord(
           upload_file_count = max(upload_file_count - (SELECT count(*) FROM tree_media WHERE charged), 0),
           upload_total_bytes = max(upload_total_bytes - (SELECT coalesce(sum(size_bytes), 0) FROM tree_media WHERE charged), 0)
         WHERE id = (SELECT owner_id FROM products WHERE id = ${id})`,
-    sql`DELETE FROM products WHERE id = ${id}`,
+    svc.db.delete(products).where(eq(products.id, id)),
   ]);
   const removed: RemovedMediaKeys = { images: [], files: [] };
   for (const row of media) removed[row.kind].push(row.storage_key);
