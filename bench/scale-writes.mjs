@@ -377,6 +377,7 @@ export async function runScaleWrites({
         (entries) => entries.slice(from).find((e) => e.msg === "release published" && e.release === version),
         "release published",
       );
+      const own = { ...posted.cost };
       const cost = posted.cost;
       for (const line of output.entries
         .slice(from)
@@ -391,6 +392,7 @@ export async function runScaleWrites({
           `${release.counts.records.toLocaleString("en")} records, ${release.counts.record_materials.toLocaleString("en")} bill-of-materials rows`,
           published.at - posted.started,
           cost,
+          own,
         ),
       );
       // The staging clean-up after the publication: its own messages.
@@ -404,7 +406,8 @@ export async function runScaleWrites({
         addLine(cleanup, line);
         cleanup.slices += 1;
       }
-      record(row("release staging clean-up", products, "10,000 rows per table and round trip", cleaned.at - published.at, cleanup));
+      // No request of its own: queue work only.
+      record(row("release staging clean-up", products, "10,000 rows per table and round trip", cleaned.at - published.at, cleanup, zero()));
     }
     return rows;
   } catch (error) {

@@ -494,6 +494,16 @@ describe("plans (EXPLAIN QUERY PLAN)", () => {
     }
   });
 
+  it("count a brand and a type together through their pair index, not a whole brand", async () => {
+    const filter: ProductFilter = { brandIn: ["norvik"], productTypeNameIn: ["kettle"], weightG: { ge: 1 } };
+    for (const orderBy of [[{ field: "name", descending: false }], []] as OrderTerm[][]) {
+      const [, total] = productListStatements({ ...filter, orderBy }, null, window);
+      const steps = await plan(total);
+      expect(steps.join("\n")).toContain("SEARCH p USING INDEX products_base_type_brand_idx (product_type_id=? AND brand=?)");
+      expect(fullScans(steps)).toEqual([]);
+    }
+  });
+
   it("read the full-text, trigram and range indexes a filter names, and count through them", async () => {
     const cases: [ProductFilter, RegExp][] = [
       [{ search: "kettle", orderBy: [{ field: "name", descending: false }] }, /products_fts VIRTUAL TABLE/],

@@ -1,12 +1,13 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { assertMayModify, isModeration, type OwnedRecord } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { isConstraintFailure } from "../../db/constraint-errors";
+import { billOfMaterials } from "../../db/schema";
 import { ApiError, type FieldError, notFound } from "../../lib/problem";
 import type { UnitCode } from "./fields";
-import { type BomRow, existingIdsStatement, kindCondition, type RecordKind, readOwnership } from "./records";
+import { type BomRow, bomEntriesStatement, existingIdsStatement, kindCondition, type RecordKind, readOwnership } from "./records";
 
 // Bills of materials are edited apart from their record: no write here touches the `products`
 // row, so a record's `version` and `updated_at` stay as they are (spec: bill-of-materials edits
@@ -34,20 +35,16 @@ export interface BomRecord {
 /** 404 for a material that is not in the record's bill of materials. */
 export const entryMissing = (materialId: number) => notFound(`Material ${materialId} is not in this bill of materials.`);
 
+// Raw: the kind rule (`kindCondition`) is written once, in SQL over `p`.
 const recordStatement = (record: BomRecord): SQL =>
   sql`SELECT p.owner_id FROM products p WHERE p.id = ${record.id} AND ${kindCondition(record.kind)}`;
 
-/** The entries of one record (or the one of `materialId`), with material names, in the order detail reads embed them. */
-function entriesStatement(productId: number, materialId?: number): SQL {
-  const only = materialId === undefined ? sql`` : sql` AND b.material_id = ${materialId}`;
-  return sql`SELECT b.product_id, b.material_id, m.name AS material_name, b.quantity, b.unit
-    FROM bill_of_materials b JOIN materials m ON m.id = b.material_id
-    WHERE b.product_id = ${productId}${only} ORDER BY m.name, b.material_id`;
-}
-
 /** The bill of materials of a record, in one round trip; the record's 404 when no record of this kind has the id. */
 export async function readBom(svc: Pick<Services, "db">, record: BomRecord): Promise<BomRow[]> {
-  const [rows, entries] = await batchRows<[{ owner_id: number }, BomRow]>(svc.db, [recordStatement(record), entriesStatement(record.id)]);
+  const [rows, entries] = await batchRows<[{ owner_id: number }, BomRow]>(svc.db, [
+    recordStatement(record),
+    bomEntriesStatement(record.id),
+  ]);
   if (!rows[0]) throw record.missing();
   return entries;
 }
@@ -56,7 +53,7 @@ export async function readBom(svc: Pick<Services, "db">, record: BomRecord): Pro
 export async function readBomEntry(svc: Pick<Services, "db">, record: BomRecord, materialId: number): Promise<BomRow> {
   const [rows, entries] = await batchRows<[{ owner_id: number }, BomRow]>(svc.db, [
     recordStatement(record),
-    entriesStatement(record.id, materialId),
+    bomEntriesStatement(record.id, materialId),
   ]);
   if (!rows[0]) throw record.missing();
   const entry = entries[0];
@@ -103,7 +100,7 @@ export async function addBomEntries(
   const ids = entries.map((entry) => entry.material_id);
   const [owners, present, found] = await batchRows<
     [{ owner_id: number }, { material_id: number; material_name: string }, { id: number; name: string }]
-  >(svc.db, [recordStatement(record), entriesStatement(record.id), existingIdsStatement("materials", ids)]);
+  >(svc.db, [recordStatement(record), bomEntriesStatement(record.id), existingIdsStatement("materials", ids)]);
   // Adding is never moderation: only the owner adds materials.
   assertMayModify(user, owners[0] ? { ownerId: owners[0].owner_id } : null, record.missing, "add");
 
@@ -125,8 +122,9 @@ export async function addBomEntries(
   }
   if (present.length + entries.length > MAX_BOM_ENTRIES) throw bomFull(present.length);
 
-  // The quantity turns NULL (NOT NULL fails, the batch rolls back) once the record is full, so the
-  // bound holds even against a concurrent add between the checks above and this batch.
+  // Raw: the bound is the insert's own condition. The quantity turns NULL (NOT NULL fails, the batch
+  // rolls back) once the record is full, so it holds even against a concurrent add between the
+  // checks above and this batch.
   const inserts = entries.map(
     (entry) => sql`INSERT INTO bill_of_materials (product_id, material_id, quantity, unit)
       SELECT ${record.id}, ${entry.material_id},
@@ -134,7 +132,7 @@ export async function addBomEntries(
         ${entry.unit}`,
   );
   try {
-    const results = await batchRows<unknown[]>(svc.db, [...inserts, entriesStatement(record.id)]);
+    const results = await batchRows<unknown[]>(svc.db, [...inserts, bomEntriesStatement(record.id)]);
     return results[results.length - 1] as BomRow[];
   } catch (error) {
     throw raceProblem(error, record) ?? error;
@@ -162,11 +160,19 @@ export async function updateBomEntry(
   await assertOwner(svc, user, record);
   const statements: SQL[] = [];
   if (changes.quantity !== undefined || changes.unit !== undefined) {
-    statements.push(sql`UPDATE bill_of_materials
-      SET quantity = coalesce(${changes.quantity ?? null}, quantity), unit = coalesce(${changes.unit ?? null}, unit), updated_at = unixepoch()
-      WHERE product_id = ${record.id} AND material_id = ${materialId}`);
+    statements.push(
+      svc.db
+        .update(billOfMaterials)
+        .set({
+          ...(changes.quantity === undefined ? {} : { quantity: changes.quantity }),
+          ...(changes.unit === undefined ? {} : { unit: changes.unit }),
+          updated_at: sql`unixepoch()`,
+        })
+        .where(and(eq(billOfMaterials.product_id, record.id), eq(billOfMaterials.material_id, materialId)))
+        .getSQL(),
+    );
   }
-  const results = await batchRows<unknown[]>(svc.db, [...statements, entriesStatement(record.id, materialId)]);
+  const results = await batchRows<unknown[]>(svc.db, [...statements, bomEntriesStatement(record.id, materialId)]);
   const entry = (results[results.length - 1] as BomRow[])[0];
   if (!entry) throw entryMissing(materialId);
   return entry;
@@ -176,7 +182,10 @@ export async function updateBomEntry(
 export async function removeBomEntry(svc: Pick<Services, "db">, user: SessionUser, record: BomRecord, materialId: number): Promise<void> {
   await assertOwner(svc, user, record);
   const [deleted] = await batchRows<[{ material_id: number }]>(svc.db, [
-    sql`DELETE FROM bill_of_materials WHERE product_id = ${record.id} AND material_id = ${materialId} RETURNING material_id`,
+    svc.db
+      .delete(billOfMaterials)
+      .where(and(eq(billOfMaterials.product_id, record.id), eq(billOfMaterials.material_id, materialId)))
+      .returning({ material_id: billOfMaterials.material_id }),
   ]);
   if (deleted.length === 0) throw entryMissing(materialId);
 }
@@ -195,8 +204,13 @@ export async function removeBomEntries(
   const statements: SQL[] = [];
   // D1 binds at most 100 parameters per statement.
   for (let i = 0; i < materialIds.length; i += 90) {
-    const chunk = materialIds.slice(i, i + 90).map((id) => sql`${id}`);
-    statements.push(sql`DELETE FROM bill_of_materials WHERE product_id = ${record.id} AND material_id IN (${sql.join(chunk, sql`, `)})`);
+    const chunk = materialIds.slice(i, i + 90);
+    statements.push(
+      svc.db
+        .delete(billOfMaterials)
+        .where(and(eq(billOfMaterials.product_id, record.id), inArray(billOfMaterials.material_id, chunk)))
+        .getSQL(),
+    );
   }
   await batchRows<unknown[]>(svc.db, statements);
 }

@@ -4,6 +4,8 @@ import type { SessionUser } from "../../auth/session-user";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { isConstraintFailure } from "../../db/constraint-errors";
+import { columnList, type Row } from "../../db/rows";
+import type { products } from "../../db/schema";
 import type { HeldKey } from "../../lib/idempotency-key";
 import { ApiError, type FieldError } from "../../lib/problem";
 import { commitStatements, isKeyLost, requestInProgress } from "../platform/idempotency";
@@ -88,6 +90,27 @@ const tooDeep = (pointer: string, level: number) =>
     detail: `Components nest at most ${MAX_COMPONENT_DEPTH} levels below a base product; ${pointer || "this component"} would be at level ${level}.`,
   });
 
+/** The columns a create writes, in the order of its JSON rows' fields (the record statements below). */
+const INSERTED_FIELDS = [
+  "id",
+  "parent_id",
+  "amount_in_parent",
+  "depth",
+  "owner_id",
+  "name",
+  "description",
+  "brand",
+  "model",
+  "weight_g",
+  "height_cm",
+  "width_cm",
+  "depth_cm",
+  "circularity_properties",
+  "product_type_id",
+  "created_at",
+  "updated_at",
+] as const satisfies readonly (keyof Row<typeof products>)[];
+
 /**
  * Creates a base product (parent null) or a component under `parent`, with every nested component,
  * bill of materials and video, in ONE atomic batch: the ids come from a block reserved by the
@@ -119,10 +142,9 @@ export async function createRecords(
   const n = planned.length;
   const now = Math.floor(svc.clock.now() / 1000);
   const first = sql`(SELECT next_id - ${n} FROM id_blocks WHERE name = 'products')`;
-  const columns = sql.raw(`id, parent_id, amount_in_parent, depth, owner_id, name, description, brand, model, weight_g, height_cm,
-      width_cm, depth_cm, circularity_properties, product_type_id, created_at, updated_at`);
+  const columns = columnList(INSERTED_FIELDS);
 
-  // The records and their bills of materials go in as a few set-based statements over JSON
+  // Raw: the records and their bills of materials go in as a few set-based statements over JSON
   // arrays (one bound parameter each), not a statement per row: D1 counts every statement of a
   // batch against its 1,000 queries per invocation, and a body may hold 1,000 components with up
   // to 100 entries each. Rows are inserted in body order (parents before their children: the
@@ -178,6 +200,7 @@ export async function createRecords(
   }
   const videoInputs = "videos" in input ? (input.videos ?? []) : [];
   for (const video of videoInputs) {
+    // Raw: the product's id is the reserved block's first, read inside the batch.
     statements.push(sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
       VALUES (${first}, ${video.url}, ${video.title ?? null}, ${video.description ?? null},
         ${video.video_metadata ? JSON.stringify(video.video_metadata) : null}, ${now}, ${now}) RETURNING id`);

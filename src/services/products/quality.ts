@@ -1,6 +1,9 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
+import { columnList, type Row } from "../../db/rows";
+import { products } from "../../db/schema";
 import {
   checkColumn,
   evaluateQuality,
@@ -43,14 +46,29 @@ type QualityRow = QualityInputs & { id: number; quality_score: number } & Record
 
 type TreeRow = { records: number; score_mean: number | null } & Record<`fail_${QualityCheckCode}`, number | null>;
 
-const INPUT_COLUMNS = sql.raw(
-  [
-    "id, parent_id, product_type_id, weight_g, height_cm, width_cm, depth_cm, circularity_properties",
-    "component_count, unweighed_component_count, components_mass_g, bom_entry_count, bom_mass_entry_count, bom_mass_g, clean_image_count",
-    "quality_score",
-    ...CHECK_COLUMNS,
-  ].join(", "),
-);
+/** The columns of `products` the checks are worked out from, as `QualityRow` names them. */
+const INPUT_FIELDS = [
+  "id",
+  "parent_id",
+  "product_type_id",
+  "weight_g",
+  "height_cm",
+  "width_cm",
+  "depth_cm",
+  "circularity_properties",
+  "component_count",
+  "unweighed_component_count",
+  "components_mass_g",
+  "bom_entry_count",
+  "bom_mass_entry_count",
+  "bom_mass_g",
+  "clean_image_count",
+  "quality_score",
+  ...CHECK_COLUMNS,
+] as const satisfies readonly (keyof Row<typeof products> & keyof QualityRow)[];
+const INPUT_COLUMNS = columnList(INPUT_FIELDS);
+
+const builder = new QueryBuilder();
 
 const FAIL_COUNTS = sql.raw(QUALITY_CHECK_CODES.map((code) => `coalesce(sum(${checkColumn(code)} = 0), 0) AS fail_${code}`).join(", "));
 
@@ -63,12 +81,20 @@ const STORED_STATUS: Record<0 | 1, QualityStatus> = { 1: "pass", 0: "fail" };
  */
 export async function readRecordQuality(svc: Pick<Services, "db" | "log">, id: number, kind: RecordKind): Promise<RecordQuality | null> {
   const [records, trees, lowest] = await batchRows<[QualityRow, TreeRow, { id: number; name: string; score: number }]>(svc.db, [
+    // Raw: the kind rule (`kindCondition`) is written once, in SQL over `p`.
     sql`SELECT ${INPUT_COLUMNS} FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
     kind === "product"
-      ? sql`SELECT count(*) AS records, round(avg(quality_score), 3) AS score_mean, ${FAIL_COUNTS} FROM products WHERE root_id = ${id}`
+      ? // Raw: one aggregate per check, generated from the list of check codes.
+        sql`SELECT count(*) AS records, round(avg(quality_score), 3) AS score_mean, ${FAIL_COUNTS} FROM products WHERE root_id = ${id}`
       : sql`SELECT NULL AS records WHERE 0`,
     kind === "product"
-      ? sql`SELECT id, name, quality_score AS score FROM products WHERE root_id = ${id} ORDER BY quality_score, id LIMIT ${LOWEST_IN_TREE}`
+      ? builder
+          .select({ id: products.id, name: products.name, score: sql<number>`${products.quality_score}`.as("score") })
+          .from(products)
+          .where(eq(products.root_id, id))
+          .orderBy(products.quality_score, products.id)
+          .limit(LOWEST_IN_TREE)
+          .getSQL()
       : sql`SELECT NULL AS id WHERE 0`,
   ]);
   const row = records[0];

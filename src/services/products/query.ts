@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { PageQuery } from "../../lib/pagination";
 import { pageWindow, TOTAL_LIMIT } from "../../lib/pagination";
 import { checkColumn, type QualityCheckCode } from "../../lib/record-quality";
-import type { RecordRow } from "./records";
+import { type RecordRow, recordColumns } from "./records";
 
 /**
  * The query builder behind the product list, its export, facets and suggestions
@@ -333,6 +333,8 @@ interface Driver {
   replaces?: number;
   /** Whether `count` is exactly the filter's total when the filter is this driver's condition alone (not a superset). */
   countIsTotal: boolean;
+  /** Whether `source` reaches only the products this driver shares with another exact one (a type and a brand): the cheapest to count through. */
+  pair?: boolean;
   /**
    * The ids the driver reaches, at most `cap` of them (`SELECT ... AS id`): a plan keeps them (a
    * common table expression), counts them, and reads its arm from them when they are few enough,
@@ -517,6 +519,16 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
     });
   }
 
+  // A brand and a type together: the type's driver reads the (type, brand) index, which holds only
+  // their shared products, and is the one the total counts through (docs/product-list.md "Plans").
+  const typeDriver = drivers.find((driver) => driver.name === "product_type_name[in]");
+  if (typeDriver && brandList) {
+    typeDriver.source = via("products_base_type_brand_idx");
+    // The index compares brands without case; brands are stored lower-cased, so the same values.
+    typeDriver.extra = sql`p.brand COLLATE NOCASE IN ${brandList}`;
+    typeDriver.pair = true;
+  }
+
   const quality = qualityConditions(filter, args);
   if (quality.length > 0) {
     // One condition of the filter, however many parameters make it: the quality index holds the
@@ -566,14 +578,7 @@ const readsType = (order: readonly OrderTerm[]) => order.some((term) => term.fie
 /** The joins a list row needs: the owner (name, visibility) and the type's name. */
 const ROW_JOINS = sql.raw("JOIN users u ON u.id = p.owner_id LEFT JOIN product_types pt ON pt.id = p.product_type_id");
 
-const ROW_COLUMNS = sql.raw(
-  [
-    "p.id, p.parent_id, p.owner_id, p.name, p.description, p.brand, p.model, p.weight_g, p.height_cm,",
-    "p.width_cm, p.depth_cm, p.volume_cm3, p.circularity_properties, p.product_type_id,",
-    "p.amount_in_parent, p.depth, p.version, p.created_at, p.updated_at, p.quality_score,",
-    "u.username AS owner_username, u.profile_visibility AS owner_visibility, pt.name AS product_type_name",
-  ].join(" "),
-);
+const ROW_COLUMNS = recordColumns("pt");
 
 function plainArm(source: SQL, joins: SQL, where: SQL, order: readonly OrderTerm[]): Arm {
   return {
@@ -846,8 +851,8 @@ function counterTotal(filter: ProductFilter, compiled: Compiled): SQL | null {
 /**
  * The total of the filter, up to `TOTAL_LIMIT + 1`: from the counters when the filter is none,
  * or only a brand list, a type list or an owner; otherwise counted through a driver, stopping at
- * `TOTAL_LIMIT + 1` matches: the one the page's plan reads when it reads one, else the driver
- * whose index returns the order, else the one with the smallest exact count, else the first
+ * `TOTAL_LIMIT + 1` matches: the one the page's plan reads when it reads one, else a type and a
+ * brand through their pair index, else the driver whose index returns the order, else the one with the smallest exact count, else the first
  * (with no driver, through the `created_at` index).
  */
 function totalStatement(filter: ProductFilter, compiled: Compiled, order: readonly OrderTerm[], window: number): SQL {
@@ -870,7 +875,9 @@ function totalStatement(filter: ProductFilter, compiled: Compiled, order: readon
   const exact = drivers.map((driver, i) => ({ driver, i })).filter(({ driver }) => driver.exact);
   const whole = (i: number) => sql.raw(String(-(i + 1)));
   let otherwise: SQL;
-  if (walker) otherwise = whole(drivers.indexOf(walker));
+  const pair = drivers.findIndex((driver) => driver.pair);
+  if (pair >= 0) otherwise = whole(pair);
+  else if (walker) otherwise = whole(drivers.indexOf(walker));
   else if (exact.length > 1) {
     const least = sql`min(${sql.join(
       exact.map(({ i }) => countName(i)),

@@ -1,8 +1,9 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
-import type { Row, RowOf } from "../../db/rows";
-import type { billOfMaterials, materials, products, productTypes, users, videos } from "../../db/schema";
+import { columnList, columnsOf, type Row, type RowOf } from "../../db/rows";
+import { billOfMaterials, materials, products, type productTypes, type users, videos } from "../../db/schema";
 import { newJobId, recordJobStatements, startDeletionJob } from "../deletions/jobs";
 import { queuePurge } from "../media/messages";
 import { type FileRow, filesOfRecord, type ImageRow, imagesOfRecord } from "../media/records";
@@ -12,29 +13,32 @@ import { visibleComponent } from "./hidden";
 /** Which of the two resources a record is: a base product (no parent) or a component. */
 export type RecordKind = "product" | "component";
 
-/** A record as the read statements select it (`RECORD_COLUMNS`), with its owner's name and visibility and its type's name. */
-export type RecordRow = RowOf<
-  typeof products,
-  | "id"
-  | "parent_id"
-  | "owner_id"
-  | "name"
-  | "description"
-  | "brand"
-  | "model"
-  | "weight_g"
-  | "height_cm"
-  | "width_cm"
-  | "depth_cm"
-  | "volume_cm3"
-  | "circularity_properties"
-  | "product_type_id"
-  | "amount_in_parent"
-  | "depth"
-  | "version"
-  | "created_at"
-  | "updated_at"
-> & {
+/** The columns of `products` a record read selects (the rest of `RecordRow` comes from its joins). */
+export const RECORD_FIELDS = [
+  "id",
+  "parent_id",
+  "owner_id",
+  "name",
+  "description",
+  "brand",
+  "model",
+  "weight_g",
+  "height_cm",
+  "width_cm",
+  "depth_cm",
+  "volume_cm3",
+  "circularity_properties",
+  "product_type_id",
+  "amount_in_parent",
+  "depth",
+  "version",
+  "created_at",
+  "updated_at",
+  "quality_score",
+] as const satisfies readonly (keyof Row<typeof products>)[];
+
+/** A record as the read statements select it (`recordColumns`), with its owner's name and visibility and its type's name. */
+export type RecordRow = Omit<RowOf<typeof products, (typeof RECORD_FIELDS)[number]>, "quality_score"> & {
   /** Generated from the record's checks (docs/quality.md); never null. */
   quality_score: number;
   owner_username: Row<typeof users>["username"];
@@ -48,15 +52,27 @@ export type BomRow = Omit<RowOf<typeof billOfMaterials, "product_id" | "material
   unit: UnitCode;
 };
 
-export type VideoRow = RowOf<typeof videos, "id" | "url" | "title" | "description" | "video_metadata" | "created_at">;
+/** The columns of a video a detail read embeds. */
+const VIDEO_FIELDS = ["id", "url", "title", "description", "video_metadata", "created_at"] as const;
+
+export type VideoRow = RowOf<typeof videos, (typeof VIDEO_FIELDS)[number]>;
+
+/**
+ * The columns of `RecordRow` from the schema's names, over `products p`, `users u` (the owner)
+ * and the product type under alias `types`.
+ */
+export function recordColumns(types = "t"): SQL {
+  return sql.join(
+    [
+      columnList(RECORD_FIELDS.map((field) => `p.${field}`)),
+      sql.raw(`u.username AS owner_username, u.profile_visibility AS owner_visibility, ${types}.name AS product_type_name`),
+    ],
+    sql`, `,
+  );
+}
 
 /** Columns of `RecordRow`, for `FROM products p JOIN users u ... LEFT JOIN product_types t`. */
-export const RECORD_COLUMNS = sql.raw(
-  `p.id, p.parent_id, p.owner_id, u.username AS owner_username, u.profile_visibility AS owner_visibility,
-   p.name, p.description, p.brand, p.model, p.weight_g, p.height_cm, p.width_cm, p.depth_cm, p.volume_cm3,
-   p.circularity_properties, p.product_type_id, t.name AS product_type_name, p.amount_in_parent, p.depth,
-   p.version, p.created_at, p.updated_at, p.quality_score`,
-);
+export const RECORD_COLUMNS = recordColumns();
 
 export const RECORD_FROM = sql.raw("products p JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id");
 
@@ -71,16 +87,33 @@ export function kindCondition(kind: RecordKind, alias = "p"): SQL {
     : sql`${sql.raw(alias)}.parent_id IS NOT NULL AND ${visibleComponent(alias)}`;
 }
 
+const builder = new QueryBuilder();
+
+/** The entries of one record (or the one of `materialId`), with material names, in the order detail reads embed them. */
+export function bomEntriesStatement(productId: number, materialId?: number): SQL {
+  return builder
+    .select({
+      ...columnsOf(billOfMaterials, ["product_id", "material_id", "quantity", "unit"]),
+      material_name: sql<string>`${materials.name}`.as("material_name"),
+    })
+    .from(billOfMaterials)
+    .innerJoin(materials, eq(materials.id, billOfMaterials.material_id))
+    .where(
+      and(eq(billOfMaterials.product_id, productId), materialId === undefined ? undefined : eq(billOfMaterials.material_id, materialId)),
+    )
+    .orderBy(materials.name, billOfMaterials.material_id)
+    .getSQL();
+}
+
 /** The statements of a detail read: the record, its bill of materials, its direct components, (base products) its videos, its images and files. */
 export function detailStatements(id: number, kind: RecordKind): SQL[] {
   return [
+    // Raw: the record with its owner and type (joins named once in RECORD_FROM) under the kind rule, written once in SQL.
     sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.id = ${id} AND ${kindCondition(kind)}`,
-    sql`SELECT b.product_id, b.material_id, m.name AS material_name, b.quantity, b.unit
-        FROM bill_of_materials b JOIN materials m ON m.id = b.material_id
-        WHERE b.product_id = ${id} ORDER BY m.name, b.material_id`,
+    bomEntriesStatement(id),
     sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.parent_id = ${id} ORDER BY p.id`,
     kind === "product"
-      ? sql`SELECT id, url, title, description, video_metadata, created_at FROM videos WHERE product_id = ${id} ORDER BY id`
+      ? builder.select(columnsOf(videos, VIDEO_FIELDS)).from(videos).where(eq(videos.product_id, id)).orderBy(videos.id).getSQL()
       : sql`SELECT NULL AS id WHERE 0`,
     imagesOfRecord(id),
     filesOfRecord(id),
@@ -89,7 +122,8 @@ export function detailStatements(id: number, kind: RecordKind): SQL[] {
 
 /** Reserves `count` consecutive product ids in one statement; returns the first. */
 export function reserveIdsStatement(count: number): SQL {
-  // max(id)+1 keeps the block clear of rows inserted by other means (fixtures, imports).
+  // Raw: the block is taken by the statement itself (no read before it), and max(id)+1 keeps it
+  // clear of rows inserted by other means (fixtures, imports).
   return sql`UPDATE id_blocks
     SET next_id = max(next_id, coalesce((SELECT max(id) FROM products), 0) + 1) + ${count}
     WHERE name = 'products' RETURNING next_id - ${count} AS first_id`;
@@ -97,6 +131,7 @@ export function reserveIdsStatement(count: number): SQL {
 
 /** The ids among `ids` that exist in `table`, with their names: one statement, the ids as one JSON parameter. */
 export function existingIdsStatement(table: "materials" | "product_types", ids: readonly number[]): SQL {
+  // Raw: the ids travel as one JSON parameter (json_each), however many there are.
   return sql`SELECT id, name FROM ${sql.raw(table)} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
 }
 
@@ -127,6 +162,7 @@ export async function readOwnership(
   kind: RecordKind,
 ): Promise<{ ownerId: number; depth: number } | null> {
   const rows = await svc.db.all<{ owner_id: number; depth: number }>(
+    // Raw: the kind rule (`kindCondition`) is written once, in SQL over `p`.
     sql`SELECT p.owner_id, p.depth FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
   );
   return rows[0] ? { ownerId: rows[0].owner_id, depth: rows[0].depth } : null;
@@ -150,6 +186,7 @@ export async function readDeletionTarget(
   limit: number,
 ): Promise<DeletionTarget | null> {
   const rows = await svc.db.all<{ owner_id: number; records: number }>(
+    // Raw: a recursive walk down the tree, stopped by its own LIMIT.
     sql`SELECT p.owner_id, (WITH RECURSIVE sub(id) AS (SELECT p.id UNION ALL SELECT c.id FROM products c JOIN sub ON c.parent_id = sub.id LIMIT ${limit + 1})
         SELECT count(*) FROM sub) AS records
       FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`,
@@ -189,6 +226,7 @@ export async function deleteRecord(
     if (started.length > 0) await startDeletionJob(svc, jobId, { kind: "record", record_id: id, user_id: target.ownerId });
     return;
   }
+  // Raw: the tree is a recursive CTE, shared by the media read and the quota release.
   const tree = sql`WITH RECURSIVE tree(id) AS (SELECT ${id} UNION ALL SELECT p.id FROM products p JOIN tree t ON p.parent_id = t.id),
     tree_media(kind, storage_key, size_bytes, charged) AS (
       SELECT 'images', storage_key, size_bytes, status <> 'rejected' FROM images WHERE product_id IN (SELECT id FROM tree)
@@ -199,7 +237,7 @@ export async function deleteRecord(
           upload_file_count = max(upload_file_count - (SELECT count(*) FROM tree_media WHERE charged), 0),
           upload_total_bytes = max(upload_total_bytes - (SELECT coalesce(sum(size_bytes), 0) FROM tree_media WHERE charged), 0)
         WHERE id = (SELECT owner_id FROM products WHERE id = ${id})`,
-    sql`DELETE FROM products WHERE id = ${id}`,
+    svc.db.delete(products).where(eq(products.id, id)),
   ]);
   const removed: RemovedMediaKeys = { images: [], files: [] };
   for (const row of media) removed[row.kind].push(row.storage_key);
