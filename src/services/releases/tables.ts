@@ -330,11 +330,11 @@ const imagesTable: ReleaseTable = {
           file: ri.file,
           record_id: ri.record_id,
           // The content hash (the key's first 64 characters) and the subtype (`image/` cut off), as the table publishes them.
-          sha256: sql<string>`substr(${ri.storage_key}, 1, 64)`,
+          sha256: sql<string>`substr(${ri.storage_key}, 1, 64)`.as("sha256"),
           width: ri.width,
           height: ri.height,
           bytes: ri.bytes,
-          format: sql<string>`substr(${ri.content_type}, 7)`,
+          format: sql<string>`substr(${ri.content_type}, 7)`.as("format"),
         })
         .from(ri)
         .where(and(eq(ri.release_version, version), sql`(${ri.file}, ${ri.record_id}) > (${file}, ${record})`))
