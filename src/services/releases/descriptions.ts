@@ -1,4 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { releases } from "../../db/schema";
 import { licence } from "../../lib/release/licences";
 import type { Credit, DescribedFile, ReleaseDescription } from "../../lib/release/publication";
 import { fileUrl, releaseUrl } from "./metadata";
@@ -9,6 +11,9 @@ import { fileUrl, releaseUrl } from "./metadata";
  * its files, its image files summed up and the release published before it, in ONE statement
  * (JSON subqueries), so a read of one release or of a page of them stays one round trip.
  */
+
+/** The releases table as `r`, the alias `describeStatement` reads it under: its callers' conditions and order are written over it. */
+export const describedRelease = alias(releases, "r");
 
 /** What `describeStatement` returns per release; `toDescription` maps it. */
 export interface DescriptionRow {

@@ -1,4 +1,4 @@
-import { and, asc, eq, isNotNull, ne, sql } from "drizzle-orm";
+import { and, asc, desc, eq, isNotNull, ne, sql } from "drizzle-orm";
 import type { SessionUser } from "../../auth/session-user";
 import type { DataCiteConfig } from "../../config";
 import type { Services } from "../../container";
@@ -9,7 +9,7 @@ import { OutboundError } from "../../lib/outbound";
 import { ApiError } from "../../lib/problem";
 import { conceptRecord, type DataCiteAttributes, versionRecord } from "../../lib/release/datacite";
 import { conceptDoi as conceptDoiOf, versionDoi as versionDoiOf } from "../../lib/release/publication";
-import { type DescriptionRow, describeStatement, toDescription } from "./descriptions";
+import { type DescriptionRow, describeStatement, describedRelease as r, toDescription } from "./descriptions";
 import type { ReleaseMessage } from "./messages";
 
 /**
@@ -240,8 +240,8 @@ export async function registerReleaseDoi(svc: DoiServices, version: string): Pro
   let versionRegistered = false;
   try {
     const [rows, newestRows, registered] = await batchRows<[DescriptionRow, DescriptionRow, { doi: string }]>(svc.db, [
-      describeStatement(sql`r.version = ${version} AND r.status = 'published'`),
-      describeStatement(sql`r.status = 'published'`, sql`r.created_at DESC, r.version DESC`),
+      describeStatement(and(eq(r.version, version), eq(r.status, "published"))!),
+      describeStatement(eq(r.status, "published"), sql`${desc(r.created_at)}, ${desc(r.version)}`),
       svc.db
         .select({ doi: releases.doi })
         .from(releases)

@@ -1,5 +1,4 @@
 import { and, asc, count, eq, gt, gte, isNotNull, lte, min, or, type SQL, type SQLWrapper, sql } from "drizzle-orm";
-import { alias } from "drizzle-orm/sqlite-core";
 import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { releases } from "../../db/schema";
@@ -18,7 +17,7 @@ import {
 } from "../../lib/oai-pmh";
 import { OAI_DATACITE, OAI_DC, oaiDataCite, oaiDublinCore } from "../../lib/release/oai-records";
 import type { ReleaseDescription } from "../../lib/release/publication";
-import { type DescriptionRow, describeStatement, toDescription } from "./descriptions";
+import { type DescriptionRow, describedRelease, describeStatement, toDescription } from "./descriptions";
 
 /**
  * The OAI-PMH 2.0 repository of published releases at `/v1/oai` (decisions.md, "Publishing
@@ -64,8 +63,7 @@ function metadata(svc: OaiServices, release: ReleaseDescription, prefix: string)
   return oaiDataCite(release as ReleaseDescription & { doi: string }, svc.config.datacite?.repositoryId ?? release.publisher);
 }
 
-/** The releases table as `r`, the alias `describeStatement` reads it under. */
-const r = alias(releases, "r");
+const r = describedRelease;
 
 /** The selection of a list: published releases in the time range, with a DOI for `oai_datacite`. */
 function selection(prefix: string, from: number | null, until: number | null): SQL {

@@ -9,7 +9,7 @@ import { audit } from "../../lib/audit";
 import { ApiError } from "../../lib/problem";
 import type { OtherVersion } from "../../lib/release/landing-page";
 import type { ReleaseDescription } from "../../lib/release/publication";
-import { type DescriptionRow, describeStatement, toDescription } from "./descriptions";
+import { type DescriptionRow, describedRelease, describeStatement, toDescription } from "./descriptions";
 import type { ReleaseMessage } from "./messages";
 import { releaseUrl } from "./metadata";
 
@@ -313,7 +313,9 @@ export async function describeRelease(
 ): Promise<DescribedRelease | null> {
   const chosen = chosenVersion(db, version);
   const statements: SQLWrapper[] = [
-    describeStatement(sql`r.version = ${chosen} AND ${includeUnpublished ? sql`1 = 1` : sql`r.status = 'published'`}`),
+    describeStatement(
+      and(eq(describedRelease.version, chosen), includeUnpublished ? undefined : eq(describedRelease.status, "published"))!,
+    ),
   ];
   if (withVersions) {
     statements.push(
