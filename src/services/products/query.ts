@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { PageQuery } from "../../lib/pagination";
 import { pageWindow, TOTAL_LIMIT } from "../../lib/pagination";
 import { checkColumn, type QualityCheckCode } from "../../lib/record-quality";
-import { type RecordRow, recordColumns } from "./records";
+import { type RecordRow, recordColumns, recordJoins } from "./records";
 
 /**
  * The query builder behind the product list, its export, facets and suggestions
@@ -576,7 +576,7 @@ const TYPE_JOIN = sql.raw("LEFT JOIN product_types pt ON pt.id = p.product_type_
 const readsType = (order: readonly OrderTerm[]) => order.some((term) => term.field === "product_type_name");
 
 /** The joins a list row needs: the owner (name, visibility) and the type's name. */
-const ROW_JOINS = sql.raw("JOIN users u ON u.id = p.owner_id LEFT JOIN product_types pt ON pt.id = p.product_type_id");
+const ROW_JOINS = recordJoins("pt");
 
 const ROW_COLUMNS = recordColumns("pt");
 
