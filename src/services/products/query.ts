@@ -684,12 +684,17 @@ const typeNamesDistinct = sql.raw(
  */
 function thresholdSql(window: number): SQL {
   const product = sql`(${int(window)} * coalesce((SELECT count FROM catalogue_totals WHERE name = 'base_products'), 0))`;
-  // Steps of a factor 2 in the product (sqrt(2) in the threshold); 0.87 = sqrt(3/4): a driven row
-  // costs about two rows read (its index entry, its row for the sort), a walked one about one and a half.
-  const steps: SQL[] = [];
-  for (let i = 0; i <= 60; i++) steps.push(sql.raw(`WHEN x <= ${2 ** i} THEN ${Math.max(1, Math.floor(0.87 * Math.SQRT2 ** i))}`));
-  return sql`(SELECT CASE ${sql.join(steps, sql` `)} ELSE ${int(2 ** 30)} END FROM (SELECT ${product} AS x))`;
+  return sql`(SELECT CASE ${THRESHOLD_STEPS} ELSE ${int(2 ** 30)} END FROM (SELECT ${product} AS x))`;
 }
+
+/**
+ * The steps of `thresholdSql`, one text built once (61 pieces of SQL per statement otherwise):
+ * steps of a factor 2 in the product (sqrt(2) in the threshold); 0.87 = sqrt(3/4): a driven row
+ * costs about two rows read (its index entry, its row for the sort), a walked one about one and a half.
+ */
+const THRESHOLD_STEPS = sql.raw(
+  Array.from({ length: 61 }, (_, i) => `WHEN x <= ${2 ** i} THEN ${Math.max(1, Math.floor(0.87 * Math.SQRT2 ** i))}`).join(" "),
+);
 
 /**
  * The driver whose index reads its rows already in the order's first field: an owner, brand or
