@@ -48,6 +48,7 @@ export function notLastSuperuser(userId: number) {
 export async function assertDeletable(svc: Pick<Services, "db" | "config">, userId: number): Promise<{ records: number }> {
   const limit = sliceSizes(svc.config.deletionSliceRecords).reown + 1;
   const rows = await svc.db.all<{ allowed: number; records: number }>(
+    // Raw: the last-superuser rule and a count bounded by its own LIMIT, in one read.
     sql`SELECT ${notLastSuperuser(userId)} AS allowed, (SELECT count(*) FROM (SELECT 1 FROM products WHERE owner_id = ${userId} LIMIT ${limit})) AS records
       FROM users WHERE id = ${userId} AND is_system = 0`,
   );
@@ -92,6 +93,8 @@ export async function deleteAccount(svc: Services, deletion: AccountDeletion): P
     await closeAccount(svc, deletion);
     return;
   }
+  // Raw, every statement of this batch: each carries the last-superuser guard, so a race with
+  // another administrator's change leaves nothing half-done.
   const guard = notLastSuperuser(userId);
   const owned = sql`owner_id = ${userId} AND ${guard}`;
   const products =
@@ -124,6 +127,7 @@ export async function deleteAccount(svc: Services, deletion: AccountDeletion): P
 
 /** The upload usage of `userId` added to the system account's, which holds its products from now on. */
 function moveUsageToSystem(userId: number, guard: SQL): SQL {
+  // Raw: one account's counters added to another's, under the caller's guard.
   return sql`UPDATE users SET
       upload_file_count = upload_file_count + (SELECT upload_file_count FROM users WHERE id = ${userId}),
       upload_total_bytes = upload_total_bytes + (SELECT upload_total_bytes FROM users WHERE id = ${userId})
@@ -146,6 +150,8 @@ async function closeAccount(svc: Services, deletion: AccountDeletion): Promise<v
   const { userId, content } = deletion;
   const guard = notLastSuperuser(userId);
   const jobId = newJobId();
+  // Raw, every statement of this batch: each holds only if the job row went in (`started`), which
+  // the last-superuser guard decides.
   const started = sql`EXISTS (SELECT 1 FROM deletion_jobs WHERE id = ${jobId})`;
   const [found, links, ...rest] = await batchRows<[{ email: string }, LinkRow, ...unknown[]]>(svc.db, [
     sql`SELECT email FROM users WHERE id = ${userId} AND is_system = 0`,

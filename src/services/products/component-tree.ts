@@ -3,7 +3,7 @@ import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { type PageQuery, pageWindow } from "../../lib/pagination";
 import { ApiError } from "../../lib/problem";
-import { kindCondition, RECORD_COLUMNS, type RecordKind, type RecordRow } from "./records";
+import { kindCondition, RECORD_COLUMNS, RECORD_JOINS, type RecordKind, type RecordRow } from "./records";
 
 /**
  * Reads of the components below a base product or a component: one page of the direct ones, and
@@ -32,11 +32,9 @@ export interface TreeRow extends RecordRow {
   level: number;
 }
 
-/** The users and product types a record row names; `p` is the record. */
-const RECORD_JOINS = sql.raw("JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id");
-
 /** The addressed record, when a record of `kind` has `id` (the kinds do not mix: a 404 otherwise). */
 function rootStatement(id: number, kind: RecordKind): SQL {
+  // Raw: the kind rule (`kindCondition`) is written once, in SQL over `p`.
   return sql`SELECT p.id FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)}`;
 }
 
@@ -76,6 +74,7 @@ export async function readComponentPage(
 
 /** `WITH RECURSIVE tree(id, level)`: the ids below record `id` down to `depth` levels (see `componentTreeStatements`). */
 function treeIds(id: number, kind: RecordKind, depth: number): SQL {
+  // Raw: a recursive walk down the tree, level by level.
   return sql`WITH RECURSIVE tree(id, level) AS (
       SELECT c.id, 1 FROM products c
       WHERE c.parent_id = ${id} AND EXISTS (SELECT 1 FROM products p WHERE p.id = ${id} AND ${kindCondition(kind)})

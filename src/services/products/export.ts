@@ -3,7 +3,7 @@ import type { Services } from "../../container";
 import { batchRows } from "../../db/client";
 import { FILE_FIELDS, IMAGE_FIELDS, MEDIA_ORDER, SHOWN_MEDIA_CONDITION } from "../media/records";
 import { type ProductExportCursor, type ProductFilter, productExportRoot, productExportRootOrder, productExportRoots } from "./query";
-import { RECORD_COLUMNS, type RecordRow } from "./records";
+import { RECORD_COLUMNS, RECORD_JOINS, type RecordRow } from "./records";
 
 /**
  * Reads for `GET /v1/products/export` and `GET /v1/products/{id}/export` (decisions.md,
@@ -84,6 +84,7 @@ const VIDEOS_JSON = sql.raw(
  */
 export function exportChunkStatement(roots: SQL, rootOrder: SQL, format: ExportFormat): SQL {
   const jsonOnly = (column: SQL) => (format === "json" ? column : sql.raw("NULL"));
+  // Raw: each root's whole tree by a recursive walk, with its media and materials as JSON, in one statement.
   return sql`WITH RECURSIVE
       chunk AS (${roots}),
       roots AS (SELECT c.id, row_number() OVER (ORDER BY ${rootOrder}) AS ord FROM chunk c),
@@ -94,8 +95,7 @@ export function exportChunkStatement(roots: SQL, rootOrder: SQL, format: ExportF
       )
     SELECT ${RECORD_COLUMNS}, tree.ord AS root_ord, ${IMAGES_JSON} AS images_json,
       ${jsonOnly(FILES_JSON)} AS files_json, ${jsonOnly(BOM_JSON)} AS bom_json, ${jsonOnly(VIDEOS_JSON)} AS videos_json
-    FROM tree CROSS JOIN products p ON p.id = tree.id
-      JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id
+    FROM tree CROSS JOIN products p ON p.id = tree.id ${RECORD_JOINS}
     ORDER BY tree.ord, tree.path`;
 }
 

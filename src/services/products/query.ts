@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { PageQuery } from "../../lib/pagination";
 import { pageWindow, TOTAL_LIMIT } from "../../lib/pagination";
 import { checkColumn, type QualityCheckCode } from "../../lib/record-quality";
-import { type RecordRow, recordColumns } from "./records";
+import { type RecordRow, recordColumns, recordJoins } from "./records";
 
 /**
  * The query builder behind the product list, its export, facets and suggestions
@@ -576,7 +576,7 @@ const TYPE_JOIN = sql.raw("LEFT JOIN product_types pt ON pt.id = p.product_type_
 const readsType = (order: readonly OrderTerm[]) => order.some((term) => term.field === "product_type_name");
 
 /** The joins a list row needs: the owner (name, visibility) and the type's name. */
-const ROW_JOINS = sql.raw("JOIN users u ON u.id = p.owner_id LEFT JOIN product_types pt ON pt.id = p.product_type_id");
+const ROW_JOINS = recordJoins("pt");
 
 const ROW_COLUMNS = recordColumns("pt");
 
@@ -684,12 +684,17 @@ const typeNamesDistinct = sql.raw(
  */
 function thresholdSql(window: number): SQL {
   const product = sql`(${int(window)} * coalesce((SELECT count FROM catalogue_totals WHERE name = 'base_products'), 0))`;
-  // Steps of a factor 2 in the product (sqrt(2) in the threshold); 0.87 = sqrt(3/4): a driven row
-  // costs about two rows read (its index entry, its row for the sort), a walked one about one and a half.
-  const steps: SQL[] = [];
-  for (let i = 0; i <= 60; i++) steps.push(sql.raw(`WHEN x <= ${2 ** i} THEN ${Math.max(1, Math.floor(0.87 * Math.SQRT2 ** i))}`));
-  return sql`(SELECT CASE ${sql.join(steps, sql` `)} ELSE ${int(2 ** 30)} END FROM (SELECT ${product} AS x))`;
+  return sql`(SELECT CASE ${THRESHOLD_STEPS} ELSE ${int(2 ** 30)} END FROM (SELECT ${product} AS x))`;
 }
+
+/**
+ * The steps of `thresholdSql`, one text built once (61 pieces of SQL per statement otherwise):
+ * steps of a factor 2 in the product (sqrt(2) in the threshold); 0.87 = sqrt(3/4): a driven row
+ * costs about two rows read (its index entry, its row for the sort), a walked one about one and a half.
+ */
+const THRESHOLD_STEPS = sql.raw(
+  Array.from({ length: 61 }, (_, i) => `WHEN x <= ${2 ** i} THEN ${Math.max(1, Math.floor(0.87 * Math.SQRT2 ** i))}`).join(" "),
+);
 
 /**
  * The driver whose index reads its rows already in the order's first field: an owner, brand or

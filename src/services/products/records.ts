@@ -74,7 +74,14 @@ export function recordColumns(types = "t"): SQL {
 /** Columns of `RecordRow`, for `FROM products p JOIN users u ... LEFT JOIN product_types t`. */
 export const RECORD_COLUMNS = recordColumns();
 
-export const RECORD_FROM = sql.raw("products p JOIN users u ON u.id = p.owner_id LEFT JOIN product_types t ON t.id = p.product_type_id");
+/** The owner (`u`) and the product type (alias `types`) a record row names; `p` is the record. */
+export function recordJoins(types = "t"): SQL {
+  return sql.raw(`JOIN users u ON u.id = p.owner_id LEFT JOIN product_types ${types} ON ${types}.id = p.product_type_id`);
+}
+
+export const RECORD_JOINS = recordJoins();
+
+export const RECORD_FROM = sql`products p ${RECORD_JOINS}`;
 
 /**
  * `p.parent_id IS NULL` for base products, `IS NOT NULL` for components: each resource's routes

@@ -63,6 +63,7 @@ export async function updateRecord(
   const changed = (Object.keys(values) as Column[]).filter((column) => values[column] !== current.row[column]);
   if (changed.length === 0) return current;
 
+  // Raw: compare-and-set on the version the client read (If-Match), with only the changed columns.
   const assignments = changed.map((column) => sql`${sql.identifier(column)} = ${values[column]}`);
   const update: SQL = sql`UPDATE products SET ${sql.join(assignments, sql`, `)}, version = version + 1, updated_at = unixepoch()
     WHERE id = ${current.row.id} AND version = ${expected}
