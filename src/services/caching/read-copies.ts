@@ -59,6 +59,7 @@ export function expectedClass(scope: ReadScope, userId: number | null): ViewerCl
  * of profile visibility, migration 0026).
  */
 export function validatorStatement(scope: ReadScope, recordId: number | null): SQL {
+  // Raw: one row of text built from three generations; it runs on every cached read, so it stays this small.
   if (scope === "record") {
     return sql`SELECT coalesce(g.generation, 0) || '.' || r.generation || '.' || o.generation AS generation
       FROM products p LEFT JOIN tree_generations g ON g.root_id = p.root_id

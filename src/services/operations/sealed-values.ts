@@ -64,6 +64,7 @@ export async function reencryptSealedValues(
         break;
       }
       const rows = await svc.db.all<{ row: number; sealed: string; context: string }>(
+        // Raw: the table and columns come from the list of sealed columns at run time, paged by rowid.
         sql`SELECT rowid AS row, ${sql.raw(column)} AS sealed, ${sql.raw(context)} AS context FROM ${sql.raw(table)}
           WHERE rowid > ${cursor} AND ${sql.raw(column)} IS NOT NULL AND ${sql.raw(column)} NOT LIKE ${current}
           ORDER BY rowid LIMIT ${PAGE}`,

@@ -35,6 +35,7 @@ async function probe(name: string, run: () => Promise<unknown>, log: Logger): Pr
 export async function checkHealth(svc: Pick<Services, "db" | "bindings" | "log">): Promise<HealthReport> {
   const { log } = svc;
   const [d1, kv, r2] = await Promise.all([
+    // Raw: the smallest read that touches a table, to probe the database.
     probe("d1", () => svc.db.run(sql`SELECT 1 FROM users LIMIT 1`), log),
     probe("kv", () => svc.bindings.KV.get("health:probe"), log),
     probe("r2", () => svc.bindings.UPLOADS.head("health/probe"), log),

@@ -18,6 +18,9 @@ import { type RecordRow, recordColumns, recordJoins } from "./records";
  * that an index can drive matches so few base products that reading them all and sorting costs
  * less; the counters kept by triggers (migration 0024) and bounded counts tell which, inside the
  * statement. Totals come from those counters, or are counted up to `TOTAL_LIMIT + 1`.
+ *
+ * Raw: every statement here is composed from parts (plans, arms chosen at run time by a `plan`
+ * row, JSON arguments, `INDEXED BY`), which the query builder cannot express.
  */
 
 /** Fields the list can be ordered by. */

@@ -67,7 +67,7 @@ const metadataText = (value: Record<string, unknown> | null | undefined) => (val
 export async function addVideo(svc: Pick<Services, "db" | "clock">, productId: number, values: VideoValues): Promise<VideoRow> {
   const now = Math.floor(svc.clock.now() / 1000);
   const [inserted, found] = await batchRows<[VideoRow, { owner_id: number }]>(svc.db, [
-    // INSERT … SELECT: the count limit is the insert's own condition, so concurrent adds cannot pass it together.
+    // Raw: INSERT … SELECT: the count limit is the insert's own condition, so concurrent adds cannot pass it together.
     sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
         SELECT p.id, ${values.url}, ${values.title ?? null}, ${values.description ?? null}, ${metadataText(values.video_metadata)}, ${now}, ${now}
         FROM products p WHERE p.id = ${productId} AND p.parent_id IS NULL
