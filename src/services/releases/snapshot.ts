@@ -1,8 +1,8 @@
 import { and, eq, exists, gt, lte, ne, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { batchRows, type Db } from "../../db/client";
-import { columnsOf } from "../../db/rows";
-import { products, releaseRecords, releaseSnapshotProgress, releases } from "../../db/schema";
+import { columnList, columnsOf, type Row } from "../../db/rows";
+import { products, type releaseProductPreimages, releaseRecords, releaseSnapshotProgress, releases } from "../../db/schema";
 import { checkColumn, QUALITY_CHECK_CODES } from "../../lib/record-quality";
 import type { ReleaseSliceServices } from "./build-state";
 import { type BuildFence, fenced } from "./build-state";
@@ -187,8 +187,30 @@ async function copyEnd(db: Db, row: Progress, records: number): Promise<number> 
   return found?.root_id ?? row.max_id;
 }
 
-const RECORD_FIELDS = sql.raw(`id, parent_id, root_id, owner_id, amount_in_parent, name, description, brand, model, product_type_id,
-  weight_g, height_cm, width_cm, depth_cm, circularity_properties, created_at, updated_at, quality_score, ${QUALITY_COLUMNS.join(", ")}`);
+/** The columns a snapshot copies, read from `products` and from the preimages kept of changed ones. */
+const RECORD_FIELDS = columnList([
+  ...([
+    "id",
+    "parent_id",
+    "root_id",
+    "owner_id",
+    "amount_in_parent",
+    "name",
+    "description",
+    "brand",
+    "model",
+    "product_type_id",
+    "weight_g",
+    "height_cm",
+    "width_cm",
+    "depth_cm",
+    "circularity_properties",
+    "created_at",
+    "updated_at",
+    "quality_score",
+  ] as const satisfies readonly (keyof Row<typeof products> & keyof Row<typeof releaseProductPreimages>)[]),
+  ...QUALITY_COLUMNS,
+]);
 
 /**
  * The statements of one copy batch, for the base products with ids in (`row.cursor`, `end`]:
