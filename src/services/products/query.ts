@@ -980,7 +980,11 @@ function exportSource(compiled: Compiled, order: readonly OrderTerm[]): SQL {
 }
 
 /** Columns of a `productExportRoots` row: the id and every sort key, named like the fields. */
-const ROOT_COLUMNS = sql.raw("p.id, p.name, p.brand, p.model, p.created_at, p.updated_at, pt.name AS product_type_name");
+const ROOT_COLUMNS = sql.raw(
+  ["p.id", ...PRODUCT_ORDER_FIELDS.map((field) => (field === "product_type_name" ? "pt.name AS product_type_name" : `p.${field}`))].join(
+    ", ",
+  ),
+);
 
 /**
  * One chunk of the list export, as a sub-select of the ids and sort keys only: up to `limit`
