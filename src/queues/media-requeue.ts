@@ -38,6 +38,7 @@ export async function requeueStrandedMedia(
 ): Promise<Requeued> {
   const { log } = svc;
   const cutoff = now - REQUEUE_AFTER_SECONDS;
+  // Raw: a claim bounded by its own LIMIT sub-select, and only of rows still pending.
   const claim = (kind: MediaKind) => {
     const table = sql.raw(kind);
     return sql`UPDATE ${table} SET updated_at = ${now}

@@ -1,8 +1,8 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Services } from "../container";
 import { batchRows } from "../db/client";
-import type { RowOf } from "../db/rows";
-import type { files, images } from "../db/schema";
+import { columnsOf, type RowOf } from "../db/rows";
+import { files, images } from "../db/schema";
 import { audit } from "../lib/audit";
 import { ImageStructureError } from "../lib/images/exif";
 import { sniffImageFormat } from "../lib/images/formats";
@@ -24,7 +24,13 @@ import {
 type QueuedRow = RowOf<typeof images | typeof files, "storage_key" | "content_type" | "status">;
 
 async function readRow(svc: Pick<Services, "db">, kind: MediaKind, id: string): Promise<QueuedRow | undefined> {
-  const rows = await svc.db.all<QueuedRow>(sql`SELECT storage_key, content_type, status FROM ${sql.raw(kind)} WHERE id = ${id}`);
+  const table = kind === "images" ? images : files;
+  const rows = await svc.db.all<QueuedRow>(
+    svc.db
+      .select(columnsOf(table, ["storage_key", "content_type", "status"]))
+      .from(table)
+      .where(eq(table.id, id)),
+  );
   return rows[0];
 }
 
@@ -119,6 +125,7 @@ async function publish(
   const table = sql.raw(kind);
   const ready = kind === "images" ? sql`, thumbnails_ready = ${thumbnailsReady ? 1 : 0}` : sql``;
   const charged = sql`SELECT size_bytes FROM ${table} WHERE id = ${id} AND status = 'pending'`;
+  // Raw: both writes hold only while the row is still pending (compare-and-set), and the usage moves by the difference.
   const [, published] = await batchRows<[unknown, { id: string }]>(svc.db, [
     sql`UPDATE users SET upload_total_bytes = max(upload_total_bytes + ${sizeBytes} - (${charged}), 0)
         WHERE id = (SELECT p.owner_id FROM ${table} m JOIN products p ON p.id = m.product_id WHERE m.id = ${id})

@@ -1,5 +1,7 @@
-import { sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Services } from "../container";
+import { columnsOf } from "../db/rows";
+import { images } from "../db/schema";
 import { rejectMedia } from "../services/media/media";
 import type { MediaMessage } from "../services/media/messages";
 import { thumbnailKey } from "../services/media/records";
@@ -18,7 +20,10 @@ export async function thumbnailJob(svc: Services, message: Extract<MediaMessage,
   const { db, log } = svc;
   const bucket = svc.bindings.UPLOADS;
   const rows = await db.all<{ storage_key: string; status: string; thumbnails_ready: number }>(
-    sql`SELECT storage_key, status, thumbnails_ready FROM images WHERE id = ${message.id}`,
+    db
+      .select(columnsOf(images, ["storage_key", "status", "thumbnails_ready"]))
+      .from(images)
+      .where(eq(images.id, message.id)),
   );
   const row = rows[0];
   if (!row || row.status !== "clean" || row.thumbnails_ready) return;
@@ -37,7 +42,12 @@ export async function thumbnailJob(svc: Services, message: Extract<MediaMessage,
     });
   }
   if (decoded.thumbnails.length > 0) {
-    await db.run(sql`UPDATE images SET thumbnails_ready = 1 WHERE storage_key = ${row.storage_key} AND status = 'clean'`);
+    await db.run(
+      db
+        .update(images)
+        .set({ thumbnails_ready: true })
+        .where(and(eq(images.storage_key, row.storage_key), eq(images.status, "clean"))),
+    );
   }
   log.info("thumbnails made", { media_id: message.id, widths: decoded.thumbnails.map((t) => t.width) });
 }
