@@ -13,6 +13,7 @@ export type CameraRecord = "ok" | "deleted" | "owner-inactive";
 export async function recordLastSeen(svc: Pick<Services, "db" | "log">, cameraId: string, at: number, why: string): Promise<CameraRecord> {
   try {
     const rows = await svc.db.all<{ active: number }>(
+      // Raw: the time only moves forward (max in the statement), and the owner's state comes back with it.
       sql`UPDATE cameras SET last_seen_at = max(coalesce(last_seen_at, 0), ${Math.floor(at / 1000)}) WHERE id = ${cameraId}
           RETURNING (SELECT is_active FROM users u WHERE u.id = cameras.owner_id) AS active`,
     );

@@ -1,7 +1,7 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { Services } from "../../../container";
 import type { RowOf } from "../../../db/rows";
-import type { cameraRetirements, cameraStreamEndings } from "../schema";
+import { cameraRetirements, cameraStreamEndings } from "../schema";
 import { retireCamera } from "./camera-relay";
 import { endStreamOfDeletedProduct } from "./camera-streams";
 
@@ -46,6 +46,7 @@ function endingsIn(scope: CleanUpScope): SQL {
  */
 export async function cleanUp(svc: Services, scope: CleanUpScope): Promise<{ retired: number; ended: number }> {
   const [retirements, endings] = await Promise.all([
+    // Raw (both): the scope is a condition composed from parts (an account, a date, JSON product ids).
     svc.db.all<Retirement>(
       sql`SELECT camera_id FROM camera_retirements WHERE ${retirementsIn(scope)} ORDER BY created_at LIMIT ${CLEAN_UP_BATCH}`,
     ),
@@ -61,7 +62,7 @@ export async function cleanUp(svc: Services, scope: CleanUpScope): Promise<{ ret
       failed++;
       continue;
     }
-    await svc.db.run(sql`DELETE FROM camera_retirements WHERE camera_id = ${camera_id}`);
+    await svc.db.run(svc.db.delete(cameraRetirements).where(eq(cameraRetirements.camera_id, camera_id)));
     retired++;
   }
   for (const ending of endings) {
@@ -72,7 +73,9 @@ export async function cleanUp(svc: Services, scope: CleanUpScope): Promise<{ ret
       continue;
     }
     await svc.db.run(
-      sql`DELETE FROM camera_stream_endings WHERE camera_id = ${ending.camera_id} AND broadcast_id = ${ending.broadcast_id}`,
+      svc.db
+        .delete(cameraStreamEndings)
+        .where(and(eq(cameraStreamEndings.camera_id, ending.camera_id), eq(cameraStreamEndings.broadcast_id, ending.broadcast_id))),
     );
     ended++;
   }

@@ -1,8 +1,10 @@
-import { sql } from "drizzle-orm";
+import { and, eq, gt, lte, ne, sql } from "drizzle-orm";
 import type { Services } from "../../../container";
 import { batchRows } from "../../../db/client";
+import { columnsOf } from "../../../db/rows";
 import { constantTimeEqual, toHex } from "../../../lib/encoding";
 import { ApiError, notFound } from "../../../lib/problem";
+import { cameraPairings } from "../schema";
 import { CAMERA_COLUMNS, type CameraRow } from "./cameras";
 
 /** The pairing code alphabet: no 0/O, 1/I, so a code read off a screen is typed right. */
@@ -46,7 +48,8 @@ export async function registerPairing(
   const hash = await fingerprintHash(registration.fingerprint);
   const jwk = JSON.stringify(registration.publicKeyJwk);
   const [, written] = await batchRows<[unknown, { code: string }]>(svc.db, [
-    sql`DELETE FROM camera_pairings WHERE expires_at <= ${now} AND code <> ${registration.code}`,
+    svc.db.delete(cameraPairings).where(and(lte(cameraPairings.expires_at, now), ne(cameraPairings.code, registration.code))),
+    // Raw: the upsert takes over a code only once it has expired (its own condition decides).
     sql`INSERT INTO camera_pairings (code, fingerprint_hash, key_id, public_key_jwk, camera_id, expires_at, created_at)
         VALUES (${registration.code}, ${hash}, ${registration.keyId}, ${jwk}, NULL, ${expiresAt}, ${now})
         ON CONFLICT (code) DO UPDATE SET fingerprint_hash = excluded.fingerprint_hash, key_id = excluded.key_id,
@@ -74,12 +77,16 @@ export async function claimPairing(
   const cameraId = crypto.randomUUID();
   const open = sql`code = ${claim.code} AND camera_id IS NULL AND expires_at > ${now}`;
   const [created, , states] = await batchRows<[CameraRow, unknown, { camera_id: string | null }]>(svc.db, [
+    // Raw: the camera is made from the pairing row, and both writes hold only while the code is open (one claim wins).
     sql`INSERT INTO cameras (id, owner_id, name, description, key_id, public_key_jwk, last_seen_at, created_at, updated_at)
         SELECT ${cameraId}, ${ownerId}, ${claim.name}, ${claim.description}, key_id, public_key_jwk, NULL, ${now}, ${now}
         FROM camera_pairings WHERE ${open}
         RETURNING ${CAMERA_COLUMNS}`,
     sql`UPDATE camera_pairings SET camera_id = ${cameraId} WHERE ${open}`,
-    sql`SELECT camera_id FROM camera_pairings WHERE code = ${claim.code} AND expires_at > ${now}`,
+    svc.db
+      .select({ camera_id: cameraPairings.camera_id })
+      .from(cameraPairings)
+      .where(and(eq(cameraPairings.code, claim.code), gt(cameraPairings.expires_at, now))),
   ]);
   const camera = created[0];
   if (camera) return camera;
@@ -95,7 +102,10 @@ export async function claimPairing(
 export async function pollPairing(svc: Pick<Services, "db" | "clock">, code: string, fingerprint: string): Promise<PairingPoll> {
   const now = Math.floor(svc.clock.now() / 1000);
   const rows = await svc.db.all<{ fingerprint_hash: string; camera_id: string | null; key_id: string }>(
-    sql`SELECT fingerprint_hash, camera_id, key_id FROM camera_pairings WHERE code = ${code} AND expires_at > ${now}`,
+    svc.db
+      .select(columnsOf(cameraPairings, ["fingerprint_hash", "camera_id", "key_id"]))
+      .from(cameraPairings)
+      .where(and(eq(cameraPairings.code, code), gt(cameraPairings.expires_at, now))),
   );
   const row = rows[0];
   if (!row) throw codeNotFound();
@@ -108,6 +118,7 @@ export async function pollPairing(svc: Pick<Services, "db" | "clock">, code: str
   }
   if (row.camera_id === null) return { status: "waiting" };
   const taken = await svc.db.all<{ camera_id: string }>(
+    // Raw: a conditional DELETE, so of two polls only one takes the pairing.
     sql`DELETE FROM camera_pairings WHERE code = ${code} AND camera_id = ${row.camera_id} RETURNING camera_id`,
   );
   if (!taken[0]) throw codeNotFound();

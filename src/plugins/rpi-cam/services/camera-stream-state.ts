@@ -1,4 +1,5 @@
-import { sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
+import { cameraStreams } from "../schema";
 import { relayCommand } from "./camera-relay";
 import { readStream, type StreamRow, type StreamServices } from "./camera-streams";
 import { broadcastStatus, videoAccount } from "./video-platform";
@@ -44,8 +45,12 @@ async function currentPlatformStatus(svc: StreamServices, stream: StreamRow): Pr
   }
   // Keeping it is an optimisation: a failed write costs the next read a platform call, nothing more.
   await svc.db
-    .run(sql`UPDATE camera_streams SET platform_status = ${status}, platform_checked_at = ${now}
-      WHERE camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`)
+    .run(
+      svc.db
+        .update(cameraStreams)
+        .set({ platform_status: status, platform_checked_at: now })
+        .where(and(eq(cameraStreams.camera_id, stream.camera_id), eq(cameraStreams.broadcast_id, stream.broadcast_id))),
+    )
     .catch((error: unknown) => svc.log.warn("stream status not kept", { camera_id: stream.camera_id, error: (error as Error).message }));
   return status;
 }

@@ -1,13 +1,13 @@
-import { sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import { ownedBySql } from "../../../auth/permissions";
 import type { Services } from "../../../container";
 import { batchRows } from "../../../db/client";
-import type { Row, RowOf } from "../../../db/rows";
+import { columnList, columnsOf, type Row, type RowOf } from "../../../db/rows";
 import { sealField } from "../../../lib/data-encryption";
 import { ApiError, notFound } from "../../../lib/problem";
 import type { VideoRow } from "../../../services/products/records";
 import { MAX_VIDEOS, VIDEO_COLUMNS } from "../../../services/products/videos";
-import type { cameraStreams } from "../schema";
+import { cameraStreams, cameras } from "../schema";
 import { type RelayServices, relayCommand, relayObject } from "./camera-relay";
 import { cameraNotFound } from "./cameras";
 import {
@@ -40,7 +40,18 @@ const STREAM_FIELDS = [
 /** A running stream as D1 holds it. */
 export type StreamRow = RowOf<typeof cameraStreams, (typeof STREAM_FIELDS)[number]>;
 
-export const STREAM_COLUMNS = sql.raw(STREAM_FIELDS.join(", "));
+export const STREAM_COLUMNS = columnList(STREAM_FIELDS);
+
+/** A builder read of the streams matching `where`, with `STREAM_FIELDS`. */
+const streamsWhere = (db: Services["db"], where: SQL) =>
+  db.select(columnsOf(cameraStreams, STREAM_FIELDS)).from(cameraStreams).where(where);
+
+/** The caller's camera `cameraId`, if it is theirs (the ownership rule over the camera's owner). */
+const ownCameraStatement = (db: Services["db"], userId: number, cameraId: string) =>
+  db
+    .select({ id: cameras.id })
+    .from(cameras)
+    .where(and(eq(cameras.id, cameraId), ownedBySql(userId, sql`${cameras.owner_id}`)));
 
 export const streamNotFound = () => notFound("This camera has no live stream.", "RECORDING_STREAM_NOT_FOUND");
 
@@ -65,11 +76,12 @@ export interface StreamRequest {
  */
 export async function startStream(svc: StreamServices, userId: number, cameraId: string, request: StreamRequest): Promise<StreamRow> {
   const [cameras, products, running] = await batchRows<[{ id: string }, { id: number; videos: number }, { camera_id: string }]>(svc.db, [
-    sql`SELECT id FROM cameras WHERE id = ${cameraId} AND ${ownedBySql(userId, sql.raw("owner_id"))}`,
+    ownCameraStatement(svc.db, userId, cameraId),
     // Saving the stream adds a video: the write rule's `add`, the product's owner alone.
+    // Raw: the product with its video count as a correlated sub-select.
     sql`SELECT p.id, (SELECT count(*) FROM videos v WHERE v.product_id = p.id) AS videos FROM products p
         WHERE p.id = ${request.productId} AND ${ownedBySql(userId, sql.raw("p.owner_id"))} AND p.parent_id IS NULL`,
-    sql`SELECT camera_id FROM camera_streams WHERE camera_id = ${cameraId}`,
+    svc.db.select({ camera_id: cameraStreams.camera_id }).from(cameraStreams).where(eq(cameraStreams.camera_id, cameraId)),
   ]);
   if (!cameras[0]) throw cameraNotFound();
   if (!products[0])
@@ -98,6 +110,7 @@ export async function startStream(svc: StreamServices, userId: number, cameraId:
   const sealedKey = await sealField(svc.config.dataKey, created.streamKey, `stream-key:${cameraId}`);
   const now = Math.floor(svc.clock.now() / 1000);
   const rows = await svc.db.all<StreamRow>(
+    // Raw: insert-if-absent on the camera, so of two starts one wins; every column given, no schema default filled in.
     sql`INSERT INTO camera_streams (camera_id, user_id, product_id, broadcast_id, stream_id, stream_key_sealed, title, description, privacy_status, started_at)
         VALUES (${cameraId}, ${userId}, ${request.productId}, ${created.broadcastId}, ${created.streamId}, ${sealedKey}, ${request.title}, ${request.description}, ${request.privacyStatus}, ${now})
         ON CONFLICT (camera_id) DO NOTHING RETURNING ${STREAM_COLUMNS}`,
@@ -120,7 +133,9 @@ export async function startStream(svc: StreamServices, userId: number, cameraId:
       });
     }
   } catch (error) {
-    await svc.db.run(sql`DELETE FROM camera_streams WHERE camera_id = ${cameraId} AND broadcast_id = ${created.broadcastId}`);
+    await svc.db.run(
+      svc.db.delete(cameraStreams).where(and(eq(cameraStreams.camera_id, cameraId), eq(cameraStreams.broadcast_id, created.broadcastId))),
+    );
     await removeLiveStream(account, created.broadcastId, created.streamId);
     throw error;
   }
@@ -134,15 +149,15 @@ function alreadyStreaming(): ApiError {
 
 /** The camera's running stream, whoever owns it, or null. */
 export async function findStream(svc: Pick<Services, "db">, cameraId: string): Promise<StreamRow | null> {
-  const rows = await svc.db.all<StreamRow>(sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE camera_id = ${cameraId}`);
+  const rows = await svc.db.all<StreamRow>(streamsWhere(svc.db, eq(cameraStreams.camera_id, cameraId)));
   return rows[0] ?? null;
 }
 
 /** The caller's running stream of the camera; 404 for another's camera or when none runs. */
 export async function readStream(svc: Pick<Services, "db">, userId: number, cameraId: string): Promise<StreamRow> {
   const [cameras, streams] = await batchRows<[{ id: string }, StreamRow]>(svc.db, [
-    sql`SELECT id FROM cameras WHERE id = ${cameraId} AND ${ownedBySql(userId, sql.raw("owner_id"))}`,
-    sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE camera_id = ${cameraId}`,
+    ownCameraStatement(svc.db, userId, cameraId),
+    streamsWhere(svc.db, eq(cameraStreams.camera_id, cameraId)),
   ]);
   if (!cameras[0]) throw cameraNotFound();
   if (!streams[0]) throw streamNotFound();
@@ -169,6 +184,8 @@ export async function stopStream(svc: StreamServices, stream: StreamRow, reason:
     ended_at: now,
     ended_by: reason,
   });
+  // Raw: the video is saved only while the stream row is there and the product has room (the
+  // insert's own conditions), in the batch that deletes the row: one end wins.
   const mine = sql`camera_id = ${stream.camera_id} AND broadcast_id = ${stream.broadcast_id}`;
   const [videos, removed] = await batchRows<[VideoRow, { camera_id: string }]>(svc.db, [
     sql`INSERT INTO videos (product_id, url, title, description, video_metadata, created_at, updated_at)
@@ -269,7 +286,7 @@ async function endBroadcast(account: VideoAccount, stream: StreamToEnd): Promise
  * deletion the grant is revoked and nothing could end them. Best effort, logged.
  */
 export async function endStreamsOf(svc: StreamServices, userId: number): Promise<void> {
-  const streams = await svc.db.all<StreamRow>(sql`SELECT ${STREAM_COLUMNS} FROM camera_streams WHERE user_id = ${userId}`);
+  const streams = await svc.db.all<StreamRow>(streamsWhere(svc.db, eq(cameraStreams.user_id, userId)));
   for (const stream of streams) {
     try {
       await stopStream(svc, stream, "owner");

@@ -1,8 +1,11 @@
-import { sql } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
 import { decodeProtectedHeader, errors, importJWK, type JWK, jwtVerify } from "jose";
 import type { Services } from "../../../container";
 import { batchRows } from "../../../db/client";
+import { columnsOf } from "../../../db/rows";
+import { users } from "../../../db/schema";
 import { ApiError } from "../../../lib/problem";
+import { cameraAssertionJtis, cameras } from "../schema";
 
 /** The `aud` every device assertion names (decisions.md, Device assertion). */
 export const DEVICE_ASSERTION_AUDIENCE = "relab-rpi-cam-relay";
@@ -71,8 +74,11 @@ async function verify(svc: Pick<Services, "db">, authorization: string | undefin
   if (typeof header.kid !== "string") throw new Refused("no kid");
 
   const rows = await svc.db.all<{ id: string; owner_id: number; role: "contributor" | "lab"; key_id: string; public_key_jwk: string }>(
-    sql`SELECT c.id, c.owner_id, u.role, c.key_id, c.public_key_jwk
-        FROM cameras c JOIN users u ON u.id = c.owner_id WHERE c.id = ${cameraId} AND u.is_active = 1`,
+    svc.db
+      .select({ ...columnsOf(cameras, ["id", "owner_id", "key_id", "public_key_jwk"]), role: users.role })
+      .from(cameras)
+      .innerJoin(users, eq(users.id, cameras.owner_id))
+      .where(and(eq(cameras.id, cameraId), eq(users.is_active, true))),
   );
   const camera = rows[0];
   if (!camera) throw new Refused("unknown or revoked camera");
@@ -95,7 +101,10 @@ async function verify(svc: Pick<Services, "db">, authorization: string | undefin
   if (typeof jti !== "string" || jti.length < 8 || jti.length > 128) throw new Refused("jti must be 8 to 128 characters");
 
   const [, inserted] = await batchRows<[unknown, { jti: string }]>(svc.db, [
-    sql`DELETE FROM camera_assertion_jtis WHERE camera_id = ${cameraId} AND expires_at < ${now - CLOCK_TOLERANCE_SECONDS}`,
+    svc.db
+      .delete(cameraAssertionJtis)
+      .where(and(eq(cameraAssertionJtis.camera_id, cameraId), lt(cameraAssertionJtis.expires_at, now - CLOCK_TOLERANCE_SECONDS))),
+    // Raw: insert-if-absent: a replayed jti inserts nothing, and the empty RETURNING refuses it.
     sql`INSERT INTO camera_assertion_jtis (camera_id, jti, expires_at) VALUES (${cameraId}, ${jti}, ${exp})
         ON CONFLICT DO NOTHING RETURNING jti`,
   ]);

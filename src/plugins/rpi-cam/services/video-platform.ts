@@ -1,5 +1,7 @@
-import { sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Services } from "../../../container";
+import { columnsOf } from "../../../db/rows";
+import { oauthAccounts } from "../../../db/schema";
 import { openFieldText, sealField } from "../../../lib/data-encryption";
 import { OutboundError } from "../../../lib/outbound";
 import { ApiError } from "../../../lib/problem";
@@ -45,7 +47,10 @@ async function readLink(svc: PlatformServices, userId: number): Promise<Link> {
     refresh_token_sealed: string | null;
     access_token_expires_at: number | null;
   }>(
-    sql`SELECT account_id, access_token_sealed, refresh_token_sealed, access_token_expires_at FROM oauth_accounts WHERE user_id = ${userId} AND provider = 'google-youtube'`,
+    svc.db
+      .select(columnsOf(oauthAccounts, ["account_id", "access_token_sealed", "refresh_token_sealed", "access_token_expires_at"]))
+      .from(oauthAccounts)
+      .where(and(eq(oauthAccounts.user_id, userId), eq(oauthAccounts.provider, "google-youtube"))),
   );
   const row = rows[0];
   if (!row || !row.access_token_sealed) throw videoAccountNotLinked();
@@ -82,8 +87,12 @@ async function refresh(svc: PlatformServices, userId: number, link: Link): Promi
   if (!response.ok || typeof body.access_token !== "string") throw videoAccountNotLinked();
   const expiresAt = typeof body.expires_in === "number" ? Math.floor(svc.clock.now() / 1000) + body.expires_in : null;
   const sealed = await sealField(svc.config.dataKey, body.access_token, tokenContext("google-youtube", link.accountId));
-  await svc.db.run(sql`UPDATE oauth_accounts SET access_token_sealed = ${sealed}, access_token_expires_at = ${expiresAt}, updated_at = unixepoch()
-    WHERE user_id = ${userId} AND provider = 'google-youtube'`);
+  await svc.db.run(
+    svc.db
+      .update(oauthAccounts)
+      .set({ access_token_sealed: sealed, access_token_expires_at: expiresAt, updated_at: sql`unixepoch()` })
+      .where(and(eq(oauthAccounts.user_id, userId), eq(oauthAccounts.provider, "google-youtube"))),
+  );
   return { ...link, accessToken: body.access_token, expiresAt };
 }
 
