@@ -483,8 +483,12 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
     typeIds = types;
     drivers.push({
       name: "product_type_name[in]",
-      source: via("products_base_type_idx"),
-      extra: null,
+      // With a brand too, the (type, brand) index holds only their shared products, and the total
+      // is counted through it (docs/product-list.md "Plans"); it compares brands without case, and
+      // brands are stored lower-cased, so the same values.
+      source: via(brandList ? "products_base_type_brand_idx" : "products_base_type_idx"),
+      extra: brandList ? sql`p.brand COLLATE NOCASE IN ${brandList}` : null,
+      pair: brandList !== null,
       count: () => sql`coalesce((SELECT sum(base_products) FROM product_type_counts WHERE product_type_id IN ${types}), 0)`,
       exact: true,
       walks: walksOf({
@@ -520,16 +524,6 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
       walks: walks ? { [walks]: { source: via(index) } } : {},
       countIsTotal: true,
     });
-  }
-
-  // A brand and a type together: the type's driver reads the (type, brand) index, which holds only
-  // their shared products, and is the one the total counts through (docs/product-list.md "Plans").
-  const typeDriver = drivers.find((driver) => driver.name === "product_type_name[in]");
-  if (typeDriver && brandList) {
-    typeDriver.source = via("products_base_type_brand_idx");
-    // The index compares brands without case; brands are stored lower-cased, so the same values.
-    typeDriver.extra = sql`p.brand COLLATE NOCASE IN ${brandList}`;
-    typeDriver.pair = true;
   }
 
   const quality = qualityConditions(filter, args);
