@@ -20,6 +20,7 @@ import {
   markFailed,
   type ReleaseSliceServices,
   recordFailure,
+  type StoredParquetState,
   saveState,
   type TableProgress,
   type WrittenFile,
@@ -191,8 +192,8 @@ class BuildSlice {
     if (snapshotAt === null || counts === null) {
       // The snapshot, a bounded unit at a time (src/services/releases/snapshot.ts), each unit one
       // round trip that saves its own progress.
-      const snapshotStarted = Date.now();
       for (;;) {
+        const unitStarted = Date.now();
         const step = await snapshotUnit(this.svc, this.fence, {
           termsVersion: this.svc.config.contributorTermsVersion,
           initialState: JSON.stringify(INITIAL_STATE),
@@ -204,7 +205,7 @@ class BuildSlice {
           stop: () => this.timeUp(),
         });
         worked = true;
-        this.timings.snapshot = (this.timings.snapshot ?? 0) + Date.now() - snapshotStarted;
+        this.timings.snapshot = (this.timings.snapshot ?? 0) + Date.now() - unitStarted;
         if (!step) throw new LeaseLost(`the lease of release ${this.fence.version} was lost during its snapshot`);
         if (step.kind === "taken") {
           this.svc.log.info("release snapshot taken", { release: this.fence.version, ...step.counts });
@@ -375,7 +376,7 @@ class BuildSlice {
       if (this.timeUp()) {
         // Wait for the read in flight, so that no query of this slice outlives it.
         await next.catch(() => undefined);
-        this.state = { ...this.state, table: await this.checkpointTable(files, cursor, rows) };
+        this.state = { ...this.state, table: await this.checkpointTable(table, files, cursor, rows) };
         return false;
       }
       if (Date.now() - this.lastHeartbeat >= HEARTBEAT_MS) {
@@ -392,10 +393,13 @@ class BuildSlice {
     const parquet = await files.parquet.sink.close();
     this.open.delete(files.csv.sink);
     this.open.delete(files.parquet.sink);
+    const footerKey = this.state.table?.parquet.writer.footer.key;
     await this.advance([
       { path: `${table.path}.csv`, bytes: csv.bytes, sha256: csv.sha256, mediaType: RELEASE_MEDIA_TYPES.csv },
       { path: `${table.path}.parquet`, bytes: parquet.bytes, sha256: parquet.sha256, mediaType: RELEASE_MEDIA_TYPES.parquet },
     ]);
+    // After the step is saved: a slice that dies before it resumes from the checkpoint, footer included.
+    if (footerKey) await this.bucket.delete(footerKey);
     return true;
   }
 
@@ -408,8 +412,9 @@ class BuildSlice {
     const csvFile = key("csv");
     const parquetFile = key("parquet");
     if (saved) {
-      // A checkpoint that cannot be continued (its stored tail gone or changed) throws: the
-      // failure path starts the table again from its first row.
+      // A checkpoint that cannot be continued (its stored tail or footer gone or changed) throws:
+      // the failure path starts the table again from its first row.
+      const footer = await readFooter(this.bucket, saved.parquet.writer.footer);
       const csvSink = await MultipartSink.resume(this.bucket, saved.csv.sink);
       this.open.add(csvSink);
       const parquetSink = await MultipartSink.resume(this.bucket, saved.parquet.sink);
@@ -418,7 +423,10 @@ class BuildSlice {
         cursor: saved.cursor,
         rows: saved.rows,
         csv: { sink: csvSink, writer: CsvTableWriter.resume(csvSink, table.columns, saved.csv.writer) },
-        parquet: { sink: parquetSink, writer: ParquetTableWriter.resume(parquetSink, table.columns, saved.parquet.writer) },
+        parquet: {
+          sink: parquetSink,
+          writer: ParquetTableWriter.resume(parquetSink, table.columns, { ...saved.parquet.writer, footer }),
+        },
       };
     }
     const csvSink = MultipartSink.create(this.bucket, csvFile.key, {
@@ -440,16 +448,18 @@ class BuildSlice {
   }
 
   private async checkpointTable(
+    table: ReleaseTable,
     files: Awaited<ReturnType<BuildSlice["openTable"]>>,
     cursor: PageCursor,
     rows: number,
   ): Promise<TableProgress> {
-    const parquetWriter = await files.parquet.writer.checkpoint();
+    const { footer, ...parquetWriter } = await files.parquet.writer.checkpoint();
+    const stored = await storeFooter(this.bucket, stagingKey(this.fence.version, `${table.path}.parquet.footer`), footer);
     return {
       cursor,
       rows,
       csv: { sink: await files.csv.sink.checkpoint(), writer: files.csv.writer.state() },
-      parquet: { sink: await files.parquet.sink.checkpoint(), writer: parquetWriter },
+      parquet: { sink: await files.parquet.sink.checkpoint(), writer: { ...parquetWriter, footer: stored } },
     };
   }
 
@@ -527,8 +537,31 @@ class BuildSlice {
     if (saved) {
       await settle(MultipartSink.discard(this.bucket, saved.csv.sink));
       await settle(MultipartSink.discard(this.bucket, saved.parquet.sink));
+      await settle(this.bucket.delete(saved.parquet.writer.footer.key));
     }
   }
+}
+
+/** Stores a Parquet checkpoint's footer metadata in R2 (one put, which R2 checks against the SHA-256). */
+async function storeFooter(bucket: R2Bucket, key: string, footer: string): Promise<StoredParquetState["footer"]> {
+  const bytes = new TextEncoder().encode(footer);
+  const sha256 = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+  await bucket.put(key, bytes, { sha256 });
+  return { key, bytes: bytes.length, sha256 };
+}
+
+/** Reads a footer `storeFooter` stored; throws when it is gone or not the bytes the checkpoint names. */
+async function readFooter(bucket: R2Bucket, stored: StoredParquetState["footer"]): Promise<string> {
+  const object = await bucket.get(stored.key);
+  const bytes = object === null ? null : new Uint8Array(await object.arrayBuffer());
+  if (
+    bytes === null ||
+    bytes.length !== stored.bytes ||
+    toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))) !== stored.sha256
+  ) {
+    throw new Error(`the Parquet footer checkpoint ${stored.key} is missing or changed since it was saved`);
+  }
+  return new TextDecoder().decode(bytes);
 }
 
 function describe(error: unknown): string {

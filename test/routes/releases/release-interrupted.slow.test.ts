@@ -36,7 +36,16 @@ describe("a build that is interrupted", () => {
     // The snapshot, the image files, the first page of records: a checkpoint inside the records table.
     await untilSnapshotTaken(VERSION, slice);
     for (let i = 0; i < 2; i++) expect(await slice()).toEqual({ kind: "continue" });
-    expect(JSON.parse((await buildRow(VERSION))!.build_state!)).toMatchObject({ step: 1, table: { rows: PAGE } });
+    const checkpoint = JSON.parse((await buildRow(VERSION))!.build_state!);
+    expect(checkpoint).toMatchObject({ step: 1, table: { rows: PAGE } });
+    // The Parquet footer's metadata, which grows with the table, is in R2, not in the D1 row.
+    const footerKey = `release-staging/${VERSION}/records.parquet.footer`;
+    expect(checkpoint.table.parquet.writer.footer).toEqual({
+      key: footerKey,
+      bytes: expect.any(Number),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect((await env.UPLOADS.head(footerKey))?.size).toBe(checkpoint.table.parquet.writer.footer.bytes);
 
     // A slice took the lease and died: until its lease runs out, the build's message waits.
     await env.DB.prepare("UPDATE releases SET lease_id = 'a-dead-slice', lease_until = unixepoch() + 60 WHERE version = ?")
