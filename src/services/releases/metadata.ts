@@ -170,22 +170,44 @@ export async function writeReadme(db: Db, bucket: R2Bucket, release: ReleaseFact
   return putFile(bucket, release.version, README_PATH, text, RELEASE_MEDIA_TYPES.markdown);
 }
 
+/**
+ * Records summed per statement for the README's quality summary. One statement over every staged
+ * record held D1 for 7.8 s at 300,000 base products (4.5 million records), growing with the
+ * dataset toward the 30 s limit; chunks of this many records in primary-key order take under half
+ * a second each, and other queries run between them.
+ */
+const QUALITY_SUMMARY_CHUNK = 250_000;
+
 /** Per quality check, how many staged records pass, fail or are not checked: the README's summary of the quality table. */
-async function qualitySummary(db: Db, version: string): Promise<NonNullable<ReadmeInput["quality"]>> {
+export async function qualitySummary(db: Db, version: string, chunk = QUALITY_SUMMARY_CHUNK): Promise<NonNullable<ReadmeInput["quality"]>> {
   const sums = QUALITY_CHECK_CODES.flatMap((code) => [
     `coalesce(sum(${checkColumn(code)} = 1), 0) AS ${code}_pass`,
     `coalesce(sum(${checkColumn(code)} = 0), 0) AS ${code}_fail`,
   ]);
-  const [row] = await db.all<Record<string, number>>(
-    // Raw: the sums are composed from the list of quality checks, two columns per check.
-    sql`SELECT count(*) AS records, ${sql.raw(sums.join(", "))} FROM release_records WHERE release_version = ${version}`,
-  );
-  const records = row?.records ?? 0;
+  const columns = QUALITY_CHECK_CODES.map((code) => checkColumn(code)).join(", ");
+  const totals: Record<string, number> = {};
+  let records = 0;
+  for (let after = 0; ; ) {
+    const [row] = await db.all<Record<string, number> & { records: number; last: number | null }>(
+      // Raw: the sums are composed from the list of quality checks, two columns per check, over one chunk in key order.
+      sql`SELECT count(*) AS records, max(id) AS last, ${sql.raw(sums.join(", "))} FROM (
+        SELECT id, ${sql.raw(columns)} FROM release_records WHERE release_version = ${version} AND id > ${after}
+        ORDER BY id LIMIT ${chunk})`,
+    );
+    if (!row || row.records === 0 || row.last === null) break;
+    records += row.records;
+    for (const code of QUALITY_CHECK_CODES) {
+      for (const outcome of ["pass", "fail"])
+        totals[`${code}_${outcome}`] = (totals[`${code}_${outcome}`] ?? 0) + (row[`${code}_${outcome}`] ?? 0);
+    }
+    if (row.records < chunk) break;
+    after = row.last;
+  }
   return {
     records,
     checks: QUALITY_CHECK_CODES.map((code) => {
-      const pass = row?.[`${code}_pass`] ?? 0;
-      const fail = row?.[`${code}_fail`] ?? 0;
+      const pass = totals[`${code}_pass`] ?? 0;
+      const fail = totals[`${code}_fail`] ?? 0;
       return { code, pass, fail, notApplicable: records - pass - fail };
     }),
   };
