@@ -333,6 +333,9 @@ export async function runMixedBench({ builds, ports, users, perUser, seconds, ro
           name: `mixed-${build.label}`,
           vars: { RATE_LIMITS_ENABLED: "false" },
           doStorage,
+          // BENCH_MIXED_WORKERS_CACHE=off: Miniflare's Cache API does nothing (every match misses, no
+          // put is stored), to measure what the local cache service costs workerd's CPU.
+          ...(process.env.BENCH_MIXED_WORKERS_CACHE === "off" ? { miniflare: { cache: false } } : {}),
         }),
       );
       instances.push(app);

@@ -59,6 +59,7 @@ function workerOutput() {
   // SCALE_WRITES_ECHO=<file>: every line the worker prints also goes there, as it comes (to watch a long build).
   const echo = process.env.SCALE_WRITES_ECHO ? createWriteStream(process.env.SCALE_WRITES_ECHO, { flags: "a" }) : null;
   const entries = [];
+  let crashed = null;
   // With the echo, Miniflare's own log too (queue deliveries, retries, dropped messages).
   const log = echo
     ? new (class extends Log {
@@ -87,10 +88,21 @@ function workerOutput() {
         }
         other.push(line);
         if (other.length > 40) other.shift();
+        // workerd itself died (it segfaulted once at 300,000, after a release slice): waiting on is useless.
+        if (/\*\*\* Received signal #\d+/.test(line)) crashed = line;
       }
     });
   };
-  return { entries, other, log, handleRuntimeStdio: (stdout, stderr) => (keep(stdout), keep(stderr)) };
+  return {
+    entries,
+    other,
+    log,
+    /** Throws when workerd reported a fatal signal. */
+    assertAlive: () => {
+      if (crashed) throw new Error(`scale-writes: workerd crashed (${crashed}); its last lines:\n${other.join("\n")}`);
+    },
+    handleRuntimeStdio: (stdout, stderr) => (keep(stdout), keep(stderr)),
+  };
 }
 
 /** Waits until `find` returns an entry (polling the captured lines every 50 ms). */
@@ -99,6 +111,7 @@ async function waitFor(output, find, what, timeoutMs = JOB_TIMEOUT_MS) {
   for (;;) {
     const found = find(output.entries);
     if (found) return found;
+    output.assertAlive();
     if (Date.now() > deadline)
       throw new Error(`scale-writes: no ${what} within ${timeoutMs / 1000} s; workerd said:\n${output.other.join("\n")}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -392,11 +405,13 @@ export async function runScaleWrites({
         } catch (error) {
           // Miniflare's binding proxy can lose its connection while a build slice keeps workerd busy
           // ("other side closed"): ask again.
+          output.assertAlive();
           if (performance.now() - posted.started > JOB_TIMEOUT_MS) throw error;
           await new Promise((resolve) => setTimeout(resolve, 1_000));
           continue;
         }
         if (state?.status !== "building") break;
+        output.assertAlive();
         if (performance.now() - posted.started > JOB_TIMEOUT_MS) throw new Error(`scale-writes: release ${version} still building`);
         await new Promise((resolve) => setTimeout(resolve, 1_000));
       }
