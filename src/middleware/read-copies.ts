@@ -4,6 +4,7 @@ import { LRUCache } from "lru-cache";
 import { carryInNextBatch, flushCarried } from "../db/client";
 import type { CarriedEnv } from "../env";
 import { matchesIfNoneMatch } from "../lib/etag";
+import { HitTally } from "../lib/hit-tally";
 import { writableHeaders } from "../lib/http";
 import {
   expectedClass,
@@ -63,10 +64,19 @@ const recent = new LRUCache<string, Copy>({
 // only when the request's own validator reads its generation.
 const lastSeen = new LRUCache<string, string>({ max: 50_000 });
 
-/** Forgets every copy this isolate keeps in memory, and the generations it saw (the Workers cache is untouched). */
+// Per scope, whether looking for copies still pays in this isolate (src/lib/hit-tally.ts): under a
+// steady flow of writes, catalogue copies go stale before they are read again.
+let tallies = newTallies();
+
+function newTallies(): Record<ReadScope, HitTally> {
+  return { record: new HitTally(), catalogue: new HitTally(), shared: new HitTally(), release: new HitTally() };
+}
+
+/** Forgets every copy this isolate keeps in memory, the generations it saw and its hit tallies (the Workers cache is untouched). */
 export function forgetRecentReads(): void {
   recent.clear();
   lastSeen.clear();
+  tallies = newTallies();
 }
 
 // The parts of each URL's keys lately worked out (`cacheKey`), so that a hot read does not parse
@@ -191,7 +201,10 @@ export function cachedRead(scope: ReadScope) {
     const recordId = idParam !== undefined && /^[1-9]\d{0,15}$/.test(idParam) ? Number(idParam) : null;
     // A request that accepts none of the representations gets its 406 from the route, uncached.
     const variant = readVariant(c.req.header("accept"));
-    const cacheable = c.req.method === "GET" && (scope !== "record" || recordId !== null) && variant !== null;
+    // A read that does not look (copies of its scope were hardly ever current lately) is read
+    // and answered as an uncached one: nothing stale can come of it, only a copy forgone.
+    const cacheable =
+      c.req.method === "GET" && (scope !== "record" || recordId !== null) && variant !== null && tallies[scope].worthLooking();
 
     let generation: string | null = null;
     const validator = validatorStatement(scope, recordId);
@@ -226,6 +239,7 @@ export function cachedRead(scope: ReadScope) {
         viewerPowers(scope, user) === copy.powers &&
         copy.generation === generation;
       if (current) {
+        tallies[scope].record(true);
         if (!copy.shared) share(c, expectedKey, copy);
         return fromCopy(c, copy);
       }
@@ -235,6 +249,7 @@ export function cachedRead(scope: ReadScope) {
       carryInNextBatch(svc.db, [validator], (rows) => settle(rows[0]));
     }
 
+    tallies[scope].record(false);
     await next();
     const stamped = generation as string | null;
     const user = viewer.settled;

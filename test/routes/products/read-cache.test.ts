@@ -357,6 +357,31 @@ describe("cached public reads", { timeout: 20_000 }, () => {
     await expectProblem(await api("/v1/users/me", { headers: bearer(s.owner.tokens.access_token) }), 401, "INVALID_TOKEN");
   });
 
+  it("stop looking for list copies while they are hardly ever current, probe now and then, and look again once forgotten", async () => {
+    const s = await setUp();
+    const anonymous = s.viewers[0]!;
+    forgetRecentReads();
+    // A window (256) of catalogue lookups that find nothing: each list URL is read once.
+    for (let page = 1; page <= 256; page++) {
+      const response = await read(`/v1/products?size=1&page=${page}`, anonymous);
+      expect(response.headers.get("x-cache")).toBe("miss");
+      await response.arrayBuffer();
+    }
+    // Now most list reads are answered as uncached ones (no lookup, no validator, no copy kept):
+    // a URL read twice is not served from a copy, except by a probe (one request in 16).
+    const statuses: (string | null)[] = [];
+    for (let i = 0; i < 32; i++) statuses.push((await read("/v1/products?size=1&page=1", anonymous)).headers.get("x-cache"));
+    expect(statuses.filter((status) => status === null).length).toBe(30);
+    // Records are tallied apart: a product's copies are still looked for and served.
+    await warm([s.paths.product], [anonymous]);
+    // A fresh tally (a new isolate) looks again.
+    forgetRecentReads();
+    const first = await read(s.paths.list, anonymous);
+    expect(first.headers.get("x-cache")).toBe("miss");
+    await first.arrayBuffer();
+    await readUntilHit(s.paths.list, anonymous);
+  });
+
   it("read a signed-in product, component page, tree and list in one round trip when nothing is cached", async () => {
     const s = await setUp();
     for (const path of [s.paths.product, s.paths.page, s.paths.tree, s.paths.list, s.paths.facets]) {
