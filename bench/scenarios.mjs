@@ -258,7 +258,8 @@ async function doSeedProductUsers({ db, fetch }) {
     .run();
   // Counted, not taken from meta.changes: local D1 counts the rows the users triggers write too.
   const pooled = await db.prepare("SELECT count(*) AS n FROM users WHERE username LIKE 'bench\\_products\\_%' ESCAPE '\\'").first();
-  if (pooled.n !== PRODUCT_USERS) throw new Error(`seed: product user pool holds ${pooled.n} accounts (${pool.meta.changes} rows changed), expected ${PRODUCT_USERS}`);
+  if (pooled.n !== PRODUCT_USERS)
+    throw new Error(`seed: product user pool holds ${pooled.n} accounts (${pool.meta.changes} rows changed), expected ${PRODUCT_USERS}`);
   const tokens = [];
   for (let n = 0; n < PRODUCT_USERS; n++) {
     const login = await json(

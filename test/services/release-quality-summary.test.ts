@@ -18,11 +18,10 @@ describe("the release README's quality summary", () => {
       .bind(version)
       .run();
     // 23 records with ids 3, 10, 17, ... and each check passing, failing or not applying by turns.
-    const values = (id: number, i: number) =>
-      QUALITY_CHECK_CODES.map((_, c) => ((i + c) % 3 === 0 ? "NULL" : String((i * (c + 1)) % 2))).join(", ");
+    const values = (i: number) => QUALITY_CHECK_CODES.map((_, c) => ((i + c) % 3 === 0 ? "NULL" : String((i * (c + 1)) % 2))).join(", ");
     const rows = Array.from({ length: 23 }, (_, i) => {
       const id = 3 + 7 * i;
-      return `('${version}', ${id}, 1, 'Record ${id}', 1, 1, ${values(id, i)})`;
+      return `('${version}', ${id}, 1, 'Record ${id}', 1, 1, ${values(i)})`;
     });
     const columns = QUALITY_CHECK_CODES.map((code) => `check_${code}`).join(", ");
     await env.DB.prepare(
