@@ -201,10 +201,15 @@ export function cachedRead(scope: ReadScope) {
     const recordId = idParam !== undefined && /^[1-9]\d{0,15}$/.test(idParam) ? Number(idParam) : null;
     // A request that accepts none of the representations gets its 406 from the route, uncached.
     const variant = readVariant(c.req.header("accept"));
-    // A read that does not look (copies of its scope were hardly ever current lately) is read
-    // and answered as an uncached one: nothing stale can come of it, only a copy forgone.
-    const cacheable =
-      c.req.method === "GET" && (scope !== "record" || recordId !== null) && variant !== null && tallies[scope].worthLooking();
+    const storable = c.req.method === "GET" && (scope !== "record" || recordId !== null) && variant !== null;
+    const url = c.req.url;
+    // The class the request is in if its token checks out: the copy is looked up while the check travels.
+    const expected = expectedClass(scope, presented?.claims.userId ?? null);
+    const expectedKey = storable ? cacheKey(url, expected, variant ?? "") : "";
+    // A read that does not look (copies of its scope were hardly ever current lately, and this
+    // isolate holds none for its key) is read and answered as an uncached one: nothing stale can
+    // come of it, only a copy forgone.
+    const cacheable = storable && (recent.has(expectedKey) || tallies[scope].worthLooking());
 
     let generation: string | null = null;
     const validator = validatorStatement(scope, recordId);
@@ -219,10 +224,6 @@ export function cachedRead(scope: ReadScope) {
     c.set("viewer", viewer);
     if (!cacheable) return next();
 
-    const url = c.req.url;
-    // The class the request is in if its token checks out: the copy is looked up while the check travels.
-    const expected = expectedClass(scope, presented?.claims.userId ?? null);
-    const expectedKey = cacheKey(url, expected, variant ?? "");
     // The Workers cache is opened only when this isolate's memory has no copy.
     const cache: Cache | null | undefined = recent.has(expectedKey) ? undefined : await openCache(c);
     const found = await lookUp(cache ?? null, expectedKey);
@@ -249,11 +250,12 @@ export function cachedRead(scope: ReadScope) {
       carryInNextBatch(svc.db, [validator], (rows) => settle(rows[0]));
     }
 
-    tallies[scope].record(false);
     await next();
     const stamped = generation as string | null;
     const user = viewer.settled;
     if (stamped === null || user === undefined || c.res.status !== 200 || !c.res.headers.get("content-type")) return;
+    // A miss that could have been a hit: answers never kept (a 404, an error) say nothing about copies.
+    tallies[scope].record(false);
     if (svc.config.isDevelopment) writableHeaders(c).set("X-Cache", "miss");
     const key = cacheKey(url, viewerClass(scope, user), variant ?? "");
     const powers = viewerPowers(scope, user);

@@ -398,8 +398,18 @@ class BuildSlice {
       { path: `${table.path}.csv`, bytes: csv.bytes, sha256: csv.sha256, mediaType: RELEASE_MEDIA_TYPES.csv },
       { path: `${table.path}.parquet`, bytes: parquet.bytes, sha256: parquet.sha256, mediaType: RELEASE_MEDIA_TYPES.parquet },
     ]);
-    // After the step is saved: a slice that dies before it resumes from the checkpoint, footer included.
-    if (footerKey) await this.bucket.delete(footerKey);
+    // After the step is saved: a slice that dies before it resumes from the checkpoint, footer
+    // included. Best effort: the files are complete; a footer left behind is never served (it is
+    // under release-staging/, which a new attempt at this version empties).
+    if (footerKey) {
+      await this.bucket.delete(footerKey).catch((error: unknown) => {
+        this.svc.log.warn("a release checkpoint's Parquet footer could not be removed", {
+          release: this.fence.version,
+          key: footerKey,
+          error,
+        });
+      });
+    }
     return true;
   }
 

@@ -8,7 +8,8 @@ import type { WrittenFile } from "./build-state";
  *   publication. Nothing else in the service writes or deletes under `releases/` (the media purge
  *   names `images/` and `files/` keys only).
  * - `release-staging/<version>/`: the build's checkpoints (the bytes of a file not yet in an
- *   upload part), deleted as each file completes. Never served.
+ *   upload part, a Parquet file's footer metadata so far), deleted as each file completes. Never
+ *   served.
  */
 export const releaseKey = (version: string, path: string): string => `releases/${version}/${path}`;
 export const stagingKey = (version: string, path: string): string => `release-staging/${version}/${path}`;

@@ -46,7 +46,6 @@ describe("HitTally", () => {
       probes += 1;
       tally.record(true);
     }
-    expect(probes).toBe(50);
     expect(looks(tally, 100, () => true)).toBe(100);
   });
 });

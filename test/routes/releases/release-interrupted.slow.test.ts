@@ -77,4 +77,23 @@ describe("a build that is interrupted", () => {
     expect(new Set(records.map((r) => r.id)).size).toBe(expected);
     expect(await keysUnder(`release-staging/${VERSION}/`)).toEqual([]);
   });
+
+  it("restarts a table whose stored Parquet footer is gone, as one whose tail is", { timeout: 60_000 }, async () => {
+    const version = "4.1";
+    const build = "build-footer-lost";
+    const footerSlice = (): Promise<SliceOutcome> => runBuildSlice(svc(), { version, buildId: build }, { deadline: 0 });
+    await env.DB.prepare(
+      "INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Footer lost', 'CC-BY-4.0', 'building', 'http://localhost', ?)",
+    )
+      .bind(version, build)
+      .run();
+    await untilSnapshotTaken(version, footerSlice);
+    for (let i = 0; i < 2; i++) expect(await footerSlice()).toEqual({ kind: "continue" });
+    const checkpoint = JSON.parse((await buildRow(version))!.build_state!);
+    expect(checkpoint).toMatchObject({ step: 1, table: { rows: PAGE } });
+    // Lost (R2 lost it, or a slice that died had replaced it): the checkpoint cannot be continued.
+    await env.UPLOADS.delete(checkpoint.table.parquet.writer.footer.key);
+    expect((await footerSlice()).kind).toBe("retry");
+    expect(JSON.parse((await buildRow(version))!.build_state!)).toMatchObject({ step: 1, table: null });
+  });
 });
