@@ -20,6 +20,23 @@ describe("a build that is interrupted", () => {
   const svc = () => buildServices(env, { log: createLogger({ test: "release-interrupted" }) });
   const slice = (): Promise<SliceOutcome> => runBuildSlice(svc(), { version: VERSION, buildId: BUILD }, { deadline: 0 });
 
+  /**
+   * A building release and its first slices: the snapshot, the image files, the first page of
+   * records, so that the build state is a checkpoint inside the records table (returned).
+   */
+  async function checkpointInRecords(version: string, buildId: string, run: () => Promise<SliceOutcome>) {
+    await env.DB.prepare(
+      "INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Interrupted', 'CC-BY-4.0', 'building', 'http://localhost', ?)",
+    )
+      .bind(version, buildId)
+      .run();
+    await untilSnapshotTaken(version, run);
+    for (let i = 0; i < 2; i++) expect(await run()).toEqual({ kind: "continue" });
+    const checkpoint = JSON.parse((await buildRow(version))!.build_state!);
+    expect(checkpoint).toMatchObject({ step: 1, table: { rows: PAGE } });
+    return checkpoint;
+  }
+
   it("waits for a crashed slice's lease, restarts a table whose checkpoint was lost, and ends without duplicates", {
     timeout: 60_000,
   }, async () => {
@@ -28,16 +45,7 @@ describe("a build that is interrupted", () => {
       "SELECT count(*) AS n FROM products p JOIN users u ON u.id = p.owner_id WHERE u.terms_accepted_version IS NOT NULL",
     ).first<{ n: number }>())!.n;
     expect(expected).toBeGreaterThan(PAGE);
-    await env.DB.prepare(
-      "INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Interrupted', 'CC-BY-4.0', 'building', 'http://localhost', ?)",
-    )
-      .bind(VERSION, BUILD)
-      .run();
-    // The snapshot, the image files, the first page of records: a checkpoint inside the records table.
-    await untilSnapshotTaken(VERSION, slice);
-    for (let i = 0; i < 2; i++) expect(await slice()).toEqual({ kind: "continue" });
-    const checkpoint = JSON.parse((await buildRow(VERSION))!.build_state!);
-    expect(checkpoint).toMatchObject({ step: 1, table: { rows: PAGE } });
+    const checkpoint = await checkpointInRecords(VERSION, BUILD, slice);
     // The Parquet footer's metadata, which grows with the table, is in R2, not in the D1 row.
     const footerKey = `release-staging/${VERSION}/records.parquet.footer`;
     expect(checkpoint.table.parquet.writer.footer).toEqual({
@@ -82,15 +90,7 @@ describe("a build that is interrupted", () => {
     const version = "4.1";
     const build = "build-footer-lost";
     const footerSlice = (): Promise<SliceOutcome> => runBuildSlice(svc(), { version, buildId: build }, { deadline: 0 });
-    await env.DB.prepare(
-      "INSERT INTO releases (version, title, licence, status, base_url, build_id) VALUES (?, 'Footer lost', 'CC-BY-4.0', 'building', 'http://localhost', ?)",
-    )
-      .bind(version, build)
-      .run();
-    await untilSnapshotTaken(version, footerSlice);
-    for (let i = 0; i < 2; i++) expect(await footerSlice()).toEqual({ kind: "continue" });
-    const checkpoint = JSON.parse((await buildRow(version))!.build_state!);
-    expect(checkpoint).toMatchObject({ step: 1, table: { rows: PAGE } });
+    const checkpoint = await checkpointInRecords(version, build, footerSlice);
     // Lost (R2 lost it, or a slice that died had replaced it): the checkpoint cannot be continued.
     await env.UPLOADS.delete(checkpoint.table.parquet.writer.footer.key);
     expect((await footerSlice()).kind).toBe("retry");
