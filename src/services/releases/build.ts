@@ -2,13 +2,13 @@ import { and, eq, gt, sql } from "drizzle-orm";
 import { costFields, QUERY_BUDGET } from "../../db/client";
 import { columnsOf } from "../../db/rows";
 import { releaseImages } from "../../db/schema";
-import { toHex } from "../../lib/encoding";
 import { checkValues, TableDataError } from "../../lib/release/columns";
 import { CsvTableWriter } from "../../lib/release/csv-table-writer";
 import { MultipartSink } from "../../lib/release/multipart-sink";
 import { ParquetTableWriter } from "../../lib/release/parquet-table-writer";
 import { ownerPseudonym, pseudonymKey } from "../../lib/release/pseudonym";
 import { conceptDoi, versionDoi } from "../../lib/release/publication";
+import { sha256Hex } from "../../lib/release/sha256-stream";
 import {
   type BuildState,
   type ClaimedBuild,
@@ -336,7 +336,7 @@ class BuildSlice {
     const object = await this.bucket.get(source);
     if (!object) throw new ReleaseBuildError(`The image object ${source} is missing: restore it (or delete its image records) and retry.`);
     const bytes = new Uint8Array(await object.arrayBuffer());
-    const sha256 = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+    const sha256 = await sha256Hex(bytes);
     if (sha256 !== row.storage_key.slice(0, 64) || bytes.length !== row.bytes) {
       throw new ReleaseBuildError(`The image object ${source} does not hold the bytes its records name (SHA-256 or size differs).`);
     }
@@ -555,7 +555,7 @@ class BuildSlice {
 /** Stores a Parquet checkpoint's footer metadata in R2 (one put, which R2 checks against the SHA-256). */
 async function storeFooter(bucket: R2Bucket, key: string, footer: string): Promise<StoredParquetState["footer"]> {
   const bytes = new TextEncoder().encode(footer);
-  const sha256 = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+  const sha256 = await sha256Hex(bytes);
   await bucket.put(key, bytes, { sha256 });
   return { key, bytes: bytes.length, sha256 };
 }
@@ -564,11 +564,7 @@ async function storeFooter(bucket: R2Bucket, key: string, footer: string): Promi
 async function readFooter(bucket: R2Bucket, stored: StoredParquetState["footer"]): Promise<string> {
   const object = await bucket.get(stored.key);
   const bytes = object === null ? null : new Uint8Array(await object.arrayBuffer());
-  if (
-    bytes === null ||
-    bytes.length !== stored.bytes ||
-    toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))) !== stored.sha256
-  ) {
+  if (bytes === null || bytes.length !== stored.bytes || (await sha256Hex(bytes)) !== stored.sha256) {
     throw new Error(`the Parquet footer checkpoint ${stored.key} is missing or changed since it was saved`);
   }
   return new TextDecoder().decode(bytes);
