@@ -167,10 +167,12 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       silent: "passed-only",
       reporters: ["default", fuzzSeedReporter],
       sequence: { sequencer: StartOrder },
-      // Three files at a time on two cores: the workerd runtimes spend much of a run waiting
-      // (timers, time-outs, queue deliveries, each other's I/O), and a third file in flight fills
-      // that room. Measured on a 2-core machine: npm test 335 s with two, 286 s with three.
-      maxWorkers: 3,
+      // Four files at a time on two cores: the workerd runtimes spend much of a run waiting
+      // (timers, time-outs, queue deliveries, each other's I/O), and files in flight fill that
+      // room. Measured on a 2-core machine: npm test 335 s with two, 286 s with three (2026-11-21);
+      // the suite alone 294 s with three, 250 s with four, 258 s with five, using less CPU with
+      // four than with three (2026-11-29).
+      maxWorkers: 4,
       projects: [
         {
           // HTTP and binding tests, in workerd. Files share one runtime per worker (starting
