@@ -130,9 +130,9 @@ class StartOrder extends BaseSequencer {
 }
 
 /**
- * Time-outs of the workerd projects (a project does not inherit the root's). With three files on
- * two cores a CPU-bound test runs at about two thirds of its speed: a 2.7 s image decode passed
- * 5 s on a quiet machine. The limits catch hangs; they do not time tests (cost is asserted as
+ * Time-outs of the workerd projects (a project does not inherit the root's). With four files on
+ * two cores a CPU-bound test runs at about half its speed: a 2.7 s image decode passed 5 s on a
+ * quiet machine, and the longest test of a suite run takes about half of the 15 s. The limits catch hangs; they do not time tests (cost is asserted as
  * round trips and rows read).
  */
 const WORKERD_TIMEOUTS = { testTimeout: 15_000, hookTimeout: 30_000 };
