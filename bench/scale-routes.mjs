@@ -43,6 +43,7 @@ export function scaleRoutes(f) {
     list(`list product_type_name[in]=${f.type} order_by=model`, `product_type_name%5Bin%5D=${enc(f.type)}&order_by=model`),
     list(`list name[ilike]=${f.nameIlike}`, `name%5Bilike%5D=${enc(f.nameIlike)}`),
     list(`list name[ilike]=${f.rareIlike}`, `name%5Bilike%5D=${enc(f.rareIlike)}`),
+    list(`list name[ilike]=${f.commonIlike}`, `name%5Bilike%5D=${enc(f.commonIlike)}`),
     list(`list model[ilike]=${f.modelIlike} order_by=brand`, `model%5Bilike%5D=${enc(f.modelIlike)}&order_by=brand`),
     list("list weight_g[ge]=1000", "weight_g%5Bge%5D=1000"),
     list("list weight_g[ge]=100&[le]=200 order_by=-name", "weight_g%5Bge%5D=100&weight_g%5Ble%5D=200&order_by=-name"),
@@ -135,6 +136,8 @@ export async function scaleFixture(db, samples) {
     rareWord: "iron",
     nameIlike: "pro",
     rareIlike: "zq",
+    // Two letters in about half the names.
+    commonIlike: "er",
     modelIlike: "kt-1",
     brandLetter: "k",
     modelPrefix: "lt",

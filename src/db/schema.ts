@@ -192,6 +192,12 @@ export const products = sqliteTable(
     index("products_base_brand_idx").on(sql`${t.brand} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
     index("products_base_model_idx").on(sql`${t.model} COLLATE NOCASE`).where(sql`${t.parent_id} IS NULL`),
     index("products_base_type_idx").on(t.product_type_id).where(sql`${t.parent_id} IS NULL`),
+    // A one- or two-character `name[ilike]`/`model[ilike]` found where no trigram starts with it: in the
+    // last two characters (migration 0027, docs/product-list.md "Plans").
+    index("products_base_name_end_idx").on(sql`lower(substr(${t.name}, -2))`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_name_last_idx").on(sql`lower(substr(${t.name}, -1))`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_model_end_idx").on(sql`lower(substr(${t.model}, -2))`).where(sql`${t.parent_id} IS NULL`),
+    index("products_base_model_last_idx").on(sql`lower(substr(${t.model}, -1))`).where(sql`${t.parent_id} IS NULL`),
     index("products_base_weight_idx").on(t.weight_g).where(sql`${t.parent_id} IS NULL`),
     index("products_base_owner_idx").on(t.owner_id, t.created_at).where(sql`${t.parent_id} IS NULL`),
     // A brand, type or owner filter with each order: the filter's value(s) sought, the order walked.

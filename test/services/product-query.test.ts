@@ -252,6 +252,42 @@ describe("product list statements", () => {
     expect(rows.find((r) => r.id === ids.framework)!.owner_visibility).toBe("private");
   });
 
+  it("finds one and two characters wherever they lie in the value: where a trigram begins, in the last two, or both", async () => {
+    const values = {
+      nameIlike: {
+        fairphone: "Fairphone 4",
+        nokia: "Nokia 3310",
+        thinkpad: "ThinkPad X220",
+        kettle: "Kettle pro_2",
+        framework: "Framework Laptop",
+        fairbuds: "fairbuds XL 100%",
+      },
+      modelIlike: { fairphone: "FP4", nokia: "3310", thinkpad: "X220", kettle: null, framework: "13 AMD", fairbuds: "XL" },
+    } as const;
+    for (const [key, byLabel] of Object.entries(values) as [keyof typeof values, Record<string, string | null>][]) {
+      const texts = new Set(["zq", "q", "Q", "XL", "aI", " 4", "0%"]);
+      for (const value of Object.values(byLabel)) {
+        for (let i = 0; value !== null && i < value.length; i++) {
+          texts.add(value.slice(i, i + 1));
+          if (i + 2 <= value.length) texts.add(value.slice(i, i + 2));
+        }
+      }
+      for (const text of texts) {
+        const expected = Object.entries(byLabel)
+          .filter(([, value]) => value?.toLowerCase().includes(text.toLowerCase()))
+          .map(([label]) => label)
+          .sort();
+        expect(await set({ [key]: text }), `${key} ${JSON.stringify(text)}`).toEqual(expected);
+        // A page of one: the plan may walk the order instead of the candidates; the total is the same.
+        const first = await list({ [key]: text }, null, { page: 1, size: 1 });
+        expect([first.labels.length, first.total], `${key} ${JSON.stringify(text)}, a page of one`).toEqual([
+          Math.min(1, expected.length),
+          expected.length,
+        ]);
+      }
+    }
+  });
+
   it("filters name and model by case-insensitive substring, wildcards taken literally", async () => {
     expect(await set({ nameIlike: "PHONE" })).toEqual(["fairphone"]);
     expect(await set({ nameIlike: "pad" })).toEqual(["thinkpad"]);

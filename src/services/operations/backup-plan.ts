@@ -94,7 +94,9 @@ export async function makePlan(db: Db): Promise<BackupPlan> {
     .map((entry) => entry.name);
   // What an index may take its content from: a table the backup copies, or a view (made from them).
   const contents = new Set([...names, ...schema.filter((entry) => entry.type === "view").map((entry) => entry.name)].map(folded));
-  const declared = schema.filter((entry) => kindOf.get(entry.name) === "virtual").map((entry) => declaredIndex(entry, kindOf, contents));
+  const declared = schema
+    .filter((entry) => kindOf.get(entry.name) === "virtual" && !isVocabulary(entry, schema))
+    .map((entry) => declaredIndex(entry, kindOf, contents));
   // Per table: its columns, whether it has a rowid, its foreign keys; per index: its columns.
   const statements = [
     ...names.flatMap((name) => [
@@ -136,6 +138,32 @@ export async function makePlan(db: Db): Promise<BackupPlan> {
 
 /** SQLite matches names without regard to ASCII case. */
 const folded = (name: string) => name.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/**
+ * Whether virtual table `entry` is an `fts5vocab` table over an FTS5 index of this schema (such as
+ * `products_trigram_terms`, migration 0027): a read-only view of that index's terms, holding no data
+ * of its own, which the schema's statement makes again once the index is restored.
+ */
+function isVocabulary(entry: SchemaEntry, schema: readonly SchemaEntry[]): boolean {
+  let declaration: ReturnType<typeof virtualTableDeclaration>;
+  try {
+    declaration = virtualTableDeclaration(entry.sql ?? "");
+  } catch (error) {
+    if (error instanceof DeclarationError) return false;
+    throw error;
+  }
+  if (declaration?.module.toLowerCase() !== "fts5vocab") return false;
+  // fts5vocab(index, type) or fts5vocab(schema, index, type); the index may be quoted.
+  const index = declaration.args.length === 3 ? declaration.args[1] : declaration.args[0];
+  const name = index?.replace(/^(["'`[])(.*)[\]"'`]$/s, "$2");
+  const indexed = schema.find((other) => other.type === "table" && name !== undefined && folded(other.name) === folded(name));
+  try {
+    return indexed !== undefined && virtualTableDeclaration(indexed.sql ?? "")?.module.toLowerCase() === "fts5";
+  } catch (error) {
+    if (error instanceof DeclarationError) return false;
+    throw error;
+  }
+}
 
 /**
  * What the declaration of virtual table `entry` says of it, when it is an FTS5 index the backup

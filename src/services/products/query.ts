@@ -238,6 +238,39 @@ export function trigramMatchQuery(column: "name" | "model", text: string): strin
   return `${column} : "${text.replaceAll('"', '""')}"`;
 }
 
+/**
+ * Where one or two characters occur in a value, found without reading every value (migration 0027):
+ * an occurrence at a value's position i begins the trigram at i unless it lies within the last two
+ * characters; the trigrams that begin with the text are a range of `products_trigram_terms`, the
+ * last characters are indexed (`products_base_<column>_end_idx`, `_last_idx`). Three disjoint sets
+ * whose union holds every value containing the text (a superset only through the trigram index's
+ * case folding, which the exact test removes). Null for text other than printable ASCII: the trigram
+ * index folds the case of other letters as `lower()` does not, so its terms cannot be sought.
+ */
+function shortTextCandidates(column: "name" | "model", text: string, args: Args): SQL | null {
+  if (!/^[\x20-\x7e]{1,2}$/.test(text)) return null;
+  const lower = text.toLowerCase();
+  // The terms that begin with `lower`: from it up to the text with its last character's successor.
+  const upper = lower.slice(0, -1) + String.fromCharCode(lower.charCodeAt(lower.length - 1) + 1);
+  const [from, below] = [args.value(lower), args.value(upper)];
+  const value = sql.raw(`p.${column}`);
+  const trigrams = sql`SELECT id FROM (SELECT DISTINCT doc AS id FROM products_trigram_terms WHERE term >= ${from} AND term < ${below} AND col = ${sql.raw(`'${column}'`)})`;
+  const last = sql`lower(substr(${value}, -1))`;
+  const lastTwo = sql`lower(substr(${value}, -2))`;
+  if (lower.length === 2) {
+    // Ends with the text, and has it nowhere a trigram begins.
+    const ending = sql`SELECT p.id FROM ${via(`products_base_${column}_end_idx`)} WHERE ${BASE} AND ${lastTwo} = ${from}
+      AND instr(lower(substr(${value}, 1, length(${value}) - 1)), ${from}) = 0`;
+    return sql`${trigrams} UNION ALL ${ending}`;
+  }
+  // One character: the last one, or else the one before it (the last two begin with it), and nowhere a trigram begins.
+  const notEarlier = sql`instr(lower(substr(${value}, 1, length(${value}) - 2)), ${from}) = 0`;
+  const lastChar = sql`SELECT p.id FROM ${via(`products_base_${column}_last_idx`)} WHERE ${BASE} AND ${last} = ${from} AND ${notEarlier}`;
+  const beforeLast = sql`SELECT p.id FROM ${via(`products_base_${column}_end_idx`)} WHERE ${BASE} AND ${lastTwo} >= ${from} AND ${lastTwo} < ${below}
+      AND ${last} <> ${from} AND ${notEarlier}`;
+  return sql`${trigrams} UNION ALL ${lastChar} UNION ALL ${beforeLast}`;
+}
+
 // Text filters compare `lower()`ed text (`instr`, `substr`), not LIKE: D1 refuses a LIKE pattern
 // over 50 bytes ("LIKE or GLOB pattern too complex"), and a filter of 100 characters takes up to
 // 400 bytes of UTF-8 once escaped. `lower()` folds ASCII letters as LIKE does, and `%`, `_` and
@@ -417,6 +450,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
   for (const column of ["name", "model"] as const) {
     const text = column === "name" ? filter.nameIlike : filter.modelIlike;
     if (text === undefined) continue;
+    let short: SQL | null;
     const contains = containsText(sql.raw(`p.${column}`), args.value(text));
     where.push(contains);
     const trigram = trigramMatchQuery(column, text);
@@ -433,8 +467,31 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
         countIsTotal: false,
         candidates: (cap) => sql`SELECT rowid AS id FROM products_trigram WHERE products_trigram MATCH ${query} LIMIT ${cap}`,
       });
+    } else if ((short = shortTextCandidates(column, text, args)) !== null) {
+      // One or two characters make no trigram: the terms that begin with them and the values that end
+      // with them (`shortTextCandidates`), each looked up by id and tested exactly.
+      const candidates = short;
+      const index = column === "name" ? "products_base_name_idx" : "products_base_model_idx";
+      drivers.push({
+        name: `${column}[ilike]`,
+        source: sql`(${candidates}) g CROSS JOIN products p ON p.id = g.id`,
+        extra: null,
+        // Alone, the total: through the candidates while they are fewer than the limit and than a
+        // quarter of the catalogue (about two rows per match), else through the column's index, whose
+        // scan then reads at most about four entries per match it counts (a text in many names).
+        count: (limit) => {
+          const probe = sql`min(${limit}, coalesce((SELECT count FROM catalogue_totals WHERE name = 'base_products'), 0) / 4 + 1)`;
+          return sql`(SELECT CASE WHEN (SELECT count(*) FROM (${candidates} LIMIT ${probe})) < ${probe}
+          THEN (SELECT count(*) FROM (SELECT 1 FROM (${candidates}) g CROSS JOIN products p ON p.id = g.id WHERE ${BASE} AND ${contains} LIMIT ${limit}))
+          ELSE ${boundedCount(index, contains, limit)} END)`;
+        },
+        exact: false,
+        walks: {},
+        countIsTotal: true,
+        candidates: (limit) => sql`${candidates} LIMIT ${limit}`,
+      });
     } else {
-      // One or two characters make no trigram: the column's own index holds every value, so the
+      // Other short text (beyond printable ASCII): the column's own index holds every value, so the
       // test reads index entries only (no table row), and stops counting past the cap.
       const index = column === "name" ? "products_base_name_idx" : "products_base_model_idx";
       drivers.push({
