@@ -253,6 +253,25 @@ describe("product list statements", () => {
   });
 
   it("finds one and two characters wherever they lie in the value: where a trigram begins, in the last two, or both", async () => {
+    // Beyond ASCII, lower() folds no case: "Ä" is not "ä", and the Kelvin sign is no "k".
+    const extra = { umlauts: ["Öko Kühlschrank Ä", "ÄÖ"], kelvin: ["\u212Aettle ße", "ß"] } as const;
+    for (const [label, [name, model]] of Object.entries(extra)) {
+      const id = await insertProduct({
+        label,
+        owner: "alice",
+        name,
+        description: null,
+        brand: null,
+        model,
+        weight: null,
+        type: null,
+        created: 50,
+        updated: 50,
+      });
+      ids[label] = id;
+      labelOf.set(id, label);
+    }
+    const lowerAscii = (text: string) => text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
     const values = {
       nameIlike: {
         fairphone: "Fairphone 4",
@@ -261,29 +280,49 @@ describe("product list statements", () => {
         kettle: "Kettle pro_2",
         framework: "Framework Laptop",
         fairbuds: "fairbuds XL 100%",
+        umlauts: extra.umlauts[0],
+        kelvin: extra.kelvin[0],
       },
-      modelIlike: { fairphone: "FP4", nokia: "3310", thinkpad: "X220", kettle: null, framework: "13 AMD", fairbuds: "XL" },
+      modelIlike: {
+        fairphone: "FP4",
+        nokia: "3310",
+        thinkpad: "X220",
+        kettle: null,
+        framework: "13 AMD",
+        fairbuds: "XL",
+        umlauts: "ÄÖ",
+        kelvin: "ß",
+      },
     } as const;
-    for (const [key, byLabel] of Object.entries(values) as [keyof typeof values, Record<string, string | null>][]) {
-      const texts = new Set(["zq", "q", "Q", "XL", "aI", " 4", "0%"]);
-      for (const value of Object.values(byLabel)) {
-        for (let i = 0; value !== null && i < value.length; i++) {
-          texts.add(value.slice(i, i + 1));
-          if (i + 2 <= value.length) texts.add(value.slice(i, i + 2));
+    try {
+      for (const [key, byLabel] of Object.entries(values) as [keyof typeof values, Record<string, string | null>][]) {
+        const texts = new Set(["zq", "q", "Q", "XL", "aI", " 4", "0%", "ä", "k", "K", "\u212A", "ÖKO", "ttle", "ETTLE ß"]);
+        for (const value of Object.values(byLabel)) {
+          const characters = [...(value ?? "")];
+          for (let i = 0; i < characters.length; i++) {
+            texts.add(characters[i]!);
+            if (i + 2 <= characters.length) texts.add(characters.slice(i, i + 2).join(""));
+          }
+        }
+        for (const text of texts) {
+          const expected = Object.entries(byLabel)
+            .filter(([, value]) => value !== null && lowerAscii(value).includes(lowerAscii(text)))
+            .map(([label]) => label)
+            .sort();
+          expect(await set({ [key]: text }), `${key} ${JSON.stringify(text)}`).toEqual(expected);
+          // A page of one: the plan may walk the order instead of the candidates; the total is the same.
+          const first = await list({ [key]: text }, null, { page: 1, size: 1 });
+          expect([first.labels.length, first.total], `${key} ${JSON.stringify(text)}, a page of one`).toEqual([
+            Math.min(1, expected.length),
+            expected.length,
+          ]);
         }
       }
-      for (const text of texts) {
-        const expected = Object.entries(byLabel)
-          .filter(([, value]) => value?.toLowerCase().includes(text.toLowerCase()))
-          .map(([label]) => label)
-          .sort();
-        expect(await set({ [key]: text }), `${key} ${JSON.stringify(text)}`).toEqual(expected);
-        // A page of one: the plan may walk the order instead of the candidates; the total is the same.
-        const first = await list({ [key]: text }, null, { page: 1, size: 1 });
-        expect([first.labels.length, first.total], `${key} ${JSON.stringify(text)}, a page of one`).toEqual([
-          Math.min(1, expected.length),
-          expected.length,
-        ]);
+    } finally {
+      await env.DB.prepare("DELETE FROM products WHERE id IN (?, ?)").bind(ids.umlauts, ids.kelvin).run();
+      for (const label of Object.keys(extra)) {
+        labelOf.delete(ids[label]!);
+        delete ids[label];
       }
     }
   });

@@ -232,32 +232,44 @@ export function ftsMatchQuery(text: string): string | null {
 /** Shortest `[ilike]` text the trigram index can find: three characters make one trigram. */
 const TRIGRAM_MIN = 3;
 
-/** The trigram index query for "column contains `text`" (a superset of the exact test, see `containsText`), or null under three characters. */
+/** `text` as SQLite's `lower()` makes it: ASCII letters only. */
+const lowerAscii = (text: string) => text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
+
+/**
+ * The trigram index query for "column contains `text`", or null under three characters. The index
+ * holds the `lower()`ed values, case as is (migration 0027), so it matches exactly what
+ * `containsText` does.
+ */
 export function trigramMatchQuery(column: "name" | "model", text: string): string | null {
   if ([...text].length < TRIGRAM_MIN) return null;
-  return `${column} : "${text.replaceAll('"', '""')}"`;
+  return `${column} : "${lowerAscii(text).replaceAll('"', '""')}"`;
 }
 
 /**
- * Where one or two characters occur in a value, found without reading every value (migration 0027):
- * an occurrence at a value's position i begins the trigram at i unless it lies within the last two
- * characters; the trigrams that begin with the text are a range of `products_trigram_terms`, the
- * last characters are indexed (`products_base_<column>_end_idx`, `_last_idx`). Three disjoint sets
- * whose union holds every value containing the text (a superset only through the trigram index's
- * case folding, which the exact test removes). Null for text other than printable ASCII: the trigram
- * index folds the case of other letters as `lower()` does not, so its terms cannot be sought.
+ * The base products whose `column` contains one or two characters, found without reading every value
+ * (migration 0027), as ids: an occurrence at a value's position i begins the trigram at i unless it
+ * lies within the last two characters; the trigrams that begin with the text are a range of
+ * `products_trigram_terms`, the last characters are indexed (`products_base_<column>_end_idx`,
+ * `_last_idx`). Three disjoint sets, exactly the values containing the text (the index holds
+ * `lower()`ed values). Null for other text, and for a last character without a successor.
  */
 function shortTextCandidates(column: "name" | "model", text: string, args: Args): SQL | null {
-  if (!/^[\x20-\x7e]{1,2}$/.test(text)) return null;
-  const lower = text.toLowerCase();
-  // The terms that begin with `lower`: from it up to the text with its last character's successor.
-  const upper = lower.slice(0, -1) + String.fromCharCode(lower.charCodeAt(lower.length - 1) + 1);
+  const characters = [...lowerAscii(text)];
+  if (characters.length < 1 || characters.length >= TRIGRAM_MIN) return null;
+  const lower = characters.join("");
+  // The terms that begin with `lower` (compared as UTF-8 bytes, that is by code point): from it up
+  // to the text with its last character's successor.
+  const point = characters.at(-1)!.codePointAt(0)!;
+  if (point >= 0x10ffff) return null;
+  // Past the surrogates, which no text holds, the next character is U+E000.
+  const successor = point + 1 >= 0xd800 && point + 1 <= 0xdfff ? 0xe000 : point + 1;
+  const upper = characters.slice(0, -1).join("") + String.fromCodePoint(successor);
   const [from, below] = [args.value(lower), args.value(upper)];
   const value = sql.raw(`p.${column}`);
   const trigrams = sql`SELECT id FROM (SELECT DISTINCT doc AS id FROM products_trigram_terms WHERE term >= ${from} AND term < ${below} AND col = ${sql.raw(`'${column}'`)})`;
   const last = sql`lower(substr(${value}, -1))`;
   const lastTwo = sql`lower(substr(${value}, -2))`;
-  if (lower.length === 2) {
+  if (characters.length === 2) {
     // Ends with the text, and has it nowhere a trigram begins.
     const ending = sql`SELECT p.id FROM ${via(`products_base_${column}_end_idx`)} WHERE ${BASE} AND ${lastTwo} = ${from}
       AND instr(lower(substr(${value}, 1, length(${value}) - 1)), ${from}) = 0`;
@@ -455,7 +467,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
     where.push(contains);
     const trigram = trigramMatchQuery(column, text);
     if (trigram !== null) {
-      // The trigram index's candidates (a superset), each looked up by id and tested exactly.
+      // The trigram index's matches, exactly those of the test: the count reads the index alone.
       const query = args.value(trigram);
       drivers.push({
         name: `${column}[ilike]`,
@@ -464,35 +476,26 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
         count: (cap) => sql`(SELECT count(*) FROM (SELECT 1 FROM products_trigram WHERE products_trigram MATCH ${query} LIMIT ${cap}))`,
         exact: false,
         walks: {},
-        countIsTotal: false,
+        countIsTotal: true,
         candidates: (cap) => sql`SELECT rowid AS id FROM products_trigram WHERE products_trigram MATCH ${query} LIMIT ${cap}`,
       });
     } else if ((short = shortTextCandidates(column, text, args)) !== null) {
       // One or two characters make no trigram: the terms that begin with them and the values that end
-      // with them (`shortTextCandidates`), each looked up by id and tested exactly.
+      // with them (`shortTextCandidates`), exactly the matches, so they count alone too.
       const candidates = short;
-      const index = column === "name" ? "products_base_name_idx" : "products_base_model_idx";
       drivers.push({
         name: `${column}[ilike]`,
         source: sql`(${candidates}) g CROSS JOIN products p ON p.id = g.id`,
         extra: null,
-        // Alone, the total: through the candidates while they are fewer than the limit and than a
-        // quarter of the catalogue (about two rows per match), else through the column's index, whose
-        // scan then reads at most about four entries per match it counts (a text in many names).
-        count: (limit) => {
-          const probe = sql`min(${limit}, coalesce((SELECT count FROM catalogue_totals WHERE name = 'base_products'), 0) / 4 + 1)`;
-          return sql`(SELECT CASE WHEN (SELECT count(*) FROM (${candidates} LIMIT ${probe})) < ${probe}
-          THEN (SELECT count(*) FROM (SELECT 1 FROM (${candidates}) g CROSS JOIN products p ON p.id = g.id WHERE ${BASE} AND ${contains} LIMIT ${limit}))
-          ELSE ${boundedCount(index, contains, limit)} END)`;
-        },
+        count: (cap) => sql`(SELECT count(*) FROM (${candidates} LIMIT ${cap}))`,
         exact: false,
         walks: {},
         countIsTotal: true,
-        candidates: (limit) => sql`${candidates} LIMIT ${limit}`,
+        candidates: (cap) => sql`${candidates} LIMIT ${cap}`,
       });
     } else {
-      // Other short text (beyond printable ASCII): the column's own index holds every value, so the
-      // test reads index entries only (no table row), and stops counting past the cap.
+      // A last character without a successor (U+10FFFF): the column's own index holds every value,
+      // so the test reads index entries only (no table row), and stops counting past the cap.
       const index = column === "name" ? "products_base_name_idx" : "products_base_model_idx";
       drivers.push({
         name: `${column}[ilike]`,
