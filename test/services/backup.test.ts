@@ -51,7 +51,7 @@ async function dump(db: D1Database): Promise<Record<string, string[]>> {
   return out;
 }
 
-const INDEXES = ["products_fts", "products_trigram"];
+const INDEXES = ["products_fts", "products_trigram", "products_trigram_lower"];
 
 /**
  * The documents each full-text index holds, exactly: its `_docsize` rows (the rowid of each and
@@ -71,8 +71,9 @@ async function searches(db: D1Database) {
   const out: Record<string, number[]> = {};
   const terms = {
     products_fts: ["kettle", "radio", "lid OR dial", "hinge*", "quote"],
-    // The trigram index holds lower()ed values, case as is (migration 0027).
-    products_trigram: ["ettl", "adi", "inge", '"k-30"'],
+    products_trigram: ["ettl", "adi", "inge", '"K-30"'],
+    // lower()ed values, case as is (migration 0027).
+    products_trigram_lower: ['"k-30"', '"K-30"', "ettl"],
   };
   for (const [index, list] of Object.entries(terms)) {
     await db.prepare(`INSERT INTO ${index}(${index}) VALUES('integrity-check')`).run();
@@ -204,7 +205,9 @@ describe("backup and restore drill", () => {
     expect(await documents(env.RESTORE_DB)).toEqual(held);
     const found = await searches(env.DB);
     expect(found["products_fts: kettle"]!.length).toBe(1);
-    expect(found['products_trigram: "k-30"']!.length).toBe(1);
+    expect(found['products_trigram: "K-30"']!.length).toBe(1);
+    expect(found['products_trigram_lower: "k-30"']).toEqual(found['products_trigram: "K-30"']);
+    expect(found['products_trigram_lower: "K-30"']).toEqual([]);
     expect(found["products_fts: hinge*"]).toEqual([]);
     expect(found["products_fts: lid OR dial"]).toEqual([]);
     expect(found["products_trigram: inge"]).toEqual([]);

@@ -507,12 +507,12 @@ describe("plans (EXPLAIN QUERY PLAN)", () => {
   it("read the full-text, trigram and range indexes a filter names, and count through them", async () => {
     const cases: [ProductFilter, RegExp][] = [
       [{ search: "kettle", orderBy: [{ field: "name", descending: false }] }, /products_fts VIRTUAL TABLE/],
-      [{ nameIlike: "kettle" }, /products_trigram VIRTUAL TABLE/],
-      [{ nameIlike: "k" }, /products_trigram_terms VIRTUAL TABLE/],
+      [{ nameIlike: "kettle" }, /products_trigram_lower VIRTUAL TABLE/],
+      [{ nameIlike: "k" }, /products_trigram_lower_terms VIRTUAL TABLE/],
       [{ nameIlike: "k" }, /SEARCH p USING INDEX products_base_name_last_idx/],
       [{ nameIlike: "zq" }, /SEARCH p USING INDEX products_base_name_end_idx/],
       [{ modelIlike: "zq" }, /SEARCH p USING INDEX products_base_model_end_idx/],
-      [{ nameIlike: "é" }, /products_trigram_terms VIRTUAL TABLE/],
+      [{ nameIlike: "é" }, /products_trigram_lower_terms VIRTUAL TABLE/],
       // The last character, which has no successor to bound its terms: the name index is read whole.
       [{ nameIlike: "\u{10FFFF}" }, /USING (COVERING )?INDEX products_base_name_idx/],
       [{ weightG: { ge: 10 } }, /USING (COVERING )?INDEX products_base_weight_idx \(weight_g>\?\)/],

@@ -141,7 +141,7 @@ const folded = (name: string) => name.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
 /**
  * Whether virtual table `entry` is an `fts5vocab` table over an FTS5 index of this schema (such as
- * `products_trigram_terms`, migration 0027): a read-only view of that index's terms, holding no data
+ * `products_trigram_lower_terms`, migration 0027): a read-only view of that index's terms, holding no data
  * of its own, which the schema's statement makes again once the index is restored.
  */
 function isVocabulary(entry: SchemaEntry, schema: readonly SchemaEntry[]): boolean {

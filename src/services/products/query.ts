@@ -236,9 +236,9 @@ const TRIGRAM_MIN = 3;
 const lowerAscii = (text: string) => text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
 
 /**
- * The trigram index query for "column contains `text`", or null under three characters. The index
- * holds the `lower()`ed values, case as is (migration 0027), so it matches exactly what
- * `containsText` does.
+ * The query of `products_trigram_lower` for "column contains `text`", or null under three
+ * characters. That index holds the `lower()`ed values, case as is (migration 0027), so it matches
+ * exactly what `containsText` does.
  */
 export function trigramMatchQuery(column: "name" | "model", text: string): string | null {
   if ([...text].length < TRIGRAM_MIN) return null;
@@ -249,7 +249,7 @@ export function trigramMatchQuery(column: "name" | "model", text: string): strin
  * The base products whose `column` contains one or two characters, found without reading every value
  * (migration 0027), as ids: an occurrence at a value's position i begins the trigram at i unless it
  * lies within the last two characters; the trigrams that begin with the text are a range of
- * `products_trigram_terms`, the last characters are indexed (`products_base_<column>_end_idx`,
+ * `products_trigram_lower_terms`, the last characters are indexed (`products_base_<column>_end_idx`,
  * `_last_idx`). Three disjoint sets, exactly the values containing the text (the index holds
  * `lower()`ed values). Null for other text, and for a last character without a successor.
  */
@@ -266,7 +266,7 @@ function shortTextCandidates(column: "name" | "model", text: string, args: Args)
   const upper = characters.slice(0, -1).join("") + String.fromCodePoint(successor);
   const [from, below] = [args.value(lower), args.value(upper)];
   const value = sql.raw(`p.${column}`);
-  const trigrams = sql`SELECT id FROM (SELECT DISTINCT doc AS id FROM products_trigram_terms WHERE term >= ${from} AND term < ${below} AND col = ${sql.raw(`'${column}'`)})`;
+  const trigrams = sql`SELECT id FROM (SELECT DISTINCT doc AS id FROM products_trigram_lower_terms WHERE term >= ${from} AND term < ${below} AND col = ${sql.raw(`'${column}'`)})`;
   const last = sql`lower(substr(${value}, -1))`;
   const lastTwo = sql`lower(substr(${value}, -2))`;
   if (characters.length === 2) {
@@ -471,13 +471,13 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
       const query = args.value(trigram);
       drivers.push({
         name: `${column}[ilike]`,
-        source: sql.raw("products_trigram CROSS JOIN products p ON p.id = products_trigram.rowid"),
-        extra: sql`products_trigram MATCH ${query}`,
-        count: (cap) => sql`(SELECT count(*) FROM (SELECT 1 FROM products_trigram WHERE products_trigram MATCH ${query} LIMIT ${cap}))`,
+        source: sql.raw("products_trigram_lower CROSS JOIN products p ON p.id = products_trigram_lower.rowid"),
+        extra: sql`products_trigram_lower MATCH ${query}`,
+        count: (cap) => sql`(SELECT count(*) FROM (SELECT 1 FROM products_trigram_lower WHERE products_trigram_lower MATCH ${query} LIMIT ${cap}))`,
         exact: false,
         walks: {},
         countIsTotal: true,
-        candidates: (cap) => sql`SELECT rowid AS id FROM products_trigram WHERE products_trigram MATCH ${query} LIMIT ${cap}`,
+        candidates: (cap) => sql`SELECT rowid AS id FROM products_trigram_lower WHERE products_trigram_lower MATCH ${query} LIMIT ${cap}`,
       });
     } else if ((short = shortTextCandidates(column, text, args)) !== null) {
       // One or two characters make no trigram: the terms that begin with them and the values that end
