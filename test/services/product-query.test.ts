@@ -254,7 +254,12 @@ describe("product list statements", () => {
 
   it("finds one and two characters wherever they lie in the value: where a trigram begins, in the last two, or both", async () => {
     // Beyond ASCII, lower() folds no case: "Ä" is not "ä", and the Kelvin sign is no "k".
-    const extra = { umlauts: ["Öko Kühlschrank Ä", "ÄÖ"], kelvin: ["\u212Aettle ße", "ß"] } as const;
+    // FTS5 stores U+FFFE and U+FFFF as U+FFFD: text holding one of the three is decided row by row.
+    const extra = {
+      umlauts: ["Öko Kühlschrank Ä", "ÄÖ"],
+      kelvin: ["\u212Aettle ße", "ß"],
+      replaced: ["ab\uFFFFcd \uFFFEx", "y\uFFFDz"],
+    } as const;
     for (const [label, [name, model]] of Object.entries(extra)) {
       const id = await insertProduct({
         label,
@@ -282,6 +287,7 @@ describe("product list statements", () => {
         fairbuds: "fairbuds XL 100%",
         umlauts: extra.umlauts[0],
         kelvin: extra.kelvin[0],
+        replaced: extra.replaced[0],
       },
       modelIlike: {
         fairphone: "FP4",
@@ -292,11 +298,31 @@ describe("product list statements", () => {
         fairbuds: "XL",
         umlauts: "ÄÖ",
         kelvin: "ß",
+        replaced: "y\uFFFDz",
       },
     } as const;
     try {
       for (const [key, byLabel] of Object.entries(values) as [keyof typeof values, Record<string, string | null>][]) {
-        const texts = new Set(["zq", "q", "Q", "XL", "aI", " 4", "0%", "ä", "k", "K", "\u212A", "ÖKO", "ttle", "ETTLE ß"]);
+        const texts = new Set([
+          "zq",
+          "q",
+          "Q",
+          "XL",
+          "aI",
+          " 4",
+          "0%",
+          "ä",
+          "k",
+          "K",
+          "\u212A",
+          "ÖKO",
+          "ttle",
+          "ETTLE ß",
+          "\uFFFD",
+          "b\uFFFDc",
+          "B\uFFFFC",
+          "y\uFFFFz",
+        ]);
         for (const value of Object.values(byLabel)) {
           const characters = [...(value ?? "")];
           for (let i = 0; i < characters.length; i++) {
@@ -319,7 +345,7 @@ describe("product list statements", () => {
         }
       }
     } finally {
-      await env.DB.prepare("DELETE FROM products WHERE id IN (?, ?)").bind(ids.umlauts, ids.kelvin).run();
+      await env.DB.prepare("DELETE FROM products WHERE id IN (?, ?, ?)").bind(ids.umlauts, ids.kelvin, ids.replaced).run();
       for (const label of Object.keys(extra)) {
         labelOf.delete(ids[label]!);
         delete ids[label];

@@ -53,7 +53,8 @@ function skipComment(text: string, i: number): number {
   return i;
 }
 
-function unquote(word: string): string {
+/** A name or value as SQLite reads it: its quotes removed, a doubled quote inside made one. */
+export function unquote(word: string): string {
   const close = CLOSING[word[0]!];
   if (!close) return word;
   const inner = word.slice(1, -1);

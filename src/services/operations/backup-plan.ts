@@ -1,5 +1,5 @@
 import type { Db } from "../../db/client";
-import { DeclarationError, fts5Declaration, virtualTableDeclaration } from "../../lib/backup/fts5-declaration";
+import { DeclarationError, fts5Declaration, unquote, virtualTableDeclaration } from "../../lib/backup/fts5-declaration";
 
 /**
  * What a backup copies and how (docs/operations.md, Backups): the schema as `sqlite_master` holds
@@ -155,7 +155,7 @@ function isVocabulary(entry: SchemaEntry, schema: readonly SchemaEntry[]): boole
   if (declaration?.module.toLowerCase() !== "fts5vocab") return false;
   // fts5vocab(index, type) or fts5vocab(schema, index, type); the index may be quoted.
   const index = declaration.args.length === 3 ? declaration.args[1] : declaration.args[0];
-  const name = index?.replace(/^(["'`[])(.*)[\]"'`]$/s, "$2");
+  const name = index === undefined ? undefined : unquote(index);
   const indexed = schema.find((other) => other.type === "table" && name !== undefined && folded(other.name) === folded(name));
   try {
     return indexed !== undefined && virtualTableDeclaration(indexed.sql ?? "")?.module.toLowerCase() === "fts5";

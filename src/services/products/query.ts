@@ -232,6 +232,12 @@ export function ftsMatchQuery(text: string): string | null {
 /** Shortest `[ilike]` text the trigram index can find: three characters make one trigram. */
 const TRIGRAM_MIN = 3;
 
+/**
+ * Characters the trigram index stores as U+FFFD (FTS5 reads U+FFFE and U+FFFF so): for text holding
+ * one of them its matches are candidates again, a superset that the exact test must decide.
+ */
+const REPLACED_IN_INDEX = /[\uFFFD-\uFFFF]/;
+
 /** `text` as SQLite's `lower()` makes it: ASCII letters only. */
 const lowerAscii = (text: string) => text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
 
@@ -251,9 +257,11 @@ export function trigramMatchQuery(column: "name" | "model", text: string): strin
  * lies within the last two characters; the trigrams that begin with the text are a range of
  * `products_trigram_lower_terms`, the last characters are indexed (`products_base_<column>_end_idx`,
  * `_last_idx`). Three disjoint sets, exactly the values containing the text (the index holds
- * `lower()`ed values). Null for other text, and for a last character without a successor.
+ * `lower()`ed values). Null for other text, for a last character without a successor, and for text
+ * holding a character the index stores otherwise (`REPLACED_IN_INDEX`).
  */
 function shortTextCandidates(column: "name" | "model", text: string, args: Args): SQL | null {
+  if (REPLACED_IN_INDEX.test(text)) return null;
   const characters = [...lowerAscii(text)];
   if (characters.length < 1 || characters.length >= TRIGRAM_MIN) return null;
   const lower = characters.join("");
@@ -467,16 +475,18 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
     where.push(contains);
     const trigram = trigramMatchQuery(column, text);
     if (trigram !== null) {
-      // The trigram index's matches, exactly those of the test: the count reads the index alone.
+      // The trigram index's matches, exactly those of the test (but for `REPLACED_IN_INDEX`): the
+      // count then reads the index alone.
       const query = args.value(trigram);
       drivers.push({
         name: `${column}[ilike]`,
         source: sql.raw("products_trigram_lower CROSS JOIN products p ON p.id = products_trigram_lower.rowid"),
         extra: sql`products_trigram_lower MATCH ${query}`,
-        count: (cap) => sql`(SELECT count(*) FROM (SELECT 1 FROM products_trigram_lower WHERE products_trigram_lower MATCH ${query} LIMIT ${cap}))`,
+        count: (cap) =>
+          sql`(SELECT count(*) FROM (SELECT 1 FROM products_trigram_lower WHERE products_trigram_lower MATCH ${query} LIMIT ${cap}))`,
         exact: false,
         walks: {},
-        countIsTotal: true,
+        countIsTotal: !REPLACED_IN_INDEX.test(text),
         candidates: (cap) => sql`SELECT rowid AS id FROM products_trigram_lower WHERE products_trigram_lower MATCH ${query} LIMIT ${cap}`,
       });
     } else if ((short = shortTextCandidates(column, text, args)) !== null) {
@@ -494,8 +504,9 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
         candidates: (cap) => sql`${candidates} LIMIT ${cap}`,
       });
     } else {
-      // A last character without a successor (U+10FFFF): the column's own index holds every value,
-      // so the test reads index entries only (no table row), and stops counting past the cap.
+      // Short text ending in U+10FFFF (no successor) or holding a character the trigram index stores
+      // otherwise: the column's own index holds every value, so the test reads index entries only
+      // (no table row), and stops counting past the cap.
       const index = column === "name" ? "products_base_name_idx" : "products_base_model_idx";
       drivers.push({
         name: `${column}[ilike]`,
