@@ -145,22 +145,21 @@ const folded = (name: string) => name.replace(/[A-Z]/g, (c) => c.toLowerCase());
  * of its own, which the schema's statement makes again once the index is restored.
  */
 function isVocabulary(entry: SchemaEntry, schema: readonly SchemaEntry[]): boolean {
-  let declaration: ReturnType<typeof virtualTableDeclaration>;
-  try {
-    declaration = virtualTableDeclaration(entry.sql ?? "");
-  } catch (error) {
-    if (error instanceof DeclarationError) return false;
-    throw error;
-  }
+  const declaration = readableDeclaration(entry);
   if (declaration?.module.toLowerCase() !== "fts5vocab") return false;
   // fts5vocab(index, type) or fts5vocab(schema, index, type); the index may be quoted.
   const index = declaration.args.length === 3 ? declaration.args[1] : declaration.args[0];
-  const name = index === undefined ? undefined : unquote(index);
-  const indexed = schema.find((other) => other.type === "table" && name !== undefined && folded(other.name) === folded(name));
+  if (index === undefined) return false;
+  const indexed = schema.find((other) => other.type === "table" && folded(other.name) === folded(unquote(index)));
+  return indexed !== undefined && readableDeclaration(indexed)?.module.toLowerCase() === "fts5";
+}
+
+/** The declaration of virtual table `entry`, or null when it is none or cannot be read (`declaredIndex` then says why). */
+function readableDeclaration(entry: SchemaEntry): ReturnType<typeof virtualTableDeclaration> {
   try {
-    return indexed !== undefined && virtualTableDeclaration(indexed.sql ?? "")?.module.toLowerCase() === "fts5";
+    return virtualTableDeclaration(entry.sql ?? "");
   } catch (error) {
-    if (error instanceof DeclarationError) return false;
+    if (error instanceof DeclarationError) return null;
     throw error;
   }
 }

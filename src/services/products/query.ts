@@ -470,10 +470,10 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
   for (const column of ["name", "model"] as const) {
     const text = column === "name" ? filter.nameIlike : filter.modelIlike;
     if (text === undefined) continue;
-    let short: SQL | null;
     const contains = containsText(sql.raw(`p.${column}`), args.value(text));
     where.push(contains);
     const trigram = trigramMatchQuery(column, text);
+    const short = trigram === null ? shortTextCandidates(column, text, args) : null;
     if (trigram !== null) {
       // The trigram index's matches, exactly those of the test (but for `REPLACED_IN_INDEX`): the
       // count then reads the index alone.
@@ -489,7 +489,7 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
         countIsTotal: !REPLACED_IN_INDEX.test(text),
         candidates: (cap) => sql`SELECT rowid AS id FROM products_trigram_lower WHERE products_trigram_lower MATCH ${query} LIMIT ${cap}`,
       });
-    } else if ((short = shortTextCandidates(column, text, args)) !== null) {
+    } else if (short !== null) {
       // One or two characters make no trigram: the terms that begin with them and the values that end
       // with them (`shortTextCandidates`), exactly the matches, so they count alone too.
       const candidates = short;
