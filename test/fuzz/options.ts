@@ -31,7 +31,7 @@ declare module "vitest" {
  * only caps an operation on a machine under load: one request of a step-up route (Argon2id) took
  * over 1.5 s there, and an operation interrupted before its first run fails.
  */
-export const FUZZ_DEFAULTS: FuzzOptions = { runs: 4, seed: 20_260_521, timeLimitMs: 6_000 };
+export const FUZZ_DEFAULTS: FuzzOptions = { runs: 2, seed: 20_260_521, timeLimitMs: 6_000 };
 
 /**
  * The slow tier's pass (`npm run test:slow`, run by CI): the same seed and so the same first

@@ -1,6 +1,9 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { bearer, verifiedUser } from "../support/accounts";
+import { signAccessToken } from "../../src/auth/tokens";
+import { bearer, registerUser, verifiedUser } from "../support/accounts";
 import {
+  EXPORT,
   expectRefused,
   fireTogether,
   freshIp,
@@ -14,9 +17,16 @@ import {
 } from "../support/limits";
 
 // The slow tier (npm run test:slow) of rate-limit-users.test.ts: bursts of hundreds of requests
-// at one per-user bucket's boundary.
+// at a bucket's boundary.
 
 const SLOW = { timeout: 60_000 };
+
+/** An access token of `userId` signed with `secret`, expiring at `expiresAt` (seconds). */
+function accessToken(userId: number, secret: string, expiresAt: number): Promise<string> {
+  return signAccessToken(secret, { userId, sessionId: "rate-limit-test", issuedAtMs: Date.now() - 60_000, expiresAt });
+}
+
+const inAMinute = () => Math.floor(Date.now() / 1000) + 60;
 
 /**
  * `count` requests in concurrent batches of about `size` (the remainder joins the last batch, so
@@ -82,5 +92,45 @@ describe("signed-in callers: per-user buckets, whatever the IP", () => {
     expect(statusCounts(responses)).toEqual({ 404: 300, 429: 1 });
     expect(responses.find((r) => r.status === 404)!.headers.get("ratelimit-policy")).toBe('"upload-user";q=300;w=60');
     await expectRefused(theRefused(responses), "upload-user", 300);
+  });
+});
+
+describe("tokens that select no user: counted in the IP bucket", () => {
+  const cases: Array<[string, (userId: number) => Promise<string>]> = [
+    ["a forged token (Bearer garbage)", async () => "garbage"],
+    ["a token signed with another secret", (userId) => accessToken(userId, "not-the-test-secret-0123456789abcdef01234567", inAMinute())],
+    ["an expired token of a real user", (userId) => accessToken(userId, env.AUTH_TOKEN_SECRET, Math.floor(Date.now() / 1000) - 1)],
+  ];
+
+  it.each(cases)("refuses %s once the IP bucket is spent", SLOW, async (_, token) => {
+    const user = await registerUser();
+    const ip = freshIp();
+    const auth = bearer(await token(user.id));
+    const first = await limitedApi(ip, READ, { headers: auth });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("ratelimit-policy")).toBe('"read-ip";q=300;w=60');
+    expect(remaining(first, "read-ip")).toBe(299);
+
+    const rest = await fireTogether(300, () => limitedApi(ip, READ, { headers: auth }));
+    expect(statusCounts(rest)).toEqual({ 200: 299, 429: 1 });
+    await expectRefused(theRefused(rest), "read-ip", 300);
+  });
+});
+
+describe("signed-in exports: the user's read bucket plus a 90-per-minute ceiling per IP", () => {
+  it("shares the 90 ceiling between users on one IP, while an anonymous client there keeps its own 30", SLOW, async () => {
+    const [alice, bob] = [await verifiedUser("rl"), await verifiedUser("rl")];
+    const ip = freshIp();
+    const first = await fireTogether(60, () => limitedApi(ip, EXPORT, { headers: bearer(alice.tokens.access_token) }));
+    expect(statusCounts(first)).toEqual({ 404: 60 });
+
+    const second = await fireTogether(31, () => limitedApi(ip, EXPORT, { headers: bearer(bob.tokens.access_token) }));
+    expect(statusCounts(second)).toEqual({ 404: 30, 429: 1 });
+    await expectRefused(theRefused(second), "export-signed-in-ip", 90);
+
+    const anonymous = await fireTogether(31, () => limitedApi(ip, EXPORT));
+    expect(statusCounts(anonymous)).toEqual({ 404: 30, 429: 1 });
+    expect(anonymous.find((r) => r.status === 404)!.headers.get("ratelimit-policy")).toBe('"export-ip";q=30;w=60');
+    await expectRefused(theRefused(anonymous), "export-ip", 30);
   });
 });
