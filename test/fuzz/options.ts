@@ -35,7 +35,7 @@ export const FUZZ_DEFAULTS: FuzzOptions = { runs: 2, seed: 20_260_521, timeLimit
 
 /**
  * The slow tier's pass (`npm run test:slow`, run by CI): the same seed and so the same first
- * requests, three times as many per operation (fast-check draws them in order: `npm test`'s
+ * requests, six times as many per operation (fast-check draws them in order: `npm test`'s
  * pass is its beginning).
  */
 export const FUZZ_SLOW: FuzzOptions = { ...FUZZ_DEFAULTS, runs: 12 };
