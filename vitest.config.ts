@@ -240,8 +240,8 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             // on 2 cores: the project took 100 s of CPU isolated, 67 s shared (2026-11-29).
             isolate: false,
             // The release writers' tests (72,000 rows through CSV and Parquet, checkpoints, every
-            // instant's date text) take 3-4 s on a quiet 2-core machine, and passed 5 s while the
-            // machine ran a second suite: the limit catches a hang, it does not time them.
+            // instant's date text) take seconds each, more beside the workerd files: the limit
+            // catches a hang, it does not time them.
             testTimeout: 20_000,
             // Inlined so that its `.wasm` import goes through the plugin instead of Node's loader.
             server: { deps: { inline: [/@phi-ag\/argon2/] } },

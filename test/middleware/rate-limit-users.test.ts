@@ -1,18 +1,20 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ACCESS_COOKIE } from "../../src/auth/cookies";
-import { signAccessToken } from "../../src/auth/tokens";
 import { bearer, registerUser, verifiedUser } from "../support/accounts";
 import {
+  accessToken,
   EXPORT,
   expectRefused,
   fireTogether,
   freshIp,
+  inAMinute,
   limitedApi,
   READ,
   readings,
   remaining,
   statusCounts,
+  TOKENS_OF_NO_USER,
   theRefused,
 } from "../support/limits";
 
@@ -20,13 +22,6 @@ import {
 // buckets, tokens that select no user, and signed-in exports (a user and an IP subject at once).
 // Anonymous buckets are in rate-limit.test.ts; the bursts of hundreds of requests in
 // rate-limit-users.slow.test.ts.
-
-/** An access token of `userId` signed with `secret`, expiring at `expiresAt` (seconds). */
-function accessToken(userId: number, secret: string, expiresAt: number): Promise<string> {
-  return signAccessToken(secret, { userId, sessionId: "rate-limit-test", issuedAtMs: Date.now() - 60_000, expiresAt });
-}
-
-const inAMinute = () => Math.floor(Date.now() / 1000) + 60;
 
 describe("signed-in callers: per-user buckets, whatever the IP", () => {
   it("selects the per-user bucket from the access cookie too", async () => {
@@ -59,13 +54,7 @@ describe("tokens that select no user: counted in the IP bucket", () => {
     expect(response.headers.get("ratelimit-policy")).toBe('"read-user";q=1500;w=60');
   });
 
-  const cases: Array<[string, (userId: number) => Promise<string>]> = [
-    ["a forged token (Bearer garbage)", async () => "garbage"],
-    ["a token signed with another secret", (userId) => accessToken(userId, "not-the-test-secret-0123456789abcdef01234567", inAMinute())],
-    ["an expired token of a real user", (userId) => accessToken(userId, env.AUTH_TOKEN_SECRET, Math.floor(Date.now() / 1000) - 1)],
-  ];
-
-  it.each(cases)("counts %s in read-ip", async (_, token) => {
+  it.each(TOKENS_OF_NO_USER)("counts %s in read-ip", async (_, token) => {
     const user = await registerUser();
     const first = await limitedApi(freshIp(), READ, { headers: bearer(await token(user.id)) });
     expect(first.status).toBe(200);

@@ -4,6 +4,7 @@ import {
   expectRefused,
   fireTogether,
   freshIp,
+  freshV6Prefix,
   limitedApi,
   READ,
   remaining,
@@ -16,12 +17,6 @@ import {
 // anonymous bucket's boundary. Every test takes its own client address.
 
 const SLOW = { timeout: 60_000 };
-
-/** An IPv6 /64 prefix (documentation range) no other test uses, as four groups. */
-function freshV6Prefix(): string {
-  const group = () => Math.floor(Math.random() * 0xffff).toString(16);
-  return `2001:db8:${group()}:${group()}`;
-}
 
 describe("anonymous reads: read-ip, 300 per minute per client IP", () => {
   it("lets exactly 300 of 301 simultaneous reads through and refuses the 301st with 429 RATE_LIMITED", SLOW, async () => {
@@ -75,8 +70,7 @@ describe("with RATE_LIMITS_ENABLED=false (the suites' default)", () => {
     const ip = freshIp();
     const headers = { "cf-connecting-ip": ip };
     // 301 through the Worker's fetch handler with the suite's own bindings (`apiWithVars` with no
-    // overrides): `api` goes through the pool's `exports.default`, whose per-request cost grows
-    // with every request a test file makes (cloudflare/workers-sdk#15446).
+    // overrides), then a few through the deployed entry point (`api`).
     const responses = await fireTogether(301, () => apiWithVars({}, READ, { headers }));
     expect(statusCounts(responses)).toEqual({ 200: 301 });
     for (const response of responses) {

@@ -5,6 +5,7 @@ import {
   expectRefused,
   fireTogether,
   freshIp,
+  freshV6Prefix,
   limitedApi,
   READ,
   readings,
@@ -20,12 +21,6 @@ import {
 // Signed-in buckets are in rate-limit-users.test.ts; the bursts of hundreds of requests at a bucket's
 // boundary in rate-limit.slow.test.ts. Every test takes its own client address, so each starts with
 // full buckets.
-
-/** An IPv6 /64 prefix (documentation range) no other test uses, as four groups. */
-function freshV6Prefix(): string {
-  const group = () => Math.floor(Math.random() * 0xffff).toString(16);
-  return `2001:db8:${group()}:${group()}`;
-}
 
 describe("anonymous reads: read-ip, 300 per minute per client IP", () => {
   it("stamps RateLimit and RateLimit-Policy on successful responses, counting down 299, 298, 297", async () => {

@@ -14,4 +14,9 @@ function sameTypedArrays(a: unknown, b: unknown): boolean | undefined {
   return true;
 }
 
-expect.addEqualityTesters([sameTypedArrays]);
+// Files that share a worker run this setup each time: the tester is added once per worker.
+const ADDED = Symbol.for("relab.typed-array-tester");
+if (!(globalThis as Record<symbol, unknown>)[ADDED]) {
+  (globalThis as Record<symbol, unknown>)[ADDED] = true;
+  expect.addEqualityTesters([sameTypedArrays]);
+}

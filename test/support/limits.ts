@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { signAccessToken } from "../../src/auth/tokens";
 import { newIdentity } from "./accounts";
 import { apiWithVars, expectProblem } from "./http";
 
@@ -14,6 +15,29 @@ export function freshIp(): string {
   const n = next++ + Math.floor(Math.random() * 1_000) * 1_000;
   return `198.${18 + ((n >> 16) & 1)}.${(n >> 8) & 0xff}.${n & 0xff}`;
 }
+
+/** An IPv6 /64 prefix (documentation range) no other test uses, as four groups. */
+export function freshV6Prefix(): string {
+  const group = () => Math.floor(Math.random() * 0xffff).toString(16);
+  return `2001:db8:${group()}:${group()}`;
+}
+
+/** An access token of `userId` signed with `secret`, expiring at `expiresAt` (seconds). */
+export function accessToken(userId: number, secret: string, expiresAt: number): Promise<string> {
+  return signAccessToken(secret, { userId, sessionId: "rate-limit-test", issuedAtMs: Date.now() - 60_000, expiresAt });
+}
+
+export const inAMinute = () => Math.floor(Date.now() / 1000) + 60;
+
+/** Bearer tokens that select no user (a request carrying one counts as anonymous), by what is wrong with them. */
+export const TOKENS_OF_NO_USER: Array<[string, (userId: number) => Promise<string>]> = [
+  ["a forged token (Bearer garbage)", async () => "garbage"],
+  ["a token signed with another secret", (userId) => accessToken(userId, "not-the-test-secret-0123456789abcdef01234567", inAMinute())],
+  ["an expired token of a real user", (userId) => accessToken(userId, env.AUTH_TOKEN_SECRET, Math.floor(Date.now() / 1000) - 1)],
+];
+
+/** The general write bucket's policy, which every auth write carries beside its own. */
+export const GENERAL_WRITE = '"write-ip";q=120;w=60';
 
 /**
  * The counter store's production patience (1 s before fail-open limits give up, 5 s for

@@ -5,12 +5,10 @@ import { canonicalEmail } from "../../../src/lib/email-address";
 import { subjects } from "../../../src/rate-limits/client";
 import { registerUser } from "../../support/accounts";
 import { expectProblem } from "../../support/http";
-import { expectRateLimited, fireTogether, freshIp, limitedPost, statusCounts, unknownEmail } from "../../support/limits";
+import { expectRateLimited, fireTogether, freshIp, GENERAL_WRITE, limitedPost, statusCounts, unknownEmail } from "../../support/limits";
 
 // The slow tier (npm run test:slow) of rate-limits.test.ts: login-ip at its boundary, with bursts
 // of 60 logins.
-
-const GENERAL_WRITE = '"write-ip";q=120;w=60';
 
 /**
  * Unknown addresses for a burst of logins, each with its counter object already started. Each

@@ -1,16 +1,30 @@
 import { describe, expect, it } from "vitest";
 import { newIdentity, postJson, registerUser } from "../../support/accounts";
 import { expectProblem } from "../../support/http";
-import { expectRateLimited, freshIp, limitedPost, unknownEmail } from "../../support/limits";
+import { expectRateLimited, freshIp, GENERAL_WRITE, limitedPost, unknownEmail } from "../../support/limits";
 
 // The per-IP limits of the auth routes and the reset-mail limit per mailbox. The failure budgets
 // (failed logins, wrong secrets at the step-up) are in failure-budgets.test.ts; login-ip's bursts of
 // 60 logins in rate-limits.slow.test.ts.
 
-const GENERAL_WRITE = '"write-ip";q=120;w=60';
-
 // The reset routes' padded answers (300 ms each) take seconds.
 const SLOW = { timeout: 30_000 };
+
+describe("login-ip: 60 logins per minute per IP", () => {
+  it("counts bearer and session logins in one bucket beside the general write bucket, one unit each", async () => {
+    const ip = freshIp();
+    const policy = `${GENERAL_WRITE}, "login-ip";q=60;w=60`;
+    for (const [path, left] of [
+      ["/v1/auth/bearer/login", 59],
+      ["/v1/auth/session/login", 58],
+    ] as const) {
+      const response = await limitedPost(ip, path, { username: unknownEmail(), password: "not-the-password-at-all" });
+      await expectProblem(response, 400, "LOGIN_BAD_CREDENTIALS");
+      expect(response.headers.get("ratelimit-policy")).toBe(policy);
+      expect(response.headers.get("ratelimit")).toMatch(new RegExp(`^"write-ip";r=\\d+;t=\\d+, "login-ip";r=${left};t=\\d+$`));
+    }
+  });
+});
 
 describe("per-IP limits of the other auth routes", SLOW, () => {
   it("register-ip: the 6th registration from one IP in an hour is 429", async () => {
