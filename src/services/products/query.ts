@@ -492,16 +492,15 @@ function compile(filter: ProductFilter, viewerId: number | null): Compiled {
     } else if (short !== null) {
       // One or two characters make no trigram: the terms that begin with them and the values that end
       // with them (`shortTextCandidates`), exactly the matches, so they count alone too.
-      const candidates = short;
       drivers.push({
         name: `${column}[ilike]`,
-        source: sql`(${candidates}) g CROSS JOIN products p ON p.id = g.id`,
+        source: sql`(${short}) g CROSS JOIN products p ON p.id = g.id`,
         extra: null,
-        count: (cap) => sql`(SELECT count(*) FROM (${candidates} LIMIT ${cap}))`,
+        count: (cap) => sql`(SELECT count(*) FROM (${short} LIMIT ${cap}))`,
         exact: false,
         walks: {},
         countIsTotal: true,
-        candidates: (cap) => sql`${candidates} LIMIT ${cap}`,
+        candidates: (cap) => sql`${short} LIMIT ${cap}`,
       });
     } else {
       // Short text ending in U+10FFFF (no successor) or holding a character the trigram index stores
