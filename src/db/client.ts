@@ -1,4 +1,4 @@
-import type { SQL, SQLWrapper } from "drizzle-orm";
+import { fillPlaceholders, type Placeholder, type Query, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 
@@ -256,16 +256,50 @@ class CountingDatabase {
 
 const dialect = new SQLiteAsyncDialect();
 
+/** A statement rendered to SQL text once (`renderedOnce`), with this call's parameters bound. */
+export class RenderedSql implements Query {
+  constructor(
+    readonly sql: string,
+    readonly params: unknown[],
+  ) {}
+}
+
+/** Placeholders by name: `p.id` is `sql.placeholder("id")`. */
+type Placeholders<V> = { readonly [K in keyof V & string]: Placeholder<K> };
+
+/**
+ * Statements of a fixed shape, built and rendered once per isolate with named placeholders, then
+ * only bound on each call. drizzle builds and renders a statement on every call, and for the
+ * query builder that costs: a product's detail read (six statements, four of them builder
+ * selects) took about 0.5 ms of CPU to build and render (Node, measured) against 2 µs to bind the
+ * rendered text, on a read that costs a few milliseconds of CPU in all. The statements are
+ * declared as before (schema columns, `eq`, `sql`); only the text is kept. Run through `batchRows`.
+ */
+export function renderedOnce<V extends Record<string, unknown>>(
+  build: (p: Placeholders<V>) => readonly SQLWrapper[],
+): (values: V) => RenderedSql[] {
+  let rendered: Query[] | undefined;
+  return (values) => {
+    rendered ??= build(new Proxy({}, { get: (_, name) => sql.placeholder(String(name)) }) as Placeholders<V>).map((query) =>
+      dialect.sqlToQuery(query.getSQL()),
+    );
+    return rendered.map((query) => new RenderedSql(query.sql, fillPlaceholders(query.params, values)));
+  };
+}
+
 /**
  * Runs statements, query-builder queries or hand-written SQL (conditional writes, `RETURNING`), as
  * one D1 batch: one round trip, one transaction, executed in order, every statement metered.
  * drizzle's own `batch` cannot carry raw `sql` queries with parameters on D1, hence this. Returns
  * the rows of each statement as SQLite stores them (no mapping by the schema: `Row` types).
  */
-export async function batchRows<T extends unknown[]>(db: Db, queries: { [K in keyof T]: SQLWrapper }): Promise<{ [K in keyof T]: T[K][] }> {
+export async function batchRows<T extends unknown[]>(
+  db: Db,
+  queries: { [K in keyof T]: SQLWrapper | RenderedSql },
+): Promise<{ [K in keyof T]: T[K][] }> {
   const client = db.$client;
   const statements = queries.map((query) => {
-    const { sql: text, params } = dialect.sqlToQuery(query.getSQL());
+    const { sql: text, params } = query instanceof RenderedSql ? query : dialect.sqlToQuery(query.getSQL());
     return client.prepare(text).bind(...params);
   });
   const results = await client.batch(statements);

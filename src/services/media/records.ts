@@ -1,4 +1,4 @@
-import { eq, type SQL, sql } from "drizzle-orm";
+import { eq, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import { maySeeUnsettled } from "../../auth/permissions";
 import type { SessionUser } from "../../auth/session-user";
@@ -80,12 +80,12 @@ const builder = new QueryBuilder();
  * Every image of record `id`, whatever its status, oldest first: the detail read shows the
  * unsettled ones to those who may see them (`visibleMedia`).
  */
-export function imagesOfRecord(id: number): SQL {
+export function imagesOfRecord(id: number | Placeholder): SQL {
   return builder.select(columnsOf(images, IMAGE_FIELDS)).from(images).where(eq(images.product_id, id)).orderBy(mediaOrder()).getSQL();
 }
 
 /** Every research file of record `id`, whatever its status, oldest first (see `imagesOfRecord`). */
-export function filesOfRecord(id: number): SQL {
+export function filesOfRecord(id: number | Placeholder): SQL {
   return builder.select(columnsOf(files, FILE_FIELDS)).from(files).where(eq(files.product_id, id)).orderBy(mediaOrder()).getSQL();
 }
 

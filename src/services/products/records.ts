@@ -1,7 +1,7 @@
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, eq, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import type { Services } from "../../container";
-import { batchRows } from "../../db/client";
+import { batchRows, type RenderedSql, renderedOnce } from "../../db/client";
 import { columnList, columnsOf, type Row, type RowOf } from "../../db/rows";
 import { billOfMaterials, materials, products, type productTypes, type users, videos } from "../../db/schema";
 import { newJobId, recordJobStatements, startDeletionJob } from "../deletions/jobs";
@@ -97,7 +97,7 @@ export function kindCondition(kind: RecordKind, alias = "p"): SQL {
 const builder = new QueryBuilder();
 
 /** The entries of one record (or the one of `materialId`), with material names, in the order detail reads embed them. */
-export function bomEntriesStatement(productId: number, materialId?: number): SQL {
+export function bomEntriesStatement(productId: number | Placeholder, materialId?: number): SQL {
   return builder
     .select({
       ...columnsOf(billOfMaterials, ["product_id", "material_id", "quantity", "unit"]),
@@ -113,7 +113,7 @@ export function bomEntriesStatement(productId: number, materialId?: number): SQL
 }
 
 /** The statements of a detail read: the record, its bill of materials, its direct components, (base products) its videos, its images and files. */
-export function detailStatements(id: number, kind: RecordKind): SQL[] {
+function detailStatements(id: number | Placeholder, kind: RecordKind): SQL[] {
   return [
     // Raw: the record with its owner and type (joins named once in RECORD_FROM) under the kind rule, written once in SQL.
     sql`SELECT ${RECORD_COLUMNS} FROM ${RECORD_FROM} WHERE p.id = ${id} AND ${kindCondition(kind)}`,
@@ -126,6 +126,12 @@ export function detailStatements(id: number, kind: RecordKind): SQL[] {
     filesOfRecord(id),
   ];
 }
+
+/** The detail read of each kind, rendered once (a read on nearly every request that shows a record). */
+const renderedDetail = {
+  product: renderedOnce<{ id: number }>((p) => detailStatements(p.id, "product")),
+  component: renderedOnce<{ id: number }>((p) => detailStatements(p.id, "component")),
+};
 
 /** Reserves `count` consecutive product ids in one statement; returns the first. */
 export function reserveIdsStatement(count: number): SQL {
@@ -156,7 +162,7 @@ export interface RecordDetail {
 export async function readDetail(svc: Pick<Services, "db">, id: number, kind: RecordKind): Promise<RecordDetail | null> {
   const [rows, bom, components, videos, images, files] = await batchRows<[RecordRow, BomRow, RecordRow, VideoRow, ImageRow, FileRow]>(
     svc.db,
-    detailStatements(id, kind) as [SQL, SQL, SQL, SQL, SQL, SQL],
+    renderedDetail[kind]({ id }) as [RenderedSql, RenderedSql, RenderedSql, RenderedSql, RenderedSql, RenderedSql],
   );
   const row = rows[0];
   return row ? { row, bom, components, videos: kind === "product" ? videos : [], images, files } : null;
