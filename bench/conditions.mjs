@@ -86,14 +86,14 @@ async function startWrangler(bundle, without = null) {
   if (taken.includes("assets")) delete worker.assets;
   if (taken.includes("queue consumers")) delete worker.queueConsumers;
   const stores = taken.includes("disk")
-      ? { durableObjectsPersist: mkdtempSync(path.join("/dev/shm", "relab-conditions-do-")) }
-      : {
-          d1Persist: path.join(persist, "d1"),
-          kvPersist: path.join(persist, "kv"),
-          r2Persist: path.join(persist, "r2"),
-          cachePersist: path.join(persist, "cache"),
-          durableObjectsPersist: path.join(persist, "do"),
-        };
+    ? { durableObjectsPersist: mkdtempSync(path.join("/dev/shm", "relab-conditions-do-")) }
+    : {
+        d1Persist: path.join(persist, "d1"),
+        kvPersist: path.join(persist, "kv"),
+        r2Persist: path.join(persist, "r2"),
+        cachePersist: path.join(persist, "cache"),
+        durableObjectsPersist: path.join(persist, "do"),
+      };
   const app = await startMiniflare(
     `wrangler${without ? ` without ${without}` : ""}`,
     { workers: [worker], ...stores, cf: false },
