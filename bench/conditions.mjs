@@ -146,7 +146,7 @@ async function main() {
   bench.pid = workerdPids().find((p) => ![trivialDirect.pid, trivialEntry.pid].includes(p));
   const apps = [{ ...bench, direct: true }];
   // "entry worker": served on a direct socket. The assets binding still puts its router before
-  // the app there (measured: /live 1.2 ms of CPU with it, 0.56 without), hence the pair and the
+  // the app there (measured: /live 1.24 ms of CPU with it, 0.59 without), hence the pair and the
   // last row, which takes away every difference at once.
   for (const without of [
     null,

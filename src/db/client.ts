@@ -274,6 +274,9 @@ type Placeholders<V> = { readonly [K in keyof V & string]: Placeholder<K> };
  * selects) took about 0.5 ms of CPU to build and render (Node, measured) against 2 µs to bind the
  * rendered text, on a read that costs a few milliseconds of CPU in all. The statements are
  * declared as before (schema columns, `eq`, `sql`); only the text is kept. Run through `batchRows`.
+ * A placeholder binds its value as given: drizzle skips a column's encoder for it (`eq(col, p.x)`
+ * with a timestamp, boolean or JSON column would bind the raw value), so pass values as SQLite
+ * stores them (ids, seconds, 0/1, JSON text).
  */
 export function renderedOnce<V extends Record<string, unknown>>(
   build: (p: Placeholders<V>) => readonly SQLWrapper[],

@@ -73,7 +73,7 @@ export function mediaOrder(alias?: string): SQL {
   );
 }
 
-// The detail read's statements are built without a client (`detailStatements` hands SQL to its batch).
+// The detail read's statements are built without a client (`detailStatements` hands them to its batch, rendered once).
 const builder = new QueryBuilder();
 
 /**
